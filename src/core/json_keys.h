@@ -1,0 +1,131 @@
+// Every key of the gpucheck/1 JSON document, defined once. Keys are stable: lower_snake.
+#pragma once
+
+#include <string_view>
+
+namespace gpucheck::keys {
+
+using K = std::string_view;
+
+// Document
+inline constexpr K kSchema = "schema";
+inline constexpr K kSchemaVersion = "gpucheck/1";
+inline constexpr K kCommand = "command";
+inline constexpr K kProvenance = "provenance";
+inline constexpr K kHost = "host";
+inline constexpr K kCpu = "cpu";
+inline constexpr K kMemory = "memory";
+inline constexpr K kBackends = "backends";
+inline constexpr K kResults = "results";
+inline constexpr K kDevices = "devices";
+inline constexpr K kErrors = "errors";
+
+// Provenance
+inline constexpr K kGpucheckVersion = "gpucheck_version";
+inline constexpr K kGitCommit = "git_commit";
+inline constexpr K kTime = "time";
+inline constexpr K kArgv = "argv";
+inline constexpr K kEnvironment = "environment";
+inline constexpr K kBackendsBuilt = "backends_built";
+inline constexpr K kLibraries = "libraries";
+
+// Host
+inline constexpr K kHostname = "hostname";
+inline constexpr K kOs = "os";
+inline constexpr K kOsId = "os_id";
+inline constexpr K kOsVersion = "os_version";
+inline constexpr K kKernel = "kernel";
+inline constexpr K kArch = "arch";
+inline constexpr K kVirtualization = "virtualization";  // bare_metal | container | wsl
+inline constexpr K kContainerRuntime = "container_runtime";
+
+// CPU
+inline constexpr K kModel = "model";
+inline constexpr K kVendor = "vendor";
+inline constexpr K kSockets = "sockets";
+inline constexpr K kCores = "cores";
+inline constexpr K kThreads = "threads";
+inline constexpr K kMhzCurrent = "mhz_current";
+inline constexpr K kMhzMax = "mhz_max";
+inline constexpr K kMhzMin = "mhz_min";
+inline constexpr K kCaches = "caches";
+inline constexpr K kLevel = "level";
+inline constexpr K kType = "type";
+inline constexpr K kSizeBytes = "size_bytes";
+inline constexpr K kSharedByThreads = "shared_by_threads";
+inline constexpr K kNumaNodes = "numa_nodes";
+inline constexpr K kIsa = "isa";
+inline constexpr K kFlags = "flags";
+
+// Memory
+inline constexpr K kTotalBytes = "total_bytes";
+inline constexpr K kAvailableBytes = "available_bytes";
+inline constexpr K kFreeBytes = "free_bytes";
+inline constexpr K kSwapTotalBytes = "swap_total_bytes";
+
+// Backend sections
+inline constexpr K kName = "name";
+inline constexpr K kStatus = "status";  // available | unavailable | failed | not_built
+inline constexpr K kReason = "reason";
+inline constexpr K kPlatforms = "platforms";
+inline constexpr K kVersion = "version";
+inline constexpr K kPath = "path";
+inline constexpr K kDetail = "detail";
+
+// Devices (probe) and result records (bench)
+inline constexpr K kDevice = "device";
+inline constexpr K kStableId = "stable_id";
+inline constexpr K kDeviceUuid = "device_uuid";
+inline constexpr K kPciBusId = "pci_bus_id";
+inline constexpr K kDeviceName = "device_name";
+inline constexpr K kBackend = "backend";
+inline constexpr K kProperties = "properties";
+inline constexpr K kOp = "op";
+inline constexpr K kImpl = "impl";
+inline constexpr K kDtype = "dtype";
+inline constexpr K kComputeType = "compute_type";
+inline constexpr K kShape = "shape";
+inline constexpr K kTransfers = "transfers";
+inline constexpr K kTimeS = "time_s";
+inline constexpr K kMedian = "median";
+inline constexpr K kMin = "min";
+inline constexpr K kMax = "max";
+inline constexpr K kStddev = "stddev";
+inline constexpr K kReps = "reps";
+inline constexpr K kTruncated = "truncated";
+inline constexpr K kThroughput = "throughput";
+inline constexpr K kValue = "value";
+inline constexpr K kUnit = "unit";
+inline constexpr K kPeakFraction = "peak_fraction";
+inline constexpr K kSpeedupVsCpu = "speedup_vs_cpu";
+inline constexpr K kBaselineDtype = "baseline_dtype";
+inline constexpr K kVerification = "verification";
+inline constexpr K kMaxRelError = "max_rel_error";
+inline constexpr K kTolerance = "tolerance";
+inline constexpr K kMethod = "method";
+inline constexpr K kFirstBadIndex = "first_bad_index";
+inline constexpr K kContext = "context";
+inline constexpr K kScaledFrom = "scaled_from";
+inline constexpr K kBytesNeeded = "bytes_needed";
+inline constexpr K kBytesLimit = "bytes_limit";
+
+// Shapes
+inline constexpr K kN = "n";
+inline constexpr K kM = "m";
+inline constexpr K kKk = "k";
+inline constexpr K kC = "c";
+inline constexpr K kH = "h";
+inline constexpr K kW = "w";
+inline constexpr K kR = "r";
+inline constexpr K kS = "s";
+inline constexpr K kStride = "stride";
+inline constexpr K kPad = "pad";
+inline constexpr K kLayout = "layout";
+inline constexpr K kBytes = "bytes";
+inline constexpr K kDirection = "direction";
+inline constexpr K kHostMemory = "host_memory";
+inline constexpr K kMode = "mode";
+inline constexpr K kCalls = "calls";
+inline constexpr K kD2hEachCall = "d2h_each_call";
+
+}  // namespace gpucheck::keys
