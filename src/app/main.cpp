@@ -1,2 +1,76 @@
 // gpucheck's entry point: parses the command line and holds the program's only catch-all.
-int main() { return 0; }
+#include "app/cli_common.h"
+#include "backends/registry.h"
+#include "core/errors.h"
+#include "core/version.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <exception>
+#include <iostream>
+#include <vector>
+
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit codes:\n"
+    "  0  ok\n"
+    "  1  a check failed, a result failed or mismatched, or a requirement is unmet\n"
+    "  2  usage or configuration error (bad flag or value, unknown device, bad profile,\n"
+    "     output file not writable)\n"
+    "  3  bench only: a named device is not there, or its benchmark child died before\n"
+    "     writing any record\n"
+    "When several apply: 2 over 3 over 1 over 0.";
+
+std::string version_text() {
+  std::string backends;
+  for (const auto& b : gpucheck::built_backend_names()) backends += (backends.empty() ? "" : ",") + b;
+  return fmt::format("gpucheck {} (commit {}; backends: {})", gpucheck::kVersion,
+                     gpucheck::kGitCommit, backends);
+}
+
+int run(int argc, char** argv) {
+  using gpucheck::ExitCode;
+  CLI::App app{"gpucheck: is this machine's GPU stack set up right, and how fast is it really?"};
+  app.footer(kExitCodes);
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1);
+  const std::vector<std::string> args(argv, argv + argc);
+  std::vector<gpucheck::app::Command> commands{gpucheck::app::add_probe_command(app, args),
+                                               gpucheck::app::add_child_command(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 2.1's own codes are not ours: every parse error is a usage error.
+    std::cerr << "gpucheck: " << e.what() << "\n"
+              << "Run 'gpucheck --help' or 'gpucheck COMMAND --help' for usage.\n";
+    return static_cast<int>(ExitCode::kUsage);
+  }
+  for (auto& c : commands)
+    if (c.app->parsed()) return static_cast<int>(c.run());
+  return static_cast<int>(ExitCode::kUsage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const gpucheck::UsageError& e) {
+    std::cerr << "gpucheck: " << e.what() << "\n";
+    return static_cast<int>(gpucheck::ExitCode::kUsage);
+  } catch (const std::exception& e) {
+    std::cerr << "gpucheck: internal error: " << e.what() << "\n";
+    return 70;  // EX_SOFTWARE: a bug in gpucheck, never a finding about the machine
+  } catch (...) {
+    std::cerr << "gpucheck: internal error: unknown exception\n";
+    return 70;
+  }
+}

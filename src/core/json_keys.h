@@ -38,6 +38,7 @@ inline constexpr K kKernel = "kernel";
 inline constexpr K kArch = "arch";
 inline constexpr K kVirtualization = "virtualization";  // bare_metal | container | wsl
 inline constexpr K kContainerRuntime = "container_runtime";
+inline constexpr K kHypervisor = "hypervisor";  // bool: x86 cpuinfo "hypervisor" flag (a VM)
 
 // CPU
 inline constexpr K kModel = "model";
@@ -57,6 +58,30 @@ inline constexpr K kNumaNodes = "numa_nodes";
 inline constexpr K kIsa = "isa";
 inline constexpr K kFlags = "flags";
 
+// CPU ISA extensions: booleans under "isa", named as Linux's cpuinfo flags name them
+inline constexpr K kIsaSse4_2 = "sse4_2";
+inline constexpr K kIsaAvx = "avx";
+inline constexpr K kIsaAvx2 = "avx2";
+inline constexpr K kIsaFma = "fma";
+inline constexpr K kIsaF16c = "f16c";
+inline constexpr K kIsaAvx512f = "avx512f";
+inline constexpr K kIsaAvx512dq = "avx512dq";
+inline constexpr K kIsaAvx512cd = "avx512cd";
+inline constexpr K kIsaAvx512bw = "avx512bw";
+inline constexpr K kIsaAvx512vl = "avx512vl";
+inline constexpr K kIsaAvx512Vnni = "avx512_vnni";
+inline constexpr K kIsaAvx512Bf16 = "avx512_bf16";
+inline constexpr K kIsaAvx512Fp16 = "avx512_fp16";
+inline constexpr K kIsaAmxTile = "amx_tile";
+inline constexpr K kIsaAmxInt8 = "amx_int8";
+inline constexpr K kIsaAmxBf16 = "amx_bf16";
+inline constexpr K kIsaNeon = "neon";  // cpuinfo Features "asimd"
+inline constexpr K kIsaSve = "sve";
+inline constexpr K kIsaSve2 = "sve2";
+inline constexpr K kIsaAsimdhp = "asimdhp";  // fp16 arithmetic in Advanced SIMD
+inline constexpr K kIsaBf16 = "bf16";
+inline constexpr K kIsaI8mm = "i8mm";
+
 // Memory
 inline constexpr K kTotalBytes = "total_bytes";
 inline constexpr K kAvailableBytes = "available_bytes";
@@ -71,6 +96,37 @@ inline constexpr K kPlatforms = "platforms";
 inline constexpr K kVersion = "version";
 inline constexpr K kPath = "path";
 inline constexpr K kDetail = "detail";
+
+// OpenCL probe: loader, environment, ICD files, vendor libraries, platforms
+inline constexpr K kError = "error";  // one failed query or load: "CL_INVALID_VALUE (-30)"
+inline constexpr K kRaw = "raw";      // the number behind a bitfield or version
+inline constexpr K kLoader = "loader";
+inline constexpr K kKind = "kind";
+inline constexpr K kRealPath = "real_path";
+inline constexpr K kOtherCopies = "other_copies";
+inline constexpr K kOpenclVersion = "opencl_version";
+inline constexpr K kEnv = "env";
+inline constexpr K kEffect = "effect";
+inline constexpr K kIcdSource = "icd_source";
+inline constexpr K kSource = "source";
+inline constexpr K kExists = "exists";
+inline constexpr K kIcdFiles = "icd_files";
+inline constexpr K kLibrary = "library";
+inline constexpr K kLoads = "loads";
+inline constexpr K kResolvedPath = "resolved_path";
+inline constexpr K kIcdEntryPoints = "icd_entry_points";
+inline constexpr K kDuplicateOf = "duplicate_of";
+inline constexpr K kUnregisteredVendorLibraries = "unregistered_vendor_libraries";
+inline constexpr K kRegistered = "registered";  // icd | environment | none
+inline constexpr K kRegisteredBy = "registered_by";
+inline constexpr K kIcdLine = "icd_line";
+inline constexpr K kPlatform = "platform";
+inline constexpr K kIndex = "index";
+inline constexpr K kProfile = "profile";
+inline constexpr K kExtensions = "extensions";
+inline constexpr K kHostTimerResolutionNs = "host_timer_resolution_ns";
+inline constexpr K kIcdSuffix = "icd_suffix";
+inline constexpr K kFamily = "family";
 
 // Devices (probe) and result records (bench)
 inline constexpr K kDevice = "device";

@@ -1,0 +1,76 @@
+// Parent and child halves of the isolated backend probe.
+#include "app/backend_probes.h"
+
+#include "backends/registry.h"
+#include "core/errors.h"
+#include "core/json_keys.h"
+#include "core/sanitize.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace gpucheck::app {
+
+namespace k = keys;
+
+namespace {
+
+// The last non-empty line a child wrote to stderr: usually its own error message.
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\r\n ");
+  if (end == std::string::npos) return {};
+  std::size_t start = text.find_last_of('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  return sanitize(text.substr(start, end - start + 1));
+}
+
+nlohmann::json failed_section(const std::string& name, const std::string& reason) {
+  return {{k::kName, name}, {k::kStatus, "failed"}, {k::kReason, reason}};
+}
+
+nlohmann::json section_from_child(const std::string& name, const ChildResult& r,
+                                  const ChildLimits& limits) {
+  if (!r.exited_ok()) {
+    std::string reason = fmt::format("probe child {}", r.describe(limits.timeout, limits.max_output));
+    std::string tail = last_line(r.err);
+    if (!tail.empty() && r.end != ChildResult::End::kOutputTooLarge) reason += ": " + tail;
+    return failed_section(name, reason);
+  }
+  try {
+    auto section = nlohmann::json::parse(r.out);
+    if (!section.is_object()) return failed_section(name, "probe child wrote JSON that is not an object");
+    section[k::kName] = name;
+    return section;
+  } catch (const nlohmann::json::parse_error& e) {
+    return failed_section(name, fmt::format("probe child wrote invalid JSON: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+nlohmann::json probe_backends(const EnvMap& env, const ChildLimits& limits) {
+  auto names = active_backend_names(env);
+  std::vector<ChildSpec> specs;
+  for (const auto& n : names) specs.push_back({{"__child", "probe", "--backend", n}, {}});
+  auto results = run_children(specs, limits);
+  nlohmann::json sections = nlohmann::json::array();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    spdlog::debug("probe child {}: {} in {:.3f} s", names[i],
+                  results[i].describe(limits.timeout, limits.max_output), results[i].seconds);
+    sections.push_back(section_from_child(names[i], results[i], limits));
+  }
+  for (const auto& [name, reason] : not_built_backends())
+    sections.push_back({{k::kName, name}, {k::kStatus, "not_built"}, {k::kReason, reason}});
+  return sections;
+}
+
+int run_probe_child(const std::string& backend, const EnvMap& env) {
+  int result_fd = reserve_stdout_for_result();
+  auto b = make_backend(backend, env);
+  if (!b) throw UsageError(fmt::format("__child probe: no backend named '{}'", backend));
+  nlohmann::json section = b->probe();
+  write_all(result_fd, section.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return 0;
+}
+
+}  // namespace gpucheck::app

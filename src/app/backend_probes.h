@@ -1,0 +1,22 @@
+// Probing every backend, each in its own child, all at once.
+#pragma once
+
+#include "core/child_process.h"
+#include "core/environment.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpucheck::app {
+
+// One section per active backend (built ones, then test-only ones), then the backends that are
+// not built here. A child that crashes, hangs, floods or writes garbage becomes a "failed"
+// section naming what happened; the others are unaffected.
+nlohmann::json probe_backends(const EnvMap& env, const ChildLimits& limits);
+
+// Inside the child: probes one backend and writes its section to the reserved stdout.
+int run_probe_child(const std::string& backend, const EnvMap& env);
+
+}  // namespace gpucheck::app

@@ -1,0 +1,64 @@
+// Output flags, destinations and logging shared by the subcommands.
+#include "app/cli_common.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace gpucheck::app {
+
+void add_output_options(CLI::App& cmd, OutputOptions& opts) {
+  cmd.add_option("--format", opts.format, "Output format: table, json, csv, markdown")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md"}))
+      ->group("Output");
+  cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
+  cmd.add_option("-o,--output", opts.output_path, "Write the output to FILE instead of stdout")
+      ->group("Output");
+  cmd.add_flag("-v,--verbose", opts.verbosity, "More log detail on stderr (repeatable)")
+      ->group("Output");
+  cmd.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr")->group("Output");
+}
+
+Output::Output(const OutputOptions& opts) : format_(report::Format::kTable), path_(opts.output_path) {
+  auto f = report::format_from_string(opts.json ? "json" : opts.format);
+  if (!f) throw UsageError("--format: unknown format '" + opts.format + "'");
+  format_ = *f;
+  if (!path_.empty()) {
+    file_ = std::make_unique<std::ofstream>(path_, std::ios::binary | std::ios::trunc);
+    if (!*file_) throw UsageError("-o/--output: cannot write '" + path_ + "'");
+  }
+  configure_logging(opts.verbosity, opts.quiet);
+}
+
+void Output::write(const nlohmann::json& doc) {
+  bool to_terminal = !file_ && ::isatty(STDOUT_FILENO) != 0;
+  const char* no_color = std::getenv("NO_COLOR");
+  report::RenderOptions ro;
+  ro.color = to_terminal && (no_color == nullptr || *no_color == '\0');
+  std::string text = report::render(doc, format_, ro);
+  if (file_) {
+    *file_ << text;
+    file_->flush();
+    if (!*file_) throw UsageError("-o/--output: writing '" + path_ + "' failed");
+  } else {
+    std::cout << text << std::flush;
+  }
+}
+
+void configure_logging(int verbosity, bool quiet) {
+  const char* no_color = std::getenv("NO_COLOR");
+  auto mode = (no_color && *no_color) ? spdlog::color_mode::never : spdlog::color_mode::automatic;
+  spdlog::drop("gpucheck");
+  auto logger = spdlog::stderr_color_mt("gpucheck", mode);
+  logger->set_pattern("%^gpucheck %l:%$ %v");
+  spdlog::set_default_logger(logger);
+  if (quiet) spdlog::set_level(spdlog::level::err);
+  else if (verbosity >= 2) spdlog::set_level(spdlog::level::debug);
+  else if (verbosity == 1) spdlog::set_level(spdlog::level::info);
+  else spdlog::set_level(spdlog::level::warn);
+}
+
+}  // namespace gpucheck::app

@@ -1,0 +1,55 @@
+// Options every subcommand shares (output format and destination, verbosity) and their effects.
+#pragma once
+
+#include "core/errors.h"
+#include "report/render.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpucheck::app {
+
+struct OutputOptions {
+  std::string format = "table";
+  bool json = false;
+  std::string output_path;  // empty: stdout
+  int verbosity = 0;
+  bool quiet = false;
+};
+
+void add_output_options(CLI::App& cmd, OutputOptions& opts);
+
+// Resolves the options once the command line is parsed: the format, the destination (opened
+// now, so an unwritable file is a usage error before any work) and the log level.
+class Output {
+ public:
+  explicit Output(const OutputOptions& opts);
+  report::Format format() const { return format_; }
+  // Renders the document in the chosen format to the chosen destination.
+  void write(const nlohmann::json& doc);
+
+ private:
+  report::Format format_;
+  std::string path_;
+  std::unique_ptr<std::ofstream> file_;
+};
+
+// Logs go to stderr only; machine-readable output on stdout never mixes with them.
+void configure_logging(int verbosity, bool quiet);
+
+// One subcommand: its CLI11 node and what runs when it was chosen.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<ExitCode()> run;
+};
+
+Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv);
+Command add_child_command(CLI::App& root);
+
+}  // namespace gpucheck::app

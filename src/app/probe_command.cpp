@@ -1,0 +1,57 @@
+// `gpucheck probe`: host, CPU, memory and every backend's platforms and devices.
+#include "app/backend_probes.h"
+#include "app/cli_common.h"
+#include "core/document.h"
+#include "core/json_keys.h"
+#include "probe/cpu_info.h"
+#include "probe/host_info.h"
+#include "probe/memory_info.h"
+
+namespace gpucheck::app {
+
+namespace {
+
+struct ProbeOptions {
+  OutputOptions out;
+  double probe_timeout_s = 60;
+  std::string sysroot = "/";
+  std::vector<std::string> argv;
+};
+
+ExitCode run_probe(const ProbeOptions& opts) {
+  Output output(opts.out);
+  EnvMap env = current_environment();
+  nlohmann::json doc = make_document("probe", opts.argv, env);
+  std::filesystem::path root = opts.sysroot;
+  doc[keys::kHost] = probe::to_json(probe::read_host_facts(root));
+  doc[keys::kCpu] = probe::to_json(probe::read_cpu_facts(root));
+  doc[keys::kMemory] = probe::to_json(probe::read_memory_facts(root));
+  ChildLimits limits;
+  limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
+  doc[keys::kBackends] = probe_backends(env, limits);
+  output.write(doc);
+  // A missing or broken driver is a finding, never an exit code.
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv) {
+  auto opts = std::make_shared<ProbeOptions>();
+  opts->argv = argv;
+  auto* cmd = root.add_subcommand(
+      "probe", "Host, CPU, memory and every backend's platforms and devices (like clinfo, "
+               "deviceQuery and nvidia-smi -q)");
+  add_output_options(*cmd, opts->out);
+  cmd->add_option("--probe-timeout", opts->probe_timeout_s,
+                  "Seconds each backend's probe may take before it is killed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--sysroot", opts->sysroot,
+                  "Read /proc, /sys and /etc under this directory (for fixtures)")
+      ->check(CLI::ExistingDirectory)
+      ->capture_default_str();
+  return {cmd, [opts]() { return run_probe(*opts); }};
+}
+
+}  // namespace gpucheck::app

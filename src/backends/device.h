@@ -1,0 +1,90 @@
+// The primitives a device offers the bench engine. The engine owns every workload (inputs,
+// reference, timing, verification); a backend only moves bytes and runs single operations.
+#pragma once
+
+#include "bench/workload.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace gpucheck {
+
+// Memory on the device; for the CPU, ordinary host memory.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual std::size_t bytes() const = 0;
+};
+
+// Host memory a device transfers from: pageable, or pinned where the device has it.
+class HostAllocation {
+ public:
+  virtual ~HostAllocation() = default;
+  virtual void* data() = 0;
+  virtual std::size_t bytes() const = 0;
+};
+
+struct DeviceIdentity {
+  std::string device;       // "cpu", "cuda0", "opencl1"
+  std::string backend;      // "cpu", "cuda", "opencl"
+  std::string device_name;  // sanitised
+  std::string device_uuid;  // empty when unknown
+  std::string pci_bus_id;   // empty when unknown
+};
+
+// Settings a device is opened with.
+struct DeviceOptions {
+  int threads = 0;  // CPU threads (0: all hardware threads)
+};
+
+struct MemoryBudget {
+  std::size_t max_total = 0;       // everything a cell may allocate on the device together
+  std::size_t max_allocation = 0;  // the largest single buffer
+  std::string rule;                // how the budget was derived, for the skip reason
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceIdentity& identity() const = 0;
+  // The CPU computes where the data already is: no transfers-included records.
+  virtual bool is_host() const = 0;
+  virtual MemoryBudget memory_budget() const = 0;
+
+  // nullopt when the device can run op in dtype; else why not (library missing, no fp64, ...).
+  virtual std::optional<std::string> unsupported_reason(bench::Op op, bench::DType dtype,
+                                                        bench::Layout layout) const = 0;
+  // What the record names as impl ("openblas", "cublas", "kernel") and compute_type.
+  virtual std::string impl(bench::Op op) const = 0;
+  virtual std::string compute_type(bench::Op op, bench::DType dtype) const = 0;
+
+  virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
+  virtual std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
+                                                        bench::HostMemory kind) = 0;
+  // Asynchronous where the device allows; synchronize() waits for all of it.
+  virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
+  virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;
+  virtual void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) = 0;
+  virtual void exp(bench::DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) = 0;
+  // C = A·B, row-major, C[m×n], A[m×k], B[k×n].
+  virtual void gemm(bench::DType dtype, const bench::GemmShape& shape, const DeviceBuffer& a,
+                    const DeviceBuffer& b, DeviceBuffer& c) = 0;
+  // x and y in shape.layout; w K×C×R×S for NCHW, K×R×S×C for NHWC.
+  virtual void conv2d(bench::DType dtype, const bench::ConvShape& shape, const DeviceBuffer& x,
+                      const DeviceBuffer& w, DeviceBuffer& y) = 0;
+  virtual void launch_empty() = 0;
+  virtual void synchronize() = 0;
+  // Seconds the enqueued work took on the device's own clock (events, profiling); for the
+  // CPU the host clock around the synchronous call.
+  virtual double time_on_device(const std::function<void()>& enqueue) = 0;
+
+  // Facts recorded in each record's context (threads, clocks); may be empty.
+  virtual nlohmann::json context() const { return nlohmann::json::object(); }
+};
+
+}  // namespace gpucheck

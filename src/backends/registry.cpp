@@ -1,0 +1,73 @@
+// The backends of this build, listed once.
+#include "backends/registry.h"
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/testing/test_backends.h"
+#if GPUCHECK_HAVE_OPENCL
+#include "backends/opencl/opencl_backend.h"
+#endif
+#if GPUCHECK_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+#include <sstream>
+
+namespace gpucheck {
+
+namespace {
+
+std::vector<std::string> test_backend_names(const EnvMap& env) {
+  std::vector<std::string> out;
+  auto it = env.find("GPUCHECK_TEST_BACKENDS");
+  if (it == env.end()) return out;
+  std::stringstream ss(it->second);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (is_test_backend_kind(item)) out.push_back("test_" + item);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> built_backend_names() {
+  std::vector<std::string> names{"cpu"};
+#if GPUCHECK_HAVE_CUDA
+  names.push_back("cuda");
+#endif
+#if GPUCHECK_HAVE_OPENCL
+  names.push_back("opencl");
+#endif
+  return names;
+}
+
+std::vector<std::pair<std::string, std::string>> not_built_backends() {
+  std::vector<std::pair<std::string, std::string>> out;
+#if !GPUCHECK_HAVE_CUDA
+  out.emplace_back("cuda", "not built: configure with GPUCHECK_WITH_CUDA=ON and a CUDA toolkit");
+#endif
+#if !GPUCHECK_HAVE_OPENCL
+  out.emplace_back("opencl", "not built: configure with GPUCHECK_WITH_OPENCL=ON and opencl-headers");
+#endif
+  out.emplace_back("metal", "not built on this platform (Metal needs macOS)");
+  return out;
+}
+
+std::vector<std::string> active_backend_names(const EnvMap& env) {
+  auto names = built_backend_names();
+  for (auto& t : test_backend_names(env)) names.push_back(std::move(t));
+  return names;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const EnvMap& env) {
+  if (name == "cpu") return make_cpu_backend();
+#if GPUCHECK_HAVE_CUDA
+  if (name == "cuda") return make_cuda_backend();
+#endif
+#if GPUCHECK_HAVE_OPENCL
+  if (name == "opencl") return make_opencl_backend();
+#endif
+  for (const auto& t : test_backend_names(env))
+    if (t == name) return make_test_backend(name.substr(5));
+  return nullptr;
+}
+
+}  // namespace gpucheck

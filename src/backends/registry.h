@@ -1,0 +1,26 @@
+// The explicit list of backends this build knows (no static self-registration).
+#pragma once
+
+#include "backends/backend.h"
+#include "core/environment.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpucheck {
+
+// Names of the backends compiled into this binary, in probe order ("cpu", "cuda", "opencl").
+std::vector<std::string> built_backend_names();
+
+// Backends that exist on every platform's report but are not built here, with the reason.
+std::vector<std::pair<std::string, std::string>> not_built_backends();
+
+// Built backends plus the test-only ones named in GPUCHECK_TEST_BACKENDS (crash, hang, flood,
+// weird): those exist so the isolation and sanitising paths can be tested without a GPU.
+std::vector<std::string> active_backend_names(const EnvMap& env);
+
+// Creates one backend by name; nullptr when the name is not active in this environment.
+std::unique_ptr<Backend> make_backend(const std::string& name, const EnvMap& env);
+
+}  // namespace gpucheck

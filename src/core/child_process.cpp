@@ -1,0 +1,247 @@
+// posix_spawn + poll: children run in parallel, each bounded in time and output.
+#include "core/child_process.h"
+
+#include "core/errors.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace gpucheck {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Running {
+  pid_t pid = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+  Clock::time_point start;
+  bool done = false;
+};
+
+std::vector<std::string> make_environment(const ChildSpec& spec) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (spec.env.count(name) == 0) env.push_back(std::move(entry));
+  }
+  for (const auto& [name, value] : spec.env)
+    if (value) env.push_back(name + "=" + *value);
+  return env;
+}
+
+std::vector<char*> c_array(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Spawns one child with stdout and stderr on pipes; the result records a spawn failure.
+Running spawn_one(const ChildSpec& spec, ChildResult& result) {
+  Running r;
+  int out_pipe[2] = {-1, -1};
+  int err_pipe[2] = {-1, -1};
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    result.spawn_error = fmt::format("pipe2 failed: {}", std::strerror(errno));
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) ::close(fd);
+    return r;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+
+  std::vector<std::string> argv_s{"gpucheck"};
+  argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
+  std::vector<std::string> env_s = make_environment(spec);
+  auto argv = c_array(argv_s);
+  auto envp = c_array(env_s);
+
+  r.start = Clock::now();
+  int rc = ::posix_spawn(&r.pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  if (rc != 0) {
+    result.spawn_error = fmt::format("posix_spawn(/proc/self/exe) failed: {}", std::strerror(rc));
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    r.pid = -1;
+    return r;
+  }
+  r.out_fd = out_pipe[0];
+  r.err_fd = err_pipe[0];
+  return r;
+}
+
+// Reaps a child that was killed; a process stuck in the kernel may never go away.
+bool reap(pid_t pid, int& status, std::chrono::milliseconds patience) {
+  auto until = Clock::now() + patience;
+  while (true) {
+    pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid) return true;
+    if (got < 0 && errno != EINTR) return false;
+    if (Clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void finish(Running& r, ChildResult& res, ChildResult::End forced) {
+  close_fd(r.out_fd);
+  close_fd(r.err_fd);
+  int status = 0;
+  if (forced != ChildResult::End::kExited) ::kill(r.pid, SIGKILL);
+  bool reaped = reap(r.pid, status, forced != ChildResult::End::kExited
+                                        ? std::chrono::milliseconds(5000)
+                                        : std::chrono::milliseconds(60000));
+  res.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
+  r.done = true;
+  if (!reaped) {
+    res.end = ChildResult::End::kNotReaped;
+    return;
+  }
+  if (forced != ChildResult::End::kExited) {
+    res.end = forced;
+  } else if (WIFSIGNALED(status)) {
+    res.end = ChildResult::End::kSignaled;
+    res.signal = WTERMSIG(status);
+  } else {
+    res.end = ChildResult::End::kExited;
+    res.exit_code = WEXITSTATUS(status);
+  }
+}
+
+}  // namespace
+
+std::string ChildResult::describe(std::chrono::duration<double> timeout,
+                                  std::size_t max_output) const {
+  switch (end) {
+    case End::kExited: return fmt::format("exited with status {}", exit_code);
+    case End::kSignaled: {
+      const char* abbrev = sigabbrev_np(signal);
+      return fmt::format("killed by signal {} (SIG{}: {})", signal, abbrev ? abbrev : "?",
+                         strsignal(signal));
+    }
+    case End::kTimedOut: return fmt::format("timed out after {:g} s and was killed", timeout.count());
+    case End::kOutputTooLarge:
+      return fmt::format("wrote more than {} bytes of output and was killed", max_output);
+    case End::kSpawnFailed: return spawn_error;
+    case End::kNotReaped:
+      return "did not end after SIGKILL (stuck in the kernel, likely in the driver)";
+  }
+  return "unknown";
+}
+
+std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
+                                      const ChildLimits& limits) {
+  std::vector<ChildResult> results(specs.size());
+  std::vector<Running> running(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    running[i] = spawn_one(specs[i], results[i]);
+    if (running[i].pid < 0) {
+      results[i].end = ChildResult::End::kSpawnFailed;
+      running[i].done = true;
+    }
+  }
+  const auto deadline_of = [&](const Running& r) {
+    return r.start + std::chrono::duration_cast<Clock::duration>(limits.timeout);
+  };
+  char buf[65536];
+  while (true) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<std::size_t, bool>> owner;  // (child, is_stdout)
+    for (std::size_t i = 0; i < running.size(); ++i) {
+      Running& r = running[i];
+      if (r.done) continue;
+      if (r.out_fd < 0 && r.err_fd < 0) {
+        finish(r, results[i], ChildResult::End::kExited);
+        continue;
+      }
+      if (Clock::now() >= deadline_of(r)) {
+        finish(r, results[i], ChildResult::End::kTimedOut);
+        continue;
+      }
+      if (r.out_fd >= 0) {
+        fds.push_back({r.out_fd, POLLIN, 0});
+        owner.emplace_back(i, true);
+      }
+      if (r.err_fd >= 0) {
+        fds.push_back({r.err_fd, POLLIN, 0});
+        owner.emplace_back(i, false);
+      }
+    }
+    if (fds.empty()) break;
+    auto next_deadline = Clock::time_point::max();
+    for (const auto& r : running)
+      if (!r.done) next_deadline = std::min(next_deadline, deadline_of(r));
+    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
+    int timeout_ms = static_cast<int>(std::clamp<long long>(wait_ms.count() + 1, 0, 1000));
+    int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0 && errno != EINTR) throw_errno("poll", __FILE__, __LINE__);
+    for (std::size_t f = 0; n > 0 && f < fds.size(); ++f) {
+      if (fds[f].revents == 0) continue;
+      auto [i, is_out] = owner[f];
+      Running& r = running[i];
+      if (r.done) continue;
+      int& fd = is_out ? r.out_fd : r.err_fd;
+      ssize_t got = ::read(fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        close_fd(fd);
+        continue;
+      }
+      std::string& sink = is_out ? results[i].out : results[i].err;
+      sink.append(buf, static_cast<std::size_t>(got));
+      if (is_out && sink.size() > limits.max_output) {
+        sink.resize(limits.max_output);
+        finish(r, results[i], ChildResult::End::kOutputTooLarge);
+      } else if (!is_out && sink.size() > 2 * limits.max_err) {
+        sink.erase(0, sink.size() - limits.max_err);
+      }
+    }
+  }
+  for (auto& res : results)
+    if (res.err.size() > limits.max_err) res.err.erase(0, res.err.size() - limits.max_err);
+  return results;
+}
+
+int reserve_stdout_for_result() {
+  int result_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (result_fd < 0) throw_errno("fcntl(F_DUPFD_CLOEXEC)", __FILE__, __LINE__);
+  GC_POSIX_CHECK(::dup2(STDERR_FILENO, STDOUT_FILENO));
+  return result_fd;
+}
+
+void write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("write", __FILE__, __LINE__);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace gpucheck

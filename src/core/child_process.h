@@ -1,0 +1,50 @@
+// Runs copies of gpucheck itself as isolated children (posix_spawn of /proc/self/exe) and
+// collects their output with poll, so a crashing, hanging or flooding driver costs one child.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpucheck {
+
+struct ChildSpec {
+  std::vector<std::string> args;                            // argv[1..]; argv[0] is gpucheck
+  std::map<std::string, std::optional<std::string>> env;  // value set, or nullopt to unset
+};
+
+struct ChildResult {
+  enum class End { kExited, kSignaled, kTimedOut, kOutputTooLarge, kSpawnFailed, kNotReaped };
+  End end = End::kSpawnFailed;
+  int exit_code = -1;  // valid when end == kExited
+  int signal = 0;      // valid when end == kSignaled
+  std::string out;     // everything the child wrote to stdout (up to the limit)
+  std::string err;     // the last part of what it wrote to stderr
+  double seconds = 0;  // wall time from spawn to end
+  std::string spawn_error;
+
+  bool exited_ok() const { return end == End::kExited && exit_code == 0; }
+  // One line for a report: "killed by signal 11 (SIGSEGV)", "timed out after 60 s", ...
+  std::string describe(std::chrono::duration<double> timeout, std::size_t max_output) const;
+};
+
+struct ChildLimits {
+  std::chrono::duration<double> timeout{60.0};
+  std::size_t max_output = 16u << 20;  // bytes of stdout; a child that writes more is killed
+  std::size_t max_err = 16u << 10;     // bytes of stderr kept (the tail)
+};
+
+// Starts every child at once and waits for all of them; never throws for a child's failure.
+std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs, const ChildLimits& limits);
+
+// Inside a child: keeps the real stdout for the result and points fd 1 at stderr, so that a
+// library printing to stdout cannot corrupt the JSON the parent reads. Returns the result fd.
+int reserve_stdout_for_result();
+
+// Writes all of data to fd (retrying on short writes and EINTR).
+void write_all(int fd, const std::string& data);
+
+}  // namespace gpucheck

@@ -1,0 +1,21 @@
+// The gpucheck/1 JSON document: every command's output starts as one of these.
+#pragma once
+
+#include "core/environment.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpucheck {
+
+// {"schema": "gpucheck/1", "command": ..., "provenance": {...}}; sections are added by commands.
+nlohmann::json make_document(const std::string& command, const std::vector<std::string>& argv,
+                             const EnvMap& env);
+
+// Provenance: gpucheck version and commit, UTC time, argv, the GPU-relevant environment
+// variables (set ones only) and the backends built.
+nlohmann::json make_provenance(const std::vector<std::string>& argv, const EnvMap& env);
+
+}  // namespace gpucheck

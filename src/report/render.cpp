@@ -1,0 +1,44 @@
+// Format selection and the JSON view; the other views live in their own files.
+#include "report/render.h"
+
+#include <array>
+#include <utility>
+
+namespace gpucheck::report {
+
+namespace {
+constexpr std::array<std::pair<Format, std::string_view>, 5> kFormats{{{Format::kTable, "table"},
+                                                                      {Format::kJson, "json"},
+                                                                      {Format::kCsv, "csv"},
+                                                                      {Format::kMarkdown, "markdown"},
+                                                                      {Format::kMarkdown, "md"}}};
+}  // namespace
+
+std::optional<Format> format_from_string(std::string_view s) {
+  for (const auto& [f, name] : kFormats)
+    if (name == s) return f;
+  return std::nullopt;
+}
+
+std::string_view to_string(Format f) {
+  for (const auto& [fmt, name] : kFormats)
+    if (fmt == f) return name;
+  return "table";
+}
+
+std::string render_json(const nlohmann::json& doc) {
+  // Strings were sanitised on entry; replace still guards against a path that forgot.
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string render(const nlohmann::json& doc, Format format, const RenderOptions& options) {
+  switch (format) {
+    case Format::kTable: return render_table(doc, options.color);
+    case Format::kJson: return render_json(doc);
+    case Format::kCsv: return render_csv(doc);
+    case Format::kMarkdown: return render_markdown(doc);
+  }
+  return render_json(doc);
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,31 @@
+// Every view of the document: table (terminal), JSON, CSV and markdown.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpucheck::report {
+
+enum class Format { kTable, kJson, kCsv, kMarkdown };
+
+std::optional<Format> format_from_string(std::string_view s);
+std::string_view to_string(Format f);
+
+struct RenderOptions {
+  bool color = false;  // ANSI emphasis in the table view only
+};
+
+std::string render(const nlohmann::json& doc, Format format, const RenderOptions& options = {});
+
+std::string render_table(const nlohmann::json& doc, bool color);
+std::string render_json(const nlohmann::json& doc);
+std::string render_csv(const nlohmann::json& doc);
+std::string render_markdown(const nlohmann::json& doc);
+
+// RFC 4180 field: quoted when it holds a comma, quote, CR or LF; quotes doubled.
+std::string csv_field(std::string_view s);
+
+}  // namespace gpucheck::report

@@ -1,0 +1,133 @@
+// Flattening the document into sections for the table, markdown and CSV writers.
+#include "report/view_model.h"
+
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+
+namespace {
+
+void flatten(const nlohmann::json& v, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& rows) {
+  if (v.is_object()) {
+    for (const auto& [key, child] : v.items())
+      flatten(child, prefix.empty() ? key : prefix + "." + key, rows);
+    return;
+  }
+  if (v.is_array()) {
+    bool scalars = true;
+    for (const auto& e : v) scalars = scalars && !e.is_structured();
+    if (scalars) {
+      rows.emplace_back(prefix, scalar_text(v));
+      return;
+    }
+    for (std::size_t i = 0; i < v.size(); ++i)
+      flatten(v[i], fmt::format("{}[{}]", prefix, i), rows);
+    return;
+  }
+  rows.emplace_back(prefix, scalar_text(v));
+}
+
+KeyValueSection facts_section(const std::string& title, const nlohmann::json& v) {
+  KeyValueSection s{title, {}};
+  flatten(v, "", s.rows);
+  return s;
+}
+
+std::string str_or(const nlohmann::json& obj, std::string_view key, const std::string& dflt = "") {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return dflt;
+  return scalar_text(*it);
+}
+
+TableSection results_table(const nlohmann::json& results) {
+  TableSection t{"results",
+                 {"device", "op", "impl", "dtype", "shape", "transfers", "status", "median_ms",
+                  "throughput", "speedup_vs_cpu", "max_rel_error", "note"},
+                 {}};
+  for (const auto& r : results) {
+    std::string median, throughput, speedup, err;
+    if (auto ts = r.find(k::kTimeS); ts != r.end() && ts->contains(k::kMedian))
+      median = fmt::format("{:.4g}", (*ts)[k::kMedian].get<double>() * 1e3);
+    if (auto tp = r.find(k::kThroughput); tp != r.end())
+      throughput = fmt::format("{:.4g} {}", (*tp)[k::kValue].get<double>(),
+                               (*tp)[k::kUnit].get<std::string>());
+    if (auto sp = r.find(k::kSpeedupVsCpu); sp != r.end() && sp->is_number())
+      speedup = fmt::format("{:.3g}x", sp->get<double>());
+    if (auto v = r.find(k::kVerification); v != r.end() && v->contains(k::kMaxRelError))
+      err = fmt::format("{:.2g}", (*v)[k::kMaxRelError].get<double>());
+    std::string shape = r.contains(k::kShape) ? shape_text(r[k::kShape]) : "";
+    t.rows.push_back({str_or(r, k::kDevice), str_or(r, k::kOp), str_or(r, k::kImpl),
+                      str_or(r, k::kDtype), shape, str_or(r, k::kTransfers), str_or(r, k::kStatus),
+                      median, throughput, speedup, err, str_or(r, k::kReason)});
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string scalar_text(const nlohmann::json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::string: return v.get<std::string>();
+    case nlohmann::json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::number_integer: return fmt::format("{}", v.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      return fmt::format("{}", v.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float: return fmt::format("{:.6g}", v.get<double>());
+    case nlohmann::json::value_t::null: return "";
+    case nlohmann::json::value_t::array: {
+      std::string out;
+      for (const auto& e : v) {
+        if (!out.empty()) out += ", ";
+        out += e.is_structured() ? e.dump() : scalar_text(e);
+      }
+      return out;
+    }
+    default: return v.dump();
+  }
+}
+
+std::string shape_text(const nlohmann::json& shape) {
+  auto u = [&](std::string_view key) { return shape.value(key, std::uint64_t{0}); };
+  if (shape.contains(k::kBytes)) {
+    double mib = static_cast<double>(u(k::kBytes)) / (1 << 20);
+    std::string out = fmt::format("{:g} MiB {}", mib, shape.value(k::kDirection, ""));
+    if (shape.contains(k::kHostMemory)) out += " " + shape.value(k::kHostMemory, "");
+    return out;
+  }
+  if (shape.contains(k::kR))
+    return fmt::format("{},{},{},{},{},{},{},{},{} {}", u(k::kN), u(k::kC), u(k::kH), u(k::kW),
+                       u(k::kKk), u(k::kR), u(k::kS), u(k::kStride), u(k::kPad),
+                       shape.value(k::kLayout, ""));
+  if (shape.contains(k::kM)) return fmt::format("{}x{}x{}", u(k::kM), u(k::kN), u(k::kKk));
+  if (shape.contains(k::kMode)) return shape.value(k::kMode, "");
+  if (shape.contains(k::kCalls))
+    return fmt::format("n={} calls={}{}", u(k::kN), u(k::kCalls),
+                       shape.value(k::kD2hEachCall, false) ? " +d2h" : "");
+  if (shape.contains(k::kN)) return fmt::format("n={}", u(k::kN));
+  return shape.dump();
+}
+
+ViewModel make_view_model(const nlohmann::json& doc) {
+  ViewModel vm;
+  for (auto section : {k::kProvenance, k::kHost, k::kCpu, k::kMemory})
+    if (doc.contains(section)) vm.facts.push_back(facts_section(std::string(section), doc[section]));
+  if (doc.contains(k::kBackends)) {
+    for (const auto& b : doc[k::kBackends]) {
+      nlohmann::json summary = b;
+      summary.erase(std::string(k::kDevices));
+      std::string name = str_or(b, k::kName, "?");
+      vm.facts.push_back(facts_section("backend " + name, summary));
+      for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+        vm.facts.push_back(facts_section("device " + str_or(d, k::kDevice, "?"), d));
+    }
+  }
+  if (doc.contains(k::kResults)) vm.tables.push_back(results_table(doc[k::kResults]));
+  return vm;
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,31 @@
+// Runs the built gpucheck binary with arguments and environment changes, capturing its output.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpucheck::testing {
+
+struct RunResult {
+  int exit_code = -1;  // -signal when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// env: value to set, nullopt to unset; everything else is inherited.
+RunResult run_gpucheck(const std::vector<std::string>& args,
+                       const std::map<std::string, std::optional<std::string>>& env = {});
+
+// Runs any program the same way (readelf, python3, clinfo).
+RunResult run_program(const std::string& program, const std::vector<std::string>& args,
+                      const std::map<std::string, std::optional<std::string>>& env = {});
+
+// True when the program is on PATH.
+bool have_program(const std::string& program);
+
+// Writes text to a new file in a per-test temporary directory and returns its path.
+std::string write_temp_file(const std::string& name, const std::string& text);
+
+}  // namespace gpucheck::testing

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the dependencies (Debian 12, as root), builds gpucheck and its tests, runs ctest and
+# prints one closing line: "N passed, N failed, N skipped".
+#   GPUCHECK_WITH_CUDA=ON|OFF|AUTO (default AUTO)   BUILD_DIR (default build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup-debian.sh
+build=${BUILD_DIR:-build}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGPUCHECK_WITH_CUDA="${GPUCHECK_WITH_CUDA:-AUTO}" -DGPUCHECK_WITH_OPENCL="${GPUCHECK_WITH_OPENCL:-AUTO}"
+cmake --build "$build" -j "$(nproc)"
+junit="$build/ctest-junit.xml"
+rc=0
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --output-junit "$(realpath "$build")/ctest-junit.xml" || rc=$?
+/usr/bin/python3 tools/ctest_summary.py "$junit"
+exit "$rc"
