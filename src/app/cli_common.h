@@ -50,6 +50,7 @@ struct Command {
 };
 
 Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv);
+Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_child_command(CLI::App& root);
 
 }  // namespace gpucheck::app

@@ -155,7 +155,7 @@ std::string ChildResult::describe(std::chrono::duration<double> timeout,
 }
 
 std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
-                                      const ChildLimits& limits) {
+                                      const ChildLimits& limits, const OutputObserver& observer) {
   std::vector<ChildResult> results(specs.size());
   std::vector<Running> running(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -214,6 +214,7 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
       }
       std::string& sink = is_out ? results[i].out : results[i].err;
       sink.append(buf, static_cast<std::size_t>(got));
+      if (is_out && observer) observer(i, std::string_view(buf, static_cast<std::size_t>(got)));
       if (is_out && sink.size() > limits.max_output) {
         sink.resize(limits.max_output);
         finish(r, results[i], ChildResult::End::kOutputTooLarge);

@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpucheck {
@@ -37,8 +39,12 @@ struct ChildLimits {
   std::size_t max_err = 16u << 10;     // bytes of stderr kept (the tail)
 };
 
+// Called with each piece of a child's stdout as it arrives (for progress from long children).
+using OutputObserver = std::function<void(std::size_t child, std::string_view chunk)>;
+
 // Starts every child at once and waits for all of them; never throws for a child's failure.
-std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs, const ChildLimits& limits);
+std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs, const ChildLimits& limits,
+                                      const OutputObserver& observer = {});
 
 // Inside a child: keeps the real stdout for the result and points fd 1 at stderr, so that a
 // library printing to stdout cannot corrupt the JSON the parent reads. Returns the result fd.

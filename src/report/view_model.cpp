@@ -114,8 +114,19 @@ std::string shape_text(const nlohmann::json& shape) {
 
 ViewModel make_view_model(const nlohmann::json& doc) {
   ViewModel vm;
-  for (auto section : {k::kProvenance, k::kHost, k::kCpu, k::kMemory})
-    if (doc.contains(section)) vm.facts.push_back(facts_section(std::string(section), doc[section]));
+  const bool probe = doc.value(std::string(k::kCommand), "") == "probe";
+  for (auto section : {k::kProvenance, k::kHost, k::kCpu, k::kMemory}) {
+    if (!doc.contains(section)) continue;
+    nlohmann::json facts = doc[section];
+    // The raw flag list is for machines (JSON); people read the isa.* summary. Other commands
+    // than probe show only what identifies the machine.
+    if (section == k::kCpu) {
+      facts.erase(std::string(k::kFlags));
+      if (!probe) facts.erase(std::string(k::kCaches));
+    }
+    if (section == k::kProvenance && !probe) facts.erase(std::string(k::kEnvironment));
+    vm.facts.push_back(facts_section(std::string(section), facts));
+  }
   if (doc.contains(k::kBackends)) {
     for (const auto& b : doc[k::kBackends]) {
       nlohmann::json summary = b;

@@ -1,0 +1,352 @@
+// `gpucheck bench`: the same workloads on the CPU and each chosen device, verified, with
+// speedups over the CPU. Each device runs in its own child, one device after another.
+#include "app/backend_probes.h"
+#include "app/bench_devices.h"
+#include "app/cli_common.h"
+#include "bench/cell.h"
+#include "bench/config.h"
+#include "core/document.h"
+#include "core/json_keys.h"
+#include "probe/cpu_info.h"
+#include "probe/host_info.h"
+#include "report/speedup.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+
+namespace gpucheck::app {
+
+namespace k = keys;
+using bench::Cell;
+using bench::DType;
+using bench::Op;
+
+namespace {
+
+struct BenchOptions {
+  OutputOptions out;
+  std::string devices = "all";
+  std::string ops, dtypes, layouts;
+  std::string size = "small";
+  std::string exp, gemm, conv, copy;
+  std::optional<int> reps;
+  double min_time_s = 0.5, max_time_s = 20;
+  int warmup = 2;
+  int threads = 0;
+  std::uint64_t seed = 20240601;
+  std::string config;
+  bool no_baseline = false;
+  double probe_timeout_s = 60;
+  std::vector<std::string> argv;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+template <typename T, typename F>
+std::vector<T> parse_names(const std::string& text, const char* flag, F from_string,
+                           const char* valid) {
+  std::vector<T> out;
+  for (const auto& item : split_list(text)) {
+    auto v = from_string(item);
+    if (!v) throw UsageError(fmt::format("{}: unknown value '{}' (valid: {})", flag, item, valid));
+    out.push_back(*v);
+  }
+  if (out.empty()) throw UsageError(fmt::format("{}: empty list (valid: {})", flag, valid));
+  return out;
+}
+
+std::vector<DType> default_dtypes(Op op) {
+  switch (op) {
+    case Op::kExp: return {DType::kF32, DType::kF64, DType::kF16, DType::kBf16};
+    case Op::kGemm: return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
+    case Op::kConv: return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16};
+    default: return {DType::kF32};
+  }
+}
+
+// The cells one device runs: ops × dtypes × shapes (× layouts, copy directions, modes).
+std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes, bool host_device) {
+  bool ops_named = !o.ops.empty();
+  auto ops = ops_named ? parse_names<Op>(o.ops, "--ops", bench::op_from_string,
+                                         "exp, gemm, conv, copy, latency, seedloop")
+                       : std::vector<Op>{Op::kExp, Op::kGemm, Op::kConv, Op::kCopy, Op::kLatency};
+  bool dtypes_named = !o.dtypes.empty();
+  std::vector<DType> named_dtypes;
+  if (dtypes_named)
+    named_dtypes = parse_names<DType>(o.dtypes, "--dtype", bench::dtype_from_string,
+                                      "f32, tf32, f16, bf16, f64");
+  auto layouts = o.layouts.empty()
+                     ? std::vector<bench::Layout>{bench::Layout::kNchw, bench::Layout::kNhwc}
+                     : parse_names<bench::Layout>(o.layouts, "--layout", bench::layout_from_string,
+                                                  "nchw, nhwc");
+  std::vector<Cell> cells;
+  for (Op op : ops) {
+    auto dtypes = dtypes_named ? named_dtypes : default_dtypes(op);
+    auto add = [&](DType dt, bench::Shape shape, bool explicit_size) {
+      Cell c;
+      c.op = op;
+      c.dtype = dt;
+      c.shape = std::move(shape);
+      c.explicit_request = ops_named && (dtypes_named || op == Op::kCopy || op == Op::kLatency);
+      c.explicit_size = explicit_size;
+      cells.push_back(std::move(c));
+    };
+    switch (op) {
+      case Op::kExp:
+        for (const auto& s : sizes.exp)
+          for (DType dt : dtypes) add(dt, s, !o.exp.empty());
+        break;
+      case Op::kGemm:
+        for (const auto& s : sizes.gemm)
+          for (DType dt : dtypes) add(dt, s, !o.gemm.empty());
+        break;
+      case Op::kConv:
+        for (auto s : sizes.conv)
+          for (auto layout : layouts)
+            for (DType dt : dtypes) {
+              s.layout = layout;
+              add(dt, s, !o.conv.empty());
+            }
+        break;
+      case Op::kCopy:
+        for (auto bytes : sizes.copy) {
+          using bench::Direction;
+          using bench::HostMemory;
+          if (host_device) {
+            add(DType::kF32, bench::CopyShape{bytes, Direction::kH2h, HostMemory::kPageable},
+                !o.copy.empty());
+            continue;
+          }
+          for (auto dir : {Direction::kH2d, Direction::kD2h})
+            for (auto mem : {HostMemory::kPinned, HostMemory::kPageable})
+              add(DType::kF32, bench::CopyShape{bytes, dir, mem}, !o.copy.empty());
+          add(DType::kF32, bench::CopyShape{bytes, Direction::kD2d, HostMemory::kPageable},
+              !o.copy.empty());
+        }
+        break;
+      case Op::kLatency:
+        for (auto mode : {bench::LatencyMode::kAsync, bench::LatencyMode::kRoundTrip})
+          add(DType::kF32, bench::LatencyShape{mode}, false);
+        break;
+      case Op::kSeedloop:
+        add(DType::kF32, bench::SeedloopShape{}, false);
+        if (!host_device) add(DType::kF32, bench::SeedloopShape{230400, 1000, true}, false);
+        break;
+    }
+  }
+  return cells;
+}
+
+bench::SizeSet size_set(const BenchOptions& o) {
+  bench::Presets presets = o.config.empty() ? bench::default_presets()
+                                            : bench::load_presets_file(o.config);
+  auto it = presets.find(o.size);
+  if (it == presets.end()) {
+    std::string names;
+    for (const auto& [n, s] : presets) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError(fmt::format("--size: no preset '{}' (presets: {})", o.size, names));
+  }
+  bench::SizeSet s = it->second;
+  if (!o.exp.empty()) s.exp = bench::parse_exp_sizes(o.exp, "--exp");
+  if (!o.gemm.empty()) s.gemm = bench::parse_gemm_shapes(o.gemm, "--gemm");
+  if (!o.conv.empty()) s.conv = bench::parse_conv_shapes(o.conv, "--conv");
+  if (!o.copy.empty()) s.copy = bench::parse_byte_sizes(o.copy, "--copy");
+  return s;
+}
+
+// Progress on stderr, only for a person watching a terminal.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  void show(const std::string& device, std::size_t index, std::size_t total, const std::string& what) {
+    if (!enabled_) return;
+    std::string line = fmt::format("[{} {}/{}] {}", device, index + 1, total, what);
+    if (line.size() > 78) line.resize(78);
+    std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
+    std::fflush(stderr);
+  }
+  void clear() {
+    if (enabled_) std::fprintf(stderr, "\r\x1b[K");
+  }
+
+ private:
+  bool enabled_;
+};
+
+struct DeviceRun {
+  std::vector<nlohmann::json> records;
+  bool child_died_silently = false;  // no record at all: exit 3
+};
+
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress) {
+  ChildLimits limits;
+  // A cell may use its --max-time budget once per record (device time, end to end) plus time to
+  // make inputs and verify; the whole child gets the sum.
+  double budget = 60;
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) budget += 2 * plan.policy.max_time_s + 60;
+  limits.timeout = std::chrono::duration<double>(budget);
+  limits.max_output = 256u << 20;
+
+  std::string pending;
+  std::vector<nlohmann::json> records;
+  std::optional<std::size_t> current;
+  auto handle_line = [&](const std::string& line) {
+    if (line.empty()) return;
+    auto ev = nlohmann::json::parse(line, nullptr, false);
+    if (ev.is_discarded()) return;
+    if (ev.value("event", "") == "cell") {
+      current = ev.value("index", std::size_t{0});
+      progress.show(target.device, *current, plan.cells.size(), ev.value("label", ""));
+    } else if (ev.value("event", "") == "record") {
+      records.push_back(ev["record"]);
+    }
+  };
+  ChildSpec spec{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, {}};
+  auto results = run_children({spec}, limits, [&](std::size_t, std::string_view chunk) {
+    pending.append(chunk);
+    for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+      handle_line(pending.substr(0, nl));
+      pending.erase(0, nl + 1);
+    }
+  });
+  handle_line(pending);
+  const ChildResult& r = results.front();
+  DeviceRun out;
+  if (!r.exited_ok()) {
+    std::string why = fmt::format("bench child {}", r.describe(limits.timeout, limits.max_output));
+    std::size_t nl = r.err.find_last_not_of("\n ");
+    if (nl != std::string::npos) {
+      std::size_t start = r.err.rfind('\n', nl);
+      why += ": " + r.err.substr(start == std::string::npos ? 0 : start + 1, nl - (start == std::string::npos ? 0 : start + 1) + 1);
+    }
+    if (records.empty()) out.child_died_silently = true;
+    spdlog::error("{}: {}", target.device, why);
+    // The cell in progress and every later one are failed with the child's fate.
+    std::size_t from = current.value_or(0);
+    for (std::size_t i = from; i < plan.cells.size(); ++i) {
+      const Cell& c = plan.cells[i];
+      nlohmann::json rec = {{k::kDevice, target.device},
+                            {k::kBackend, target.backend},
+                            {k::kOp, bench::to_string(c.op)},
+                            {k::kImpl, "unknown"},
+                            {k::kShape, bench::shape_to_json(c.shape)},
+                            {k::kTransfers, "excluded"},
+                            {k::kStatus, "failed"},
+                            {k::kReason, i == from ? why : "not run: " + why}};
+      if (c.op != Op::kCopy && c.op != Op::kLatency) rec[k::kDtype] = bench::to_string(c.dtype);
+      records.push_back(rec);
+    }
+  }
+  out.records = std::move(records);
+  return out;
+}
+
+ExitCode run_bench(const BenchOptions& o) {
+  Output output(o.out);
+  bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
+  bench::validate(policy);
+  bench::SizeSet sizes = size_set(o);
+  auto names = split_list(o.devices);
+  if (names.empty()) throw UsageError("--device: empty list");
+
+  EnvMap env = current_environment();
+  nlohmann::json backends = nlohmann::json::array();
+  if (needs_probe(names)) {
+    ChildLimits limits;
+    limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
+    backends = probe_backends(env, limits);
+  }
+  DeviceResolution res = resolve_devices(names, backends);
+  bool any_accelerator = false;
+  for (const auto& t : res.targets) any_accelerator = any_accelerator || t.backend != "cpu";
+  if (any_accelerator && !o.no_baseline &&
+      std::none_of(res.targets.begin(), res.targets.end(), [](const auto& t) { return t.device == "cpu"; }))
+    res.targets.insert(res.targets.begin(), BenchTarget{"cpu", "cpu"});
+  // Plans are made before anything runs, so a bad flag value fails fast with exit 2.
+  std::vector<bench::BenchPlan> plans;
+  for (const auto& t : res.targets) {
+    bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"), policy,
+                          o.seed, o.threads};
+    plans.push_back(std::move(plan));
+  }
+
+  nlohmann::json doc = make_document("bench", o.argv, env);
+  doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
+  doc[k::kCpu] = probe::to_json(probe::read_cpu_facts("/"));
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& m : res.missing) {
+    spdlog::error("{}", m);
+    errors.push_back(m);
+  }
+  ExitCode code = res.missing.empty() ? ExitCode::kOk : ExitCode::kDeviceMissing;
+  Progress progress(::isatty(STDERR_FILENO) != 0 && !o.out.quiet);
+  nlohmann::json results = nlohmann::json::array();
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    DeviceRun run = run_device(res.targets[i], plans[i], progress);
+    if (run.child_died_silently) {
+      code = worse_exit(code, ExitCode::kDeviceMissing);
+      errors.push_back(fmt::format("{}: the benchmark child wrote no record", res.targets[i].device));
+    }
+    for (auto& r : run.records) results.push_back(std::move(r));
+  }
+  progress.clear();
+  report::add_speedups(results);
+  for (const auto& r : results) {
+    std::string status = r.value(std::string(k::kStatus), "");
+    if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
+  }
+  doc[k::kResults] = results;
+  if (!errors.empty()) doc[k::kErrors] = errors;
+  output.write(doc);
+  return code;
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) {
+  auto o = std::make_shared<BenchOptions>();
+  o->argv = argv;
+  auto* cmd = root.add_subcommand(
+      "bench", "Identical exp / GEMM / conv2d / copy workloads on the CPU and each device, "
+               "verified against float64, with speedups over the CPU");
+  add_output_options(*cmd, o->out);
+  cmd->add_option("--device", o->devices,
+                  "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
+      ->capture_default_str();
+  cmd->add_option("--ops", o->ops, "exp,gemm,conv,copy,latency,seedloop (default: all but seedloop)");
+  cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)");
+  cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)");
+  cmd->add_option("--size", o->size, "Size preset: small, medium, large")->capture_default_str();
+  cmd->add_option("--exp", o->exp, "exp element counts, e.g. 1048576,2^24");
+  cmd->add_option("--gemm", o->gemm, "GEMM shapes MxNxK (or N), comma-separated");
+  cmd->add_option("--conv", o->conv, "conv shapes N,C,H,W,K,R,S,stride,pad; ';' between shapes");
+  cmd->add_option("--copy", o->copy, "copy sizes in bytes (KiB/MiB/GiB suffixes allowed)");
+  cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions");
+  cmd->add_option("--min-time", o->min_time_s, "Seconds of timed work to aim for per record")
+      ->capture_default_str();
+  cmd->add_option("--max-time", o->max_time_s, "Seconds after which a record is cut short")
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "CPU threads (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_option("--config", o->config, "TOML file of size presets replacing the built-in ones");
+  cmd->add_flag("--no-baseline", o->no_baseline, "Do not run the CPU beside other devices");
+  cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  return {cmd, [o]() { return run_bench(*o); }};
+}
+
+}  // namespace gpucheck::app

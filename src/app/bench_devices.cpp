@@ -1,0 +1,122 @@
+// Device names: flat ids (cuda0), stable ids (cuda:<uuid>, opencl:<pci>), cpu and all.
+#include "app/bench_devices.h"
+
+#include "backends/registry.h"
+#include "core/errors.h"
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+
+namespace gpucheck::app {
+
+namespace k = keys;
+
+namespace {
+
+// The backend a device name belongs to, by its form; empty when the form is unknown.
+std::string backend_of(const std::string& name) {
+  static const std::regex flat(R"(^(cpu|cuda[0-9]+|opencl[0-9]+|test_[a-z]+[0-9]+)$)");
+  static const std::regex stable(R"(^(cuda|opencl):.+$)");
+  std::smatch m;
+  if (name == "cpu") return "cpu";
+  if (std::regex_match(name, m, flat)) {
+    std::string id = m[1];
+    return id.substr(0, id.find_first_of("0123456789"));
+  }
+  if (std::regex_match(name, m, stable)) return m[1];
+  return {};
+}
+
+std::vector<std::pair<std::string, std::string>> found_devices(const nlohmann::json& backends) {
+  std::vector<std::pair<std::string, std::string>> out;  // (flat id, backend)
+  for (const auto& b : backends)
+    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+      out.emplace_back(d.value(std::string(k::kDevice), ""), b.value(std::string(k::kName), ""));
+  return out;
+}
+
+std::string valid_list(const nlohmann::json& backends) {
+  std::vector<std::string> names{"cpu", "all"};
+  for (const auto& [id, backend] : found_devices(backends))
+    if (std::find(names.begin(), names.end(), id) == names.end()) names.push_back(id);
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  std::string built;
+  for (const auto& b : built_backend_names()) built += (built.empty() ? "" : ", ") + b;
+  return fmt::format("valid devices here: {} (backends built: {}; stable forms: cuda:<uuid>, "
+                     "opencl:<pci-bus-id>)",
+                     out, built);
+}
+
+const nlohmann::json* find_device(const nlohmann::json& backends, const std::string& name) {
+  for (const auto& b : backends)
+    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+      if (d.value(std::string(k::kDevice), "") == name ||
+          d.value(std::string(k::kStableId), "") == name ||
+          (name.find(':') != std::string::npos &&
+           name.substr(name.find(':') + 1) == d.value(std::string(k::kDeviceUuid), "-")))
+        return &d;
+  return nullptr;
+}
+
+std::string why_missing(const nlohmann::json& backends, const std::string& name,
+                        const std::string& backend) {
+  for (const auto& b : backends)
+    if (b.value(std::string(k::kName), "") == backend) {
+      std::string status = b.value(std::string(k::kStatus), "");
+      if (status != "available")
+        return fmt::format("device '{}' is not there: the {} backend is {}: {}", name, backend,
+                           status, b.value(std::string(k::kReason), ""));
+      return fmt::format("device '{}' is not there: the {} backend found {} device(s)", name,
+                         backend, b.value(std::string(k::kDevices), nlohmann::json::array()).size());
+    }
+  return fmt::format("device '{}' is not there", name);
+}
+
+}  // namespace
+
+bool needs_probe(const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(), [](const auto& n) { return n != "cpu"; });
+}
+
+DeviceResolution resolve_devices(const std::vector<std::string>& names,
+                                 const nlohmann::json& backends) {
+  DeviceResolution out;
+  auto add = [&](const std::string& device, const std::string& backend) {
+    for (const auto& t : out.targets)
+      if (t.device == device) return;
+    out.targets.push_back({device, backend});
+  };
+  auto built = built_backend_names();
+  for (const auto& name : names) {
+    if (name == "all") {
+      add("cpu", "cpu");
+      for (const auto& [id, backend] : found_devices(backends))
+        if (backend != "cpu" && backend.rfind("test_", 0) != 0) add(id, backend);
+      continue;
+    }
+    std::string backend = backend_of(name);
+    if (backend.empty())
+      throw UsageError(fmt::format("--device: '{}' is not a device name; {}", name, valid_list(backends)));
+    bool is_test = backend.rfind("test_", 0) == 0;
+    if (!is_test && std::find(built.begin(), built.end(), backend) == built.end())
+      throw UsageError(fmt::format("--device: '{}': the {} backend is not built into this gpucheck; {}",
+                                   name, backend, valid_list(backends)));
+    if (backend == "cpu") {
+      add("cpu", "cpu");
+      continue;
+    }
+    const nlohmann::json* d = find_device(backends, name);
+    if (!d) {
+      out.missing.push_back(why_missing(backends, name, backend));
+      continue;
+    }
+    add(d->value(std::string(k::kDevice), name), backend);
+  }
+  return out;
+}
+
+}  // namespace gpucheck::app

@@ -1,0 +1,30 @@
+// Turning --device names into the devices a bench runs on.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpucheck::app {
+
+struct BenchTarget {
+  std::string device;   // flat id: "cpu", "cuda0", "opencl1"
+  std::string backend;  // "cpu", "cuda", "opencl"
+};
+
+struct DeviceResolution {
+  std::vector<BenchTarget> targets;  // in the order named, without repeats
+  std::vector<std::string> missing;  // named but not there: one message each (exit 3)
+};
+
+// True when a --device list needs the backends probed (anything but "cpu").
+bool needs_probe(const std::vector<std::string>& names);
+
+// names: the --device list ("all" = every device found plus the CPU). backends: the probe's
+// sections (may be empty when only "cpu" is named). Throws UsageError, listing the valid
+// devices, for a name of no known form or of a backend not built into this binary.
+DeviceResolution resolve_devices(const std::vector<std::string>& names,
+                                 const nlohmann::json& backends);
+
+}  // namespace gpucheck::app

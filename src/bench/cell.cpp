@@ -1,0 +1,143 @@
+// Cells and plans to and from JSON: the parent sends a plan to the bench child as JSON.
+#include "bench/cell.h"
+
+#include "core/json_keys.h"
+#include "report/view_model.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace gpucheck::bench {
+
+namespace k = keys;
+
+namespace {
+
+template <typename E, typename F>
+E parse_enum(const nlohmann::json& j, F from_string, const char* what) {
+  auto v = from_string(j.get<std::string>());
+  if (!v) throw std::invalid_argument(fmt::format("bench plan: bad {} '{}'", what, j.dump()));
+  return *v;
+}
+
+std::optional<Direction> direction_from_string(std::string_view s) {
+  for (auto d : {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h})
+    if (to_string(d) == s) return d;
+  return std::nullopt;
+}
+
+std::optional<HostMemory> host_memory_from_string(std::string_view s) {
+  for (auto h : {HostMemory::kPinned, HostMemory::kPageable})
+    if (to_string(h) == s) return h;
+  return std::nullopt;
+}
+
+Shape shape_from_json(Op op, const nlohmann::json& j) {
+  auto u = [&](std::string_view key) { return j.at(std::string(key)).get<std::uint64_t>(); };
+  switch (op) {
+    case Op::kExp: return ExpShape{u(k::kN)};
+    case Op::kGemm: return GemmShape{u(k::kM), u(k::kN), u(k::kKk)};
+    case Op::kConv: {
+      ConvShape s{u(k::kN), u(k::kC), u(k::kH), u(k::kW), u(k::kKk), u(k::kR), u(k::kS),
+                  u(k::kStride), u(k::kPad), Layout::kNchw};
+      s.layout = parse_enum<Layout>(j.at(std::string(k::kLayout)), layout_from_string, "layout");
+      return s;
+    }
+    case Op::kCopy: {
+      CopyShape s{u(k::kBytes), Direction::kH2h, HostMemory::kPageable};
+      s.direction =
+          parse_enum<Direction>(j.at(std::string(k::kDirection)), direction_from_string, "direction");
+      if (j.contains(k::kHostMemory))
+        s.host_memory = parse_enum<HostMemory>(j.at(std::string(k::kHostMemory)),
+                                               host_memory_from_string, "host memory");
+      return s;
+    }
+    case Op::kLatency:
+      return LatencyShape{j.at(std::string(k::kMode)) == "round_trip" ? LatencyMode::kRoundTrip
+                                                                       : LatencyMode::kAsync};
+    case Op::kSeedloop:
+      return SeedloopShape{u(k::kN), u(k::kCalls), j.at(std::string(k::kD2hEachCall)).get<bool>()};
+  }
+  throw std::invalid_argument("bench plan: unknown op");
+}
+
+}  // namespace
+
+nlohmann::json shape_to_json(const Shape& shape) {
+  return std::visit(
+      [](const auto& s) -> nlohmann::json {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, ExpShape>) {
+          return {{k::kN, s.n}};
+        } else if constexpr (std::is_same_v<T, GemmShape>) {
+          return {{k::kM, s.m}, {k::kN, s.n}, {k::kKk, s.k}};
+        } else if constexpr (std::is_same_v<T, ConvShape>) {
+          return {{k::kN, s.n},         {k::kC, s.c},     {k::kH, s.h}, {k::kW, s.w},
+                  {k::kKk, s.k},        {k::kR, s.r},     {k::kS, s.s}, {k::kStride, s.stride},
+                  {k::kPad, s.pad},     {k::kLayout, to_string(s.layout)}};
+        } else if constexpr (std::is_same_v<T, CopyShape>) {
+          nlohmann::json j = {{k::kBytes, s.bytes}, {k::kDirection, to_string(s.direction)}};
+          if (s.direction == Direction::kH2d || s.direction == Direction::kD2h)
+            j[k::kHostMemory] = to_string(s.host_memory);
+          return j;
+        } else if constexpr (std::is_same_v<T, LatencyShape>) {
+          return {{k::kMode, s.mode == LatencyMode::kAsync ? "async" : "round_trip"}};
+        } else {
+          return {{k::kN, s.n}, {k::kCalls, s.calls}, {k::kD2hEachCall, s.d2h_each_call}};
+        }
+      },
+      shape);
+}
+
+nlohmann::json to_json(const Cell& cell) {
+  nlohmann::json j = {{k::kOp, to_string(cell.op)},
+                      {k::kDtype, to_string(cell.dtype)},
+                      {k::kShape, shape_to_json(cell.shape)},
+                      {"explicit", cell.explicit_request},
+                      {"explicit_size", cell.explicit_size}};
+  if (cell.scaled_from) j[k::kScaledFrom] = *cell.scaled_from;
+  return j;
+}
+
+nlohmann::json to_json(const BenchPlan& plan) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (const auto& c : plan.cells) cells.push_back(to_json(c));
+  nlohmann::json policy = {{"warmup", plan.policy.warmup},
+                           {"min_time_s", plan.policy.min_time_s},
+                           {"max_time_s", plan.policy.max_time_s}};
+  if (plan.policy.reps) policy["reps"] = *plan.policy.reps;
+  return {{k::kDevice, plan.device}, {k::kBackend, plan.backend}, {"cells", cells},
+          {"policy", policy},        {"seed", plan.seed},          {"threads", plan.threads}};
+}
+
+BenchPlan plan_from_json(const nlohmann::json& j) {
+  BenchPlan plan;
+  plan.device = j.at(std::string(k::kDevice)).get<std::string>();
+  plan.backend = j.at(std::string(k::kBackend)).get<std::string>();
+  plan.seed = j.at("seed").get<std::uint64_t>();
+  plan.threads = j.at("threads").get<int>();
+  const auto& p = j.at("policy");
+  plan.policy.warmup = p.at("warmup").get<int>();
+  plan.policy.min_time_s = p.at("min_time_s").get<double>();
+  plan.policy.max_time_s = p.at("max_time_s").get<double>();
+  if (p.contains("reps")) plan.policy.reps = p.at("reps").get<int>();
+  for (const auto& c : j.at("cells")) {
+    Cell cell;
+    cell.op = parse_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");
+    cell.dtype = parse_enum<DType>(c.at(std::string(k::kDtype)), dtype_from_string, "dtype");
+    cell.shape = shape_from_json(cell.op, c.at(std::string(k::kShape)));
+    cell.explicit_request = c.value("explicit", false);
+    cell.explicit_size = c.value("explicit_size", false);
+    if (c.contains(k::kScaledFrom)) cell.scaled_from = c.at(std::string(k::kScaledFrom));
+    plan.cells.push_back(std::move(cell));
+  }
+  return plan;
+}
+
+std::string describe(const Cell& cell) {
+  return fmt::format("{} {} {}", to_string(cell.op), to_string(cell.dtype),
+                     report::shape_text(shape_to_json(cell.shape)));
+}
+
+}  // namespace gpucheck::bench

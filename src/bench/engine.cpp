@@ -1,0 +1,571 @@
+// Cell execution: inputs → device → timed runs → results back → verification → records.
+#include "bench/engine.h"
+
+#include "bench/inputs.h"
+#include "bench/stats.h"
+#include "bench/verify.h"
+#include "core/errors.h"
+#include "core/json_keys.h"
+#include "probe/memory_info.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace gpucheck::bench {
+
+namespace k = keys;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("size overflows 64 bits");
+  return r;
+}
+
+std::uint64_t add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("size overflows 64 bits");
+  return r;
+}
+
+// Work one run does: bytes moved through memory or floating-point operations.
+struct Work {
+  double amount = 0;
+  const char* unit = "GB/s";
+};
+
+Work work_of(const Cell& cell) {
+  const double es = static_cast<double>(element_size(cell.dtype));
+  return std::visit(
+      [&](const auto& s) -> Work {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, ExpShape>) {
+          return {2.0 * static_cast<double>(s.n) * es, "GB/s"};
+        } else if constexpr (std::is_same_v<T, GemmShape>) {
+          return {2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
+                      static_cast<double>(s.k),
+                  "TFLOP/s"};
+        } else if constexpr (std::is_same_v<T, ConvShape>) {
+          return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
+                      static_cast<double>(s.c * s.r * s.s),
+                  "TFLOP/s"};
+        } else if constexpr (std::is_same_v<T, CopyShape>) {
+          bool both_sides_same_memory = s.direction == Direction::kD2d || s.direction == Direction::kH2h;
+          return {static_cast<double>(s.bytes) * (both_sides_same_memory ? 2.0 : 1.0), "GB/s"};
+        } else if constexpr (std::is_same_v<T, SeedloopShape>) {
+          return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
+        } else {
+          return {0, ""};
+        }
+      },
+      cell.shape);
+}
+
+nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transfers) {
+  const auto& id = dev.identity();
+  nlohmann::json r = {{k::kDevice, id.device},
+                      {k::kDeviceName, id.device_name},
+                      {k::kBackend, id.backend},
+                      {k::kOp, to_string(cell.op)},
+                      {k::kImpl, dev.impl(cell.op)},
+                      {k::kShape, shape_to_json(cell.shape)},
+                      {k::kTransfers, to_string(transfers)}};
+  if (!id.device_uuid.empty()) r[k::kDeviceUuid] = id.device_uuid;
+  if (!id.pci_bus_id.empty()) r[k::kPciBusId] = id.pci_bus_id;
+  if (cell.op != Op::kCopy && cell.op != Op::kLatency) {
+    r[k::kDtype] = to_string(cell.dtype);
+    r[k::kComputeType] = dev.compute_type(cell.op, cell.dtype);
+  }
+  if (cell.scaled_from) r[k::kScaledFrom] = *cell.scaled_from;
+  auto ctx = dev.context();
+  if (!ctx.empty()) r[k::kContext] = ctx;
+  return r;
+}
+
+nlohmann::json time_json(const TimeStats& t) {
+  return {{k::kMedian, t.median}, {k::kMin, t.min},   {k::kMax, t.max},
+          {k::kStddev, t.stddev}, {k::kReps, t.reps}, {k::kTruncated, t.truncated}};
+}
+
+nlohmann::json verification_json(const Verification& v) {
+  nlohmann::json j = {{k::kTolerance, v.tolerance}, {k::kMethod, v.method}};
+  // An infinite error (NaN, Inf, poison found) has no JSON number: null says "unbounded".
+  j[k::kMaxRelError] = std::isfinite(v.max_rel_error) ? nlohmann::json(v.max_rel_error) : nullptr;
+  if (v.first_bad_index) j[k::kFirstBadIndex] = *v.first_bad_index;
+  if (!v.detail.empty()) j[k::kDetail] = v.detail;
+  return j;
+}
+
+// Completes a record from timings and a verification; a failed verification is a mismatch.
+void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double>& times,
+                   bool truncated, const std::optional<Verification>& v) {
+  TimeStats t = summarize(times, truncated);
+  r[k::kTimeS] = time_json(t);
+  Work w = work_of(cell);
+  if (w.amount > 0 && t.median > 0) {
+    double scale = std::string_view(w.unit) == "GB/s" ? 1e9 : 1e12;
+    r[k::kThroughput] = {{k::kValue, w.amount / t.median / scale}, {k::kUnit, w.unit}};
+  }
+  if (v) {
+    r[k::kVerification] = verification_json(*v);
+    if (!v->ok) {
+      r[k::kStatus] = "mismatch";
+      std::string where = v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
+      r[k::kReason] = fmt::format("verification failed{}: {}", where, v->detail);
+      return;
+    }
+  }
+  r[k::kStatus] = "ok";
+}
+
+void plant(HostBuffer& out, PlantedError kind) {
+  if (out.size() == 0) return;
+  std::size_t i = out.size() / 2;
+  if (kind == PlantedError::kNaN)
+    out.set(i, std::numeric_limits<double>::quiet_NaN());
+  else
+    out.set(i, 2.0 * out.get(i) + 1.0);
+}
+
+// One cell's buffers on the device, uploaded from host inputs.
+struct DeviceTensor {
+  std::unique_ptr<DeviceBuffer> buf;
+  std::size_t bytes = 0;
+};
+
+DeviceTensor to_device(Device& dev, const HostBuffer& h) {
+  DeviceTensor t{dev.allocate(h.size_bytes()), h.size_bytes()};
+  dev.upload(*t.buf, h.data(), t.bytes);
+  return t;
+}
+
+// The op itself, on resident device buffers.
+using Launch = std::function<void()>;
+
+class CellRunner {
+ public:
+  CellRunner(const BenchPlan& plan, Device& dev, const EngineCallbacks& cb,
+             std::optional<PlantedError> plant)
+      : plan_(plan), dev_(dev), cb_(cb), plant_(plant) {}
+
+  void run(const Cell& cell) {
+    switch (cell.op) {
+      case Op::kExp: run_exp(cell); break;
+      case Op::kGemm: run_gemm(cell); break;
+      case Op::kConv: run_conv(cell); break;
+      case Op::kCopy: run_copy(cell); break;
+      case Op::kLatency: run_latency(cell); break;
+      case Op::kSeedloop: run_seedloop(cell); break;
+    }
+  }
+
+ private:
+  std::vector<double> reps(const std::function<double()>& once, bool* truncated) {
+    return run_reps(plan_.policy, once, truncated);
+  }
+
+  // Times `launch` on the device's clock, brings `out` back and verifies it; then, for
+  // accelerators, the same end to end (inputs up, op, result down) on the host clock.
+  void measure_op(const Cell& cell, const std::vector<const HostBuffer*>& inputs,
+                  std::vector<DeviceTensor>& dev_inputs, HostBuffer& out, DeviceTensor& dev_out,
+                  const Launch& launch, const std::function<Verification(const HostBuffer&)>& verify) {
+    // Device time: the operation alone.
+    {
+      nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
+      poison(out);
+      dev_.upload(*dev_out.buf, out.data(), dev_out.bytes);
+      dev_.synchronize();
+      bool truncated = false;
+      auto times = reps([&] { return dev_.time_on_device(launch); }, &truncated);
+      dev_.download(out.data(), *dev_out.buf, dev_out.bytes);
+      dev_.synchronize();
+      if (plant_) plant(out, *plant_);
+      finish_record(r, cell, times, truncated, verify(out));
+      cb_.record(r);
+    }
+    if (dev_.is_host()) return;
+    // End to end: what a program that starts and ends with host data sees.
+    nlohmann::json r = base_record(dev_, cell, Transfers::kIncluded);
+    std::vector<std::unique_ptr<HostAllocation>> pinned_in;
+    for (const auto* in : inputs) {
+      pinned_in.push_back(dev_.allocate_host(in->size_bytes(), HostMemory::kPinned));
+      std::memcpy(pinned_in.back()->data(), in->data(), in->size_bytes());
+    }
+    auto pinned_out = dev_.allocate_host(out.size_bytes(), HostMemory::kPinned);
+    poison(out);
+    std::memcpy(pinned_out->data(), out.data(), out.size_bytes());
+    dev_.upload(*dev_out.buf, out.data(), dev_out.bytes);
+    dev_.synchronize();
+    bool truncated = false;
+    auto times = reps(
+        [&] {
+          auto t0 = Clock::now();
+          for (std::size_t i = 0; i < inputs.size(); ++i)
+            dev_.upload(*dev_inputs[i].buf, pinned_in[i]->data(), dev_inputs[i].bytes);
+          launch();
+          dev_.download(pinned_out->data(), *dev_out.buf, dev_out.bytes);
+          dev_.synchronize();
+          return seconds_since(t0);
+        },
+        &truncated);
+    std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
+    if (plant_) plant(out, *plant_);
+    finish_record(r, cell, times, truncated, verify(out));
+    cb_.record(r);
+  }
+
+  void run_exp(const Cell& cell) {
+    const auto& s = std::get<ExpShape>(cell.shape);
+    HostBuffer x = make_exp_input(cell.dtype, s, plan_.seed);
+    HostBuffer y = make_output(cell.dtype, s.n);
+    std::vector<DeviceTensor> dx;
+    dx.push_back(to_device(dev_, x));
+    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
+    VerifyOptions vo;
+    vo.seed = plan_.seed;
+    measure_op(
+        cell, {&x}, dx, y, dy, [&] { dev_.exp(cell.dtype, *dx[0].buf, *dy.buf, s.n); },
+        [&](const HostBuffer& out) { return verify_exp(x, out, vo); });
+  }
+
+  void run_gemm(const Cell& cell) {
+    const auto& s = std::get<GemmShape>(cell.shape);
+    GemmInputs in = make_gemm_inputs(cell.dtype, s, plan_.seed);
+    HostBuffer c = make_output(cell.dtype, mul(s.m, s.n));
+    std::vector<DeviceTensor> d;
+    d.push_back(to_device(dev_, in.a));
+    d.push_back(to_device(dev_, in.b));
+    DeviceTensor dc{dev_.allocate(c.size_bytes()), c.size_bytes()};
+    VerifyOptions vo;
+    vo.seed = plan_.seed;
+    DType compute = default_compute(cell.dtype);
+    measure_op(
+        cell, {&in.a, &in.b}, d, c, dc, [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
+        [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
+  }
+
+  void run_conv(const Cell& cell) {
+    const auto& s = std::get<ConvShape>(cell.shape);
+    ConvInputs in = make_conv_inputs(cell.dtype, s, plan_.seed);
+    HostBuffer y = make_output(cell.dtype, conv_y_elements(s));
+    std::vector<DeviceTensor> d;
+    d.push_back(to_device(dev_, in.x));
+    d.push_back(to_device(dev_, in.w));
+    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
+    VerifyOptions vo;
+    vo.seed = plan_.seed;
+    DType compute = default_compute(cell.dtype);
+    measure_op(
+        cell, {&in.x, &in.w}, d, y, dy,
+        [&] { dev_.conv2d(cell.dtype, s, *d[0].buf, *d[1].buf, *dy.buf); },
+        [&](const HostBuffer& out) { return verify_conv(s, in.x, in.w, out, compute, vo); });
+  }
+
+  // Copies are verified byte for byte: the destination must equal the random source.
+  void run_copy(const Cell& cell) {
+    const auto& s = std::get<CopyShape>(cell.shape);
+    const std::size_t bytes = s.bytes;
+    HostBuffer pattern(DType::kF32, (bytes + 3) / 4);
+    fill_uniform(pattern, -1.0, 1.0, plan_.seed, kStreamExpX);
+    std::vector<unsigned char> back(bytes, 0xA5);
+    nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
+    bool truncated = false;
+    std::vector<double> times;
+    switch (s.direction) {
+      case Direction::kH2h:
+      case Direction::kD2d: {
+        auto src = dev_.allocate(bytes);
+        auto dst = dev_.allocate(bytes);
+        dev_.upload(*src, pattern.data(), bytes);
+        dev_.upload(*dst, back.data(), bytes);
+        dev_.synchronize();
+        times = reps([&] { return dev_.time_on_device([&] { dev_.copy(*dst, *src, bytes); }); },
+                     &truncated);
+        dev_.download(back.data(), *dst, bytes);
+        dev_.synchronize();
+        break;
+      }
+      case Direction::kH2d: {
+        auto host = dev_.allocate_host(bytes, s.host_memory);
+        std::memcpy(host->data(), pattern.data(), bytes);
+        auto dst = dev_.allocate(bytes);
+        times = reps(
+            [&] { return dev_.time_on_device([&] { dev_.upload(*dst, host->data(), bytes); }); },
+            &truncated);
+        dev_.download(back.data(), *dst, bytes);
+        dev_.synchronize();
+        break;
+      }
+      case Direction::kD2h: {
+        auto src = dev_.allocate(bytes);
+        dev_.upload(*src, pattern.data(), bytes);
+        auto host = dev_.allocate_host(bytes, s.host_memory);
+        std::memset(host->data(), 0xA5, bytes);
+        dev_.synchronize();
+        times = reps(
+            [&] { return dev_.time_on_device([&] { dev_.download(host->data(), *src, bytes); }); },
+            &truncated);
+        std::memcpy(back.data(), host->data(), bytes);
+        break;
+      }
+    }
+    Verification v;
+    v.method = "exact";
+    v.tolerance = 0;
+    const auto* expect = static_cast<const unsigned char*>(pattern.data());
+    auto diff = std::mismatch(back.begin(), back.end(), expect);
+    v.ok = diff.first == back.end();
+    v.max_rel_error = v.ok ? 0.0 : std::numeric_limits<double>::infinity();
+    if (!v.ok) {
+      v.first_bad_index = static_cast<std::uint64_t>(diff.first - back.begin());
+      v.detail = "copied bytes differ from the source";
+    }
+    finish_record(r, cell, times, truncated, v);
+    cb_.record(r);
+  }
+
+  void run_latency(const Cell& cell) {
+    const auto& s = std::get<LatencyShape>(cell.shape);
+    constexpr int kLaunchesPerRep = 10000;
+    dev_.launch_empty();
+    dev_.synchronize();
+    nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
+    bool truncated = false;
+    auto times = reps(
+        [&] {
+          auto t0 = Clock::now();
+          if (s.mode == LatencyMode::kRoundTrip) {
+            dev_.launch_empty();
+            dev_.synchronize();
+            return seconds_since(t0);
+          }
+          for (int i = 0; i < kLaunchesPerRep; ++i) dev_.launch_empty();
+          dev_.synchronize();
+          return seconds_since(t0) / kLaunchesPerRep;
+        },
+        &truncated);
+    finish_record(r, cell, times, truncated, std::nullopt);
+    cb_.record(r);
+  }
+
+  // Theano's gputest: the same exp called `calls` times; host wall time per call.
+  void run_seedloop(const Cell& cell) {
+    const auto& s = std::get<SeedloopShape>(cell.shape);
+    HostBuffer x = make_exp_input(DType::kF32, ExpShape{s.n}, plan_.seed);
+    HostBuffer y = make_output(DType::kF32, s.n);
+    DeviceTensor dx = to_device(dev_, x);
+    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
+    dev_.upload(*dy.buf, y.data(), dy.bytes);
+    auto host_out = dev_.allocate_host(y.size_bytes(), HostMemory::kPinned);
+    dev_.synchronize();
+    nlohmann::json r =
+        base_record(dev_, cell, s.d2h_each_call ? Transfers::kIncluded : Transfers::kExcluded);
+    bool truncated = false;
+    auto times = reps(
+        [&] {
+          auto t0 = Clock::now();
+          for (std::uint64_t i = 0; i < s.calls; ++i) {
+            dev_.exp(DType::kF32, *dx.buf, *dy.buf, s.n);
+            if (s.d2h_each_call) {
+              // Synchronous, as Theano handed a numpy array back on every call.
+              dev_.download(host_out->data(), *dy.buf, dy.bytes);
+              dev_.synchronize();
+            }
+          }
+          dev_.synchronize();
+          return seconds_since(t0) / static_cast<double>(s.calls);
+        },
+        &truncated);
+    dev_.download(y.data(), *dy.buf, dy.bytes);
+    dev_.synchronize();
+    if (plant_) plant(y, *plant_);
+    VerifyOptions vo;
+    vo.seed = plan_.seed;
+    finish_record(r, cell, times, truncated, verify_exp(x, y, vo));
+    cb_.record(r);
+  }
+
+  const BenchPlan& plan_;
+  Device& dev_;
+  const EngineCallbacks& cb_;
+  std::optional<PlantedError> plant_;
+};
+
+Footprint footprint_of(const Cell& cell, bool host_device) {
+  const std::uint64_t es = element_size(cell.dtype);
+  Footprint f;
+  auto tensors = [&](std::initializer_list<std::uint64_t> elements) {
+    for (auto n : elements) {
+      std::uint64_t b = mul(n, es);
+      f.device_total = add(f.device_total, b);
+      f.device_largest = std::max(f.device_largest, b);
+    }
+    // Inputs and the output live on the host too; accelerators add pinned copies of each.
+    f.host_total = mul(f.device_total, host_device ? 1 : 2);
+  };
+  std::visit(
+      [&](const auto& s) {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, ExpShape>) {
+          tensors({s.n, s.n});
+        } else if constexpr (std::is_same_v<T, GemmShape>) {
+          tensors({mul(s.m, s.k), mul(s.k, s.n), mul(s.m, s.n)});
+        } else if constexpr (std::is_same_v<T, ConvShape>) {
+          tensors({conv_x_elements(s), conv_w_elements(s), conv_y_elements(s)});
+        } else if constexpr (std::is_same_v<T, CopyShape>) {
+          bool on_device_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h;
+          f.device_total = mul(s.bytes, on_device_twice ? 2 : 1);
+          f.device_largest = s.bytes;
+          f.host_total = mul(s.bytes, 2);  // the source pattern and the copy brought back
+        } else if constexpr (std::is_same_v<T, SeedloopShape>) {
+          f.device_total = mul(mul(s.n, 4), 2);
+          f.device_largest = mul(s.n, 4);
+          f.host_total = mul(mul(s.n, 4), 3);
+        }
+      },
+      cell.shape);
+  return f;
+}
+
+// A smaller version of a preset cell (halved along its main dimension); false at the floor.
+bool shrink(Cell& cell) {
+  return std::visit(
+      [](auto& s) -> bool {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, ExpShape>) {
+          if (s.n <= 1024) return false;
+          s.n /= 2;
+        } else if constexpr (std::is_same_v<T, GemmShape>) {
+          if (s.m <= 64 || s.n <= 64 || s.k <= 64) return false;
+          s.m /= 2, s.n /= 2, s.k /= 2;
+        } else if constexpr (std::is_same_v<T, ConvShape>) {
+          if (s.n <= 1) return false;
+          s.n /= 2;
+        } else if constexpr (std::is_same_v<T, CopyShape>) {
+          if (s.bytes <= 4096) return false;
+          s.bytes /= 2;
+        } else {
+          return false;
+        }
+        return true;
+      },
+      cell.shape);
+}
+
+struct Budget {
+  MemoryBudget device;
+  std::uint64_t host = 0;
+  bool host_device = false;
+};
+
+// Why the cell does not fit, or nullopt when it does.
+std::optional<std::string> over_budget(const Footprint& f, const Budget& b, std::uint64_t* need,
+                                       std::uint64_t* limit) {
+  if (b.host_device) {
+    std::uint64_t total = add(f.device_total, f.host_total);
+    if (total > b.device.max_total) {
+      *need = total, *limit = b.device.max_total;
+      return fmt::format("needs {} bytes of host memory; the limit is {}", total, b.device.rule);
+    }
+    return std::nullopt;
+  }
+  if (f.device_total > b.device.max_total) {
+    *need = f.device_total, *limit = b.device.max_total;
+    return fmt::format("needs {} bytes of device memory; the limit is {}", f.device_total,
+                       b.device.rule);
+  }
+  if (f.device_largest > b.device.max_allocation) {
+    *need = f.device_largest, *limit = b.device.max_allocation;
+    return fmt::format("needs a {}-byte buffer; the device's largest allocation is {} bytes",
+                       f.device_largest, b.device.max_allocation);
+  }
+  if (f.host_total > b.host) {
+    *need = f.host_total, *limit = b.host;
+    return fmt::format("needs {} bytes of host memory; the limit is half of MemAvailable",
+                       f.host_total);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PlantedError> planted_error_from_env(const char* value) {
+  if (value == nullptr) return std::nullopt;
+  std::string_view v(value);
+  if (v == "wrong") return PlantedError::kWrongValue;
+  if (v == "nan") return PlantedError::kNaN;
+  return std::nullopt;
+}
+
+Footprint footprint(const Cell& cell, bool host_device) { return footprint_of(cell, host_device); }
+
+void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
+              std::optional<PlantedError> plant_kind) {
+  Budget budget;
+  budget.device = device.memory_budget();
+  budget.host_device = device.is_host();
+  auto mem = probe::read_memory_facts("/");
+  budget.host = mem.available_bytes.value_or(0) / 2;
+  CellRunner runner(plan, device, callbacks, plant_kind);
+
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    Cell cell = plan.cells[i];
+    if (callbacks.cell_started) callbacks.cell_started(i, cell);
+    Transfers t = Transfers::kExcluded;
+    Layout layout = std::holds_alternative<ConvShape>(cell.shape)
+                        ? std::get<ConvShape>(cell.shape).layout
+                        : Layout::kNchw;
+    if (auto why = device.unsupported_reason(cell.op, cell.dtype, layout)) {
+      if (!cell.explicit_request) continue;  // a default the device cannot run: not asked for
+      nlohmann::json r = base_record(device, cell, t);
+      r[k::kStatus] = "unsupported";
+      r[k::kReason] = *why;
+      callbacks.record(r);
+      continue;
+    }
+    try {
+      std::uint64_t need = 0, limit = 0;
+      auto why = over_budget(footprint(cell, budget.host_device), budget, &need, &limit);
+      if (why && !cell.explicit_size) {
+        nlohmann::json original = shape_to_json(cell.shape);
+        while (why && shrink(cell))
+          why = over_budget(footprint(cell, budget.host_device), budget, &need, &limit);
+        if (!why) cell.scaled_from = original;
+      }
+      if (why) {
+        nlohmann::json r = base_record(device, cell, t);
+        r[k::kStatus] = "skipped";
+        r[k::kReason] = *why;
+        r[k::kBytesNeeded] = need;
+        r[k::kBytesLimit] = limit;
+        callbacks.record(r);
+        continue;
+      }
+      runner.run(cell);
+    } catch (const std::overflow_error& e) {
+      nlohmann::json r = base_record(device, cell, t);
+      r[k::kStatus] = "skipped";
+      r[k::kReason] = fmt::format("the sizes overflow 64-bit byte counts ({})", e.what());
+      callbacks.record(r);
+    } catch (const std::exception& e) {
+      // The per-cell catch boundary: the run goes on with the next cell.
+      nlohmann::json r = base_record(device, cell, t);
+      r[k::kStatus] = "failed";
+      r[k::kReason] = e.what();
+      callbacks.record(r);
+    }
+  }
+}
+
+}  // namespace gpucheck::bench

@@ -1,0 +1,384 @@
+// Host buffers, the counter-based input generator, poison, and conv tensor sizes.
+#include "bench/inputs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <numbers>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "core/half.h"
+
+namespace gpucheck::bench {
+
+namespace {
+
+// ---- element codecs: the dtype's storage type, rounding into it and reading it back exactly.
+
+struct F32Codec {
+  using T = float;
+  static T encode(double v) { return static_cast<float>(v); }
+  static double decode(T t) { return t; }
+  static constexpr double kMinNormal = 0x1p-126;
+};
+struct F64Codec {
+  using T = double;
+  static T encode(double v) { return v; }
+  static double decode(T t) { return t; }
+  static constexpr double kMinNormal = 0x1p-1022;
+};
+struct F16Codec {
+  using T = std::uint16_t;
+  static T encode(double v) { return double_to_f16(v); }
+  static double decode(T t) { return f16_to_double(t); }
+  static constexpr double kMinNormal = 0x1p-14;
+};
+struct Bf16Codec {
+  using T = std::uint16_t;
+  static T encode(double v) { return double_to_bf16(v); }
+  static double decode(T t) { return bf16_to_double(t); }
+  static constexpr double kMinNormal = 0x1p-126;
+};
+
+// Calls f(Codec{}) with the codec of the dtype.
+template <class F>
+decltype(auto) with_codec(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kF64: return f(F64Codec{});
+    case DType::kF16: return f(F16Codec{});
+    case DType::kBf16: return f(Bf16Codec{});
+    case DType::kF32:
+    case DType::kTf32: break;
+  }
+  return f(F32Codec{});
+}
+
+// ---- the generator: splitmix64's finaliser over (seed, stream, counter).
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+class Counter {
+ public:
+  Counter(std::uint64_t seed, std::uint64_t stream)
+      : key_(mix64(mix64(seed) ^ mix64(stream * 0xD1B54A32D192ED03ull + kGolden))) {}
+  // The counter's i-th 64-bit draw.
+  std::uint64_t at(std::uint64_t i) const { return mix64(key_ + (i + 1) * kGolden); }
+  // Draws for redrawing element i (attempt >= 1), independent of every at() value.
+  std::uint64_t again(std::uint64_t i, std::uint64_t attempt) const {
+    return mix64(key_ ^ mix64((i + 1) * 0xA0761D6478BD642Full + attempt * kGolden));
+  }
+
+ private:
+  std::uint64_t key_;
+};
+
+// A uniform double in the open interval (0, 1): 53 random bits, centred in their cell.
+double unit_open(std::uint64_t h) { return (static_cast<double>(h >> 11) + 0.5) * 0x1p-53; }
+
+// Runs body(begin, end) over [0, n) split in contiguous even-aligned ranges on the hardware
+// threads (inline when small or when no thread can be started).
+template <class F>
+void parallel_ranges(std::size_t n, const F& body) {
+  constexpr std::size_t kMinPerThread = std::size_t{1} << 16;
+  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t t = std::min<std::size_t>({hw, 64, (n + kMinPerThread - 1) / kMinPerThread});
+  if (t <= 1) {
+    body(std::size_t{0}, n);
+    return;
+  }
+  std::size_t chunk = (n + t - 1) / t;
+  chunk += chunk & 1u;  // even, so a Box–Muller pair never straddles two ranges
+  std::vector<std::thread> threads;
+  std::size_t begin = chunk;  // the caller takes [0, chunk)
+  try {
+    for (; begin < n; begin += chunk) {
+      const std::size_t end = std::min(n, begin + chunk);
+      threads.emplace_back([&body, begin, end] { body(begin, end); });
+    }
+  } catch (const std::system_error&) {
+    // No more threads: the caller does the rest itself below.
+  }
+  body(0, std::min(n, chunk));
+  for (std::size_t b = begin; b < n; b += chunk) body(b, std::min(n, b + chunk));
+  for (auto& th : threads) th.join();
+}
+
+// Stores v rounded by Codec at out[i], redrawing (draw(attempt)) while it rounds to zero or a
+// subnormal.
+template <class Codec, class Redraw>
+void store_nonzero(typename Codec::T* out, std::size_t i, double v, const Redraw& redraw) {
+  auto e = Codec::encode(v);
+  for (std::uint64_t attempt = 1; !(std::fabs(Codec::decode(e)) >= Codec::kMinNormal); ++attempt)
+    e = Codec::encode(redraw(attempt));
+  out[i] = e;
+}
+
+std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
+  std::uint64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw std::overflow_error(fmt::format("{}: element count overflows 64 bits", what));
+  return r;
+}
+
+std::size_t to_size(std::uint64_t n, const char* what) {
+  if (n > std::numeric_limits<std::size_t>::max())
+    throw std::overflow_error(fmt::format("{}: {} elements do not fit in size_t", what, n));
+  return static_cast<std::size_t>(n);
+}
+
+// dst[layout index] = src[NCHW/KCRS index] for a 4-D tensor of dims d0×d1×d2×d3 stored as
+// d0×d2×d3×d1 in dst (channels last).
+template <class T>
+void to_channels_last(const T* src, T* dst, std::uint64_t d0, std::uint64_t d1, std::uint64_t d2,
+                      std::uint64_t d3) {
+  for (std::uint64_t a = 0; a < d0; ++a)
+    for (std::uint64_t b = 0; b < d1; ++b)
+      for (std::uint64_t c = 0; c < d2; ++c)
+        for (std::uint64_t d = 0; d < d3; ++d)
+          dst[((a * d2 + c) * d3 + d) * d1 + b] = src[((a * d1 + b) * d2 + c) * d3 + d];
+}
+
+void permute_to_channels_last(HostBuffer& buf, std::uint64_t d0, std::uint64_t d1,
+                              std::uint64_t d2, std::uint64_t d3) {
+  HostBuffer out(buf.dtype(), buf.size());
+  with_codec(buf.dtype(), [&](auto codec) {
+    using T = typename decltype(codec)::T;
+    to_channels_last(buf.as<T>(), out.as<T>(), d0, d1, d2, d3);
+  });
+  buf = std::move(out);
+}
+
+}  // namespace
+
+std::uint64_t random_bits(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
+  return Counter(seed, stream).at(i);
+}
+
+AllocationError::AllocationError(std::uint64_t bytes, const std::string& what)
+    : std::runtime_error(what), bytes_(bytes) {}
+
+void HostBuffer::Free::operator()(std::byte* p) const noexcept {
+  ::operator delete(p, std::align_val_t{kAlignment});
+}
+
+HostBuffer::HostBuffer(DType dtype, std::size_t size) : dtype_(dtype), size_(size) {
+  const std::size_t esize = element_size(dtype);
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(size, esize, &bytes) ||
+      bytes > std::numeric_limits<std::size_t>::max() - kAlignment) {
+    throw AllocationError(std::numeric_limits<std::uint64_t>::max(),
+                          fmt::format("host buffer of {} {} elements: byte count overflows", size,
+                                      to_string(dtype)));
+  }
+  if (bytes == 0) return;
+  // Rounded up to whole cache lines, so vector code may read the last line in full.
+  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = ::operator new(rounded, std::align_val_t{kAlignment}, std::nothrow);
+  if (p == nullptr) {
+    throw AllocationError(bytes, fmt::format("cannot allocate {} bytes ({:.2f} GiB) of host memory "
+                                             "for {} {} elements",
+                                             bytes, static_cast<double>(bytes) / (1u << 30), size,
+                                             to_string(dtype)));
+  }
+  data_.reset(static_cast<std::byte*>(p));
+}
+
+void HostBuffer::check_storage(std::size_t type_size, bool is_float, bool is_double) const {
+  bool ok = false;
+  switch (dtype_) {
+    case DType::kF32:
+    case DType::kTf32: ok = is_float; break;
+    case DType::kF64: ok = is_double; break;
+    case DType::kF16:
+    case DType::kBf16: ok = type_size == 2 && !is_float && !is_double; break;
+  }
+  if (!ok)
+    throw std::logic_error(fmt::format("HostBuffer of {} viewed as a {}-byte {} type",
+                                       to_string(dtype_), type_size,
+                                       is_float || is_double ? "floating" : "integer"));
+}
+
+double HostBuffer::get(std::size_t i) const {
+  const void* p = data_.get();
+  switch (dtype_) {
+    case DType::kF64: return static_cast<const double*>(p)[i];
+    case DType::kF16: return f16_to_double(static_cast<const std::uint16_t*>(p)[i]);
+    case DType::kBf16: return bf16_to_double(static_cast<const std::uint16_t*>(p)[i]);
+    case DType::kF32:
+    case DType::kTf32: break;
+  }
+  return static_cast<const float*>(p)[i];
+}
+
+void HostBuffer::set(std::size_t i, double v) {
+  void* p = data_.get();
+  switch (dtype_) {
+    case DType::kF64: static_cast<double*>(p)[i] = v; return;
+    case DType::kF16: static_cast<std::uint16_t*>(p)[i] = double_to_f16(v); return;
+    case DType::kBf16: static_cast<std::uint16_t*>(p)[i] = double_to_bf16(v); return;
+    case DType::kF32:
+    case DType::kTf32: break;
+  }
+  static_cast<float*>(p)[i] = static_cast<float>(v);
+}
+
+HostBuffer HostBuffer::clone() const {
+  HostBuffer copy(dtype_, size_);
+  if (size_ != 0) std::memcpy(copy.data(), data(), size_bytes());
+  return copy;
+}
+
+double round_to_storage(DType dtype, double v) {
+  return with_codec(dtype, [v](auto codec) {
+    using C = decltype(codec);
+    return C::decode(C::encode(v));
+  });
+}
+
+double min_normal(DType dtype) {
+  return with_codec(dtype, [](auto codec) { return decltype(codec)::kMinNormal; });
+}
+
+void fill_uniform(HostBuffer& buf, double lo, double hi, std::uint64_t seed, std::uint64_t stream) {
+  if (!(lo < hi)) throw std::invalid_argument("fill_uniform: needs lo < hi");
+  const Counter ctr(seed, stream);
+  const double width = hi - lo;
+  with_codec(buf.dtype(), [&](auto codec) {
+    using C = decltype(codec);
+    auto* out = buf.as<typename C::T>();
+    parallel_ranges(buf.size(), [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        store_nonzero<C>(out, i, lo + width * unit_open(ctr.at(i)), [&](std::uint64_t attempt) {
+          return lo + width * unit_open(ctr.again(i, attempt));
+        });
+      }
+    });
+  });
+}
+
+void fill_normal(HostBuffer& buf, std::uint64_t seed, std::uint64_t stream) {
+  const Counter ctr(seed, stream);
+  constexpr double kTwoPi = 2 * std::numbers::pi;
+  // Elements 2j and 2j+1 are the cosine and sine halves of Box–Muller over draws 2j and 2j+1.
+  auto pair = [&](std::uint64_t j, double& z0, double& z1) {
+    const double radius = std::sqrt(-2.0 * std::log(unit_open(ctr.at(2 * j))));
+    const double angle = kTwoPi * unit_open(ctr.at(2 * j + 1));
+    z0 = radius * std::cos(angle);
+    z1 = radius * std::sin(angle);
+  };
+  with_codec(buf.dtype(), [&](auto codec) {
+    using C = decltype(codec);
+    auto* out = buf.as<typename C::T>();
+    parallel_ranges(buf.size(), [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end;) {
+        auto redraw = [&ctr, &i](std::uint64_t attempt) {
+          const double radius = std::sqrt(-2.0 * std::log(unit_open(ctr.again(i, 2 * attempt))));
+          return radius * std::cos(kTwoPi * unit_open(ctr.again(i, 2 * attempt + 1)));
+        };
+        double z0 = 0, z1 = 0;
+        pair(i / 2, z0, z1);
+        if (i % 2 == 0 && i + 1 < end) {
+          store_nonzero<C>(out, i, z0, redraw);
+          ++i;
+          store_nonzero<C>(out, i, z1, redraw);
+          ++i;
+        } else {
+          store_nonzero<C>(out, i, i % 2 == 0 ? z0 : z1, redraw);
+          ++i;
+        }
+      }
+    });
+  });
+}
+
+std::pair<double, double> exp_input_range(DType dtype) {
+  if (dtype == DType::kF16 || dtype == DType::kBf16) return {-8.0, 8.0};
+  return {-10.0, 10.0};
+}
+
+HostBuffer make_exp_input(DType dtype, const ExpShape& shape, std::uint64_t seed) {
+  HostBuffer x(dtype, to_size(shape.n, "exp input"));
+  const auto [lo, hi] = exp_input_range(dtype);
+  fill_uniform(x, lo, hi, seed, kStreamExpX);
+  return x;
+}
+
+GemmInputs make_gemm_inputs(DType dtype, const GemmShape& shape, std::uint64_t seed) {
+  GemmInputs in{HostBuffer(dtype, to_size(checked_mul(shape.m, shape.k, "gemm A"), "gemm A")),
+                HostBuffer(dtype, to_size(checked_mul(shape.k, shape.n, "gemm B"), "gemm B"))};
+  fill_normal(in.a, seed, kStreamGemmA);
+  fill_normal(in.b, seed, kStreamGemmB);
+  return in;
+}
+
+std::uint64_t conv_x_elements(const ConvShape& s) {
+  return checked_mul(checked_mul(checked_mul(s.n, s.c, "conv x"), s.h, "conv x"), s.w, "conv x");
+}
+std::uint64_t conv_w_elements(const ConvShape& s) {
+  return checked_mul(checked_mul(checked_mul(s.k, s.c, "conv w"), s.r, "conv w"), s.s, "conv w");
+}
+std::uint64_t conv_y_elements(const ConvShape& s) {
+  if (s.stride == 0 || s.h + 2 * s.pad < s.r || s.w + 2 * s.pad < s.s)
+    throw std::invalid_argument("conv: zero stride or a filter larger than the padded input");
+  return checked_mul(checked_mul(checked_mul(s.n, s.k, "conv y"), s.p(), "conv y"), s.q(),
+                     "conv y");
+}
+
+ConvInputs make_conv_inputs(DType dtype, const ConvShape& shape, std::uint64_t seed) {
+  ConvInputs in{HostBuffer(dtype, to_size(conv_x_elements(shape), "conv x")),
+                HostBuffer(dtype, to_size(conv_w_elements(shape), "conv w"))};
+  fill_normal(in.x, seed, kStreamConvX);
+  fill_normal(in.w, seed, kStreamConvW);
+  if (shape.layout == Layout::kNhwc) {
+    permute_to_channels_last(in.x, shape.n, shape.c, shape.h, shape.w);
+    permute_to_channels_last(in.w, shape.k, shape.c, shape.r, shape.s);
+  }
+  return in;
+}
+
+void poison(HostBuffer& buf) {
+  switch (buf.dtype()) {
+    case DType::kF64:
+      std::fill_n(static_cast<std::uint64_t*>(buf.data()), buf.size(), kPoisonF64);
+      return;
+    case DType::kF16: std::fill_n(buf.as<std::uint16_t>(), buf.size(), kPoisonF16); return;
+    case DType::kBf16: std::fill_n(buf.as<std::uint16_t>(), buf.size(), kPoisonBf16); return;
+    case DType::kF32:
+    case DType::kTf32: break;
+  }
+  // Stored as bits: a NaN passed through a float register may not keep its payload everywhere.
+  auto* p = static_cast<std::uint32_t*>(buf.data());
+  std::fill_n(p, buf.size(), kPoisonF32);
+}
+
+bool is_poison(const HostBuffer& buf, std::size_t i) {
+  const void* p = buf.data();
+  switch (buf.dtype()) {
+    case DType::kF64: return static_cast<const std::uint64_t*>(p)[i] == kPoisonF64;
+    case DType::kF16: return static_cast<const std::uint16_t*>(p)[i] == kPoisonF16;
+    case DType::kBf16: return static_cast<const std::uint16_t*>(p)[i] == kPoisonBf16;
+    case DType::kF32:
+    case DType::kTf32: break;
+  }
+  return static_cast<const std::uint32_t*>(p)[i] == kPoisonF32;
+}
+
+HostBuffer make_output(DType dtype, std::size_t size) {
+  HostBuffer out(dtype, size);
+  poison(out);
+  return out;
+}
+
+}  // namespace gpucheck::bench

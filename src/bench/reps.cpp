@@ -1,0 +1,63 @@
+// The repetition policy as a pure count function and a small runner over a timing callback.
+#include "bench/reps.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+
+namespace gpucheck::bench {
+
+void validate(const RepPolicy& policy) {
+  if (policy.warmup < 0)
+    throw UsageError(fmt::format("--warmup must be 0 or more, not {}", policy.warmup));
+  if (policy.reps && *policy.reps < 1)
+    throw UsageError(fmt::format("--reps must be 1 or more, not {}", *policy.reps));
+  if (!std::isfinite(policy.min_time_s) || policy.min_time_s < 0)
+    throw UsageError(fmt::format("--min-time must be 0 or more seconds, not {}", policy.min_time_s));
+  if (!std::isfinite(policy.max_time_s) || policy.max_time_s <= 0)
+    throw UsageError(
+        fmt::format("--max-time must be more than 0 seconds, not {}", policy.max_time_s));
+}
+
+int planned_reps(const RepPolicy& policy, double t1) {
+  if (policy.reps) return *policy.reps;
+  if (!(t1 > 0)) return kMaxAutoReps;  // a zero (or broken) time: only the budget can stop us
+  const double wanted = std::ceil(policy.min_time_s / t1);
+  if (!(wanted < kMaxAutoReps)) return kMaxAutoReps;
+  return std::max(3, static_cast<int>(wanted));
+}
+
+std::vector<double> run_reps(const RepPolicy& policy, const std::function<double()>& timed_once,
+                             bool* truncated) {
+  validate(policy);
+  double spent = 0;
+  bool cut = false;
+  for (int i = 0; i < policy.warmup; ++i) {
+    if (spent > policy.max_time_s) {
+      cut = true;
+      break;
+    }
+    spent += timed_once();
+  }
+  std::vector<double> samples;
+  const double t1 = timed_once();
+  samples.push_back(t1);
+  spent += t1;
+  const auto planned = static_cast<std::size_t>(planned_reps(policy, t1));
+  while (samples.size() < planned) {
+    if (spent > policy.max_time_s) {
+      cut = true;
+      break;
+    }
+    const double t = timed_once();
+    samples.push_back(t);
+    spent += t;
+  }
+  if (truncated != nullptr) *truncated = cut;
+  return samples;
+}
+
+}  // namespace gpucheck::bench

@@ -1,0 +1,108 @@
+// Verification of exp, GEMM and conv results against float64 on the host: elementwise where
+// affordable, else sampled elements plus Freivalds-style projections, always with a full scan
+// for NaN, Inf and poison (never-written) values.
+//
+// What the numbers mean (the record's verification.max_rel_error and .tolerance; ok iff
+// max_rel_error <= tolerance; max_rel_error is +inf when an element is NaN, Inf, poison or of the
+// wrong sign — writers must not emit it as a JSON number then):
+//
+//  * exp: max over checked elements of |y − e| / max(e, min_normal(dtype of y)), e = std::exp of
+//    the stored (already rounded) input in float64. The min_normal floor makes an underflowing or
+//    subnormal result count by absolute error (tolerance · min_normal), since such a result
+//    cannot carry the relative accuracy; generated inputs never get there.
+//
+//  * gemm / conv: every check has an observed error and an allowance from the error model
+//    below; max_rel_error = tolerance · max(observed / allowance). Reading it against tolerance
+//    says how much of the allowance the worst check used; for a single element it is at least the
+//    element's error relative to Σ|a||b| (Σ|x||w|), the magnitude the products summed to.
+//
+// Error model of one output element c = Σ_l a_l·b_l (k products; conv: k = C·R·S):
+//   |ĉ − c| <= out·(|c| + min_normal(out dtype)) + prod·Σ_l |a_l||b_l|
+//   out  = 2·u(output)                    rounding of the result to the output dtype
+//   prod = 5·u_in + min(2k, λ_k·√k)·u_acc  rounding of inputs to the compute type, accumulation
+// with u(f64) = 2^-53, u(f32) = 2^-24, u(tf32) = u(f16) = 2^-11, u(bf16) = 2^-8;
+// u_in = u(compute) when the data is wider than the compute type (f32 data in tf32 math:
+// truncation or rounding of each factor, at most (1+2u)² − 1 < 5u per product), else 0;
+// u_acc = u(compute), except tf32 math which accumulates in f32. The accumulation term is the
+// probabilistic bound λ√k·u (Higham & Mary 2019) capped by the worst case 2k·u (a factor 2 for
+// truncating accumulators, as in tensor cores); it assumes zero-mean data, which the inputs are.
+// λ_k = 8 for GEMM; 32 for conv, whose libraries may pick Winograd or FFT algorithms with larger
+// (norm-wise) errors.
+//
+// Freivalds (large cells). For random ±1 vectors x (two, from the seed), row i of C·x − A·(B·x)
+// is Σ_j e_ij·x_j with e the error matrix. By Hoeffding, whenever every element meets the model,
+// |(C·x − A·(B·x))_i| <= λ·‖e_i‖₂ except with probability 2·exp(−λ²/2) ≈ 2.5e−14 (λ = 8), and
+//   ‖e_i‖₂ <= out·(‖ĉ_i‖₂ + √n·min_normal)/(1−out) + prod·‖a_i‖₂·‖B‖_F
+// (Cauchy–Schwarz: Σ_l|a_il||b_lj| <= ‖a_i‖₂‖b_:j‖₂), all computable in O(mk + kn + mn). The
+// host sums in double-double (TwoSum/TwoProduct), so its own rounding is negligible even for
+// f64. conv: the same over output channels, Σ_k u_k·y[n,k,p,q] = conv(x, Σ_k u_k·w_k), per
+// output position (n,p,q), with ‖patch‖₂·‖W‖_F. A failing row or position is recomputed in
+// full to name the first element outside its own allowance.
+//
+// What a projection can see: a single wrong element is caught when its error exceeds about
+// λ·‖e_i‖₂ — the rounding noise of its whole row — so gross errors (stale, garbage, missing
+// terms of order |c|) are caught everywhere, small ones only by the sampled and elementwise
+// checks. first_bad_index is the lowest index among the elements found bad (with very many bad
+// elements, not necessarily the lowest bad index of all).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bench/inputs.h"
+#include "bench/workload.h"
+
+namespace gpucheck::bench {
+
+struct Verification {
+  bool ok = false;
+  double max_rel_error = 0;
+  double tolerance = 0;
+  std::string method;  // "elementwise" | "sampled+scan" | "freivalds+sampled+scan"
+  std::optional<std::uint64_t> first_bad_index;  // flat index into the output buffer
+  std::string detail;  // what failed (or what was checked), for the record's reason
+};
+
+struct VerifyOptions {
+  std::uint64_t seed = kDefaultSeed;                    // picks samples and ±1 vectors
+  std::uint64_t exp_full_max = std::uint64_t{1} << 24;  // exp: every element up to this count
+  std::size_t exp_samples = 4096;                       // exp: sampled elements above it
+  std::uint64_t full_max_macs = std::uint64_t{1} << 22;  // gemm/conv: elementwise up to this
+  std::size_t samples = 256;                             // gemm/conv: sampled elements
+  std::size_t max_localized = 8;  // failing rows/positions recomputed in full to name elements
+};
+
+inline constexpr double kFreivaldsLambda = 8;
+
+// 2^-p for the dtype's p significand bits (tf32: 11).
+double unit_roundoff(DType dtype);
+// exp's tolerance: f64 1e-14, f32 and tf32 2e-6 (fast hardware exp allowed), f16 2e-3,
+// bf16 1.6e-2.
+double exp_tolerance(DType dtype);
+// The compute type a dtype's GEMM/conv uses when nothing else is said: f16 and bf16 accumulate
+// in f32, tf32 is tf32 math, f32 and f64 themselves.
+DType default_compute(DType data);
+
+struct ErrorModel {
+  double out = 0;        // coefficient of |c|
+  double prod = 0;       // coefficient of Σ|a||b|
+  double tolerance = 0;  // out + prod: the relative tolerance the record shows
+};
+ErrorModel gemm_error_model(DType in, DType out, DType compute, std::uint64_t k);
+ErrorModel conv_error_model(DType in, DType out, DType compute, std::uint64_t crs);
+
+Verification verify_exp(const HostBuffer& x, const HostBuffer& y, const VerifyOptions& opt = {});
+
+// A m×k, B k×n, C m×n, row-major. compute is the arithmetic really used (the record's
+// compute_type): kF32 for f16/bf16 accumulating in f32, kTf32 for tf32 math on f32 data, kF16
+// only for a GEMM that accumulates in half precision. Throws std::invalid_argument when the
+// buffers do not match the shape.
+Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const HostBuffer& b,
+                         const HostBuffer& c, DType compute, const VerifyOptions& opt = {});
+
+// x, w, y in shape.layout as inputs.h describes (w K×C×R×S for NCHW, K×R×S×C for NHWC).
+Verification verify_conv(const ConvShape& shape, const HostBuffer& x, const HostBuffer& w,
+                         const HostBuffer& y, DType compute, const VerifyOptions& opt = {});
+
+}  // namespace gpucheck::bench

@@ -1,0 +1,263 @@
+// Reads hostname, os-release, kernel release and container/WSL markers under a root prefix.
+#include "probe/host_info.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <fstream>
+#include <utility>
+
+#include "core/json_keys.h"
+#include "core/sanitize.h"
+#include "probe/cpu_info.h"
+
+namespace gpucheck::probe {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every file read here is a line or a few KiB; reading stops well past that.
+constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
+
+fs::path under(const fs::path& root, std::string_view rel) {
+  return (root.empty() ? fs::path("/") : root) / rel;
+}
+
+std::optional<std::string> read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in.is_open()) return std::nullopt;
+  std::string out;
+  std::array<char, 8192> buf{};
+  while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
+    out.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (out.size() > kMaxFileBytes) return std::nullopt;
+  }
+  if (in.bad()) return std::nullopt;
+  return out;
+}
+
+bool path_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(p, ec)) && !ec;
+}
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
+  const auto b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(kSpace);
+  return s.substr(b, e - b + 1);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// The first non-empty, non-comment line of a file, trimmed and sanitised.
+std::optional<std::string> read_first_line(const fs::path& p) {
+  const auto text = read_text(p);
+  if (!text) return std::nullopt;
+  std::string_view rest(*text);
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    const std::string_view line = trim(rest.substr(0, nl));
+    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    if (!line.empty() && line.front() != '#') return sanitize(line);
+  }
+  return std::nullopt;
+}
+
+// os-release value: shell-like quoting, "..." with backslash escapes or '...' verbatim.
+std::string unquote(std::string_view v) {
+  v = trim(v);
+  if (v.size() >= 1 && (v.front() == '"' || v.front() == '\'')) {
+    const char q = v.front();
+    std::string out;
+    for (std::size_t i = 1; i < v.size(); ++i) {
+      const char c = v[i];
+      if (c == q) break;
+      if (q == '"' && c == '\\' && i + 1 < v.size()) {
+        out.push_back(v[++i]);
+        continue;
+      }
+      out.push_back(c);
+    }
+    return out;
+  }
+  return std::string(v);
+}
+
+struct OsRelease {
+  std::optional<std::string> pretty_name, name, id, version_id;
+};
+
+std::optional<OsRelease> read_os_release(const fs::path& root) {
+  auto text = read_text(under(root, "etc/os-release"));
+  if (!text) text = read_text(under(root, "usr/lib/os-release"));
+  if (!text) return std::nullopt;
+  OsRelease r;
+  std::string_view rest(*text);
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    const std::string_view line = trim(rest.substr(0, nl));
+    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    if (line.empty() || line.front() == '#') continue;
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = trim(line.substr(0, eq));
+    std::optional<std::string>* slot = nullptr;
+    if (key == "PRETTY_NAME")
+      slot = &r.pretty_name;
+    else if (key == "NAME")
+      slot = &r.name;
+    else if (key == "ID")
+      slot = &r.id;
+    else if (key == "VERSION_ID")
+      slot = &r.version_id;
+    if (!slot) continue;
+    std::string value = sanitize(unquote(line.substr(eq + 1)));
+    if (!value.empty()) *slot = std::move(value);
+  }
+  return r;
+}
+
+bool mentions_wsl(const std::optional<std::string>& text) {
+  return text && (lower(*text).find("microsoft") != std::string::npos ||
+                  text->find("WSL") != std::string::npos);
+}
+
+struct ContainerFinding {
+  bool found = false;
+  std::optional<std::string> runtime;
+};
+
+// The runtime a cgroup path names, most specific first (a Kubernetes pod on Docker says both).
+std::optional<std::string> runtime_from_cgroup(std::string_view text) {
+  const std::string t = lower(text);
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kMarkers{{
+      {"kubepods", "kubernetes"},
+      {"libpod", "podman"},
+      {"docker", "docker"},
+      {"containerd", "containerd"},
+      {"lxc", "lxc"},
+  }};
+  for (const auto& [marker, runtime] : kMarkers)
+    if (t.find(marker) != std::string::npos) return std::string(runtime);
+  return std::nullopt;
+}
+
+ContainerFinding detect_container(const fs::path& root) {
+  // proc/1/environ: NUL-separated; container= is set by podman, lxc, systemd-nspawn and others.
+  std::optional<std::string> env_runtime;
+  bool env_kubernetes = false;
+  if (const auto env = read_text(under(root, "proc/1/environ"))) {
+    std::string_view rest(*env);
+    while (!rest.empty()) {
+      const auto nul = rest.find('\0');
+      const std::string_view entry = rest.substr(0, nul);
+      rest = nul == std::string_view::npos ? std::string_view{} : rest.substr(nul + 1);
+      constexpr std::string_view kContainer = "container=";
+      if (entry.substr(0, kContainer.size()) == kContainer) {
+        const std::string value = lower(trim(entry.substr(kContainer.size())));
+        if (!value.empty()) env_runtime = sanitize(value);
+      } else if (entry.substr(0, 24) == "KUBERNETES_SERVICE_HOST=") {
+        env_kubernetes = true;
+      }
+    }
+  }
+  if (env_runtime && env_runtime->substr(0, 3) == "lxc") env_runtime = "lxc";  // lxc-libvirt
+
+  std::optional<std::string> cgroup_runtime;
+  if (const auto cg = read_text(under(root, "proc/1/cgroup")))
+    cgroup_runtime = runtime_from_cgroup(*cg);
+  const bool dockerenv = path_exists(under(root, ".dockerenv"));
+  const bool containerenv = path_exists(under(root, "run/.containerenv"));
+
+  ContainerFinding f;
+  f.found = env_runtime || env_kubernetes || cgroup_runtime || dockerenv || containerenv;
+  if (env_kubernetes || cgroup_runtime == "kubernetes")
+    f.runtime = "kubernetes";
+  else if (env_runtime)
+    f.runtime = env_runtime;
+  else if (containerenv)
+    f.runtime = "podman";
+  else if (dockerenv)
+    f.runtime = "docker";
+  else
+    f.runtime = cgroup_runtime;
+  return f;
+}
+
+template <typename T>
+void put(nlohmann::json& j, std::string_view key, const std::optional<T>& v) {
+  if (v) j[std::string(key)] = *v;
+}
+
+}  // namespace
+
+std::string_view to_string(Virtualization v) {
+  switch (v) {
+    case Virtualization::kContainer:
+      return "container";
+    case Virtualization::kWsl:
+      return "wsl";
+    case Virtualization::kBareMetal:
+      break;
+  }
+  return "bare_metal";
+}
+
+HostFacts read_host_facts(const fs::path& root) {
+  HostFacts h;
+  h.hostname = read_first_line(under(root, "proc/sys/kernel/hostname"));
+  if (!h.hostname) h.hostname = read_first_line(under(root, "etc/hostname"));
+
+  if (const auto os = read_os_release(root)) {
+    h.os = os->pretty_name ? os->pretty_name : os->name;
+    h.os_id = os->id;
+    h.os_version = os->version_id;
+  }
+
+  const auto osrelease = read_text(under(root, "proc/sys/kernel/osrelease"));
+  if (osrelease && !trim(*osrelease).empty()) h.kernel = sanitize(trim(*osrelease));
+  if (!h.kernel && is_live_root(root)) {
+    struct utsname u {};
+    if (uname(&u) == 0) h.kernel = sanitize_c_buffer(u.release, sizeof u.release);
+  }
+
+  const CpuFacts cpu = read_cpu_facts(root);
+  h.arch = cpu.arch;
+  // The isa map holds sse4_2 exactly when an x86 flags line was parsed.
+  if (cpu.isa.count(std::string(keys::kIsaSse4_2)) != 0)
+    h.hypervisor = std::find(cpu.flags.begin(), cpu.flags.end(), "hypervisor") != cpu.flags.end();
+
+  const ContainerFinding container = detect_container(root);
+  h.container_runtime = container.runtime;
+  if (mentions_wsl(osrelease) || mentions_wsl(read_text(under(root, "proc/version"))))
+    h.virtualization = Virtualization::kWsl;
+  else if (container.found)
+    h.virtualization = Virtualization::kContainer;
+  return h;
+}
+
+nlohmann::json to_json(const HostFacts& h) {
+  nlohmann::json j = nlohmann::json::object();
+  put(j, keys::kHostname, h.hostname);
+  put(j, keys::kOs, h.os);
+  put(j, keys::kOsId, h.os_id);
+  put(j, keys::kOsVersion, h.os_version);
+  put(j, keys::kKernel, h.kernel);
+  put(j, keys::kArch, h.arch);
+  j[std::string(keys::kVirtualization)] = std::string(to_string(h.virtualization));
+  put(j, keys::kContainerRuntime, h.container_runtime);
+  put(j, keys::kHypervisor, h.hypervisor);
+  return j;
+}
+
+}  // namespace gpucheck::probe
