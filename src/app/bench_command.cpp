@@ -203,7 +203,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
   auto handle_line = [&](const std::string& line) {
     if (line.empty()) return;
     auto ev = nlohmann::json::parse(line, nullptr, false);
-    if (ev.is_discarded()) return;
+    if (!ev.is_object()) return;  // not one of our event lines
     if (ev.value("event", "") == "cell") {
       current = ev.value("index", std::size_t{0});
       progress.show(target.device, *current, plan.cells.size(), ev.value("label", ""));

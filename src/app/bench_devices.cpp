@@ -30,10 +30,17 @@ std::string backend_of(const std::string& name) {
   return {};
 }
 
+// The section's device list by reference (value() would copy, and pointers into it dangle).
+const nlohmann::json& devices_of(const nlohmann::json& backend) {
+  static const nlohmann::json kNone = nlohmann::json::array();
+  auto it = backend.find(k::kDevices);
+  return it != backend.end() && it->is_array() ? *it : kNone;
+}
+
 std::vector<std::pair<std::string, std::string>> found_devices(const nlohmann::json& backends) {
   std::vector<std::pair<std::string, std::string>> out;  // (flat id, backend)
   for (const auto& b : backends)
-    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+    for (const auto& d : devices_of(b))
       out.emplace_back(d.value(std::string(k::kDevice), ""), b.value(std::string(k::kName), ""));
   return out;
 }
@@ -53,7 +60,7 @@ std::string valid_list(const nlohmann::json& backends) {
 
 const nlohmann::json* find_device(const nlohmann::json& backends, const std::string& name) {
   for (const auto& b : backends)
-    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+    for (const auto& d : devices_of(b))
       if (d.value(std::string(k::kDevice), "") == name ||
           d.value(std::string(k::kStableId), "") == name ||
           (name.find(':') != std::string::npos &&
@@ -71,7 +78,7 @@ std::string why_missing(const nlohmann::json& backends, const std::string& name,
         return fmt::format("device '{}' is not there: the {} backend is {}: {}", name, backend,
                            status, b.value(std::string(k::kReason), ""));
       return fmt::format("device '{}' is not there: the {} backend found {} device(s)", name,
-                         backend, b.value(std::string(k::kDevices), nlohmann::json::array()).size());
+                         backend, devices_of(b).size());
     }
   return fmt::format("device '{}' is not there", name);
 }

@@ -50,11 +50,15 @@ struct Bf16Codec {
 template <class F>
 decltype(auto) with_codec(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kF64: return f(F64Codec{});
-    case DType::kF16: return f(F16Codec{});
-    case DType::kBf16: return f(Bf16Codec{});
+    case DType::kF64:
+      return f(F64Codec{});
+    case DType::kF16:
+      return f(F16Codec{});
+    case DType::kBf16:
+      return f(Bf16Codec{});
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   return f(F32Codec{});
 }
@@ -85,7 +89,9 @@ class Counter {
 };
 
 // A uniform double in the open interval (0, 1): 53 random bits, centred in their cell.
-double unit_open(std::uint64_t h) { return (static_cast<double>(h >> 11) + 0.5) * 0x1p-53; }
+double unit_open(std::uint64_t h) {
+  return (static_cast<double>(h >> 11) + 0.5) * 0x1p-53;
+}
 
 // Runs body(begin, end) over [0, n) split in contiguous even-aligned ranges on the hardware
 // threads (inline when small or when no thread can be started).
@@ -150,8 +156,8 @@ void to_channels_last(const T* src, T* dst, std::uint64_t d0, std::uint64_t d1, 
           dst[((a * d2 + c) * d3 + d) * d1 + b] = src[((a * d1 + b) * d2 + c) * d3 + d];
 }
 
-void permute_to_channels_last(HostBuffer& buf, std::uint64_t d0, std::uint64_t d1,
-                              std::uint64_t d2, std::uint64_t d3) {
+void permute_to_channels_last(HostBuffer& buf, std::uint64_t d0, std::uint64_t d1, std::uint64_t d2,
+                              std::uint64_t d3) {
   HostBuffer out(buf.dtype(), buf.size());
   with_codec(buf.dtype(), [&](auto codec) {
     using T = typename decltype(codec)::T;
@@ -170,7 +176,7 @@ AllocationError::AllocationError(std::uint64_t bytes, const std::string& what)
     : std::runtime_error(what), bytes_(bytes) {}
 
 void HostBuffer::Free::operator()(std::byte* p) const noexcept {
-  ::operator delete(p, std::align_val_t{kAlignment});
+  ::operator delete (p, std::align_val_t{kAlignment});
 }
 
 HostBuffer::HostBuffer(DType dtype, std::size_t size) : dtype_(dtype), size_(size) {
@@ -178,19 +184,19 @@ HostBuffer::HostBuffer(DType dtype, std::size_t size) : dtype_(dtype), size_(siz
   std::size_t bytes = 0;
   if (__builtin_mul_overflow(size, esize, &bytes) ||
       bytes > std::numeric_limits<std::size_t>::max() - kAlignment) {
-    throw AllocationError(std::numeric_limits<std::uint64_t>::max(),
-                          fmt::format("host buffer of {} {} elements: byte count overflows", size,
-                                      to_string(dtype)));
+    throw AllocationError(
+        std::numeric_limits<std::uint64_t>::max(),
+        fmt::format("host buffer of {} {} elements: byte count overflows", size, to_string(dtype)));
   }
   if (bytes == 0) return;
   // Rounded up to whole cache lines, so vector code may read the last line in full.
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = ::operator new(rounded, std::align_val_t{kAlignment}, std::nothrow);
+  void* p = ::operator new (rounded, std::align_val_t{kAlignment}, std::nothrow);
   if (p == nullptr) {
-    throw AllocationError(bytes, fmt::format("cannot allocate {} bytes ({:.2f} GiB) of host memory "
-                                             "for {} {} elements",
-                                             bytes, static_cast<double>(bytes) / (1u << 30), size,
-                                             to_string(dtype)));
+    throw AllocationError(
+        bytes, fmt::format("cannot allocate {} bytes ({:.2f} GiB) of host memory "
+                           "for {} {} elements",
+                           bytes, static_cast<double>(bytes) / (1u << 30), size, to_string(dtype)));
   }
   data_.reset(static_cast<std::byte*>(p));
 }
@@ -199,10 +205,16 @@ void HostBuffer::check_storage(std::size_t type_size, bool is_float, bool is_dou
   bool ok = false;
   switch (dtype_) {
     case DType::kF32:
-    case DType::kTf32: ok = is_float; break;
-    case DType::kF64: ok = is_double; break;
+    case DType::kTf32:
+      ok = is_float;
+      break;
+    case DType::kF64:
+      ok = is_double;
+      break;
     case DType::kF16:
-    case DType::kBf16: ok = type_size == 2 && !is_float && !is_double; break;
+    case DType::kBf16:
+      ok = type_size == 2 && !is_float && !is_double;
+      break;
   }
   if (!ok)
     throw std::logic_error(fmt::format("HostBuffer of {} viewed as a {}-byte {} type",
@@ -213,11 +225,15 @@ void HostBuffer::check_storage(std::size_t type_size, bool is_float, bool is_dou
 double HostBuffer::get(std::size_t i) const {
   const void* p = data_.get();
   switch (dtype_) {
-    case DType::kF64: return static_cast<const double*>(p)[i];
-    case DType::kF16: return f16_to_double(static_cast<const std::uint16_t*>(p)[i]);
-    case DType::kBf16: return bf16_to_double(static_cast<const std::uint16_t*>(p)[i]);
+    case DType::kF64:
+      return static_cast<const double*>(p)[i];
+    case DType::kF16:
+      return f16_to_double(static_cast<const std::uint16_t*>(p)[i]);
+    case DType::kBf16:
+      return bf16_to_double(static_cast<const std::uint16_t*>(p)[i]);
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   return static_cast<const float*>(p)[i];
 }
@@ -225,11 +241,18 @@ double HostBuffer::get(std::size_t i) const {
 void HostBuffer::set(std::size_t i, double v) {
   void* p = data_.get();
   switch (dtype_) {
-    case DType::kF64: static_cast<double*>(p)[i] = v; return;
-    case DType::kF16: static_cast<std::uint16_t*>(p)[i] = double_to_f16(v); return;
-    case DType::kBf16: static_cast<std::uint16_t*>(p)[i] = double_to_bf16(v); return;
+    case DType::kF64:
+      static_cast<double*>(p)[i] = v;
+      return;
+    case DType::kF16:
+      static_cast<std::uint16_t*>(p)[i] = double_to_f16(v);
+      return;
+    case DType::kBf16:
+      static_cast<std::uint16_t*>(p)[i] = double_to_bf16(v);
+      return;
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   static_cast<float*>(p)[i] = static_cast<float>(v);
 }
@@ -353,10 +376,15 @@ void poison(HostBuffer& buf) {
     case DType::kF64:
       std::fill_n(static_cast<std::uint64_t*>(buf.data()), buf.size(), kPoisonF64);
       return;
-    case DType::kF16: std::fill_n(buf.as<std::uint16_t>(), buf.size(), kPoisonF16); return;
-    case DType::kBf16: std::fill_n(buf.as<std::uint16_t>(), buf.size(), kPoisonBf16); return;
+    case DType::kF16:
+      std::fill_n(buf.as<std::uint16_t>(), buf.size(), kPoisonF16);
+      return;
+    case DType::kBf16:
+      std::fill_n(buf.as<std::uint16_t>(), buf.size(), kPoisonBf16);
+      return;
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   // Stored as bits: a NaN passed through a float register may not keep its payload everywhere.
   auto* p = static_cast<std::uint32_t*>(buf.data());
@@ -366,11 +394,15 @@ void poison(HostBuffer& buf) {
 bool is_poison(const HostBuffer& buf, std::size_t i) {
   const void* p = buf.data();
   switch (buf.dtype()) {
-    case DType::kF64: return static_cast<const std::uint64_t*>(p)[i] == kPoisonF64;
-    case DType::kF16: return static_cast<const std::uint16_t*>(p)[i] == kPoisonF16;
-    case DType::kBf16: return static_cast<const std::uint16_t*>(p)[i] == kPoisonBf16;
+    case DType::kF64:
+      return static_cast<const std::uint64_t*>(p)[i] == kPoisonF64;
+    case DType::kF16:
+      return static_cast<const std::uint16_t*>(p)[i] == kPoisonF16;
+    case DType::kBf16:
+      return static_cast<const std::uint16_t*>(p)[i] == kPoisonBf16;
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   return static_cast<const std::uint32_t*>(p)[i] == kPoisonF32;
 }

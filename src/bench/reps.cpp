@@ -16,7 +16,8 @@ void validate(const RepPolicy& policy) {
   if (policy.reps && *policy.reps < 1)
     throw UsageError(fmt::format("--reps must be 1 or more, not {}", *policy.reps));
   if (!std::isfinite(policy.min_time_s) || policy.min_time_s < 0)
-    throw UsageError(fmt::format("--min-time must be 0 or more seconds, not {}", policy.min_time_s));
+    throw UsageError(
+        fmt::format("--min-time must be 0 or more seconds, not {}", policy.min_time_s));
   if (!std::isfinite(policy.max_time_s) || policy.max_time_s <= 0)
     throw UsageError(
         fmt::format("--max-time must be more than 0 seconds, not {}", policy.max_time_s));

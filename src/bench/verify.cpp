@@ -24,17 +24,23 @@ constexpr std::size_t kBlock = 4096;
 
 int precision_bits(DType d) {
   switch (d) {
-    case DType::kF64: return 53;
-    case DType::kF32: return 24;
+    case DType::kF64:
+      return 53;
+    case DType::kF32:
+      return 24;
     case DType::kTf32:
-    case DType::kF16: return 11;
-    case DType::kBf16: return 8;
+    case DType::kF16:
+      return 11;
+    case DType::kBf16:
+      return 8;
   }
   return 24;
 }
 
 // Unit roundoff of what the dtype stores (tf32 results are stored as f32).
-double storage_roundoff(DType d) { return d == DType::kTf32 ? 0x1p-24 : unit_roundoff(d); }
+double storage_roundoff(DType d) {
+  return d == DType::kTf32 ? 0x1p-24 : unit_roundoff(d);
+}
 
 ErrorModel product_model(DType in, DType out, DType compute, std::uint64_t k, double lambda_k) {
   const double u_in = precision_bits(in) > precision_bits(compute) ? unit_roundoff(compute) : 0;
@@ -68,7 +74,9 @@ struct Acc {
 };
 
 // Difference of two double-double values, rounded once.
-double difference(const Acc& s, const Acc& t) { return (s.hi - t.hi) + (s.lo - t.lo); }
+double difference(const Acc& s, const Acc& t) {
+  return (s.hi - t.hi) + (s.lo - t.lo);
+}
 
 // Elements [offset, offset+count) of buf as doubles.
 void load(const HostBuffer& buf, std::size_t offset, std::size_t count, double* out) {
@@ -87,7 +95,8 @@ void load(const HostBuffer& buf, std::size_t offset, std::size_t count, double* 
       return;
     }
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   const float* p = buf.as<float>() + offset;
   for (std::size_t i = 0; i < count; ++i) out[i] = p[i];
@@ -144,7 +153,8 @@ ScanResult scan_outputs(const HostBuffer& y, bool reject_negative) {
       return scan_bits<std::uint16_t>(static_cast<const std::uint16_t*>(p), y.size(), 0x7F80u,
                                       0x8000u, kPoisonBf16, reject_negative);
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   return scan_bits<std::uint32_t>(static_cast<const std::uint32_t*>(p), y.size(), 0x7F800000u,
                                   0x80000000u, kPoisonF32, reject_negative);
@@ -153,10 +163,18 @@ ScanResult scan_outputs(const HostBuffer& y, bool reject_negative) {
 std::string describe_scan(const ScanResult& s, const HostBuffer& y) {
   std::string what;
   switch (s.kind) {
-    case BadKind::kPoison: what = "was never written (still the poison value)"; break;
-    case BadKind::kNan: what = "is NaN"; break;
-    case BadKind::kInf: what = fmt::format("is {}inf", y.get(s.first) < 0 ? "-" : "+"); break;
-    case BadKind::kNegative: what = fmt::format("is negative ({})", y.get(s.first)); break;
+    case BadKind::kPoison:
+      what = "was never written (still the poison value)";
+      break;
+    case BadKind::kNan:
+      what = "is NaN";
+      break;
+    case BadKind::kInf:
+      what = fmt::format("is {}inf", y.get(s.first) < 0 ? "-" : "+");
+      break;
+    case BadKind::kNegative:
+      what = fmt::format("is negative ({})", y.get(s.first));
+      break;
   }
   return fmt::format("element {} {}; {} of {} elements NaN, Inf, unwritten or of the wrong sign",
                      s.first, what, s.bad, y.size());
@@ -199,7 +217,8 @@ std::vector<std::uint64_t> sample_indices(std::uint64_t n, std::size_t count, st
   idx.reserve(count + 2);
   idx.push_back(0);
   idx.push_back(n - 1);
-  for (std::size_t t = 0; t < count; ++t) idx.push_back(random_bits(seed, kStreamVerifySamples, t) % n);
+  for (std::size_t t = 0; t < count; ++t)
+    idx.push_back(random_bits(seed, kStreamVerifySamples, t) % n);
   std::sort(idx.begin(), idx.end());
   idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
   return idx;
@@ -228,8 +247,7 @@ void finish(Verification& v, const Tracker& t, std::uint64_t checked_rows_failed
   const bool ok = t.bad() == 0 && checked_rows_failed == 0 && t.max() <= 1;
   v.ok = ok;
   v.max_rel_error = v.tolerance * t.max();
-  if (!ok && !(v.max_rel_error > v.tolerance))
-    v.max_rel_error = std::nextafter(v.tolerance, kInf);
+  if (!ok && !(v.max_rel_error > v.tolerance)) v.max_rel_error = std::nextafter(v.tolerance, kInf);
   v.first_bad_index = t.first();
   if (ok) {
     v.detail = std::move(ok_detail);
@@ -252,15 +270,21 @@ double element_allowance(const ErrorModel& m, double out_min_normal, double ref,
 
 }  // namespace
 
-double unit_roundoff(DType dtype) { return std::ldexp(1.0, -precision_bits(dtype)); }
+double unit_roundoff(DType dtype) {
+  return std::ldexp(1.0, -precision_bits(dtype));
+}
 
 double exp_tolerance(DType dtype) {
   switch (dtype) {
-    case DType::kF64: return 1e-14;
-    case DType::kF16: return 2e-3;
-    case DType::kBf16: return 1.6e-2;
+    case DType::kF64:
+      return 1e-14;
+    case DType::kF16:
+      return 2e-3;
+    case DType::kBf16:
+      return 1.6e-2;
     case DType::kF32:
-    case DType::kTf32: break;
+    case DType::kTf32:
+      break;
   }
   return 2e-6;
 }
@@ -344,9 +368,9 @@ Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const Host
   const std::uint64_t m = shape.m, n = shape.n, k = shape.k;
   if (a.size() != mul_checked(m, k) || b.size() != mul_checked(k, n) ||
       c.size() != mul_checked(m, n))
-    throw std::invalid_argument(fmt::format(
-        "verify_gemm: buffers of {}, {}, {} elements for m={} n={} k={}", a.size(), b.size(),
-        c.size(), m, n, k));
+    throw std::invalid_argument(
+        fmt::format("verify_gemm: buffers of {}, {}, {} elements for m={} n={} k={}", a.size(),
+                    b.size(), c.size(), m, n, k));
   const ErrorModel model = gemm_error_model(a.dtype(), c.dtype(), compute, k);
   Verification v;
   v.tolerance = model.tolerance;
@@ -386,8 +410,8 @@ Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const Host
       const double ref = acc[j].value(), got = c.get(i * n + j);
       const double allow = element_allowance(model, out_mn, ref, mag[j], k);
       t.observe(i * n + j, std::fabs(got - ref) / allow, [&] {
-        return fmt::format("C[{},{}] (element {}) = {} where float64 gives {} (allowed ±{:.3g})",
-                           i, j, i * n + j, got, ref, allow);
+        return fmt::format("C[{},{}] (element {}) = {} where float64 gives {} (allowed ±{:.3g})", i,
+                           j, i * n + j, got, ref, allow);
       });
     }
   };
@@ -523,8 +547,8 @@ Verification verify_conv(const ConvShape& shape, const HostBuffer& xb, const Hos
   if (xb.size() != conv_x_elements(shape) || wb.size() != conv_w_elements(shape) ||
       yb.size() != conv_y_elements(shape))
     throw std::invalid_argument(
-        fmt::format("verify_conv: buffers of {}, {}, {} elements do not match the shape",
-                    xb.size(), wb.size(), yb.size()));
+        fmt::format("verify_conv: buffers of {}, {}, {} elements do not match the shape", xb.size(),
+                    wb.size(), yb.size()));
   const std::uint64_t P = shape.p(), Q = shape.q();
   const std::uint64_t crs = C * R * S;
   const ErrorModel model = conv_error_model(xb.dtype(), yb.dtype(), compute, crs);
@@ -589,9 +613,10 @@ Verification verify_conv(const ConvShape& shape, const HostBuffer& xb, const Hos
     const double ref = s.value(), got = yb.get(idx);
     const double allow = element_allowance(model, out_mn, ref, mg, crs);
     t.observe(idx, std::fabs(got - ref) / allow, [&] {
-      return fmt::format("y[n={},k={},p={},q={}] (element {}) = {} where float64 gives {} "
-                         "(allowed ±{:.3g})",
-                         n, k, p, q, idx, got, ref, allow);
+      return fmt::format(
+          "y[n={},k={},p={},q={}] (element {}) = {} where float64 gives {} "
+          "(allowed ±{:.3g})",
+          n, k, p, q, idx, got, ref, allow);
     });
   };
 

@@ -65,9 +65,9 @@ struct Verification {
 };
 
 struct VerifyOptions {
-  std::uint64_t seed = kDefaultSeed;                    // picks samples and ±1 vectors
-  std::uint64_t exp_full_max = std::uint64_t{1} << 24;  // exp: every element up to this count
-  std::size_t exp_samples = 4096;                       // exp: sampled elements above it
+  std::uint64_t seed = kDefaultSeed;                     // picks samples and ±1 vectors
+  std::uint64_t exp_full_max = std::uint64_t{1} << 24;   // exp: every element up to this count
+  std::size_t exp_samples = 4096;                        // exp: sampled elements above it
   std::uint64_t full_max_macs = std::uint64_t{1} << 22;  // gemm/conv: elementwise up to this
   std::size_t samples = 256;                             // gemm/conv: sampled elements
   std::size_t max_localized = 8;  // failing rows/positions recomputed in full to name elements

@@ -27,8 +27,8 @@ constexpr std::uint32_t narrow(SrcBits bits) {
   constexpr std::uint64_t kSrcImplicit = std::uint64_t{1} << kSrcMan;
 
   const auto wide = static_cast<std::uint64_t>(bits);
-  const std::uint32_t sign =
-      static_cast<std::uint32_t>((wide >> (kSrcExp + kSrcMan)) & 1u) << (kDstExp + kDstMan);
+  const std::uint32_t sign = static_cast<std::uint32_t>((wide >> (kSrcExp + kSrcMan)) & 1u)
+                             << (kDstExp + kDstMan);
   const auto exp_field = static_cast<std::uint32_t>((wide >> kSrcMan) & kSrcExpMax);
   std::uint64_t sig = wide & (kSrcImplicit - 1);
 
@@ -96,7 +96,9 @@ constexpr float f16_to_float(std::uint16_t h) {
   }
   return std::bit_cast<float>(sign | ((exp_field + 112u) << 23) | (man << 13));
 }
-constexpr double f16_to_double(std::uint16_t h) { return f16_to_float(h); }
+constexpr double f16_to_double(std::uint16_t h) {
+  return f16_to_float(h);
+}
 
 // float/double → bf16, round to nearest even; overflow gives ±inf.
 constexpr std::uint16_t float_to_bf16(float v) {
@@ -112,12 +114,22 @@ constexpr std::uint16_t double_to_bf16(double v) {
 constexpr float bf16_to_float(std::uint16_t h) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
 }
-constexpr double bf16_to_double(std::uint16_t h) { return bf16_to_float(h); }
+constexpr double bf16_to_double(std::uint16_t h) {
+  return bf16_to_float(h);
+}
 
-constexpr bool f16_is_nan(std::uint16_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu); }
-constexpr bool f16_is_finite(std::uint16_t h) { return (h & 0x7C00u) != 0x7C00u; }
-constexpr bool bf16_is_nan(std::uint16_t h) { return (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu); }
-constexpr bool bf16_is_finite(std::uint16_t h) { return (h & 0x7F80u) != 0x7F80u; }
+constexpr bool f16_is_nan(std::uint16_t h) {
+  return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu);
+}
+constexpr bool f16_is_finite(std::uint16_t h) {
+  return (h & 0x7C00u) != 0x7C00u;
+}
+constexpr bool bf16_is_nan(std::uint16_t h) {
+  return (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu);
+}
+constexpr bool bf16_is_finite(std::uint16_t h) {
+  return (h & 0x7F80u) != 0x7F80u;
+}
 
 // float → the nearest tf32 value (8-bit exponent, 10 explicit mantissa bits), ties to even, held
 // in a float. Tensor cores that read f32 data in TF32 mode see this (or its truncation).

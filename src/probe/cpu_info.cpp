@@ -63,13 +63,14 @@ std::optional<T> parse_number(std::string_view s, int base = 10) {
   return v;
 }
 
+// A clock in MHz; 0 (what some VMs print) or a negative value means unknown.
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;
   double v = 0;
   const auto* end = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(s.data(), end, v);
-  if (ec != std::errc{} || ptr != end || !(v >= 0) || v > 1e9) return std::nullopt;
+  if (ec != std::errc{} || ptr != end || !(v > 0) || v > 1e9) return std::nullopt;
   return v;
 }
 

@@ -27,7 +27,6 @@ std::uint16_t reference_round(double v, int man, int bias, int exp_max) {
   // q ∈ [0, 2^(man+1)]; its encoding adds into the exponent field as in half.h.
   const long base = unbiased + bias - 1;
   long bits = (base < 0 ? 0 : (base << man)) + static_cast<long>(q);
-  if (unbiased + bias <= 0) bits = static_cast<long>(q);
   if (bits >= (static_cast<long>(exp_max) << man)) bits = static_cast<long>(exp_max) << man;
   return static_cast<std::uint16_t>(sign | bits);
 }
@@ -37,7 +36,10 @@ TEST(Half, F16RoundTripsEveryBitPattern) {
     const auto bits = static_cast<std::uint16_t>(h);
     const float f = f16_to_float(bits);
     ASSERT_EQ(float_to_f16(f), bits) << std::hex << h;
-    ASSERT_EQ(double_to_f16(f16_to_double(bits)), bits) << std::hex << h;
+    // (float → double sets the quiet bit of a signalling NaN, so NaNs only through float.)
+    if (!std::isnan(f)) {
+      ASSERT_EQ(double_to_f16(f16_to_double(bits)), bits) << std::hex << h;
+    }
     ASSERT_EQ(std::isnan(f), f16_is_nan(bits)) << std::hex << h;
     ASSERT_EQ(std::isfinite(f), f16_is_finite(bits)) << std::hex << h;
   }
@@ -49,7 +51,9 @@ TEST(Half, Bf16RoundTripsEveryBitPattern) {
     const float f = bf16_to_float(bits);
     ASSERT_EQ(std::bit_cast<std::uint32_t>(f), h << 16);
     ASSERT_EQ(float_to_bf16(f), bits) << std::hex << h;
-    if (!std::isnan(f)) ASSERT_EQ(double_to_bf16(bf16_to_double(bits)), bits) << std::hex << h;
+    if (!std::isnan(f)) {
+      ASSERT_EQ(double_to_bf16(bf16_to_double(bits)), bits) << std::hex << h;
+    }
     ASSERT_EQ(std::isnan(f), bf16_is_nan(bits)) << std::hex << h;
     ASSERT_EQ(std::isfinite(f), bf16_is_finite(bits)) << std::hex << h;
   }
@@ -101,17 +105,17 @@ TEST(Half, F16KnownValues) {
   EXPECT_EQ(float_to_f16(1e6f), 0x7C00);
   EXPECT_EQ(float_to_f16(-1e6f), 0xFC00);
   EXPECT_EQ(float_to_f16(std::numeric_limits<float>::infinity()), 0x7C00);
-  EXPECT_EQ(float_to_f16(0x1p-14f), 0x0400);                   // smallest normal
-  EXPECT_EQ(float_to_f16(0x1p-24f), 0x0001);                   // smallest subnormal
-  EXPECT_EQ(float_to_f16(0x1p-25f), 0x0000);                   // tie to even: zero
-  EXPECT_EQ(float_to_f16(0x1.8p-25f), 0x0001);                 // above the tie
-  EXPECT_EQ(float_to_f16(0x1.8p-24f), 0x0002);                 // tie between 1 and 2 ulps
+  EXPECT_EQ(float_to_f16(0x1p-14f), 0x0400);    // smallest normal
+  EXPECT_EQ(float_to_f16(0x1p-24f), 0x0001);    // smallest subnormal
+  EXPECT_EQ(float_to_f16(0x1p-25f), 0x0000);    // tie to even: zero
+  EXPECT_EQ(float_to_f16(0x1.8p-25f), 0x0001);  // above the tie
+  EXPECT_EQ(float_to_f16(0x1.8p-24f), 0x0002);  // tie between 1 and 2 ulps
   EXPECT_EQ(double_to_f16(0x1p-30), 0x0000);
-  EXPECT_EQ(float_to_f16(1.0f + 0x1p-11f), 0x3C00);            // tie, even below
-  EXPECT_EQ(float_to_f16(1.0f + 3 * 0x1p-11f), 0x3C02);        // tie, even above
+  EXPECT_EQ(float_to_f16(1.0f + 0x1p-11f), 0x3C00);      // tie, even below
+  EXPECT_EQ(float_to_f16(1.0f + 3 * 0x1p-11f), 0x3C02);  // tie, even above
   EXPECT_EQ(float_to_f16(-0.0f), 0x8000);
   EXPECT_EQ(float_to_f16(std::numeric_limits<float>::denorm_min()), 0x0000);
-  EXPECT_FLOAT_EQ(f16_to_float(0x03FF), 6.0975552e-05f);       // largest subnormal
+  EXPECT_FLOAT_EQ(f16_to_float(0x03FF), 6.0975552e-05f);  // largest subnormal
   EXPECT_EQ(f16_to_float(0x7BFF), 65504.0f);
   EXPECT_TRUE(f16_is_nan(float_to_f16(std::numeric_limits<float>::quiet_NaN())));
   EXPECT_TRUE(f16_is_nan(double_to_f16(std::numeric_limits<double>::quiet_NaN())));
@@ -124,8 +128,8 @@ TEST(Half, Bf16KnownValues) {
   EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
   EXPECT_EQ(float_to_bf16(-2.0f), 0xC000);
   EXPECT_EQ(float_to_bf16(3.14159265f), 0x4049);
-  EXPECT_EQ(float_to_bf16(1.0f + 0x1p-8f), 0x3F80);      // tie, even below
-  EXPECT_EQ(float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82);  // tie, even above
+  EXPECT_EQ(float_to_bf16(1.0f + 0x1p-8f), 0x3F80);                     // tie, even below
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82);                 // tie, even above
   EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::max()), 0x7F80);  // rounds up to inf
   EXPECT_EQ(float_to_bf16(std::bit_cast<float>(0x7F7F0000u)), 0x7F7F);
   EXPECT_EQ(float_to_bf16(std::bit_cast<float>(0x00010000u)), 0x0001);  // subnormal, exact
@@ -158,8 +162,8 @@ TEST(Half, MatchesCompilerFloat16WhereAvailable) {
 
 TEST(Half, Tf32Rounding) {
   EXPECT_EQ(round_to_tf32(1.0f), 1.0f);
-  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f);                     // tie, even below
-  EXPECT_EQ(round_to_tf32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);       // tie, even above
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f);                // tie, even below
+  EXPECT_EQ(round_to_tf32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);  // tie, even above
   EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f + 0x1p-20f), 1.0f + 0x1p-10f);
   EXPECT_EQ(round_to_tf32(-1.0f - 0x1p-11f - 0x1p-20f), -1.0f - 0x1p-10f);
   EXPECT_EQ(round_to_tf32(std::numeric_limits<float>::max()),

@@ -30,7 +30,7 @@ class TestBackend final : public Backend {
     if (kind_ == "flood") {
       // A driver returning absurd amounts of data: more than the parent accepts from a child.
       return {{keys::kName, name_}, {keys::kStatus, "available"},
-              {"junk", std::string(std::size_t{64} << 20, 'x')}};
+              {"junk", std::string(std::size_t{17} << 20, 'x')}};  // just over the 16 MiB limit
     }
     namespace k = keys;
     nlohmann::json device = {{k::kDevice, name_ + "0"},

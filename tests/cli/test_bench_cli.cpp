@@ -1,0 +1,203 @@
+// `gpucheck bench` end to end on the CPU: verified records, planted errors, bad input, exit codes.
+#include "run_gpucheck.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using gpucheck::testing::run_gpucheck;
+using gpucheck::testing::write_temp_file;
+using ::testing::HasSubstr;
+
+namespace {
+
+// Small and quick: the sizes of a test, not of a benchmark.
+std::vector<std::string> quick(std::vector<std::string> args) {
+  for (const char* a : {"--reps", "2", "--warmup", "1", "--exp", "100003", "--gemm", "96x80x72",
+                        "--conv", "2,3,9,11,4,3,3,2,1", "--copy", "65536", "--json"})
+    args.emplace_back(a);
+  return args;
+}
+
+nlohmann::json records(const std::string& out) { return nlohmann::json::parse(out)["results"]; }
+
+}  // namespace
+
+TEST(BenchCli, CpuRecordsAreVerifiedOk) {
+  auto r = run_gpucheck(quick({"bench", "--device", "cpu"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto results = records(r.out);
+  std::set<std::string> seen;
+  for (const auto& rec : results) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec["status"], "ok");
+    EXPECT_EQ(rec["transfers"], "excluded");
+    EXPECT_GT(rec["time_s"]["median"].get<double>(), 0.0);
+    EXPECT_EQ(rec["time_s"]["reps"], 2);
+    EXPECT_GT(rec["throughput"]["value"].get<double>(), 0.0);
+    EXPECT_LE(rec["verification"]["max_rel_error"].get<double>(),
+              rec["verification"]["tolerance"].get<double>());
+    EXPECT_FALSE(rec.contains("speedup_vs_cpu"));
+    seen.insert(rec["op"].get<std::string>() + "/" + rec.value("dtype", "-") + "/" +
+                rec["shape"].value("layout", ""));
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"exp/f32/", "exp/f64/", "gemm/f32/", "gemm/f64/",
+                                         "conv/f32/nchw", "conv/f32/nhwc", "copy/-/"}));
+}
+
+TEST(BenchCli, PlantedWrongValueIsMismatchAndExitOne) {
+  for (std::string kind : {"wrong", "nan"}) {
+    SCOPED_TRACE(kind);
+    auto r = run_gpucheck(quick({"bench", "--device", "cpu", "--ops", "exp,gemm,conv"}),
+                          {{"GPUCHECK_TEST_PLANT", kind}});
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    auto results = records(r.out);
+    ASSERT_EQ(results.size(), 6u);  // exp and gemm in f32 and f64, conv in two layouts
+    for (const auto& rec : results) {
+      EXPECT_EQ(rec["status"], "mismatch") << rec.dump();
+      EXPECT_THAT(rec["reason"].get<std::string>(), HasSubstr("verification failed"));
+      EXPECT_TRUE(rec["verification"].contains("first_bad_index"));
+    }
+  }
+}
+
+TEST(BenchCli, ExplicitUnsupportedDtypeIsRecordedNotRun) {
+  auto r = run_gpucheck(quick({"bench", "--device", "cpu", "--ops", "gemm", "--dtype", "f16,f32"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto results = records(r.out);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["dtype"], "f16");
+  EXPECT_EQ(results[0]["status"], "unsupported");
+  EXPECT_THAT(results[0]["reason"].get<std::string>(), HasSubstr("f32 and f64"));
+  EXPECT_EQ(results[1]["status"], "ok");
+}
+
+TEST(BenchCli, AbsurdSizeIsSkippedBeforeAllocation) {
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "gemm", "--dtype", "f32", "--gemm",
+                         "1000000x1000000x1000000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = records(r.out).at(0);
+  EXPECT_EQ(rec["status"], "skipped");
+  // Three 10^12-element f32 matrices, on the "device" and in host memory: both are the RAM.
+  EXPECT_EQ(rec["bytes_needed"].get<std::uint64_t>(), 2 * 3 * 4000000000000ull);
+  EXPECT_GT(rec["bytes_limit"].get<std::uint64_t>(), 0u);
+  EXPECT_THAT(rec["reason"].get<std::string>(), HasSubstr("MemAvailable"));
+}
+
+TEST(BenchCli, SizesBeyond64BitsAreSkipped) {
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--dtype", "f64", "--exp",
+                         "2^62", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = records(r.out).at(0);
+  EXPECT_EQ(rec["status"], "skipped");
+  EXPECT_THAT(rec["reason"].get<std::string>(), HasSubstr("overflow"));
+}
+
+TEST(BenchCli, BadValuesAreUsageErrorsNamingTheFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  std::vector<Case> cases = {
+      {{"--gemm", "12x34"}, "--gemm"},
+      {{"--gemm", "axbxc"}, "--gemm"},
+      {{"--conv", "1,2,3,4,5,6,7,8"}, "has 8 fields"},
+      {{"--conv", "1,1,2,2,1,5,5,1,0"}, "larger than the padded input"},
+      {{"--exp", "0"}, "--exp"},
+      {{"--copy", "12XB"}, "--copy"},
+      {{"--ops", "fft"}, "--ops"},
+      {{"--dtype", "f8"}, "--dtype"},
+      {{"--layout", "nc"}, "--layout"},
+      {{"--size", "huge"}, "--size"},
+      {{"--reps", "0"}, "--reps"},
+      {{"--min-time", "-1"}, "--min-time"},
+      {{"--max-time", "0"}, "--max-time"},
+      {{"--threads", "-2"}, "--threads"},
+      {{"--config", "/no/such/file.toml"}, "/no/such/file.toml"},
+      {{"--device", "gpu0"}, "valid devices here: cpu, all"},
+      {{"--device", "metal0"}, "valid devices"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args{"bench"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = run_gpucheck(args);
+    SCOPED_TRACE(c.args[0] + " " + c.args[1]);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.expect));
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+TEST(BenchCli, ConfigSyntaxErrorNamesFileLineColumn) {
+  auto path = write_temp_file("broken.toml", "[small]\nexp = [1048576\ngemm = 3\n");
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::MatchesRegex(".*broken\\.toml:[0-9]+:[0-9]+: .*"));
+}
+
+TEST(BenchCli, ConfigUnknownKeyNamesDottedKeyAndLine) {
+  auto path = write_temp_file("unknown.toml", "[small]\nexp = [1024]\n\n[medium]\nfft = [4]\n");
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--config", path, "--size", "medium"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown.toml:5"));
+  EXPECT_THAT(r.err, HasSubstr("'medium.fft'"));
+}
+
+TEST(BenchCli, ConfigWrongTypeNamesKey) {
+  auto path = write_temp_file("types.toml", "[small]\ngemm = [512]\n");
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("small.gemm"));
+  EXPECT_THAT(r.err, HasSubstr("expected strings"));
+}
+
+TEST(BenchCli, ConfigReplacesPresets) {
+  auto path = write_temp_file("tiny.toml", "[tiny]\nexp = [4096]\n");
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--config", path, "--size", "tiny", "--ops",
+                         "exp", "--reps", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto results = records(r.out);
+  ASSERT_EQ(results.size(), 2u);  // f32 and f64
+  EXPECT_EQ(results[0]["shape"]["n"], 4096);
+}
+
+TEST(BenchCli, MissingDeviceOfBuiltBackendExitsThree) {
+  // The crash backend's probe dies, so its device is not there: exit 3, not 2.
+  auto r = run_gpucheck(quick({"bench", "--device", "test_crash0", "--probe-timeout", "5"}),
+                        {{"GPUCHECK_TEST_BACKENDS", "crash"}});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("test_crash0"));
+}
+
+TEST(BenchCli, ChildThatWritesNoRecordExitsThree) {
+  // The weird backend lists a device but cannot open it: its bench child dies recordless.
+  auto r = run_gpucheck(quick({"bench", "--device", "test_weird0", "--no-baseline"}),
+                        {{"GPUCHECK_TEST_BACKENDS", "weird"}});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_THAT(doc["errors"].dump(), HasSubstr("no record"));
+  for (const auto& rec : doc["results"]) EXPECT_EQ(rec["status"], "failed");
+}
+
+TEST(BenchCli, UnwritableOutputIsUsageErrorBeforeAnyWork) {
+  auto r = run_gpucheck({"bench", "--device", "cpu", "-o", "/nonexistent/x.json"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(BenchCli, NoProgressLineWhenStderrIsNotATerminal) {
+  auto r = run_gpucheck(quick({"bench", "--device", "cpu", "--ops", "exp"}));
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("[cpu 1/")));
+}
+
+TEST(BenchCli, ProgressLineWhenStderrIsATerminal) {
+  if (!gpucheck::testing::have_program("script")) GTEST_SKIP() << "script(1) not installed";
+  std::string cmd = std::string(GPUCHECK_BINARY) +
+                    " bench --device cpu --ops exp --exp 4096 --reps 1 --json -o /dev/null";
+  // script(1) runs the command on a pseudo-terminal, as a person's shell would.
+  auto r = gpucheck::testing::run_program("script", {"-qec", cmd, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[cpu 1/4] exp f32 n=4096"));
+}

@@ -1,0 +1,208 @@
+// Timing statistics with exact numbers, and the repetition policy against a scripted timer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "bench/reps.h"
+#include "bench/stats.h"
+#include "core/errors.h"
+
+namespace {
+
+using namespace gpucheck;
+using namespace gpucheck::bench;
+
+TEST(Stats, OddCount) {
+  const std::vector<double> s = {3, 1, 2, 5, 4};
+  const TimeStats t = summarize(s, false);
+  EXPECT_EQ(t.median, 3);
+  EXPECT_EQ(t.min, 1);
+  EXPECT_EQ(t.max, 5);
+  EXPECT_DOUBLE_EQ(t.stddev, std::sqrt(2.5));  // Σ(x−3)² = 10, / (5−1)
+  EXPECT_EQ(t.reps, 5u);
+  EXPECT_FALSE(t.truncated);
+}
+
+TEST(Stats, EvenCountTakesTheMeanOfTheMiddleTwo) {
+  const std::vector<double> s = {4, 1, 3, 2};
+  const TimeStats t = summarize(s, true);
+  EXPECT_EQ(t.median, 2.5);
+  EXPECT_EQ(t.min, 1);
+  EXPECT_EQ(t.max, 4);
+  EXPECT_DOUBLE_EQ(t.stddev, std::sqrt(5.0 / 3.0));  // Σ(x−2.5)² = 5, / 3
+  EXPECT_EQ(t.reps, 4u);
+  EXPECT_TRUE(t.truncated);
+}
+
+TEST(Stats, OneSampleHasNoSpread) {
+  const std::vector<double> s = {0.125};
+  const TimeStats t = summarize(s, false);
+  EXPECT_EQ(t.median, 0.125);
+  EXPECT_EQ(t.min, 0.125);
+  EXPECT_EQ(t.max, 0.125);
+  EXPECT_EQ(t.stddev, 0);
+  EXPECT_EQ(t.reps, 1u);
+}
+
+TEST(Stats, ExactForSmallTimesAndNoCancellation) {
+  // Equal samples: stddev exactly 0 however large the values.
+  const std::vector<double> same(7, 1e9 + 0.1);
+  EXPECT_EQ(summarize(same, false).stddev, 0);
+  const std::vector<double> s = {2e-6, 4e-6};
+  const TimeStats t = summarize(s, false);
+  EXPECT_DOUBLE_EQ(t.median, 3e-6);
+  EXPECT_DOUBLE_EQ(t.stddev, std::sqrt(2e-12));
+}
+
+TEST(Stats, NoSamplesIsAnError) {
+  EXPECT_THROW(summarize(std::vector<double>{}, false), std::invalid_argument);
+}
+
+// A timer that returns scripted durations (the last one repeated) and counts its calls.
+struct ScriptedTimer {
+  std::vector<double> script;
+  std::size_t calls = 0;
+  double operator()() {
+    const double t = script[std::min(calls, script.size() - 1)];
+    ++calls;
+    return t;
+  }
+};
+
+std::vector<double> run(const RepPolicy& p, ScriptedTimer& timer, bool& truncated) {
+  return run_reps(
+      p, [&] { return timer(); }, &truncated);
+}
+
+TEST(Reps, PlannedCount) {
+  RepPolicy p;  // min_time 0.5
+  EXPECT_EQ(planned_reps(p, 0.1), 5);
+  EXPECT_EQ(planned_reps(p, 0.11), 5);  // ⌈4.54⌉
+  EXPECT_EQ(planned_reps(p, 0.3), 3);   // ⌈1.67⌉ = 2, at least 3
+  EXPECT_EQ(planned_reps(p, 10), 3);
+  EXPECT_EQ(planned_reps(p, 0.001), 500);
+  EXPECT_EQ(planned_reps(p, 0), kMaxAutoReps);
+  EXPECT_EQ(planned_reps(p, 1e-12), kMaxAutoReps);
+  p.reps = 7;
+  EXPECT_EQ(planned_reps(p, 0.001), 7);
+  EXPECT_EQ(planned_reps(p, 100), 7);
+}
+
+TEST(Reps, WarmupThenTimeDerivedCount) {
+  // Warm-ups 1 s and 0.5 s are discarded; t1 = 0.1 → ⌈0.5/0.1⌉ = 5 timed runs.
+  ScriptedTimer timer{{1.0, 0.5, 0.1, 0.11, 0.12, 0.13, 0.14, 9}};
+  bool truncated = true;
+  const auto s = run(RepPolicy{}, timer, truncated);
+  EXPECT_EQ(s, (std::vector<double>{0.1, 0.11, 0.12, 0.13, 0.14}));
+  EXPECT_EQ(timer.calls, 7u);
+  EXPECT_FALSE(truncated);
+}
+
+TEST(Reps, AtLeastThree) {
+  ScriptedTimer timer{{0.4}};
+  bool truncated = true;
+  RepPolicy p;
+  p.warmup = 0;
+  const auto s = run(p, timer, truncated);
+  EXPECT_EQ(s.size(), 3u);
+  EXPECT_EQ(timer.calls, 3u);
+  EXPECT_FALSE(truncated);
+}
+
+TEST(Reps, ExactlyRepsWhenGiven) {
+  ScriptedTimer timer{{0.001}};
+  bool truncated = true;
+  RepPolicy p;
+  p.warmup = 1;
+  p.reps = 2;
+  const auto s = run(p, timer, truncated);
+  EXPECT_EQ(s.size(), 2u);
+  EXPECT_EQ(timer.calls, 3u);
+  EXPECT_FALSE(truncated);
+}
+
+TEST(Reps, MaxTimeTruncatesCountingWarmup) {
+  // Warm-ups 4 + 4 s, then 3 s each, budget 20 s: after t1 spent = 11; run 2 → 14; run 3 → 17;
+  // run 4 → 20 (not yet over); run 5 → 23; then over the budget: stop with 5 of 10 samples.
+  ScriptedTimer timer{{4, 4, 3}};
+  bool truncated = false;
+  RepPolicy p;
+  p.reps = 10;
+  const auto s = run(p, timer, truncated);
+  EXPECT_EQ(s.size(), 5u);
+  EXPECT_EQ(timer.calls, 7u);
+  EXPECT_TRUE(truncated);
+}
+
+TEST(Reps, AlwaysOneTimedSample) {
+  // A warm-up alone blows the budget: the second warm-up is skipped, one timed run is made.
+  ScriptedTimer timer{{30, 1}};
+  bool truncated = false;
+  RepPolicy p;
+  p.max_time_s = 20;
+  const auto s = run(p, timer, truncated);
+  EXPECT_EQ(s, std::vector<double>{1});
+  EXPECT_EQ(timer.calls, 2u);
+  EXPECT_TRUE(truncated);
+  // A first timed run over budget is kept, and nothing follows it.
+  ScriptedTimer slow{{25}};
+  p.warmup = 0;
+  EXPECT_EQ(run(p, slow, truncated), std::vector<double>{25});
+  EXPECT_TRUE(truncated);
+}
+
+TEST(Reps, ZeroDurationsStopAtTheCap) {
+  // A timer that reports nothing must not spin forever; the cap ends it.
+  ScriptedTimer timer{{0.0}};
+  bool truncated = true;
+  RepPolicy p;
+  p.warmup = 0;
+  const auto s = run(p, timer, truncated);
+  EXPECT_EQ(s.size(), static_cast<std::size_t>(kMaxAutoReps));
+  EXPECT_FALSE(truncated);
+}
+
+TEST(Reps, TruncatedPointerMayBeNull) {
+  ScriptedTimer timer{{0.2}};
+  RepPolicy p;
+  p.reps = 2;
+  EXPECT_EQ(run_reps(
+                p, [&] { return timer(); }, nullptr)
+                .size(),
+            2u);
+}
+
+TEST(Reps, InvalidPolicyIsAUsageErrorNamingTheFlag) {
+  auto message = [](const RepPolicy& p) {
+    try {
+      validate(p);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  RepPolicy p;
+  EXPECT_EQ(message(p), "");
+  p.warmup = -1;
+  EXPECT_NE(message(p).find("--warmup"), std::string::npos);
+  p = {};
+  p.reps = 0;
+  EXPECT_NE(message(p).find("--reps"), std::string::npos);
+  p = {};
+  p.min_time_s = -1;
+  EXPECT_NE(message(p).find("--min-time"), std::string::npos);
+  p = {};
+  p.max_time_s = 0;
+  EXPECT_NE(message(p).find("--max-time"), std::string::npos);
+  p.max_time_s = std::nan("");
+  EXPECT_NE(message(p).find("--max-time"), std::string::npos);
+  ScriptedTimer timer{{1}};
+  EXPECT_THROW(run_reps(
+                   p, [&] { return timer(); }, nullptr),
+               UsageError);
+  EXPECT_EQ(timer.calls, 0u);
+}
+
+}  // namespace
