@@ -20,12 +20,16 @@ TimeStats summarize(std::span<const double> samples, bool truncated) {
   s.max = sorted.back();
   s.median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   if (n > 1) {
-    // Two passes: the mean first, then squared deviations (no cancellation of large sums).
+    // Deviations from the median first (exact for close samples), then two passes over them:
+    // no cancellation of large sums, and equal samples give exactly 0.
     double sum = 0;
-    for (const double v : sorted) sum += v;
+    for (const double v : sorted) sum += v - s.median;
     const double mean = sum / static_cast<double>(n);
     double sq = 0;
-    for (const double v : sorted) sq += (v - mean) * (v - mean);
+    for (const double v : sorted) {
+      const double d = (v - s.median) - mean;
+      sq += d * d;
+    }
     s.stddev = std::sqrt(sq / static_cast<double>(n - 1));
   }
   return s;

@@ -61,7 +61,8 @@ constexpr std::uint32_t narrow(SrcBits bits) {
     const std::uint64_t rem = sig & ((std::uint64_t{1} << shift) - 1);
     const std::uint64_t half = std::uint64_t{1} << (shift - 1);
     q = sig >> shift;
-    if (rem > half || (rem == half && (q & 1u) != 0)) ++q;
+    // Branch-free: the rounding direction is data-dependent and would mispredict half the time.
+    q += static_cast<std::uint64_t>((rem > half) | ((rem == half) & ((q & 1u) != 0)));
   }
   // A normal result: (dst_exp-1)·2^DstMan + q with q ∈ [2^DstMan, 2^(DstMan+1)] adds the implicit
   // bit into the exponent field (and a carry of the rounding up into the next binade); a

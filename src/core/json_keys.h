@@ -184,4 +184,21 @@ inline constexpr K kMode = "mode";
 inline constexpr K kCalls = "calls";
 inline constexpr K kD2hEachCall = "d2h_each_call";
 
+// CUDA backend: driver, runtime, libraries, NVML
+inline constexpr K kDriver = "driver";
+inline constexpr K kRuntime = "runtime";
+inline constexpr K kFinding = "finding";  // no_driver | stub | init_failed | too_old | ...
+inline constexpr K kLoaded = "loaded";
+inline constexpr K kCudaVersion = "cuda_version";
+inline constexpr K kInitResult = "init_result";
+inline constexpr K kDevNodes = "dev_nodes";
+inline constexpr K kUsable = "usable";
+inline constexpr K kHeaders = "headers";
+inline constexpr K kNvml = "nvml";
+inline constexpr K kPeerAccess = "peer_access";
+inline constexpr K kDriverVersion = "driver_version";
+inline constexpr K kNvmlVersion = "nvml_version";
+inline constexpr K kNames = "names";
+inline constexpr K kUnmatched = "unmatched";
+
 }  // namespace gpucheck::keys

@@ -37,9 +37,7 @@ class LenientSax : public nlohmann::json_sax<OJson> {
   bool boolean(bool v) override { return put(OJson(v)) != nullptr; }
   bool number_integer(number_integer_t v) override { return put(OJson(v)) != nullptr; }
   bool number_unsigned(number_unsigned_t v) override { return put(OJson(v)) != nullptr; }
-  bool number_float(number_float_t v, const string_t&) override {
-    return put(OJson(v)) != nullptr;
-  }
+  bool number_float(number_float_t v, const string_t&) override { return put(OJson(v)) != nullptr; }
   bool string(string_t& v) override { return put(OJson(v)) != nullptr; }
   bool binary(binary_t&) override { return false; }
   bool start_object(std::size_t) override { return open(OJson::object()); }
@@ -95,7 +93,9 @@ std::optional<std::string> run_clinfo_json() {
   return out;
 }
 
-std::string name_of_key(const std::string& key) { return key.substr(0, key.find('#')); }
+std::string name_of_key(const std::string& key) {
+  return key.substr(0, key.find('#'));
+}
 
 // Why the two values differ, or nullopt when they agree.
 std::optional<std::string> differs(const DeviceField& f, const Json& mine, const OJson& theirs) {
@@ -163,8 +163,8 @@ std::vector<std::string> fixture_names() {
 TEST(OpenClClinfo, LenientParserKeepsRepeatedKeys) {
   OJson root;
   LenientSax sax(&root);
-  ASSERT_TRUE(OJson::sax_parse(R"({"v": {" raw ": 1}, "l": {"a": {"raw": 1}, "a": {"raw": 2}}})",
-                               &sax));
+  ASSERT_TRUE(
+      OJson::sax_parse(R"({"v": {" raw ": 1}, "l": {"a": {"raw": 1}, "a": {"raw": 2}}})", &sax));
   EXPECT_EQ(root["v"]["raw"], 1);
   ASSERT_EQ(root["l"].size(), 2u);
   EXPECT_EQ(root["l"]["a#2"]["raw"], 2);
@@ -197,14 +197,13 @@ TEST(OpenClClinfo, ProbeFieldsEqualClinfoOnPocl) {
   };
   for (std::size_t p = 0; p < cl_platforms.size(); ++p) {
     const Json& mine = probe["platforms"][p];
-    for (const auto& k : {PlatformKey{"CL_PLATFORM_NAME", "name"},
-                          PlatformKey{"CL_PLATFORM_VENDOR", "vendor"},
-                          PlatformKey{"CL_PLATFORM_VERSION", "version"},
-                          PlatformKey{"CL_PLATFORM_PROFILE", "profile"},
-                          PlatformKey{"CL_PLATFORM_EXTENSIONS", "extensions"},
-                          PlatformKey{"CL_PLATFORM_ICD_SUFFIX_KHR", "icd_suffix"},
-                          PlatformKey{"CL_PLATFORM_HOST_TIMER_RESOLUTION",
-                                      "host_timer_resolution_ns"}}) {
+    for (const auto& k :
+         {PlatformKey{"CL_PLATFORM_NAME", "name"}, PlatformKey{"CL_PLATFORM_VENDOR", "vendor"},
+          PlatformKey{"CL_PLATFORM_VERSION", "version"},
+          PlatformKey{"CL_PLATFORM_PROFILE", "profile"},
+          PlatformKey{"CL_PLATFORM_EXTENSIONS", "extensions"},
+          PlatformKey{"CL_PLATFORM_ICD_SUFFIX_KHR", "icd_suffix"},
+          PlatformKey{"CL_PLATFORM_HOST_TIMER_RESOLUTION", "host_timer_resolution_ns"}}) {
       if (!cl_platforms[p].contains(k.clinfo)) continue;
       ++compared;
       const OJson& theirs = cl_platforms[p][k.clinfo];

@@ -48,22 +48,33 @@ TEST(OpenClFields, FixtureListAndTableAgree) {
   ASSERT_GE(names.size(), 60u);
   std::set<std::string> listed(names.begin(), names.end());
   EXPECT_EQ(listed.size(), names.size()) << "a name is listed twice";
-  for (const auto& n : names) EXPECT_NE(find_device_field(n), nullptr) << n << " is not in the table";
+  for (const auto& n : names)
+    EXPECT_NE(find_device_field(n), nullptr) << n << " is not in the table";
   for (const auto& f : device_fields())
     EXPECT_TRUE(listed.contains(std::string(f.name))) << f.name << " is not in clinfo_fields.txt";
 }
 
 TEST(OpenClFields, TableCoversWhatTheIssueNames) {
-  for (const char* n :
-       {"CL_DEVICE_MAX_WORK_ITEM_SIZES", "CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF",
-        "CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE", "CL_DEVICE_HALF_FP_CONFIG",
-        "CL_DEVICE_DOUBLE_FP_CONFIG", "CL_DEVICE_SVM_CAPABILITIES", "CL_DEVICE_IL_VERSION",
-        "CL_DEVICE_ILS_WITH_VERSION", "CL_DEVICE_NUMERIC_VERSION",
-        "CL_DEVICE_OPENCL_C_ALL_VERSIONS", "CL_DEVICE_OPENCL_C_FEATURES",
-        "CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES", "CL_DEVICE_QUEUE_ON_HOST_PROPERTIES",
-        "CL_DEVICE_BUILT_IN_KERNELS", "CL_DEVICE_PCI_BUS_INFO_KHR", "CL_DEVICE_UUID_KHR",
-        "CL_DEVICE_PCI_BUS_ID_NV", "CL_DEVICE_PCI_SLOT_ID_NV", "CL_DEVICE_PCI_DOMAIN_ID_NV",
-        "CL_DEVICE_TOPOLOGY_AMD"}) {
+  for (const char* n : {"CL_DEVICE_MAX_WORK_ITEM_SIZES",
+                        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF",
+                        "CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE",
+                        "CL_DEVICE_HALF_FP_CONFIG",
+                        "CL_DEVICE_DOUBLE_FP_CONFIG",
+                        "CL_DEVICE_SVM_CAPABILITIES",
+                        "CL_DEVICE_IL_VERSION",
+                        "CL_DEVICE_ILS_WITH_VERSION",
+                        "CL_DEVICE_NUMERIC_VERSION",
+                        "CL_DEVICE_OPENCL_C_ALL_VERSIONS",
+                        "CL_DEVICE_OPENCL_C_FEATURES",
+                        "CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES",
+                        "CL_DEVICE_QUEUE_ON_HOST_PROPERTIES",
+                        "CL_DEVICE_BUILT_IN_KERNELS",
+                        "CL_DEVICE_PCI_BUS_INFO_KHR",
+                        "CL_DEVICE_UUID_KHR",
+                        "CL_DEVICE_PCI_BUS_ID_NV",
+                        "CL_DEVICE_PCI_SLOT_ID_NV",
+                        "CL_DEVICE_PCI_DOMAIN_ID_NV",
+                        "CL_DEVICE_TOPOLOGY_AMD"}) {
     EXPECT_NE(find_device_field(n), nullptr) << n;
   }
   EXPECT_EQ(field("CL_DEVICE_PCI_BUS_ID_NV").param, 0x4008u);
@@ -182,8 +193,8 @@ TEST(OpenClFields, AsksFieldsByVersionOrExtension) {
   EXPECT_TRUE(field_applies(field("CL_DEVICE_DOUBLE_FP_CONFIG"), 110, fp64));
   EXPECT_TRUE(field_applies(field("CL_DEVICE_DOUBLE_FP_CONFIG"), 120, none));
   EXPECT_FALSE(field_applies(field("CL_DEVICE_PCI_BUS_ID_NV"), 300, none));
-  EXPECT_TRUE(field_applies(field("CL_DEVICE_PCI_BUS_ID_NV"), 120,
-                            {"cl_nv_device_attribute_query"}));
+  EXPECT_TRUE(
+      field_applies(field("CL_DEVICE_PCI_BUS_ID_NV"), 120, {"cl_nv_device_attribute_query"}));
 }
 
 TEST(OpenClErrors, NamesCodes) {

@@ -45,7 +45,11 @@ class FakeRoot {
   std::string root_;
 };
 
-const std::string kElf = std::string("\x7f" "ELF", 4) + std::string(60, '\0');
+const std::string kElf = std::string(
+                             "\x7f"
+                             "ELF",
+                             4) +
+                         std::string(60, '\0');
 
 const Json* find_by(const Json& list, const char* key, const std::string& value) {
   for (const auto& item : list)
@@ -93,7 +97,8 @@ TEST(OpenClInventory, LoaderCopiesAreReadNotLoaded) {
   ASSERT_NE(ocl, nullptr) << all.dump(1);
   EXPECT_EQ((*ocl)["kind"], "ocl-icd");
   EXPECT_EQ((*ocl)["path"], "/ld/one/libOpenCL.so");  // first name met; symlinks collapse
-  const Json* cuda = find_by(all, "path", "/usr/local/cuda-12.2/targets/x86_64-linux/lib/libOpenCL.so.1");
+  const Json* cuda =
+      find_by(all, "path", "/usr/local/cuda-12.2/targets/x86_64-linux/lib/libOpenCL.so.1");
   ASSERT_NE(cuda, nullptr);
   EXPECT_EQ((*cuda)["kind"], "khronos");
   const Json* junk = find_by(all, "path", "/opt/junk/libOpenCL.so.1");
@@ -206,7 +211,8 @@ TEST_F(IcdRules, OclIcdReadsTheVendorsDirectory) {
   EXPECT_EQ(inv.files[2]["loads"], false);
   EXPECT_EQ(inv.files[2]["error"], "libc.so.1: cannot open shared object file");
   // Absolute names are files of the described system; bare names go to the dynamic linker.
-  EXPECT_EQ(seen_, (std::vector<std::string>{"liba.so", r_.root() + "/opt/b/libb.so", "libc.so.1"}));
+  EXPECT_EQ(seen_,
+            (std::vector<std::string>{"liba.so", r_.root() + "/opt/b/libb.so", "libc.so.1"}));
 }
 
 TEST_F(IcdRules, OclIcdVendorsAsDirectoryIcdFileOrLibrary) {
@@ -285,8 +291,10 @@ TEST_F(IcdRules, BrokenIcdFilesSayWhy) {
 TEST(OpenClEnvironment, WhatEachLoaderDoesWithEachVariable) {
   FakeRoot r;
   r.write("/vendors/x.icd", "libx.so\n");
-  const EnvMap env{{"OCL_ICD_FILENAMES", "/opt/a.so"},  {"OCL_ICD_VENDORS", "/vendors"},
-                   {"OPENCL_VENDOR_PATH", "/elsewhere"}, {"OCL_ICD_PLATFORM_SORT", "none"},
+  const EnvMap env{{"OCL_ICD_FILENAMES", "/opt/a.so"},
+                   {"OCL_ICD_VENDORS", "/vendors"},
+                   {"OPENCL_VENDOR_PATH", "/elsewhere"},
+                   {"OCL_ICD_PLATFORM_SORT", "none"},
                    {"HOME", "/root"}};
   const Json ocl = describe_environment(r.facts(env), LoaderKind::kOclIcd, "2.3.1");
   EXPECT_EQ(ocl.size(), 4u) << ocl.dump(1);
@@ -301,8 +309,8 @@ TEST(OpenClEnvironment, WhatEachLoaderDoesWithEachVariable) {
       "platforms are not sorted"));
 
   const Json khr = describe_environment(r.facts(env), LoaderKind::kKhronos, "");
-  EXPECT_TRUE(khr["OCL_ICD_FILENAMES"]["effect"].get<std::string>().find(
-                  "before the .icd files") != std::string::npos);
+  EXPECT_TRUE(khr["OCL_ICD_FILENAMES"]["effect"].get<std::string>().find("before the .icd files") !=
+              std::string::npos);
   EXPECT_EQ(khr["OPENCL_VENDOR_PATH"]["effect"], "ignored: the Khronos loader does not read it");
   EXPECT_TRUE(khr["OCL_ICD_PLATFORM_SORT"]["effect"].get<std::string>().starts_with("ignored"));
 

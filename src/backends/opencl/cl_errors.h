@@ -20,9 +20,9 @@ std::string cl_error_text(cl_int code);
 }  // namespace gpucheck::opencl
 
 // Checks a call that returns a cl_int status; anything but CL_SUCCESS throws ApiError.
-#define GC_CL_CHECK(expr)                                                          \
-  do {                                                                             \
-    const cl_int gc_cl_status_ = (expr);                                           \
-    if (gc_cl_status_ != CL_SUCCESS)                                               \
+#define GC_CL_CHECK(expr)                                                           \
+  do {                                                                              \
+    const cl_int gc_cl_status_ = (expr);                                            \
+    if (gc_cl_status_ != CL_SUCCESS)                                                \
       ::gpucheck::opencl::throw_cl_error(gc_cl_status_, #expr, __FILE__, __LINE__); \
   } while (0)

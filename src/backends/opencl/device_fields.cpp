@@ -21,7 +21,10 @@ namespace {
 using Json = nlohmann::json;
 
 // The CL_* spelling is the name: a typo in one cannot compile.
-#define GC_NAMED(x) FlagName { static_cast<cl_ulong>(x), #x }
+#define GC_NAMED(x)              \
+  FlagName {                     \
+    static_cast<cl_ulong>(x), #x \
+  }
 
 constexpr std::array kDeviceTypes = {
     GC_NAMED(CL_DEVICE_TYPE_DEFAULT), GC_NAMED(CL_DEVICE_TYPE_CPU),
@@ -29,14 +32,16 @@ constexpr std::array kDeviceTypes = {
     GC_NAMED(CL_DEVICE_TYPE_CUSTOM),
 };
 constexpr std::array kFpConfig = {
-    GC_NAMED(CL_FP_DENORM),         GC_NAMED(CL_FP_INF_NAN),
+    GC_NAMED(CL_FP_DENORM),           GC_NAMED(CL_FP_INF_NAN),
     GC_NAMED(CL_FP_ROUND_TO_NEAREST), GC_NAMED(CL_FP_ROUND_TO_ZERO),
-    GC_NAMED(CL_FP_ROUND_TO_INF),   GC_NAMED(CL_FP_FMA),
-    GC_NAMED(CL_FP_SOFT_FLOAT),     GC_NAMED(CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT),
+    GC_NAMED(CL_FP_ROUND_TO_INF),     GC_NAMED(CL_FP_FMA),
+    GC_NAMED(CL_FP_SOFT_FLOAT),       GC_NAMED(CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT),
 };
 constexpr std::array kAffinityDomains = {
-    GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_NUMA),     GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_L4_CACHE),
-    GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE), GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE),
+    GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_NUMA),
+    GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_L4_CACHE),
+    GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE),
+    GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE),
     GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_L1_CACHE),
     GC_NAMED(CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE),
 };
@@ -47,9 +52,9 @@ constexpr std::array kSvm = {
     GC_NAMED(CL_DEVICE_SVM_ATOMICS),
 };
 constexpr std::array kAtomics = {
-    GC_NAMED(CL_DEVICE_ATOMIC_ORDER_RELAXED),    GC_NAMED(CL_DEVICE_ATOMIC_ORDER_ACQ_REL),
-    GC_NAMED(CL_DEVICE_ATOMIC_ORDER_SEQ_CST),    GC_NAMED(CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM),
-    GC_NAMED(CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP), GC_NAMED(CL_DEVICE_ATOMIC_SCOPE_DEVICE),
+    GC_NAMED(CL_DEVICE_ATOMIC_ORDER_RELAXED),     GC_NAMED(CL_DEVICE_ATOMIC_ORDER_ACQ_REL),
+    GC_NAMED(CL_DEVICE_ATOMIC_ORDER_SEQ_CST),     GC_NAMED(CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM),
+    GC_NAMED(CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP),  GC_NAMED(CL_DEVICE_ATOMIC_SCOPE_DEVICE),
     GC_NAMED(CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES),
 };
 constexpr std::array kQueueProperties = {
@@ -276,26 +281,43 @@ std::string hex_bytes(std::span<const std::byte> bytes) {
 
 std::string_view field_type_name(FieldType type) {
   switch (type) {
-    case kString: return "string";
-    case kUint: return "uint";
-    case kUlong: return "ulong";
-    case kSizeT: return "size_t";
-    case kSizeTArray: return "size_t array";
-    case kBool: return "bool";
-    case kBitfield: return "bitfield";
-    case kEnum: return "enum";
-    case kVersion: return "version";
-    case kNameVersionArray: return "name-version array";
-    case kPartitionProperties: return "partition property array";
-    case kUuid: return "uuid";
-    case kLuid: return "luid";
-    case kPciBusInfo: return "pci bus info";
-    case kTopologyAmd: return "amd topology";
+    case kString:
+      return "string";
+    case kUint:
+      return "uint";
+    case kUlong:
+      return "ulong";
+    case kSizeT:
+      return "size_t";
+    case kSizeTArray:
+      return "size_t array";
+    case kBool:
+      return "bool";
+    case kBitfield:
+      return "bitfield";
+    case kEnum:
+      return "enum";
+    case kVersion:
+      return "version";
+    case kNameVersionArray:
+      return "name-version array";
+    case kPartitionProperties:
+      return "partition property array";
+    case kUuid:
+      return "uuid";
+    case kLuid:
+      return "luid";
+    case kPciBusInfo:
+      return "pci bus info";
+    case kTopologyAmd:
+      return "amd topology";
   }
   return "unknown";
 }
 
-std::span<const DeviceField> device_fields() { return kFields; }
+std::span<const DeviceField> device_fields() {
+  return kFields;
+}
 
 const DeviceField* find_device_field(std::string_view name) {
   for (const auto& f : kFields) {

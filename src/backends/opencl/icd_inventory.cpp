@@ -144,8 +144,10 @@ void parse_ld_so_conf(const SystemFacts& facts, const std::string& path, int dep
     if (line.empty() || line.starts_with("hwcap ")) continue;
     if (line.starts_with("include") && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
       for (const auto& pattern : split(line.substr(8), " \t")) {
-        const std::string abs = pattern.starts_with('/') ? pattern : join(dirname_of(path), pattern);
-        for (const auto& inc : glob_paths(facts, abs)) parse_ld_so_conf(facts, inc, depth + 1, dirs);
+        const std::string abs =
+            pattern.starts_with('/') ? pattern : join(dirname_of(path), pattern);
+        for (const auto& inc : glob_paths(facts, abs))
+          parse_ld_so_conf(facts, inc, depth + 1, dirs);
       }
       continue;
     }
@@ -192,7 +194,9 @@ IcdFile read_icd(const SystemFacts& facts, const std::string& path) {
   return icd;
 }
 
-bool ends_with_icd(std::string_view name) { return name.size() >= 5 && name.ends_with(".icd"); }
+bool ends_with_icd(std::string_view name) {
+  return name.size() >= 5 && name.ends_with(".icd");
+}
 
 std::vector<std::string> icd_files_in(const SystemFacts& facts, const std::string& dir) {
   std::vector<std::string> out;
@@ -267,8 +271,8 @@ constexpr std::array kVendorLibraries = {
 };
 
 bool has_prefix_name(std::string_view name, std::string_view prefix) {
-  return name == prefix || (name.starts_with(prefix) && name.size() > prefix.size() &&
-                            name[prefix.size()] == '.');
+  return name == prefix ||
+         (name.starts_with(prefix) && name.size() > prefix.size() && name[prefix.size()] == '.');
 }
 
 std::vector<std::string> vendor_dirs(const SystemFacts& facts) {
@@ -335,7 +339,9 @@ bool names_library(const SystemFacts& facts, const std::string& name,
 
 // ---- SystemFacts ----
 
-SystemFacts SystemFacts::of_this_process() { return SystemFacts{"", current_environment()}; }
+SystemFacts SystemFacts::of_this_process() {
+  return SystemFacts{"", current_environment()};
+}
 
 std::string SystemFacts::host_path(std::string_view path) const {
   if (root.empty()) return std::string(path);
@@ -373,11 +379,16 @@ std::optional<std::string> SystemFacts::env_value(std::string_view name) const {
 
 std::string_view loader_kind_name(LoaderKind kind) {
   switch (kind) {
-    case LoaderKind::kNone: return "none";
-    case LoaderKind::kOclIcd: return "ocl-icd";
-    case LoaderKind::kKhronos: return "khronos";
-    case LoaderKind::kKhronosOld: return "khronos (old: no clGetICDLoaderInfoOCLICD)";
-    case LoaderKind::kOther: return "other";
+    case LoaderKind::kNone:
+      return "none";
+    case LoaderKind::kOclIcd:
+      return "ocl-icd";
+    case LoaderKind::kKhronos:
+      return "khronos";
+    case LoaderKind::kKhronosOld:
+      return "khronos (old: no clGetICDLoaderInfoOCLICD)";
+    case LoaderKind::kOther:
+      return "other";
   }
   return "none";
 }
@@ -653,9 +664,8 @@ Json vendor_libraries(const SystemFacts& facts) {
         const std::string path = join(dir, name);
         auto real = facts.real_path(path);
         if (!real) continue;  // a dangling link is no library
-        auto same = std::find_if(found.begin(), found.end(), [&](const Found& f) {
-          return f.real == *real;
-        });
+        auto same = std::find_if(found.begin(), found.end(),
+                                 [&](const Found& f) { return f.real == *real; });
         if (same == found.end()) {
           found.push_back({&v, {path}, *real});
         } else {

@@ -15,6 +15,8 @@ class OpenClBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_opencl_backend() { return std::make_unique<OpenClBackend>(); }
+std::unique_ptr<Backend> make_opencl_backend() {
+  return std::make_unique<OpenClBackend>();
+}
 
 }  // namespace gpucheck

@@ -15,11 +15,11 @@ inline constexpr const char* kLoaderSoname = "libOpenCL.so.1";
 
 // What clGetICDLoaderInfoOCLICD says about the loader; absent when the loader lacks it.
 struct IcdLoaderFacts {
-  bool has_loader_info = false;  // clGetICDLoaderInfoOCLICD was found
-  std::string name;              // CL_ICDL_NAME
-  std::string vendor;            // CL_ICDL_VENDOR
-  std::string version;           // CL_ICDL_VERSION
-  std::string ocl_version;       // CL_ICDL_OCL_VERSION
+  bool has_loader_info = false;     // clGetICDLoaderInfoOCLICD was found
+  std::string name;                 // CL_ICDL_NAME
+  std::string vendor;               // CL_ICDL_VENDOR
+  std::string version;              // CL_ICDL_VERSION
+  std::string ocl_version;          // CL_ICDL_OCL_VERSION
   std::vector<std::string> errors;  // queries that failed: call, code and its name
 };
 

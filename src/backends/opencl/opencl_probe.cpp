@@ -40,7 +40,9 @@ Json platform_string(const OpenClLibrary& lib, cl_platform_id platform, cl_platf
   return Json{{keys::kError, cl_error_text(status)}};
 }
 
-std::string text_of(const Json& value) { return value.is_string() ? value.get<std::string>() : ""; }
+std::string text_of(const Json& value) {
+  return value.is_string() ? value.get<std::string>() : "";
+}
 
 std::set<std::string, std::less<>> extension_set(const Json& extensions) {
   std::set<std::string, std::less<>> out;
@@ -122,8 +124,8 @@ void enumerate(const OpenClLibrary& lib, Json* out) {
     plat[keys::kExtensions] = extensions;
     if (parse_opencl_version(text_of(version)) >= 210) {
       cl_ulong ns = 0;
-      const cl_int s = lib.clGetPlatformInfo(p, CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof ns,
-                                             &ns, nullptr);
+      const cl_int s =
+          lib.clGetPlatformInfo(p, CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof ns, &ns, nullptr);
       plat[keys::kHostTimerResolutionNs] =
           s == CL_SUCCESS ? Json(ns) : Json{{keys::kError, cl_error_text(s)}};
     }

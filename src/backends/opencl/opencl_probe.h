@@ -14,7 +14,7 @@ namespace gpucheck::opencl {
 
 struct ProbeOptions {
   SystemFacts facts = SystemFacts::of_this_process();
-  std::string loader = kLoaderSoname;                // what dlopen is asked for
+  std::string loader = kLoaderSoname;                 // what dlopen is asked for
   LibraryChecker check_library = check_library_here;  // how each ICD's library is tried
 };
 

@@ -1,0 +1,120 @@
+// The CUDA backend's probe (driver first, then the runtime) and its open_device.
+#include "backends/cuda/cuda_backend.h"
+
+#include "backends/cuda/cublas_library.h"
+#include "backends/cuda/cuda_device.h"
+#include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_errors.h"
+#include "backends/cuda/cuda_probe.h"
+#include "backends/cuda/cudnn_library.h"
+#include "backends/cuda/nvml_probe.h"
+#include "core/json_keys.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+namespace gpucheck {
+
+namespace {
+
+namespace k = keys;
+using namespace gpucheck::cuda;
+
+nlohmann::json driver_json(const DriverObservation& o) {
+  nlohmann::json d = {{k::kLoaded, o.loaded}};
+  if (!o.loaded) d[k::kError] = o.dlerror;
+  if (!o.path.empty()) d[k::kPath] = o.path;
+  if (!o.real_path.empty()) d[k::kRealPath] = o.real_path;
+  if (o.init_result) d[k::kInitResult] = *o.init_result;
+  if (o.driver_version) d[k::kCudaVersion] = cuda_version_string(*o.driver_version);
+  d[k::kDevNodes] = o.dev_nodes;
+  return d;
+}
+
+// cuBLAS (with cuBLASLt) and cuDNN as this process would load them, with every copy found.
+nlohmann::json libraries_json(const EnvMap& env) {
+  nlohmann::json libs = nlohmann::json::object();
+  std::string error;
+  if (auto cublas = CublasLibrary::open(env, &error)) {
+    libs["cublas"] = library_json(cublas->cublas(), cublas->version());
+    libs["cublaslt"] = library_json(cublas->cublaslt(), cublas->lt_version());
+  } else {
+    auto spec = cublas_spec();
+    LoadedLibrary none;
+    none.copies = find_copies(spec, search_roots(spec, env));
+    none.error = error;
+    libs["cublas"] = library_json(none, "");
+  }
+  auto cudnn_roots = search_roots(cudnn_spec(), env);
+  nlohmann::json cudnn;
+  if (auto lib = CudnnLibrary::open(env, &error)) {
+    cudnn = library_json(lib->library(), lib->version());
+  } else {
+    LoadedLibrary none;
+    none.copies = find_copies(cudnn_spec(), cudnn_roots);
+    none.error = error;
+    cudnn = library_json(none, "");
+  }
+  nlohmann::json headers = nlohmann::json::array();
+  for (const auto& h : find_cudnn_headers(cudnn_roots))
+    headers.push_back({{k::kPath, h.path}, {k::kVersion, h.version}});
+  cudnn[k::kHeaders] = headers;
+  libs["cudnn"] = cudnn;
+  return libs;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cuda"; }
+
+  nlohmann::json probe() override {
+    EnvMap env = current_environment();
+    nlohmann::json out = {{k::kName, "cuda"}};
+    // The driver is opened before anything in cudart runs, so its absence is named as such.
+    DriverObservation obs = DriverLibrary::observe();
+    DriverVerdict verdict = judge_driver(obs);
+    out[k::kDriver] = driver_json(obs);
+    out[k::kFinding] = verdict.kind;
+    out[k::kLibraries] = libraries_json(env);
+    nlohmann::json nvml = probe_nvml(env);
+    nlohmann::json devices = nlohmann::json::array();
+    if (!verdict.usable) {
+      out[k::kStatus] = "unavailable";
+      out[k::kReason] = verdict.reason;
+      out[k::kNvml] = nvml;
+      out[k::kDevices] = devices;
+      return out;
+    }
+    int runtime = 0;
+    GC_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    out[k::kRuntime] = {{k::kVersion, cuda_version_string(runtime)}};
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+      out[k::kStatus] = "unavailable";
+      out[k::kReason] = fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(e));
+      out[k::kNvml] = nvml;
+      out[k::kDevices] = devices;
+      return out;
+    }
+    for (int i = 0; i < count; ++i) devices.push_back(probe_device(i));
+    auto unmatched = join_nvml(devices, nvml);
+    nvml.erase(std::string(k::kDevices));
+    if (!unmatched.empty()) nvml[k::kUnmatched] = unmatched;
+    out[k::kNvml] = nvml;
+    out[k::kStatus] = "available";
+    out[k::kDevices] = devices;
+    out[k::kPeerAccess] = peer_access_matrix(count);
+    return out;
+  }
+
+  std::unique_ptr<Device> open_device(const std::string& device_id,
+                                      const DeviceOptions& options) override {
+    return make_cuda_device(device_id, options);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+}  // namespace gpucheck

@@ -1,0 +1,125 @@
+// The part of NVML's C API that gpucheck uses, declared by hand (no nvml.h on the development and
+// CI machines): types with their sizes checked, return codes, and the versioned entry points.
+// A device test compiles a checker against the real nvml.h and compares sizeof/offsetof.
+#pragma once
+
+#include <cstddef>
+
+namespace gpucheck::nvml {
+
+using Return = int;  // nvmlReturn_t
+inline constexpr Return kSuccess = 0;
+inline constexpr Return kErrorUninitialized = 1;
+inline constexpr Return kErrorInvalidArgument = 2;
+inline constexpr Return kErrorNotSupported = 3;
+inline constexpr Return kErrorNoPermission = 4;
+inline constexpr Return kErrorNotFound = 6;
+inline constexpr Return kErrorInsufficientSize = 7;
+inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorFunctionNotFound = 13;
+inline constexpr Return kErrorGpuIsLost = 15;
+inline constexpr Return kErrorLibRmVersionMismatch = 18;
+inline constexpr Return kErrorUnknown = 999;
+
+struct DeviceSt;
+using Device = DeviceSt*;  // nvmlDevice_t
+
+// nvmlPciInfo_t (the _v3 query fills it): busId is "00000000:17:00.0".
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_subsystem_id;
+  char bus_id[32];
+};
+static_assert(sizeof(PciInfo) == 68);
+static_assert(offsetof(PciInfo, bus_id) == 36);
+
+// nvmlMemory_v2_t: `version` must be set to kMemoryV2Version before the call.
+struct MemoryV2 {
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(MemoryV2) == 40);
+static_assert(offsetof(MemoryV2, total) == 8);
+// NVML_STRUCT_VERSION(Memory, 2) = sizeof | (2 << 24).
+inline constexpr unsigned int kMemoryV2Version =
+    static_cast<unsigned int>(sizeof(MemoryV2)) | (2u << 24);
+
+// nvmlUtilization_t, percent.
+struct Utilization {
+  unsigned int gpu;
+  unsigned int memory;
+};
+static_assert(sizeof(Utilization) == 8);
+
+// nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 fills it.
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;  // bytes; kValueNotAvailable when unknown
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+static_assert(sizeof(ProcessInfo) == 24);
+static_assert(offsetof(ProcessInfo, used_gpu_memory) == 8);
+inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
+
+// Enumerations passed by value (all C enums: int-sized).
+inline constexpr int kClockGraphics = 0, kClockSm = 1, kClockMem = 2;
+inline constexpr int kTemperatureGpu = 0;
+inline constexpr int kMemoryErrorCorrected = 0, kMemoryErrorUncorrected = 1;
+inline constexpr int kVolatileEcc = 0, kAggregateEcc = 1;
+inline constexpr int kRetiredMultipleSingleBit = 0, kRetiredDoubleBit = 1;
+
+// Clocks-event (throttle) reason bits.
+inline constexpr unsigned long long kEventGpuIdle = 0x1;
+inline constexpr unsigned long long kEventApplicationsClocksSetting = 0x2;
+inline constexpr unsigned long long kEventSwPowerCap = 0x4;
+inline constexpr unsigned long long kEventHwSlowdown = 0x8;
+inline constexpr unsigned long long kEventSyncBoost = 0x10;
+inline constexpr unsigned long long kEventSwThermalSlowdown = 0x20;
+inline constexpr unsigned long long kEventHwThermalSlowdown = 0x40;
+inline constexpr unsigned long long kEventHwPowerBrakeSlowdown = 0x80;
+inline constexpr unsigned long long kEventDisplayClockSetting = 0x100;
+
+// Buffer sizes NVML documents for its string queries.
+inline constexpr unsigned int kDeviceNameBufferSize = 96;
+inline constexpr unsigned int kUuidBufferSize = 96;
+inline constexpr unsigned int kSerialBufferSize = 30;
+inline constexpr unsigned int kVbiosBufferSize = 32;
+inline constexpr unsigned int kInforomBufferSize = 16;
+inline constexpr unsigned int kDriverVersionBufferSize = 80;
+
+// Entry point types; each is dlsym'ed under the versioned name in the comment.
+extern "C" {
+using InitFn = Return (*)();                                        // nvmlInit_v2
+using ShutdownFn = Return (*)();                                    // nvmlShutdown
+using ErrorStringFn = const char* (*)(Return);                      // nvmlErrorString
+using SystemStringFn = Return (*)(char*, unsigned int);             // nvmlSystemGet*Version
+using SystemIntFn = Return (*)(int*);                               // ..CudaDriverVersion_v2
+using DeviceGetCountFn = Return (*)(unsigned int*);                 // nvmlDeviceGetCount_v2
+using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);  // ..ByIndex_v2
+using DeviceStringFn = Return (*)(Device, char*, unsigned int);
+using DeviceUintFn = Return (*)(Device, unsigned int*);
+using DeviceIntFn = Return (*)(Device, int*);
+using DeviceUllFn = Return (*)(Device, unsigned long long*);
+using DeviceUintPairFn = Return (*)(Device, unsigned int*, unsigned int*);
+using DevicePciInfoFn = Return (*)(Device, PciInfo*);          // nvmlDeviceGetPciInfo_v3
+using DeviceMemoryFn = Return (*)(Device, MemoryV2*);          // nvmlDeviceGetMemoryInfo_v2
+using DeviceUtilizationFn = Return (*)(Device, Utilization*);  // nvmlDeviceGetUtilizationRates
+using DeviceTemperatureFn = Return (*)(Device, int, unsigned int*);
+using DeviceClockFn = Return (*)(Device, int, unsigned int*);
+using DeviceEccCountFn = Return (*)(Device, int, int, unsigned long long*);
+using DeviceRetiredPagesFn = Return (*)(Device, int, unsigned int*, unsigned long long*);
+using DeviceRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, unsigned int*,
+                                        unsigned int*);
+using DeviceProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);  // .._v3
+using DeviceCpuAffinityFn = Return (*)(Device, unsigned int, unsigned long*);
+}
+
+}  // namespace gpucheck::nvml
