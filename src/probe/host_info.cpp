@@ -9,6 +9,7 @@
 #include <fstream>
 #include <utility>
 
+#include "core/files.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 #include "probe/cpu_info.h"
@@ -22,22 +23,9 @@ namespace {
 // Every file read here is a line or a few KiB; reading stops well past that.
 constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
 
-fs::path under(const fs::path& root, std::string_view rel) {
-  return (root.empty() ? fs::path("/") : root) / rel;
-}
+fs::path under(const fs::path& root, std::string_view rel) { return under_root(root, rel); }
 
-std::optional<std::string> read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in.is_open()) return std::nullopt;
-  std::string out;
-  std::array<char, 8192> buf{};
-  while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
-    out.append(buf.data(), static_cast<std::size_t>(in.gcount()));
-    if (out.size() > kMaxFileBytes) return std::nullopt;
-  }
-  if (in.bad()) return std::nullopt;
-  return out;
-}
+std::optional<std::string> read_text(const fs::path& p) { return read_text_file(p, kMaxFileBytes); }
 
 bool path_exists(const fs::path& p) {
   std::error_code ec;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "core/files.h"
 #include "core/json_keys.h"
 
 namespace gpucheck::probe {
@@ -20,18 +21,7 @@ namespace {
 // meminfo is a few KiB; reading stops well past that so a wrong file cannot exhaust memory.
 constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
 
-std::optional<std::string> read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in.is_open()) return std::nullopt;
-  std::string out;
-  std::array<char, 8192> buf{};
-  while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
-    out.append(buf.data(), static_cast<std::size_t>(in.gcount()));
-    if (out.size() > kMaxFileBytes) return std::nullopt;
-  }
-  if (in.bad()) return std::nullopt;
-  return out;
-}
+std::optional<std::string> read_text(const fs::path& p) { return read_text_file(p, kMaxFileBytes); }
 
 // "   24684084 kB" → bytes; a value without unit is already bytes (the HugePages_* counts are
 // not asked for). nullopt when malformed or when the byte count would overflow.
