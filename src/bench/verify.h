@@ -13,12 +13,14 @@
 //
 //  * gemm / conv: every check has an observed error and an allowance from the error model
 //    below; max_rel_error = tolerance · max(observed / allowance). Reading it against tolerance
-//    says how much of the allowance the worst check used; for a single element it is at least the
-//    element's error relative to Σ|a||b| (Σ|x||w|), the magnitude the products summed to.
+//    says how much of the allowance the worst check used; for a single element it is (up to the
+//    underflow floor) at least the element's error relative to Σ|a||b| (conv: Σ|x||w|), the
+//    magnitude the products summed to.
 //
 // Error model of one output element c = Σ_l a_l·b_l (k products; conv: k = C·R·S):
 //   |ĉ − c| <= out·(|c| + min_normal(out dtype)) + prod·Σ_l |a_l||b_l|
-//   out  = 2·u(output)                    rounding of the result to the output dtype
+//   out  = 3·u(output)                    rounding of the result to the output dtype (a
+//                                         truncating conversion, up to 1 ulp = 2u, included)
 //   prod = 5·u_in + min(2k, λ_k·√k)·u_acc  rounding of inputs to the compute type, accumulation
 // with u(f64) = 2^-53, u(f32) = 2^-24, u(tf32) = u(f16) = 2^-11, u(bf16) = 2^-8;
 // u_in = u(compute) when the data is wider than the compute type (f32 data in tf32 math:
@@ -39,13 +41,15 @@
 // output position (n,p,q), with ‖patch‖₂·‖W‖_F. A failing row or position is recomputed in
 // full to name the first element outside its own allowance.
 //
-// What a projection can see: a single wrong element is caught when its error exceeds about
-// λ·‖e_i‖₂ — the rounding noise of its whole row — so gross errors (stale, garbage, missing
-// terms of order |c|) are caught everywhere, small ones only by the sampled and elementwise
-// checks. first_bad_index is the lowest index among the elements found bad (with very many bad
-// elements, not necessarily the lowest bad index of all).
+// What a projection can see: a single wrong element is caught by it when its error exceeds its
+// row's allowance, λ times the model's bound on ‖e_i‖₂ — for f32 or f16 GEMM of 8192 about 3–4×
+// a typical |c| — so faults spanning a tile, a row or a k-block are caught everywhere, while a
+// lone element wrong by less than that is left to the sampled checks (and to the elementwise
+// check of small cells). first_bad_index is the lowest index among the elements found bad (with
+// very many bad elements, not necessarily the lowest bad index of all).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
