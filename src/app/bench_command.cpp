@@ -29,6 +29,7 @@ namespace {
 
 struct BenchOptions {
   OutputOptions out;
+  LibraryOptions libraries;
   std::string devices = "all";
   std::string ops, dtypes, layouts;
   std::string size = "small";
@@ -200,15 +201,18 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
   std::string pending;
   std::vector<nlohmann::json> records;
   std::optional<std::size_t> current;
+  bool current_recorded = false;  // the cell in progress already wrote a record
   auto handle_line = [&](const std::string& line) {
     if (line.empty()) return;
     auto ev = nlohmann::json::parse(line, nullptr, false);
     if (!ev.is_object()) return;  // not one of our event lines
     if (ev.value("event", "") == "cell") {
       current = ev.value("index", std::size_t{0});
+      current_recorded = false;
       progress.show(target.device, *current, plan.cells.size(), ev.value("label", ""));
     } else if (ev.value("event", "") == "record") {
       records.push_back(ev["record"]);
+      current_recorded = true;
     }
   };
   ChildSpec spec{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, {}};
@@ -232,7 +236,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
     if (records.empty()) out.child_died_silently = true;
     spdlog::error("{}: {}", target.device, why);
     // The cell in progress and every later one are failed with the child's fate.
-    std::size_t from = current.value_or(0);
+    std::size_t from = current ? *current + (current_recorded ? 1 : 0) : 0;
     for (std::size_t i = from; i < plan.cells.size(); ++i) {
       const Cell& c = plan.cells[i];
       nlohmann::json rec = {{k::kDevice, target.device},
@@ -242,7 +246,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
                             {k::kShape, bench::shape_to_json(c.shape)},
                             {k::kTransfers, "excluded"},
                             {k::kStatus, "failed"},
-                            {k::kReason, i == from ? why : "not run: " + why}};
+                            {k::kReason, i == from && !current_recorded ? why : "not run: " + why}};
       if (c.op != Op::kCopy && c.op != Op::kLatency) rec[k::kDtype] = bench::to_string(c.dtype);
       records.push_back(rec);
     }
@@ -253,6 +257,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
 
 ExitCode run_bench(const BenchOptions& o) {
   Output output(o.out);
+  apply_library_options(o.libraries);
   bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
   bench::validate(policy);
   bench::SizeSet sizes = size_set(o);
@@ -320,6 +325,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       "bench", "Identical exp / GEMM / conv2d / copy workloads on the CPU and each device, "
                "verified against float64, with speedups over the CPU");
   add_output_options(*cmd, o->out);
+  add_library_options(*cmd, o->libraries);
   cmd->add_option("--device", o->devices,
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
       ->capture_default_str();

@@ -48,6 +48,29 @@ void Output::write(const nlohmann::json& doc) {
   }
 }
 
+void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
+  cmd.add_option("--cublas", opts.cublas, "Use this libcublas.so instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
+  cmd.add_option("--cublaslt", opts.cublaslt, "Use this libcublasLt.so instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
+  cmd.add_option("--cudnn", opts.cudnn, "Use this libcudnn.so instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
+  // For tests: a fake NVML library stands in for the driver's.
+  cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
+}
+
+void apply_library_options(const LibraryOptions& opts) {
+  const std::pair<const char*, const std::string*> vars[] = {{"GPUCHECK_CUBLAS_LIB", &opts.cublas},
+                                                             {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+                                                             {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
+                                                             {"GPUCHECK_NVML_LIB", &opts.nvml}};
+  for (const auto& [name, value] : vars)
+    if (!value->empty()) ::setenv(name, value->c_str(), 1);
+}
+
 void configure_logging(int verbosity, bool quiet) {
   const char* no_color = std::getenv("NO_COLOR");
   auto mode = (no_color && *no_color) ? spdlog::color_mode::never : spdlog::color_mode::automatic;

@@ -40,6 +40,14 @@ class Output {
   std::unique_ptr<std::ofstream> file_;
 };
 
+// Vendor libraries named on the command line, ahead of every search path. They reach the
+// backends' children through the environment (GPUCHECK_CUBLAS_LIB, ...).
+struct LibraryOptions {
+  std::string cublas, cublaslt, cudnn, nvml;
+};
+void add_library_options(CLI::App& cmd, LibraryOptions& opts);
+void apply_library_options(const LibraryOptions& opts);
+
 // Logs go to stderr only; machine-readable output on stdout never mixes with them.
 void configure_logging(int verbosity, bool quiet);
 
@@ -52,5 +60,6 @@ struct Command {
 Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_child_command(CLI::App& root);
+Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv);
 
 }  // namespace gpucheck::app

@@ -39,6 +39,7 @@ int run(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   std::vector<gpucheck::app::Command> commands{gpucheck::app::add_probe_command(app, args),
                                                gpucheck::app::add_bench_command(app, args),
+                                               gpucheck::app::add_doctor_command(app, args),
                                                gpucheck::app::add_child_command(app)};
   try {
     app.parse(argc, argv);

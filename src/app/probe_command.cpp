@@ -13,6 +13,7 @@ namespace {
 
 struct ProbeOptions {
   OutputOptions out;
+  LibraryOptions libraries;
   double probe_timeout_s = 60;
   std::string sysroot = "/";
   std::vector<std::string> argv;
@@ -20,6 +21,7 @@ struct ProbeOptions {
 
 ExitCode run_probe(const ProbeOptions& opts) {
   Output output(opts.out);
+  apply_library_options(opts.libraries);
   EnvMap env = current_environment();
   nlohmann::json doc = make_document("probe", opts.argv, env);
   std::filesystem::path root = opts.sysroot;
@@ -43,6 +45,7 @@ Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv) 
       "probe", "Host, CPU, memory and every backend's platforms and devices (like clinfo, "
                "deviceQuery and nvidia-smi -q)");
   add_output_options(*cmd, opts->out);
+  add_library_options(*cmd, opts->libraries);
   cmd->add_option("--probe-timeout", opts->probe_timeout_s,
                   "Seconds each backend's probe may take before it is killed")
       ->check(CLI::PositiveNumber)

@@ -352,9 +352,12 @@ class CellRunner {
           }
           for (int i = 0; i < kLaunchesPerRep; ++i) dev_.launch_empty();
           dev_.synchronize();
-          return seconds_since(t0) / kLaunchesPerRep;
+          return seconds_since(t0);
         },
         &truncated);
+    // Each asynchronous repetition timed a batch; the record is per launch.
+    if (s.mode == LatencyMode::kAsync)
+      for (double& t : times) t /= kLaunchesPerRep;
     finish_record(r, cell, times, truncated, std::nullopt);
     cb_.record(r);
   }
@@ -384,9 +387,10 @@ class CellRunner {
             }
           }
           dev_.synchronize();
-          return seconds_since(t0) / static_cast<double>(s.calls);
+          return seconds_since(t0);
         },
         &truncated);
+    for (double& t : times) t /= static_cast<double>(s.calls);  // the record is per call
     dev_.download(y.data(), *dy.buf, dy.bytes);
     dev_.synchronize();
     if (plant_) plant(y, *plant_);
@@ -558,6 +562,12 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
       r[k::kStatus] = "skipped";
       r[k::kReason] = fmt::format("the sizes overflow 64-bit byte counts ({})", e.what());
       callbacks.record(r);
+    } catch (const DeviceLostError& e) {
+      nlohmann::json r = base_record(device, cell, t);
+      r[k::kStatus] = "failed";
+      r[k::kReason] = std::string(e.what()) + " (the device is unusable: its child ends here)";
+      callbacks.record(r);
+      throw;
     } catch (const std::exception& e) {
       // The per-cell catch boundary: the run goes on with the next cell.
       nlohmann::json r = base_record(device, cell, t);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "core/errors.h"
@@ -34,28 +35,37 @@ int planned_reps(const RepPolicy& policy, double t1) {
 std::vector<double> run_reps(const RepPolicy& policy, const std::function<double()>& timed_once,
                              bool* truncated) {
   validate(policy);
-  double spent = 0;
+  // The budget counts what the runs report and, as well, the wall clock: a callback that
+  // reports device time or a per-call share can take far longer on the host than it says.
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  double reported = 0;
+  auto spent = [&] {
+    return std::max(reported, std::chrono::duration<double>(Clock::now() - start).count());
+  };
   bool cut = false;
   for (int i = 0; i < policy.warmup; ++i) {
-    if (spent > policy.max_time_s) {
+    if (spent() > policy.max_time_s) {
       cut = true;
       break;
     }
-    spent += timed_once();
+    reported += timed_once();
   }
   std::vector<double> samples;
+  const auto first_start = Clock::now();
   const double t1 = timed_once();
+  const double t1_wall = std::chrono::duration<double>(Clock::now() - first_start).count();
   samples.push_back(t1);
-  spent += t1;
-  const auto planned = static_cast<std::size_t>(planned_reps(policy, t1));
+  reported += t1;
+  const auto planned = static_cast<std::size_t>(planned_reps(policy, std::max(t1, t1_wall)));
   while (samples.size() < planned) {
-    if (spent > policy.max_time_s) {
+    if (spent() > policy.max_time_s) {
       cut = true;
       break;
     }
     const double t = timed_once();
     samples.push_back(t);
-    spent += t;
+    reported += t;
   }
   if (truncated != nullptr) *truncated = cut;
   return samples;

@@ -28,10 +28,12 @@ void validate(const RepPolicy& policy);
 int planned_reps(const RepPolicy& policy, double t1);
 
 // Runs timed_once (which does one repetition and returns its seconds) policy.warmup times
-// discarding the results, then the planned timed repetitions, and returns their times. Before
-// every other run, stops if the seconds spent so far (the sum of every returned time, warm-up
-// included) exceed max_time; *truncated (when not null) says whether that cut the warm-up or the
-// timed runs short. One timed sample is always taken. Exceptions from timed_once propagate.
+// discarding the results, then the planned timed repetitions (planned from the larger of the
+// first run's returned and wall-clock seconds), and returns their times. Before every other run,
+// stops if the seconds spent so far exceed max_time — the larger of the sum of every returned
+// time (warm-up included) and the wall clock since the start; *truncated (when not null) says
+// whether that cut the warm-up or the timed runs short. One timed sample is always taken.
+// Exceptions from timed_once propagate.
 std::vector<double> run_reps(const RepPolicy& policy, const std::function<double()>& timed_once,
                              bool* truncated);
 

@@ -40,6 +40,14 @@ class ApiError : public std::runtime_error {
   std::string call_;
 };
 
+// The device is unusable until the process ends (a sticky CUDA error, a lost device): the bench
+// engine records the cell and rethrows, so the device's child ends instead of failing every
+// later cell the same way.
+class DeviceLostError : public ApiError {
+ public:
+  using ApiError::ApiError;
+};
+
 // Throws ApiError for a POSIX call that returned -1 with errno set.
 [[noreturn]] void throw_errno(const char* call, const char* file, int line);
 

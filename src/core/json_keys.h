@@ -201,4 +201,10 @@ inline constexpr K kNvmlVersion = "nvml_version";
 inline constexpr K kNames = "names";
 inline constexpr K kUnmatched = "unmatched";
 
+// Doctor: one entry of "checks" per check run
+inline constexpr K kChecks = "checks";
+inline constexpr K kId = "id";
+inline constexpr K kEvidence = "evidence";
+inline constexpr K kFix = "fix";
+
 }  // namespace gpucheck::keys

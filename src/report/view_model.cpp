@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace gpucheck::report {
 
 namespace k = keys;
@@ -68,6 +70,17 @@ TableSection results_table(const nlohmann::json& results) {
   return t;
 }
 
+// Doctor's checks, one a row; the status upper-cased as people read it (PASS, WARN, ...).
+TableSection checks_table(const nlohmann::json& checks) {
+  TableSection t{"checks", {"id", "status", "finding", "fix"}, {}};
+  for (const auto& c : checks) {
+    std::string status = str_or(c, k::kStatus);
+    for (char& ch : status) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    t.rows.push_back({str_or(c, k::kId), status, str_or(c, k::kFinding), str_or(c, k::kFix)});
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string scalar_text(const nlohmann::json& v) {
@@ -95,9 +108,9 @@ std::string shape_text(const nlohmann::json& shape) {
   auto u = [&](std::string_view key) { return shape.value(key, std::uint64_t{0}); };
   if (shape.contains(k::kBytes)) {
     double mib = static_cast<double>(u(k::kBytes)) / (1 << 20);
-    std::string out = fmt::format("{:g} MiB {}", mib, shape.value(k::kDirection, ""));
-    if (shape.contains(k::kHostMemory)) out += " " + shape.value(k::kHostMemory, "");
-    return out;
+    std::string memory = shape.value(k::kHostMemory, "");
+    return fmt::format("{:g} MiB {}{}{}", mib, shape.value(k::kDirection, ""),
+                       memory.empty() ? "" : " ", memory);
   }
   if (shape.contains(k::kR))
     return fmt::format("{},{},{},{},{},{},{},{},{} {}", u(k::kN), u(k::kC), u(k::kH), u(k::kW),
@@ -115,6 +128,8 @@ std::string shape_text(const nlohmann::json& shape) {
 ViewModel make_view_model(const nlohmann::json& doc) {
   ViewModel vm;
   const bool probe = doc.value(std::string(k::kCommand), "") == "probe";
+  // doctor's JSON carries the probe's backend facts it judged; its table shows the checks.
+  const bool doctor = doc.value(std::string(k::kCommand), "") == "doctor";
   for (auto section : {k::kProvenance, k::kHost, k::kCpu, k::kMemory}) {
     if (!doc.contains(section)) continue;
     nlohmann::json facts = doc[section];
@@ -127,7 +142,7 @@ ViewModel make_view_model(const nlohmann::json& doc) {
     if (section == k::kProvenance && !probe) facts.erase(std::string(k::kEnvironment));
     vm.facts.push_back(facts_section(std::string(section), facts));
   }
-  if (doc.contains(k::kBackends)) {
+  if (doc.contains(k::kBackends) && !doctor) {
     for (const auto& b : doc[k::kBackends]) {
       nlohmann::json summary = b;
       summary.erase(std::string(k::kDevices));
@@ -138,6 +153,7 @@ ViewModel make_view_model(const nlohmann::json& doc) {
     }
   }
   if (doc.contains(k::kResults)) vm.tables.push_back(results_table(doc[k::kResults]));
+  if (doc.contains(k::kChecks)) vm.tables.push_back(checks_table(doc[k::kChecks]));
   return vm;
 }
 

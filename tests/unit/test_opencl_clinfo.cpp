@@ -170,6 +170,25 @@ TEST(OpenClClinfo, LenientParserKeepsRepeatedKeys) {
   EXPECT_EQ(root["l"]["a#2"]["raw"], 2);
 }
 
+TEST(OpenClClinfo, ComparisonCatchesDifferences) {
+  const auto& fp = *find_device_field("CL_DEVICE_SINGLE_FP_CONFIG");
+  const Json mine_fp = {{"raw", 191}, {"flags", Json::array()}};
+  EXPECT_FALSE(differs(fp, mine_fp, OJson::parse(R"({"raw": 191, "config": []})")));
+  EXPECT_TRUE(differs(fp, mine_fp, OJson::parse(R"({"raw": 63, "config": []})")));
+  const auto& name = *find_device_field("CL_DEVICE_NAME");
+  EXPECT_TRUE(differs(name, "pocl", OJson("pocl ")));
+  EXPECT_TRUE(differs(name, Json{{"error", "CL_INVALID_VALUE (-30)"}}, OJson("pocl")));
+  const auto& units = *find_device_field("CL_DEVICE_MAX_COMPUTE_UNITS");
+  EXPECT_FALSE(differs(units, 2, OJson(2)));
+  EXPECT_TRUE(differs(units, 2, OJson(3)));
+  const auto& versions = *find_device_field("CL_DEVICE_OPENCL_C_ALL_VERSIONS");
+  const Json mine_nv =
+      Json::parse(R"([{"name": "OpenCL C", "raw": 1}, {"name": "OpenCL C", "raw": 2}])");
+  EXPECT_FALSE(differs(versions, mine_nv,
+                       OJson::parse(R"({"OpenCL C": {"raw": 1}, "OpenCL C#2": {"raw": 2}})")));
+  EXPECT_TRUE(differs(versions, mine_nv, OJson::parse(R"({"OpenCL C": {"raw": 1}})")));
+}
+
 TEST(OpenClClinfo, ProbeFieldsEqualClinfoOnPocl) {
   if (std::system("command -v clinfo >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "clinfo is not installed (Debian: apt install clinfo)";

@@ -108,6 +108,11 @@ TEST(OpenClInventory, LoaderCopiesAreReadNotLoaded) {
   ASSERT_NE(dangling, nullptr);
   EXPECT_EQ((*dangling)["error"], "dangling symbolic link");
 
+  // The first libOpenCL.so.1 on the search path decides the kind a parent can expect.
+  EXPECT_EQ(loader_kind_from_files(facts), LoaderKind::kOclIcd);
+  EXPECT_EQ(loader_kind_from_files(r.facts()), LoaderKind::kOther);  // /opt/junk's comes first
+  EXPECT_EQ(loader_kind_from_files(FakeRoot().facts()), LoaderKind::kNone);
+
   // The loaded copy is not an "other" copy.
   const Json others = loader_copies(facts, "/ld/one/libOpenCL.so.1.0.0");
   EXPECT_EQ(find_by(others, "real_path", "/ld/one/libOpenCL.so.1.0.0"), nullptr);

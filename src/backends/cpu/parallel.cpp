@@ -1,9 +1,13 @@
-// The worker pool behind parallel_for: C++20 atomic wait/notify (a futex on Linux) after a short
-// spin, so back-to-back regions (benchmark repetitions) wake workers without a syscall.
+// The worker pool behind parallel_for. A region is cut into a few contiguous parts per thread,
+// which the caller and the workers claim from one atomic word: a worker that the OS has not
+// scheduled yet (a loaded machine, OpenBLAS's threads still spinning after a GEMM) costs its
+// share of the work, not a wait for it. Idle workers spin briefly, then park on a condition
+// variable, so back-to-back regions wake them without a syscall.
 #include "backends/cpu/parallel.h"
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -21,6 +25,7 @@ namespace {
 
 // Spin iterations before parking; a pause is tens of cycles, so this is tens of microseconds.
 constexpr int kSpinIterations = 4000;
+static_assert(std::uint64_t{kPartsPerThread} * kMaxThreads <= 0xFFFF, "parts must fit 16 bits");
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -30,25 +35,23 @@ inline void cpu_relax() {
 #endif
 }
 
-// True while this thread runs a range of some region; nested regions then run serially
+// True while this thread runs a part of some region; nested regions then run serially
 // instead of deadlocking on the pool's mutex or oversubscribing the cores.
 thread_local bool t_in_region = false;
 
-// Range `part` of `parts` over [0, n): the first n % parts ranges are one longer.
-std::pair<std::size_t, std::size_t> part_range(std::size_t n, std::size_t parts, std::size_t part) {
-  const std::size_t base = n / parts, extra = n % parts;
-  const std::size_t begin = part * base + std::min(part, extra);
-  return {begin, begin + base + (part < extra ? 1 : 0)};
-}
-
-template <class T>
-void wait_while_equal(const std::atomic<T>& a, T value) {
-  for (int i = 0; i < kSpinIterations; ++i) {
-    if (a.load(std::memory_order_acquire) != value) return;
-    cpu_relax();
+// The claim word: generation (32 bits) | parts (16 bits) | next unclaimed part (16 bits).
+struct Claim {
+  std::uint32_t generation;
+  std::uint32_t parts;
+  std::uint32_t next;
+  static Claim decode(std::uint64_t w) {
+    return {static_cast<std::uint32_t>(w >> 32), static_cast<std::uint32_t>(w >> 16) & 0xFFFF,
+            static_cast<std::uint32_t>(w) & 0xFFFF};
   }
-  while (a.load(std::memory_order_acquire) == value) a.wait(value, std::memory_order_acquire);
-}
+  std::uint64_t encode() const {
+    return (std::uint64_t{generation} << 32) | (std::uint64_t{parts} << 16) | next;
+  }
+};
 
 }  // namespace
 
@@ -59,24 +62,35 @@ int resolve_threads(int threads) {
 
 struct ThreadPool::State {
   std::mutex run_mutex;  // one region at a time
-  // The current region; written by the caller before `generation` is bumped (release).
+  // The current region, written by the caller before it publishes `claim` (release); a claimer
+  // reads them only after a successful claim (acquire), and the caller rewrites them only after
+  // every part is done.
   RangeFn fn = nullptr;
   void* ctx = nullptr;
   std::size_t n = 0;
-  std::size_t parts = 0;
-  std::atomic<std::uint32_t> generation{0};
-  std::atomic<int> pending{0};  // workers that have not yet finished the current region
-  bool stop = false;            // published through `generation`
+  std::atomic<std::uint64_t> claim{0};
+  // Bumped (under park_mutex) after each publication of `claim`; idle workers wait for it to
+  // change. It starts at 0 before any worker exists, so a worker that first runs after some
+  // publications still sees them.
+  std::atomic<std::uint32_t> wake{0};
+  std::mutex park_mutex;
+  std::condition_variable park_cv;
+  std::atomic<std::uint32_t> done{0};  // parts finished in the current region
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  std::atomic<bool> stop{false};
   std::mutex error_mutex;
   std::exception_ptr error;
   std::vector<std::thread> workers;
 
-  void run_part(std::size_t part) {
-    if (part >= parts) return;
-    const auto [b, e] = part_range(n, parts, part);
+  // Runs part `part` of `parts` over [0, n): the first n % parts parts are one longer.
+  void run_part(std::size_t part, std::size_t parts) {
+    const std::size_t base = n / parts, extra = n % parts;
+    const std::size_t begin = part * base + std::min(part, extra);
+    const std::size_t end = begin + base + (part < extra ? 1 : 0);
     t_in_region = true;
     try {
-      fn(ctx, b, e);
+      fn(ctx, begin, end);
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();
@@ -84,14 +98,48 @@ struct ThreadPool::State {
     t_in_region = false;
   }
 
-  void worker_loop(std::size_t part) {
+  // Claims and runs parts of the current region until none is left.
+  void work() {
+    std::uint64_t w = claim.load(std::memory_order_acquire);
+    for (;;) {
+      const Claim c = Claim::decode(w);
+      if (c.next >= c.parts) return;
+      Claim mine = c;
+      ++mine.next;
+      if (!claim.compare_exchange_weak(w, mine.encode(), std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+        continue;  // w now holds the current word
+      run_part(c.next, c.parts);
+      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == c.parts) {
+        std::lock_guard lock(done_mutex);  // orders the notify after a waiter's predicate check
+        done_cv.notify_all();
+      }
+      w = claim.load(std::memory_order_acquire);
+    }
+  }
+
+  // Publishes a new claim word and wakes the workers.
+  void publish(std::uint64_t word) {
+    claim.store(word, std::memory_order_release);
+    {
+      std::lock_guard lock(park_mutex);
+      wake.fetch_add(1, std::memory_order_release);
+    }
+    park_cv.notify_all();
+  }
+
+  void worker_loop() {
     std::uint32_t seen = 0;
     for (;;) {
-      wait_while_equal(generation, seen);
-      seen = generation.load(std::memory_order_acquire);
-      if (stop) return;
-      run_part(part);
-      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.notify_one();
+      for (int i = 0; i < kSpinIterations && wake.load(std::memory_order_acquire) == seen; ++i)
+        cpu_relax();
+      if (wake.load(std::memory_order_acquire) == seen) {
+        std::unique_lock lock(park_mutex);
+        park_cv.wait(lock, [&] { return wake.load(std::memory_order_acquire) != seen; });
+      }
+      seen = wake.load(std::memory_order_acquire);
+      if (stop.load(std::memory_order_acquire)) return;
+      work();
     }
   }
 };
@@ -100,16 +148,17 @@ ThreadPool::ThreadPool(int threads)
     : threads_(resolve_threads(threads)), state_(std::make_unique<State>()) {
   state_->workers.reserve(static_cast<std::size_t>(threads_ - 1));
   for (int i = 1; i < threads_; ++i)
-    state_->workers.emplace_back(
-        [s = state_.get(), i] { s->worker_loop(static_cast<std::size_t>(i)); });
+    state_->workers.emplace_back([s = state_.get()] { s->worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(state_->run_mutex);
-    state_->stop = true;
-    state_->generation.fetch_add(1, std::memory_order_release);
-    state_->generation.notify_all();
+    state_->stop.store(true, std::memory_order_release);
+    Claim c = Claim::decode(state_->claim.load());
+    ++c.generation;
+    c.next = c.parts;  // nothing to claim
+    state_->publish(c.encode());
   }
   for (auto& t : state_->workers) t.join();
 }
@@ -125,16 +174,22 @@ void ThreadPool::run(std::size_t n, RangeFn fn, void* ctx) {
   s.fn = fn;
   s.ctx = ctx;
   s.n = n;
-  s.parts = std::min(n, static_cast<std::size_t>(threads_));
   s.error = nullptr;
-  // Every worker acknowledges every region, even one with no range, so none can miss a generation.
-  s.pending.store(static_cast<int>(s.workers.size()), std::memory_order_relaxed);
-  s.generation.fetch_add(1, std::memory_order_release);
-  s.generation.notify_all();
-  s.run_part(0);
-  for (int p = s.pending.load(std::memory_order_acquire); p != 0;
-       p = s.pending.load(std::memory_order_acquire))
-    wait_while_equal(s.pending, p);
+  s.done.store(0, std::memory_order_relaxed);
+  Claim c = Claim::decode(s.claim.load(std::memory_order_relaxed));
+  ++c.generation;
+  c.parts = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      n, std::uint64_t{kPartsPerThread} * static_cast<std::uint64_t>(threads_)));
+  c.next = 0;
+  s.publish(c.encode());
+  s.work();
+  // Parts that workers claimed may still be running.
+  auto all_done = [&] { return s.done.load(std::memory_order_acquire) == c.parts; };
+  for (int i = 0; i < kSpinIterations && !all_done(); ++i) cpu_relax();
+  if (!all_done()) {
+    std::unique_lock wait_lock(s.done_mutex);
+    s.done_cv.wait(wait_lock, all_done);
+  }
   if (s.error) std::rethrow_exception(std::exchange(s.error, nullptr));
 }
 

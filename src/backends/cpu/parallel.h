@@ -1,5 +1,5 @@
-// A persistent worker pool and a static-partition parallel_for over it: workers are created once
-// per thread count and reused, so a call costs a wake-up, not a thread creation.
+// A persistent worker pool and a parallel_for over it: workers are created once per thread count
+// and reused, so a call costs a wake-up, not a thread creation.
 #pragma once
 
 #include <cstddef>
@@ -13,12 +13,16 @@ namespace gpucheck::cpu {
 // std::thread::hardware_concurrency() (at least 1); larger requests are capped at kMaxThreads.
 int resolve_threads(int threads);
 inline constexpr int kMaxThreads = 1024;
+// A region of n indices is cut into min(n, kPartsPerThread · threads) parts.
+inline constexpr int kPartsPerThread = 4;
 
 // Range body of a parallel region, type-erased: fn(ctx, begin, end).
 using RangeFn = void (*)(void* ctx, std::size_t begin, std::size_t end);
 
 // `threads` participants: the calling thread plus threads-1 workers parked between calls (a short
-// spin, then a futex wait). One region runs at a time; concurrent callers queue on a mutex.
+// spin, then a futex wait). The participants claim parts of a region dynamically, so a worker the
+// OS has not scheduled costs its share of the work, not a wait. One region runs at a time;
+// concurrent callers queue on a mutex.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);
@@ -28,9 +32,10 @@ class ThreadPool {
 
   int threads() const { return threads_; }
 
-  // Splits [0, n) into min(threads(), n) contiguous, near-equal ranges in index order and runs
-  // body(begin, end) once per range; the caller runs the first. Returns when all are done and
-  // rethrows the first exception a range threw. A call from inside a region runs serially.
+  // Splits [0, n) into min(n, kPartsPerThread · threads()) contiguous ranges whose lengths differ
+  // by at most one, and runs body(begin, end) once per range on whichever participant claims it
+  // (the caller included). Returns when all are done and rethrows the first exception a range
+  // threw. A call from inside a region runs body(0, n) serially on the calling thread.
   template <class F>
   void parallel_for(std::size_t n, F&& body) {
     using Body = std::remove_reference_t<F>;

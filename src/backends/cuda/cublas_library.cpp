@@ -15,8 +15,8 @@ std::unique_ptr<CublasLibrary> CublasLibrary::open(const EnvMap& env, std::strin
   }
   auto lt_spec = cublaslt_spec();
   auto lt_roots = search_roots(lt_spec, env);
-  lib->cublaslt_ = lt_roots.explicit_path ? load_library(lt_spec, lt_roots)
-                                          : load_beside(lt_spec, lib->cublas_);
+  lib->cublaslt_ =
+      lt_roots.explicit_path ? load_library(lt_spec, lt_roots) : load_beside(lt_spec, lib->cublas_);
   if (!lib->cublaslt_.ok()) {
     *error = fmt::format("cuBLASLt not loadable: {}", lib->cublaslt_.error);
     return nullptr;
@@ -36,8 +36,7 @@ std::unique_ptr<CublasLibrary> CublasLibrary::open(const EnvMap& env, std::strin
   ok = resolve_symbol(lt, "cublasLtDestroy", &lib->cublasLtDestroy, &missing) && ok;
   ok = resolve_symbol(lt, "cublasLtMatmulDescCreate", &lib->cublasLtMatmulDescCreate, &missing) &&
        ok;
-  ok = resolve_symbol(lt, "cublasLtMatmulDescDestroy", &lib->cublasLtMatmulDescDestroy,
-                      &missing) &&
+  ok = resolve_symbol(lt, "cublasLtMatmulDescDestroy", &lib->cublasLtMatmulDescDestroy, &missing) &&
        ok;
   ok = resolve_symbol(lt, "cublasLtMatmulDescSetAttribute", &lib->cublasLtMatmulDescSetAttribute,
                       &missing) &&
@@ -51,8 +50,8 @@ std::unique_ptr<CublasLibrary> CublasLibrary::open(const EnvMap& env, std::strin
   ok = resolve_symbol(lt, "cublasLtMatmulPreferenceCreate", &lib->cublasLtMatmulPreferenceCreate,
                       &missing) &&
        ok;
-  ok = resolve_symbol(lt, "cublasLtMatmulPreferenceDestroy",
-                      &lib->cublasLtMatmulPreferenceDestroy, &missing) &&
+  ok = resolve_symbol(lt, "cublasLtMatmulPreferenceDestroy", &lib->cublasLtMatmulPreferenceDestroy,
+                      &missing) &&
        ok;
   ok = resolve_symbol(lt, "cublasLtMatmulPreferenceSetAttribute",
                       &lib->cublasLtMatmulPreferenceSetAttribute, &missing) &&

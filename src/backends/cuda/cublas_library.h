@@ -31,7 +31,12 @@ class CublasLibrary {
   decltype(&::cublasSetStream_v2) cublasSetStream = nullptr;
   decltype(&::cublasSetWorkspace_v2) cublasSetWorkspace = nullptr;
   decltype(&::cublasSetMathMode) cublasSetMathMode = nullptr;
-  decltype(&::cublasGemmEx) cublasGemmEx = nullptr;
+  // cublas_api.h overloads cublasGemmEx for C++ (a cudaDataType compute argument): pick the C one.
+  using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                      int, int, const void*, const void*, cudaDataType, int,
+                                      const void*, cudaDataType, int, const void*, void*,
+                                      cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  GemmExFn cublasGemmEx = nullptr;
 
   decltype(&::cublasLtGetVersion) cublasLtGetVersion = nullptr;
   decltype(&::cublasLtCreate) cublasLtCreate = nullptr;

@@ -52,8 +52,7 @@ std::string cuda_version_string(int encoded) {
 }
 
 DriverVerdict judge_driver(const DriverObservation& o) {
-  if (!o.loaded)
-    return {false, fmt::format("no NVIDIA driver: {}", o.dlerror), "no_driver"};
+  if (!o.loaded) return {false, fmt::format("no NVIDIA driver: {}", o.dlerror), "no_driver"};
   const bool stub_file = under_stubs_dir(o.real_path) || under_stubs_dir(o.path);
   const bool stub_code = o.init_result && *o.init_result == CUDA_ERROR_STUB_LIBRARY;
   if (stub_file || stub_code)
@@ -97,8 +96,7 @@ DriverVerdict judge_driver(const DriverObservation& o) {
   if (o.device_count && *o.device_count == 0) {
     if (hidden)
       return {false,
-              fmt::format("CUDA_VISIBLE_DEVICES='{}' hides every device",
-                          *o.cuda_visible_devices),
+              fmt::format("CUDA_VISIBLE_DEVICES='{}' hides every device", *o.cuda_visible_devices),
               "hidden"};
     return {false, "no CUDA device: the driver reports 0 devices", "no_device"};
   }

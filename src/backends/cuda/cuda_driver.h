@@ -19,9 +19,9 @@ inline constexpr const char* kRequiredDriverBranch = "580";
 // What gpucheck saw of the driver; filled by observe_driver(), or by tests.
 struct DriverObservation {
   bool loaded = false;
-  std::string dlerror;    // when not loaded
-  std::string path;       // as the dynamic linker loaded it (link map)
-  std::string real_path;  // symlinks resolved
+  std::string dlerror;                // when not loaded
+  std::string path;                   // as the dynamic linker loaded it (link map)
+  std::string real_path;              // symlinks resolved
   std::optional<int> init_result;     // cuInit(0)'s CUresult
   std::string init_error_name;        // cuGetErrorName of it, when the driver could say
   std::optional<int> driver_version;  // cuDriverGetVersion: 13000 = CUDA 13.0

@@ -82,8 +82,10 @@ bool is_sticky_cuda_error(int code) {
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
     case cudaErrorLaunchFailure:
-    case cudaErrorContextIsDestroyed: return true;
-    default: return false;
+    case cudaErrorContextIsDestroyed:
+      return true;
+    default:
+      return false;
   }
 }
 

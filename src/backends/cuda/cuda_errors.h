@@ -11,9 +11,9 @@ namespace gpucheck::cuda {
 // The CUDA context is unusable (illegal address, launch failure, ECC, ...): every later call
 // fails too. The bench child must end with this error rather than run more cells; the context
 // is never "recovered" with cudaDeviceReset, which would pull it from under cuBLAS and cuDNN.
-class StickyCudaError : public ApiError {
+class StickyCudaError : public DeviceLostError {
  public:
-  using ApiError::ApiError;
+  using DeviceLostError::DeviceLostError;
 };
 
 // True for the runtime error codes that poison the context until the process ends.
@@ -35,39 +35,39 @@ void log_api_error(const char* api, int code, const char* call, const char* file
 
 // Checks a call returning cudaError_t; anything but cudaSuccess throws (StickyCudaError when
 // the code poisons the context).
-#define GC_CUDA_CHECK(expr)                                                          \
-  do {                                                                               \
-    const int gc_cuda_status_ = static_cast<int>(expr);                              \
-    if (gc_cuda_status_ != 0)                                                        \
+#define GC_CUDA_CHECK(expr)                                                           \
+  do {                                                                                \
+    const int gc_cuda_status_ = static_cast<int>(expr);                               \
+    if (gc_cuda_status_ != 0)                                                         \
       ::gpucheck::cuda::throw_cuda_error(gc_cuda_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 // For destructors and cleanup paths: never throws.
-#define GC_CUDA_CHECK_NOTHROW(expr)                                                         \
-  do {                                                                                      \
-    const int gc_cuda_status_ = static_cast<int>(expr);                                     \
-    if (gc_cuda_status_ != 0)                                                               \
+#define GC_CUDA_CHECK_NOTHROW(expr)                                                        \
+  do {                                                                                     \
+    const int gc_cuda_status_ = static_cast<int>(expr);                                    \
+    if (gc_cuda_status_ != 0)                                                              \
       ::gpucheck::cuda::log_api_error("CUDA", gc_cuda_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define GC_CUBLAS_CHECK(expr)                                                            \
-  do {                                                                                   \
-    const int gc_cublas_status_ = static_cast<int>(expr);                                \
-    if (gc_cublas_status_ != 0)                                                          \
+#define GC_CUBLAS_CHECK(expr)                                                             \
+  do {                                                                                    \
+    const int gc_cublas_status_ = static_cast<int>(expr);                                 \
+    if (gc_cublas_status_ != 0)                                                           \
       ::gpucheck::cuda::throw_cublas_error(gc_cublas_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define GC_CUBLAS_CHECK_NOTHROW(expr)                                                         \
-  do {                                                                                        \
-    const int gc_cublas_status_ = static_cast<int>(expr);                                     \
-    if (gc_cublas_status_ != 0)                                                               \
+#define GC_CUBLAS_CHECK_NOTHROW(expr)                                                          \
+  do {                                                                                         \
+    const int gc_cublas_status_ = static_cast<int>(expr);                                      \
+    if (gc_cublas_status_ != 0)                                                                \
       ::gpucheck::cuda::log_api_error("cuBLAS", gc_cublas_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define GC_CUDNN_CHECK(expr)                                                           \
-  do {                                                                                 \
-    const int gc_cudnn_status_ = static_cast<int>(expr);                               \
-    if (gc_cudnn_status_ != 0)                                                         \
+#define GC_CUDNN_CHECK(expr)                                                            \
+  do {                                                                                  \
+    const int gc_cudnn_status_ = static_cast<int>(expr);                                \
+    if (gc_cudnn_status_ != 0)                                                          \
       ::gpucheck::cuda::throw_cudnn_error(gc_cudnn_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 

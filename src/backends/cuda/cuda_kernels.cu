@@ -22,9 +22,15 @@ struct alignas(16) B16x8 {
   __nv_bfloat16 v[8];
 };
 
-__device__ __forceinline__ float exp_one(float x) { return expf(x); }
-__device__ __forceinline__ double exp_one(double x) { return exp(x); }
-__device__ __forceinline__ __half exp_one(__half x) { return __float2half_rn(expf(__half2float(x))); }
+__device__ __forceinline__ float exp_one(float x) {
+  return expf(x);
+}
+__device__ __forceinline__ double exp_one(double x) {
+  return exp(x);
+}
+__device__ __forceinline__ __half exp_one(__half x) {
+  return __float2half_rn(expf(__half2float(x)));
+}
 __device__ __forceinline__ __nv_bfloat16 exp_one(__nv_bfloat16 x) {
   return __float2bfloat16_rn(expf(__bfloat162float(x)));
 }
@@ -65,8 +71,8 @@ cudaError_t launch_exp_f64(const double* x, double* y, std::size_t n, int blocks
 
 cudaError_t launch_exp_f16(const void* x, void* y, std::size_t n, int blocks, int threads,
                            cudaStream_t stream) {
-  exp_kernel<__half, H16x8><<<blocks, threads, 0, stream>>>(static_cast<const __half*>(x),
-                                                             static_cast<__half*>(y), n);
+  exp_kernel<__half, H16x8>
+      <<<blocks, threads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), n);
   return cudaGetLastError();
 }
 

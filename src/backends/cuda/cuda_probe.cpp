@@ -85,7 +85,8 @@ struct Triple {
 };
 
 constexpr Triple kTriples[] = {
-    {"max_block_dim", {cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ},
+    {"max_block_dim",
+     {cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ},
      3},
     {"max_grid_dim", {cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ}, 3},
     {"max_texture_2d",
@@ -106,10 +107,14 @@ constexpr Triple kTriples[] = {
 
 const char* compute_mode_name(int mode) {
   switch (mode) {
-    case cudaComputeModeDefault: return "default";
-    case cudaComputeModeProhibited: return "prohibited";
-    case cudaComputeModeExclusiveProcess: return "exclusive_process";
-    default: return "unknown";
+    case cudaComputeModeDefault:
+      return "default";
+    case cudaComputeModeProhibited:
+      return "prohibited";
+    case cudaComputeModeExclusiveProcess:
+      return "exclusive_process";
+    default:
+      return "unknown";
   }
 }
 
@@ -188,7 +193,8 @@ nlohmann::json probe_device(int index) {
       props[a.key] = *v;
   }
   if (props.contains("cuda_cores_per_sm") && props.contains("multiprocessors"))
-    props["cuda_cores"] = props["cuda_cores_per_sm"].get<int>() * props["multiprocessors"].get<int>();
+    props["cuda_cores"] =
+        props["cuda_cores_per_sm"].get<int>() * props["multiprocessors"].get<int>();
   for (const auto& t : kTriples) {
     nlohmann::json dims = nlohmann::json::array();
     for (int i = 0; i < t.count; ++i)

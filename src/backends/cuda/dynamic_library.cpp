@@ -52,7 +52,9 @@ std::string joined(const std::vector<std::string>& v) {
 
 }  // namespace
 
-void* dlsym_checked(void* handle, const char* symbol) { return ::dlsym(handle, symbol); }
+void* dlsym_checked(void* handle, const char* symbol) {
+  return ::dlsym(handle, symbol);
+}
 
 LoadedLibrary load_library(const LibrarySpec& spec, const SearchRoots& roots) {
   LoadedLibrary lib;

@@ -103,11 +103,17 @@ struct Collector {
 }  // namespace
 
 LibrarySpec cublas_spec() {
-  return {"cublas", "libcublas.so", 13, {"nvidia/cublas/lib", "nvidia/cu13/lib"},
+  return {"cublas",
+          "libcublas.so",
+          13,
+          {"nvidia/cublas/lib", "nvidia/cu13/lib"},
           "GPUCHECK_CUBLAS_LIB"};
 }
 LibrarySpec cublaslt_spec() {
-  return {"cublaslt", "libcublasLt.so", 13, {"nvidia/cublas/lib", "nvidia/cu13/lib"},
+  return {"cublaslt",
+          "libcublasLt.so",
+          13,
+          {"nvidia/cublas/lib", "nvidia/cu13/lib"},
           "GPUCHECK_CUBLASLT_LIB"};
 }
 LibrarySpec cudnn_spec() {
@@ -180,7 +186,8 @@ std::optional<std::string> parse_cudnn_version_header(const std::string& text) {
     if (std::regex_search(text, m, re)) return m[1].str();
     return std::nullopt;
   };
-  auto major = field("CUDNN_MAJOR"), minor = field("CUDNN_MINOR"), patch = field("CUDNN_PATCHLEVEL");
+  auto major = field("CUDNN_MAJOR"), minor = field("CUDNN_MINOR"),
+       patch = field("CUDNN_PATCHLEVEL");
   if (!major || !minor) return std::nullopt;
   return fmt::format("{}.{}.{}", *major, *minor, patch.value_or("0"));
 }

@@ -12,9 +12,9 @@
 namespace gpucheck::cuda {
 
 struct LibrarySpec {
-  std::string name;   // "cublas"
-  std::string stem;   // "libcublas.so": copies are stem + ".N[.M...]"
-  int major = 0;      // the soname major this build uses (13 for cuBLAS)
+  std::string name;                     // "cublas"
+  std::string stem;                     // "libcublas.so": copies are stem + ".N[.M...]"
+  int major = 0;                        // the soname major this build uses (13 for cuBLAS)
   std::vector<std::string> wheel_dirs;  // relative to site-packages: "nvidia/cublas/lib"
   std::string override_env;             // "GPUCHECK_CUBLAS_LIB": an explicit path
   std::string soname() const { return stem + "." + std::to_string(major); }

@@ -97,12 +97,12 @@ inline constexpr unsigned int kDriverVersionBufferSize = 80;
 
 // Entry point types; each is dlsym'ed under the versioned name in the comment.
 extern "C" {
-using InitFn = Return (*)();                                        // nvmlInit_v2
-using ShutdownFn = Return (*)();                                    // nvmlShutdown
-using ErrorStringFn = const char* (*)(Return);                      // nvmlErrorString
-using SystemStringFn = Return (*)(char*, unsigned int);             // nvmlSystemGet*Version
-using SystemIntFn = Return (*)(int*);                               // ..CudaDriverVersion_v2
-using DeviceGetCountFn = Return (*)(unsigned int*);                 // nvmlDeviceGetCount_v2
+using InitFn = Return (*)();                                         // nvmlInit_v2
+using ShutdownFn = Return (*)();                                     // nvmlShutdown
+using ErrorStringFn = const char* (*)(Return);                       // nvmlErrorString
+using SystemStringFn = Return (*)(char*, unsigned int);              // nvmlSystemGet*Version
+using SystemIntFn = Return (*)(int*);                                // ..CudaDriverVersion_v2
+using DeviceGetCountFn = Return (*)(unsigned int*);                  // nvmlDeviceGetCount_v2
 using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);  // ..ByIndex_v2
 using DeviceStringFn = Return (*)(Device, char*, unsigned int);
 using DeviceUintFn = Return (*)(Device, unsigned int*);

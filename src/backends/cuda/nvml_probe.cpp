@@ -22,18 +22,30 @@ namespace {
 // The error codes by name, for "errors" entries.
 std::string nvml_error_name(nvml::Return r) {
   switch (r) {
-    case nvml::kErrorUninitialized: return "NVML_ERROR_UNINITIALIZED";
-    case nvml::kErrorInvalidArgument: return "NVML_ERROR_INVALID_ARGUMENT";
-    case nvml::kErrorNotSupported: return "NVML_ERROR_NOT_SUPPORTED";
-    case nvml::kErrorNoPermission: return "NVML_ERROR_NO_PERMISSION";
-    case nvml::kErrorNotFound: return "NVML_ERROR_NOT_FOUND";
-    case nvml::kErrorInsufficientSize: return "NVML_ERROR_INSUFFICIENT_SIZE";
-    case nvml::kErrorDriverNotLoaded: return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case nvml::kErrorFunctionNotFound: return "NVML_ERROR_FUNCTION_NOT_FOUND";
-    case nvml::kErrorGpuIsLost: return "NVML_ERROR_GPU_IS_LOST";
-    case nvml::kErrorLibRmVersionMismatch: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    case nvml::kErrorUnknown: return "NVML_ERROR_UNKNOWN";
-    default: return fmt::format("NVML_ERROR_{}", r);
+    case nvml::kErrorUninitialized:
+      return "NVML_ERROR_UNINITIALIZED";
+    case nvml::kErrorInvalidArgument:
+      return "NVML_ERROR_INVALID_ARGUMENT";
+    case nvml::kErrorNotSupported:
+      return "NVML_ERROR_NOT_SUPPORTED";
+    case nvml::kErrorNoPermission:
+      return "NVML_ERROR_NO_PERMISSION";
+    case nvml::kErrorNotFound:
+      return "NVML_ERROR_NOT_FOUND";
+    case nvml::kErrorInsufficientSize:
+      return "NVML_ERROR_INSUFFICIENT_SIZE";
+    case nvml::kErrorDriverNotLoaded:
+      return "NVML_ERROR_DRIVER_NOT_LOADED";
+    case nvml::kErrorFunctionNotFound:
+      return "NVML_ERROR_FUNCTION_NOT_FOUND";
+    case nvml::kErrorGpuIsLost:
+      return "NVML_ERROR_GPU_IS_LOST";
+    case nvml::kErrorLibRmVersionMismatch:
+      return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
+    case nvml::kErrorUnknown:
+      return "NVML_ERROR_UNKNOWN";
+    default:
+      return fmt::format("NVML_ERROR_{}", r);
   }
 }
 
@@ -87,7 +99,9 @@ class Fields {
   }
 };
 
-std::string buffer_string(const char* buf, std::size_t cap) { return sanitize_c_buffer(buf, cap); }
+std::string buffer_string(const char* buf, std::size_t cap) {
+  return sanitize_c_buffer(buf, cap);
+}
 
 }  // namespace
 
@@ -231,7 +245,8 @@ nlohmann::json probe_nvml(const EnvMap& env) {
       if (auto id = normalize_pci_bus_id(buffer_string(pci.bus_id, sizeof(pci.bus_id))))
         o[k::kPciBusId] = *id;
     unsigned int v = 0, w = 0;
-    if (f.query("persistence_mode", persistence_fn != nullptr, [&] { return persistence_fn(d, &v); }))
+    if (f.query("persistence_mode", persistence_fn != nullptr,
+                [&] { return persistence_fn(d, &v); }))
       o["persistence_mode"] = v != 0;
     if (f.query("performance_state", pstate_fn != nullptr, [&] { return pstate_fn(d, &v); }))
       o["performance_state"] = v <= 15 ? fmt::format("P{}", v) : std::string("unknown");

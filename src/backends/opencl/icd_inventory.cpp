@@ -400,6 +400,19 @@ LoaderKind loader_kind_from_vendor(std::string_view vendor, bool has_loader_info
   return LoaderKind::kOther;
 }
 
+LoaderKind loader_kind_from_files(const SystemFacts& facts) {
+  for (const auto& dir : library_search_dirs(facts)) {
+    const std::string path = join(dir, "libOpenCL.so.1");
+    if (!exists(facts, path)) continue;
+    std::string error;
+    const std::string kind = loader_kind_of_file(facts, path, &error);
+    if (kind == "ocl-icd") return LoaderKind::kOclIcd;
+    if (kind == "khronos") return LoaderKind::kKhronos;
+    return LoaderKind::kOther;
+  }
+  return LoaderKind::kNone;
+}
+
 // ---- search directories ----
 
 std::vector<std::string> ld_so_conf_dirs(const SystemFacts& facts) {

@@ -39,6 +39,11 @@ std::string_view loader_kind_name(LoaderKind kind);
 // From clGetICDLoaderInfoOCLICD's CL_ICDL_VENDOR; has_loader_info false when it is missing.
 LoaderKind loader_kind_from_vendor(std::string_view vendor, bool has_loader_info);
 
+// The kind of the libOpenCL.so.1 the dynamic linker would most likely load (the first one in
+// library_search_dirs), judged from its file contents; kNone when there is none. For a parent
+// process that must not load the loader itself (an ICD may crash it).
+LoaderKind loader_kind_from_files(const SystemFacts& facts);
+
 // Directories ld.so.conf names, following its include lines.
 std::vector<std::string> ld_so_conf_dirs(const SystemFacts& facts);
 

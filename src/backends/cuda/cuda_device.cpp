@@ -1,0 +1,544 @@
+// The CUDA bench device: one non-blocking stream, events around each timed enqueue, library
+// handles and per-shape plans (cuBLASLt heuristics, cuDNN algorithm search) made once.
+#include "backends/cuda/cuda_device.h"
+
+#include "backends/cuda/cublas_library.h"
+#include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_errors.h"
+#include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/cuda_probe.h"
+#include "backends/cuda/cudnn_library.h"
+#include "core/environment.h"
+#include "core/json_keys.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <tuple>
+
+namespace gpucheck::cuda {
+
+namespace {
+
+namespace k = keys;
+using bench::DType;
+using bench::Op;
+
+constexpr std::size_t kLtWorkspaceBytes = std::size_t{32} << 20;           // cuBLAS's Hopper advice
+constexpr std::size_t kConvSearchWorkspaceBytes = std::size_t{512} << 20;  // cap for the search
+constexpr int kExpThreads = 256;
+
+class CudaBuffer final : public DeviceBuffer {
+ public:
+  explicit CudaBuffer(std::size_t bytes) : bytes_(bytes) {
+    if (bytes > 0) GC_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  }
+  ~CudaBuffer() override {
+    if (ptr_ != nullptr) GC_CUDA_CHECK_NOTHROW(cudaFree(ptr_));
+  }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  std::size_t bytes() const override { return bytes_; }
+  void* get() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+void* dptr(const DeviceBuffer& b) {
+  return static_cast<const CudaBuffer&>(b).get();
+}
+
+class PinnedHost final : public HostAllocation {
+ public:
+  explicit PinnedHost(std::size_t bytes) : bytes_(bytes) {
+    GC_CUDA_CHECK(cudaHostAlloc(&ptr_, std::max<std::size_t>(bytes, 1), cudaHostAllocDefault));
+  }
+  ~PinnedHost() override { GC_CUDA_CHECK_NOTHROW(cudaFreeHost(ptr_)); }
+  PinnedHost(const PinnedHost&) = delete;
+  PinnedHost& operator=(const PinnedHost&) = delete;
+  void* data() override { return ptr_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+// Page-aligned ordinary memory: what a program's own arrays are.
+class PageableHost final : public HostAllocation {
+ public:
+  explicit PageableHost(std::size_t bytes) : bytes_(bytes) {
+    std::size_t rounded = std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096);
+    ptr_ = std::aligned_alloc(4096, rounded);
+    if (ptr_ == nullptr)
+      throw std::runtime_error(fmt::format("host allocation of {} bytes failed", bytes));
+  }
+  ~PageableHost() override { std::free(ptr_); }
+  PageableHost(const PageableHost&) = delete;
+  PageableHost& operator=(const PageableHost&) = delete;
+  void* data() override { return ptr_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+int to_int(std::uint64_t v, const char* what) {
+  if (v > static_cast<std::uint64_t>(INT_MAX))
+    throw std::overflow_error(fmt::format("{} = {} exceeds the library's int range", what, v));
+  return static_cast<int>(v);
+}
+
+// cuBLASLt descriptors of one GEMM shape and dtype, with the algorithm its heuristic chose.
+struct LtPlan {
+  const CublasLibrary* lib = nullptr;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  bool have_algo = false;
+  LtPlan() = default;
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+  ~LtPlan() {
+    if (a) GC_CUBLAS_CHECK_NOTHROW(lib->cublasLtMatrixLayoutDestroy(a));
+    if (b) GC_CUBLAS_CHECK_NOTHROW(lib->cublasLtMatrixLayoutDestroy(b));
+    if (c) GC_CUBLAS_CHECK_NOTHROW(lib->cublasLtMatrixLayoutDestroy(c));
+    if (op) GC_CUBLAS_CHECK_NOTHROW(lib->cublasLtMatmulDescDestroy(op));
+  }
+};
+
+// cuDNN descriptors of one convolution, with the algorithm the search chose.
+struct ConvPlan {
+  const CudnnLibrary* lib = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  std::size_t workspace = 0;
+  bool searched = false;
+  ConvPlan() = default;
+  ConvPlan(const ConvPlan&) = delete;
+  ConvPlan& operator=(const ConvPlan&) = delete;
+  ~ConvPlan() {
+    if (x) GC_CUDNN_CHECK_NOTHROW(lib->cudnnDestroyTensorDescriptor(x));
+    if (y) GC_CUDNN_CHECK_NOTHROW(lib->cudnnDestroyTensorDescriptor(y));
+    if (w) GC_CUDNN_CHECK_NOTHROW(lib->cudnnDestroyFilterDescriptor(w));
+    if (conv) GC_CUDNN_CHECK_NOTHROW(lib->cudnnDestroyConvolutionDescriptor(conv));
+  }
+};
+
+struct GemmTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+  const char* compute_name;
+};
+
+GemmTypes gemm_types(DType d) {
+  switch (d) {
+    case DType::kF32:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F"};
+    case DType::kTf32:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, "CUBLAS_COMPUTE_32F_FAST_TF32"};
+    case DType::kF16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F"};
+    case DType::kBf16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F"};
+    case DType::kF64:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, "CUBLAS_COMPUTE_64F"};
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+struct ConvTypes {
+  cudnnDataType_t data;
+  cudnnDataType_t compute;
+  cudnnMathType_t math;
+  const char* name;
+};
+
+ConvTypes conv_types(DType d) {
+  switch (d) {
+    case DType::kF32:
+      return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH,
+              "CUDNN_DATA_FLOAT+CUDNN_FMA_MATH"};
+    case DType::kTf32:
+      return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH,
+              "CUDNN_DATA_FLOAT+CUDNN_TENSOR_OP_MATH"};
+    case DType::kF16:
+      return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH,
+              "CUDNN_DATA_FLOAT+CUDNN_TENSOR_OP_MATH"};
+    case DType::kBf16:
+      return {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH,
+              "CUDNN_DATA_FLOAT+CUDNN_TENSOR_OP_MATH"};
+    case DType::kF64:
+      return {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH,
+              "CUDNN_DATA_DOUBLE+CUDNN_DEFAULT_MATH"};
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+using GemmKey = std::tuple<int, std::uint64_t, std::uint64_t, std::uint64_t>;
+using ConvKey =
+    std::tuple<int, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
+               std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, int>;
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(int index, const EnvMap& env) : index_(index) {
+    GC_CUDA_CHECK(cudaSetDevice(index));
+    nlohmann::json d = probe_device(index);
+    identity_ = {d[k::kDevice], "cuda", d[k::kDeviceName], d.value(std::string(k::kDeviceUuid), ""),
+                 d.value(std::string(k::kPciBusId), "")};
+    GC_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, index));
+    GC_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, index));
+    GC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    GC_CUDA_CHECK(cudaEventCreate(&start_));
+    GC_CUDA_CHECK(cudaEventCreate(&stop_));
+    // Libraries: a missing or broken one makes its ops unsupported, with the reason.
+    cublas_ = CublasLibrary::open(env, &cublas_error_);
+    if (cublas_) {
+      if (auto s = cublas_->cublasLtCreate(&lt_); s != CUBLAS_STATUS_SUCCESS) {
+        cublas_error_ = fmt::format("cublasLtCreate failed: status {}", static_cast<int>(s));
+        lt_ = nullptr;
+      } else if (auto s2 = cublas_->cublasCreate(&blas_); s2 != CUBLAS_STATUS_SUCCESS) {
+        cublas_error_ = fmt::format("cublasCreate failed: status {}", static_cast<int>(s2));
+        blas_ = nullptr;
+      } else {
+        GC_CUBLAS_CHECK(cublas_->cublasSetStream(blas_, stream_));
+      }
+    }
+    cudnn_ = CudnnLibrary::open(env, &cudnn_error_);
+    if (cudnn_) {
+      if (auto s = cudnn_->cudnnCreate(&dnn_); s != CUDNN_STATUS_SUCCESS) {
+        cudnn_error_ = fmt::format("cudnnCreate failed: status {}", static_cast<int>(s));
+        dnn_ = nullptr;
+      } else {
+        GC_CUDNN_CHECK(cudnn_->cudnnSetStream(dnn_, stream_));
+      }
+    }
+  }
+
+  ~CudaDevice() override {
+    lt_plans_.clear();
+    conv_plans_.clear();
+    lt_workspace_.reset();
+    conv_workspace_.reset();
+    if (lt_) GC_CUBLAS_CHECK_NOTHROW(cublas_->cublasLtDestroy(lt_));
+    if (blas_) GC_CUBLAS_CHECK_NOTHROW(cublas_->cublasDestroy(blas_));
+    if (dnn_) GC_CUDNN_CHECK_NOTHROW(cudnn_->cudnnDestroy(dnn_));
+    if (start_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(start_));
+    if (stop_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(stop_));
+    if (stream_) GC_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
+  }
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  const DeviceIdentity& identity() const override { return identity_; }
+  bool is_host() const override { return false; }
+
+  MemoryBudget memory_budget() const override {
+    std::size_t free = 0, total = 0;
+    GC_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return {free / 2, free / 2,
+            fmt::format("half of the device's free memory ({} of {} bytes free)", free, total)};
+  }
+
+  std::optional<std::string> unsupported_reason(Op op, DType dtype,
+                                                bench::Layout layout) const override {
+    (void)layout;
+    const bool needs_ampere = dtype == DType::kTf32 || dtype == DType::kBf16;
+    auto arch_reason = [&]() -> std::optional<std::string> {
+      if (needs_ampere && cc_major_ < 8)
+        return fmt::format("{} needs compute capability 8.0 or newer; this device has {}.x",
+                           bench::to_string(dtype), cc_major_);
+      return std::nullopt;
+    };
+    switch (op) {
+      case Op::kExp:
+        if (dtype == DType::kTf32)
+          return std::string("tf32 is a math mode of GEMM and conv; exp runs in f32");
+        return std::nullopt;
+      case Op::kSeedloop:
+        if (dtype != DType::kF32) return std::string("the seed loop is defined in f32");
+        return std::nullopt;
+      case Op::kGemm:
+        if (!lt_ || !blas_) return "GEMM needs cuBLAS: " + cublas_error_;
+        return arch_reason();
+      case Op::kConv:
+        if (!dnn_) return "conv needs cuDNN: " + cudnn_error_;
+        if (dtype == DType::kF64)
+          return std::string(
+              "conv runs in f32, tf32, f16 and bf16 on CUDA (cuDNN's f64 paths are "
+              "not tensor-core work and not benchmarked)");
+        return arch_reason();
+      case Op::kCopy:
+      case Op::kLatency:
+        return std::nullopt;
+    }
+    return std::string("unknown op");
+  }
+
+  std::string impl(Op op) const override {
+    switch (op) {
+      case Op::kGemm:
+        return "cublaslt";
+      case Op::kConv:
+        return "cudnn";
+      case Op::kCopy:
+        return "cudaMemcpyAsync";
+      default:
+        return "kernel";
+    }
+  }
+
+  std::string compute_type(Op op, DType dtype) const override {
+    if (op == Op::kGemm) return gemm_types(dtype).compute_name;
+    if (op == Op::kConv) return conv_types(dtype).name;
+    // exp: f16 and bf16 are computed in f32 and rounded once.
+    if (dtype == DType::kF16 || dtype == DType::kBf16) return "f32";
+    return std::string(bench::to_string(dtype));
+  }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
+    return std::make_unique<CudaBuffer>(bytes);
+  }
+  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
+                                                bench::HostMemory kind) override {
+    if (kind == bench::HostMemory::kPinned) return std::make_unique<PinnedHost>(bytes);
+    return std::make_unique<PageableHost>(bytes);
+  }
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    GC_CUDA_CHECK(cudaMemcpyAsync(dptr(dst), src, bytes, cudaMemcpyHostToDevice, stream_));
+  }
+  void download(void* dst, const DeviceBuffer& src, std::size_t bytes) override {
+    GC_CUDA_CHECK(cudaMemcpyAsync(dst, dptr(src), bytes, cudaMemcpyDeviceToHost, stream_));
+  }
+  void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) override {
+    GC_CUDA_CHECK(cudaMemcpyAsync(dptr(dst), dptr(src), bytes, cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) override {
+    const std::size_t lanes = 16 / bench::element_size(dtype);
+    const std::size_t work = std::max<std::size_t>(n / lanes, 1);
+    // Enough resident blocks to fill every SM (2048 threads each) with a grid-stride loop.
+    const std::size_t max_blocks = static_cast<std::size_t>(sms_) * (2048 / kExpThreads);
+    const int blocks = static_cast<int>(
+        std::min(max_blocks, (work + kExpThreads - 1) / static_cast<std::size_t>(kExpThreads)));
+    switch (dtype) {
+      case DType::kF32:
+        GC_CUDA_CHECK(launch_exp_f32(static_cast<const float*>(dptr(x)),
+                                     static_cast<float*>(dptr(y)), n, blocks, kExpThreads,
+                                     stream_));
+        break;
+      case DType::kF64:
+        GC_CUDA_CHECK(launch_exp_f64(static_cast<const double*>(dptr(x)),
+                                     static_cast<double*>(dptr(y)), n, blocks, kExpThreads,
+                                     stream_));
+        break;
+      case DType::kF16:
+        GC_CUDA_CHECK(launch_exp_f16(dptr(x), dptr(y), n, blocks, kExpThreads, stream_));
+        break;
+      case DType::kBf16:
+        GC_CUDA_CHECK(launch_exp_bf16(dptr(x), dptr(y), n, blocks, kExpThreads, stream_));
+        break;
+      case DType::kTf32:
+        throw std::logic_error("exp in tf32: unsupported_reason says no");
+    }
+  }
+
+  // Row-major C[m×n] = A[m×k]·B[k×n] is column-major Cᵀ[n×m] = Bᵀ[n×k]·Aᵀ[k×m]: the same
+  // memory, no transposes, so cuBLASLt computes M=n, N=m, K=k with A'=B and B'=A.
+  void gemm(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
+            DeviceBuffer& c) override {
+    const GemmTypes t = gemm_types(dtype);
+    LtPlan& plan = lt_plan(dtype, s);
+    const double one_d = 1.0, zero_d = 0.0;
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
+    const void* beta = dtype == DType::kF64 ? static_cast<const void*>(&zero_d) : &zero_f;
+    if (plan.have_algo) {
+      GC_CUBLAS_CHECK(cublas_->cublasLtMatmul(
+          lt_, plan.op, alpha, dptr(b), plan.a, dptr(a), plan.b, beta, dptr(c), plan.c, dptr(c),
+          plan.c, &plan.heuristic.algo, lt_workspace_->get(), lt_workspace_->bytes(), stream_));
+      return;
+    }
+    // No cuBLASLt algorithm for this shape: cublasGemmEx chooses its own.
+    const int m = to_int(s.m, "m"), n = to_int(s.n, "n"), kk = to_int(s.k, "k");
+    GC_CUBLAS_CHECK(cublas_->cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, alpha, dptr(b),
+                                          t.data, n, dptr(a), t.data, kk, beta, dptr(c), t.data, n,
+                                          t.compute, CUBLAS_GEMM_DEFAULT));
+  }
+
+  void conv2d(DType dtype, const bench::ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
+              DeviceBuffer& y) override {
+    ConvPlan& plan = conv_plan(dtype, s, x, w, y);
+    const double one_d = 1.0, zero_d = 0.0;
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
+    const void* beta = dtype == DType::kF64 ? static_cast<const void*>(&zero_d) : &zero_f;
+    void* ws = plan.workspace > 0 ? conv_workspace_->get() : nullptr;
+    GC_CUDNN_CHECK(cudnn_->cudnnConvolutionForward(dnn_, alpha, plan.x, dptr(x), plan.w, dptr(w),
+                                                   plan.conv, plan.algo, ws, plan.workspace, beta,
+                                                   plan.y, dptr(y)));
+  }
+
+  void launch_empty() override { GC_CUDA_CHECK(launch_empty_kernel(stream_)); }
+  void synchronize() override { GC_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  double time_on_device(const std::function<void()>& enqueue) override {
+    GC_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    enqueue();
+    GC_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    GC_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    GC_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return static_cast<double>(ms) * 1e-3;
+  }
+
+ private:
+  LtPlan& lt_plan(DType dtype, const bench::GemmShape& s) {
+    GemmKey key{static_cast<int>(dtype), s.m, s.n, s.k};
+    if (auto it = lt_plans_.find(key); it != lt_plans_.end()) return *it->second;
+    if (!lt_workspace_) lt_workspace_ = std::make_unique<CudaBuffer>(kLtWorkspaceBytes);
+    const GemmTypes t = gemm_types(dtype);
+    auto plan = std::make_unique<LtPlan>();
+    plan->lib = cublas_.get();
+    const auto& L = *cublas_;
+    GC_CUBLAS_CHECK(L.cublasLtMatmulDescCreate(&plan->op, t.compute, t.scale));
+    GC_CUBLAS_CHECK(
+        L.cublasLtMatrixLayoutCreate(&plan->a, t.data, s.n, s.k, static_cast<int64_t>(s.n)));
+    GC_CUBLAS_CHECK(
+        L.cublasLtMatrixLayoutCreate(&plan->b, t.data, s.k, s.m, static_cast<int64_t>(s.k)));
+    GC_CUBLAS_CHECK(
+        L.cublasLtMatrixLayoutCreate(&plan->c, t.data, s.n, s.m, static_cast<int64_t>(s.n)));
+    cublasLtMatmulPreference_t pref = nullptr;
+    GC_CUBLAS_CHECK(L.cublasLtMatmulPreferenceCreate(&pref));
+    std::size_t ws = lt_workspace_->bytes();
+    cublasStatus_t st = L.cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+    int returned = 0;
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = L.cublasLtMatmulAlgoGetHeuristic(lt_, plan->op, plan->a, plan->b, plan->c, plan->c, pref,
+                                            1, &plan->heuristic, &returned);
+    GC_CUBLAS_CHECK_NOTHROW(L.cublasLtMatmulPreferenceDestroy(pref));
+    // NOT_SUPPORTED from the heuristic means "no algorithm": cublasGemmEx takes over.
+    if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) GC_CUBLAS_CHECK(st);
+    plan->have_algo = st == CUBLAS_STATUS_SUCCESS && returned > 0;
+    auto& ref = *plan;
+    lt_plans_.emplace(key, std::move(plan));
+    return ref;
+  }
+
+  ConvPlan& conv_plan(DType dtype, const bench::ConvShape& s, const DeviceBuffer& x,
+                      const DeviceBuffer& w, DeviceBuffer& y) {
+    ConvKey key{static_cast<int>(dtype),   s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad,
+                static_cast<int>(s.layout)};
+    if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
+    const ConvTypes t = conv_types(dtype);
+    const auto& L = *cudnn_;
+    auto plan = std::make_unique<ConvPlan>();
+    plan->lib = cudnn_.get();
+    const cudnnTensorFormat_t fmt_ =
+        s.layout == bench::Layout::kNhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    const int n = to_int(s.n, "n"), c = to_int(s.c, "c"), h = to_int(s.h, "h"),
+              wd = to_int(s.w, "w"), kk = to_int(s.k, "k"), r = to_int(s.r, "r"),
+              ss = to_int(s.s, "s"), pad = to_int(s.pad, "pad"),
+              stride = to_int(s.stride, "stride");
+    GC_CUDNN_CHECK(L.cudnnCreateTensorDescriptor(&plan->x));
+    GC_CUDNN_CHECK(L.cudnnSetTensor4dDescriptor(plan->x, fmt_, t.data, n, c, h, wd));
+    // The filter's format sets its memory order: KCRS for NCHW, KRSC for NHWC (the engine's).
+    GC_CUDNN_CHECK(L.cudnnCreateFilterDescriptor(&plan->w));
+    GC_CUDNN_CHECK(L.cudnnSetFilter4dDescriptor(plan->w, t.data, fmt_, kk, c, r, ss));
+    GC_CUDNN_CHECK(L.cudnnCreateConvolutionDescriptor(&plan->conv));
+    GC_CUDNN_CHECK(L.cudnnSetConvolution2dDescriptor(plan->conv, pad, pad, stride, stride, 1, 1,
+                                                     CUDNN_CROSS_CORRELATION, t.compute));
+    GC_CUDNN_CHECK(L.cudnnSetConvolutionMathType(plan->conv, t.math));
+    GC_CUDNN_CHECK(L.cudnnCreateTensorDescriptor(&plan->y));
+    GC_CUDNN_CHECK(L.cudnnSetTensor4dDescriptor(plan->y, fmt_, t.data, n, kk, to_int(s.p(), "p"),
+                                                to_int(s.q(), "q")));
+    // Algorithm search, once per shape, with a bounded scratch workspace.
+    int max_algos = 0;
+    GC_CUDNN_CHECK(L.cudnnGetConvolutionForwardAlgorithmMaxCount(dnn_, &max_algos));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(
+        static_cast<std::size_t>(std::max(max_algos, 1)));
+    std::size_t free = 0, total = 0;
+    GC_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    const std::size_t search_bytes = std::min(kConvSearchWorkspaceBytes, free / 4);
+    int returned = 0;
+    {
+      CudaBuffer search(search_bytes);
+      GC_CUDNN_CHECK(L.cudnnFindConvolutionForwardAlgorithmEx(
+          dnn_, plan->x, dptr(x), plan->w, dptr(w), plan->conv, plan->y, dptr(y), max_algos,
+          &returned, perf.data(), search.get(), search.bytes()));
+    }
+    auto best = std::find_if(perf.begin(), perf.begin() + returned,
+                             [](const auto& p) { return p.status == CUDNN_STATUS_SUCCESS; });
+    if (best == perf.begin() + returned)
+      throw ApiError("cuDNN", CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STATUS_NOT_SUPPORTED",
+                     fmt::format("cudnnFindConvolutionForwardAlgorithmEx: no algorithm for {} "
+                                 "conv in {}",
+                                 bench::to_string(dtype), bench::to_string(s.layout)),
+                     __FILE__, __LINE__);
+    plan->algo = best->algo;
+    plan->workspace = best->memory;
+    // f32 stays on FMA math; the reduced-precision types run with the math the search used.
+    if (dtype != DType::kF32)
+      GC_CUDNN_CHECK(L.cudnnSetConvolutionMathType(plan->conv, best->mathType));
+    if (plan->workspace > 0 && (!conv_workspace_ || conv_workspace_->bytes() < plan->workspace)) {
+      GC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      conv_workspace_.reset();
+      conv_workspace_ = std::make_unique<CudaBuffer>(plan->workspace);
+    }
+    auto& ref = *plan;
+    conv_plans_.emplace(key, std::move(plan));
+    return ref;
+  }
+
+  int index_;
+  DeviceIdentity identity_;
+  int sms_ = 1;
+  int cc_major_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::unique_ptr<CublasLibrary> cublas_;
+  std::string cublas_error_;
+  cublasLtHandle_t lt_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  std::unique_ptr<CudnnLibrary> cudnn_;
+  std::string cudnn_error_;
+  cudnnHandle_t dnn_ = nullptr;
+  std::unique_ptr<CudaBuffer> lt_workspace_;
+  std::unique_ptr<CudaBuffer> conv_workspace_;
+  std::map<GemmKey, std::unique_ptr<LtPlan>> lt_plans_;
+  std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_device(const std::string& device_id,
+                                         const DeviceOptions& options) {
+  (void)options;
+  if (device_id.rfind("cuda", 0) != 0 || device_id.size() == 4) return nullptr;
+  int index = 0;
+  const char* first = device_id.data() + 4;
+  const char* last = device_id.data() + device_id.size();
+  auto parsed = std::from_chars(first, last, index);
+  if (parsed.ec != std::errc() || parsed.ptr != last) return nullptr;
+  DriverVerdict verdict = judge_driver(DriverLibrary::observe());
+  if (!verdict.usable) throw std::runtime_error(verdict.reason);
+  int count = 0;
+  GC_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (index < 0 || index >= count) return nullptr;
+  return std::make_unique<CudaDevice>(index, current_environment());
+}
+
+}  // namespace gpucheck::cuda

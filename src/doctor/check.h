@@ -1,0 +1,59 @@
+// One doctor check's outcome (PASS, INFO, WARN, FAIL or SKIP with a finding, evidence and fix)
+// and the description every check registers: a stable id, one line, and the function.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpucheck::doctor {
+
+class SystemView;
+
+// Ordered by severity: the worst of several findings is the largest.
+enum class CheckStatus { kPass, kInfo, kSkip, kWarn, kFail };
+
+// "pass", "info", "warn", "fail", "skip" (JSON); the table shows them upper-cased.
+std::string_view to_string(CheckStatus s);
+std::optional<CheckStatus> check_status_from_string(std::string_view s);
+CheckStatus worse(CheckStatus a, CheckStatus b);
+
+struct CheckResult {
+  std::string id;
+  CheckStatus status = CheckStatus::kSkip;
+  std::string finding;                // one line
+  std::vector<std::string> evidence;  // file, library path, value seen
+  std::string fix;                    // WARN and FAIL: what to do, a command where one exists
+
+  nlohmann::json to_json() const;
+};
+
+// Thrown by a check (or the view's helpers) that cannot see what it needs here: the runner
+// turns it into SKIP "not observable here: <what>".
+class NotObservable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CheckDef {
+  std::string_view id;       // lower_snake, stable: --only, --skip, JSON
+  std::string_view summary;  // the line --list prints
+  // The status a healthy system gets: PASS, or INFO for checks that only report (the family
+  // of each platform, the frameworks' verdict while its driver half is missing).
+  CheckStatus healthy = CheckStatus::kPass;
+  std::function<CheckResult(const SystemView&)> run;
+};
+
+// Builders that keep the checks short.
+CheckResult pass(std::string finding, std::vector<std::string> evidence = {});
+CheckResult info(std::string finding, std::vector<std::string> evidence = {});
+CheckResult warn(std::string finding, std::string fix, std::vector<std::string> evidence = {});
+CheckResult fail(std::string finding, std::string fix, std::vector<std::string> evidence = {});
+CheckResult skip(std::string why, std::vector<std::string> evidence = {});
+
+}  // namespace gpucheck::doctor

@@ -1,0 +1,54 @@
+// Small helpers the checks share: reading probe facts safely, joining text, and what GPU
+// drivers this system looks like it expects (from files, environment and facts).
+#pragma once
+
+#include "doctor/check.h"
+#include "doctor/system_view.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::doctor {
+
+// obj[key] as text ("" when absent or not a string).
+std::string text(const nlohmann::json& obj, std::string_view key);
+// obj[key] when it is an array, else an empty array.
+const nlohmann::json& array_at(const nlohmann::json& obj, std::string_view key);
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// A check result that does not apply to this system (not in a container, no OpenCL platform):
+// SKIP "does not apply here: <why>"; it never changes the exit code.
+CheckResult not_applicable(std::string why, std::vector<std::string> evidence = {});
+
+// The OpenCL backend section; NotObservable when the probe has none or it was not built.
+const nlohmann::json& opencl_section(const SystemView& view);
+// A key of the OpenCL section that the probe writes whenever its child got as far as the
+// loader; NotObservable (naming the section's reason) when the child failed before that.
+const nlohmann::json& opencl_field(const SystemView& view, std::string_view key);
+
+// GPU vendors ("nvidia", "amd", "intel") this system is set up for, judged by what would be
+// pointless without a GPU: driver libraries, vendor OpenCL libraries, NVIDIA_VISIBLE_DEVICES
+// (set by CUDA container images), ROCm, and device nodes. Each with the evidence that says so.
+struct GpuExpectation {
+  std::set<std::string> vendors;
+  std::vector<std::string> evidence;
+};
+GpuExpectation expected_gpu_vendors(const SystemView& view);
+
+// "NVIDIA", "AMD", "Intel", "Mesa Clover", "Mesa rusticl", "pocl" for a vendor or family id.
+std::string vendor_display_name(std::string_view vendor);
+// The display names of a set of vendor ids, joined with ", ".
+std::string vendor_display_names(const std::set<std::string>& vendors);
+
+// Known locations of the NVIDIA user-space driver library (libcuda.so.1) that exist here.
+std::vector<std::string> libcuda_locations(const SystemView& view);
+
+// /dev nodes that exist, matching a glob ("/dev/nvidia[0-9]*").
+std::vector<std::string> device_nodes(const SystemView& view, std::string_view pattern);
+
+}  // namespace gpucheck::doctor

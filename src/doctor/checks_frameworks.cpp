@@ -1,0 +1,212 @@
+// Python GPU frameworks, read from site-packages without importing them: which torch, JAX and
+// CuPy builds and nvidia-* wheels each environment holds, whether they agree on one CUDA major,
+// and the closing verdict "CUDA usable by PyTorch here".
+#include "doctor/check_util.h"
+#include "doctor/checks.h"
+#include "doctor/python_envs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gpucheck::doctor {
+
+namespace {
+
+struct Installed {
+  const PythonEnv* env;
+  SitePackages site;
+};
+
+std::vector<Installed> installed_frameworks(const SystemView& view,
+                                            const std::vector<PythonEnv>& envs) {
+  std::vector<Installed> out;
+  for (const auto& env : envs)
+    for (const auto& dir : env.site_dirs) {
+      SitePackages sp = read_site_packages(view, dir);
+      if (sp.torch || !sp.gpu_dists.empty()) out.push_back({&env, std::move(sp)});
+    }
+  return out;
+}
+
+std::string torch_label(const TorchBuild& t) {
+  if (t.cuda) return fmt::format("torch {} (CUDA {})", t.version, *t.cuda);
+  if (t.hip) return fmt::format("torch {} (ROCm, HIP {})", t.version, *t.hip);
+  return fmt::format("torch {} (CPU-only)", t.version);
+}
+
+std::string summary(const SitePackages& sp) {
+  std::vector<std::string> parts;
+  if (sp.torch) parts.push_back(torch_label(*sp.torch));
+  std::size_t nvidia = 0;
+  for (const auto& d : sp.gpu_dists) {
+    if (d.name == "torch") continue;
+    if (d.name.starts_with("nvidia-")) {
+      ++nvidia;
+      continue;
+    }
+    parts.push_back(d.name + " " + d.version);
+  }
+  std::vector<std::string> key_libs;
+  for (const auto& d : sp.gpu_dists)
+    if (is_library_wheel(d.name, "cudnn") || is_library_wheel(d.name, "cublas"))
+      key_libs.push_back(d.name + " " + d.version);
+  if (nvidia > 0)
+    parts.push_back(fmt::format("{} nvidia-* wheel{}{}", nvidia, nvidia == 1 ? "" : "s",
+                                key_libs.empty() ? "" : " (" + join(key_libs, ", ") + ")"));
+  return join(parts, ", ");
+}
+
+// The CUDA libraries a CUDA build of torch cannot import without.
+std::vector<std::string> torch_missing_libraries(const SitePackages& sp) {
+  std::vector<std::string> missing;
+  if (!sp.torch || !sp.torch->cuda) return missing;
+  auto bundled = [&](std::string_view prefix) {
+    return std::any_of(sp.torch->bundled_cuda_libs.begin(), sp.torch->bundled_cuda_libs.end(),
+                       [&](const std::string& l) { return l.starts_with(prefix); });
+  };
+  auto wheel = [&](std::string_view library) {
+    return std::any_of(sp.gpu_dists.begin(), sp.gpu_dists.end(),
+                       [&](const Distribution& d) { return is_library_wheel(d.name, library); });
+  };
+  if (!bundled("libcudnn") && !wheel("cudnn")) missing.emplace_back("cuDNN");
+  if (!bundled("libcublas") && !wheel("cublas")) missing.emplace_back("cuBLAS");
+  return missing;
+}
+
+std::string torch_reinstall(const TorchBuild& t) {
+  // PyTorch's wheel index names CUDA 12.1 "cu121".
+  std::string tag = "cu121";
+  if (t.cuda) {
+    tag = "cu";
+    for (char c : *t.cuda)
+      if (c != '.') tag += c;
+  }
+  std::string version = t.version.substr(0, t.version.find('+'));
+  return fmt::format(
+      "pip install --force-reinstall torch=={} --index-url https://download.pytorch.org/whl/{}",
+      version, tag);
+}
+
+std::vector<std::string> scanned(const std::vector<PythonEnv>& envs) {
+  std::vector<std::string> out;
+  for (const auto& e : envs)
+    for (const auto& d : e.site_dirs) out.push_back(fmt::format("scanned {} ({})", d, e.origin));
+  return out;
+}
+
+}  // namespace
+
+// ---- framework_packages ----
+
+CheckResult check_framework_packages(const SystemView& view) {
+  const auto envs = python_environments(view);
+  if (envs.empty())
+    return info(
+        "no Python environment found (no python on PATH, no CONDA_PREFIX or "
+        "VIRTUAL_ENV, no /usr/lib/python3/dist-packages)");
+  const auto found = installed_frameworks(view, envs);
+  std::vector<std::string> evidence = scanned(envs);
+  if (found.empty())
+    return info(fmt::format("no PyTorch, JAX, CuPy or nvidia-* wheel in the {} Python "
+                            "environment{} found",
+                            envs.size(), envs.size() == 1 ? "" : "s"),
+                evidence);
+  std::vector<std::string> summaries, problems, fixes;
+  for (const auto& f : found) {
+    const std::string s = summary(f.site);
+    summaries.push_back(fmt::format("{}: {}", f.site.dir, s));
+    for (const auto& d : f.site.gpu_dists)
+      evidence.push_back(fmt::format("{}: {} {}", d.dist_info, d.name, d.version));
+    if (f.site.torch)
+      evidence.push_back(
+          fmt::format("{}: {}", f.site.torch->version_file, torch_label(*f.site.torch)));
+    std::map<int, std::vector<std::string>> by_major;
+    for (const auto& [major, who] : f.site.cuda_majors()) by_major[major].push_back(who);
+    if (by_major.size() > 1) {
+      std::vector<std::string> groups;
+      std::size_t smallest = SIZE_MAX;
+      std::vector<std::string> odd;
+      for (const auto& [major, who] : by_major) {
+        groups.push_back(fmt::format("CUDA {}: {}", major, join(who, ", ")));
+        if (who.size() < smallest) {
+          smallest = who.size();
+          odd = who;
+        }
+      }
+      problems.push_back(fmt::format("{} mixes CUDA majors ({}): one of them fails to load",
+                                     f.site.dir, join(groups, "; ")));
+      std::vector<std::string> names;
+      for (const auto& w : odd) names.push_back(w.substr(0, w.find(' ')));
+      fixes.push_back(
+          fmt::format("keep one CUDA major in {}: pip uninstall {} and install the "
+                      "builds for the other major",
+                      f.site.dir, join(names, " ")));
+    }
+    const auto missing = torch_missing_libraries(f.site);
+    if (!missing.empty()) {
+      problems.push_back(fmt::format("{} in {} has no {}: import torch fails",
+                                     torch_label(*f.site.torch), f.site.dir,
+                                     join(missing, " or ")));
+      fixes.push_back(torch_reinstall(*f.site.torch));
+    }
+  }
+  if (!problems.empty()) return warn(join(problems, "; "), join(fixes, "; "), evidence);
+  return pass(join(summaries, "; "), evidence);
+}
+
+// ---- pytorch_cuda_usable ----
+
+CheckResult check_pytorch_cuda_usable(const SystemView& view) {
+  const auto envs = python_environments(view);
+  const auto found = installed_frameworks(view, envs);
+  std::vector<std::string> evidence = scanned(envs);
+  const Installed* first = nullptr;
+  for (const auto& f : found) {
+    if (!f.site.torch) continue;
+    evidence.push_back(
+        fmt::format("{} in {} ({})", torch_label(*f.site.torch), f.site.dir, f.env->origin));
+    if (first == nullptr) first = &f;
+  }
+  const std::string lead = "CUDA usable by PyTorch here: ";
+  if (first == nullptr)
+    return info(lead + "no, because PyTorch is not installed in any Python environment found",
+                evidence);
+  const TorchBuild& t = *first->site.torch;
+  const std::string where = fmt::format("torch {} in {}", t.version, first->site.dir);
+  if (t.hip)
+    return info(lead + fmt::format("no, because {} is a ROCm build: it drives AMD GPUs through "
+                                   "HIP, not CUDA",
+                                   where),
+                evidence);
+  const GpuExpectation expected = expected_gpu_vendors(view);
+  for (const auto& e : expected.evidence) evidence.push_back("GPU expected: " + e);
+  const bool nvidia = expected.vendors.contains("nvidia");
+  if (!t.cuda) {
+    std::string finding = lead + fmt::format("no, because {} is a CPU-only build", where);
+    if (!nvidia) return info(finding + " (and no NVIDIA GPU is set up here)", evidence);
+    return warn(finding + ", though this system is set up for an NVIDIA GPU",
+                "pip install --force-reinstall torch --index-url "
+                "https://download.pytorch.org/whl/cu121 (choose the CUDA version your driver "
+                "supports on pytorch.org)",
+                evidence);
+  }
+  const auto missing = torch_missing_libraries(first->site);
+  if (!missing.empty())
+    return warn(lead + fmt::format("no, because {} lacks {}: import torch fails", where,
+                                   join(missing, " and ")),
+                torch_reinstall(t), evidence);
+  if (libcuda_locations(view).empty() && !nvidia)
+    return warn(lead + fmt::format("no, because {} needs the NVIDIA driver and no libcuda.so.1 or "
+                                   "/dev/nvidia* is here: torch runs on the CPU",
+                                   where),
+                "install the NVIDIA driver (in a container: start it with --gpus all)", evidence);
+  return info(lead + fmt::format("unknown, because {} has its CUDA libraries, but whether the "
+                                 "driver runs CUDA {} is not checked by this gpucheck yet",
+                                 where, *t.cuda),
+              evidence);
+}
+
+}  // namespace gpucheck::doctor

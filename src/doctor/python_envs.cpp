@@ -1,0 +1,248 @@
+// Finding Python environments and reading their GPU frameworks' metadata from files.
+#include "doctor/python_envs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+namespace gpucheck::doctor {
+
+namespace {
+
+std::string normalise(std::string name) {
+  for (char& c : name) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c == '_' || c == '.') c = '-';
+  }
+  return name;
+}
+
+bool is_gpu_dist(const std::string& n) {
+  return n.starts_with("nvidia-") || n == "torch" || n == "jax" || n == "jaxlib" ||
+         n.starts_with("jax-cuda") || n.starts_with("jax-rocm") || n.starts_with("cupy");
+}
+
+std::string dirname_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Site directories of an installation prefix, as CPython, Debian and conda lay them out.
+std::vector<std::string> site_dirs_of(const SystemView& view, const std::string& prefix) {
+  std::string p = prefix == "/" ? "" : prefix;
+  std::vector<std::string> out;
+  for (const auto& pattern :
+       {p + "/lib/python3*/site-packages", p + "/lib/python3*/dist-packages",
+        p + "/lib/python3/dist-packages", p + "/local/lib/python3*/dist-packages",
+        p + "/lib64/python3*/site-packages"})
+    for (const auto& d : view.glob(pattern))
+      if (view.is_dir(d)) out.push_back(d);
+  return out;
+}
+
+bool is_python_name(const std::string& name) {
+  static const std::regex kPython(R"(python(3(\.[0-9]+)?)?)");
+  return std::regex_match(name, kPython);
+}
+
+// pyenv's shims run the version named by PYENV_VERSION or $PYENV_ROOT/version.
+std::vector<std::string> pyenv_prefixes(const SystemView& view, const std::string& shims_dir) {
+  const std::string root = dirname_of(shims_dir);
+  std::vector<std::string> out;
+  if (!view.is_dir(root + "/versions")) return out;
+  std::string versions;
+  if (auto v = view.env_value("PYENV_VERSION"); v && !v->empty())
+    versions = *v;
+  else if (auto f = view.read_file(root + "/version"))
+    versions = *f;
+  // Several versions may be selected: ':' in the variable, lines or spaces in the file.
+  std::replace(versions.begin(), versions.end(), ':', ' ');
+  std::stringstream in(versions);
+  for (std::string name; in >> name;)
+    if (name != "system") out.push_back(root + "/versions/" + name);
+  return out;
+}
+
+std::string canonical_key(const SystemView& view, const std::string& path) {
+  std::error_code ec;
+  auto c = std::filesystem::canonical(view.host_path(path), ec);
+  return ec ? path : c.string();
+}
+
+std::optional<std::string> metadata_field(const std::string& text, const std::string& field) {
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line == "\r") break;  // the headers end at the first blank line
+    if (line.starts_with(field + ":")) {
+      std::string v = line.substr(field.size() + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      while (!v.empty() && (v.back() == '\r' || v.back() == ' ')) v.pop_back();
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<PythonEnv> python_environments(const SystemView& view) {
+  std::vector<PythonEnv> envs;
+  std::vector<std::string> seen_sites;
+  auto add = [&](const std::string& prefix, const std::string& origin) {
+    PythonEnv env{prefix, origin, {}};
+    for (const auto& d : site_dirs_of(view, prefix)) {
+      const std::string key = canonical_key(view, d);
+      if (std::find(seen_sites.begin(), seen_sites.end(), key) != seen_sites.end()) continue;
+      seen_sites.push_back(key);
+      env.site_dirs.push_back(d);
+    }
+    if (!env.site_dirs.empty()) envs.push_back(std::move(env));
+  };
+  for (const char* var : {"CONDA_PREFIX", "VIRTUAL_ENV"})
+    if (auto v = view.env_value(var); v && !v->empty()) add(*v, var);
+  if (auto path = view.env_value("PATH")) {
+    std::stringstream in(*path);
+    for (std::string dir; std::getline(in, dir, ':');) {
+      if (dir.empty() || !dir.starts_with('/')) continue;
+      while (dir.size() > 1 && dir.ends_with('/')) dir.pop_back();
+      const auto names = view.list_dir(dir);
+      const auto python = std::find_if(names.begin(), names.end(), is_python_name);
+      if (python == names.end()) continue;
+      if (dir.ends_with("/shims")) {
+        for (const auto& prefix : pyenv_prefixes(view, dir))
+          add(prefix, "pyenv " + dir + "/" + *python);
+        continue;
+      }
+      add(dirname_of(dir), "PATH " + dir + "/" + *python);
+    }
+  }
+  // Debian's system packages, even when no interpreter on PATH leads there.
+  add("/usr", "system (/usr/lib/python3/dist-packages)");
+  return envs;
+}
+
+const Distribution* SitePackages::find(const std::string& name) const {
+  for (const auto& d : gpu_dists)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::vector<std::pair<int, std::string>> SitePackages::cuda_majors() const {
+  std::vector<std::pair<int, std::string>> out;
+  if (torch && torch->cuda) {
+    try {
+      out.emplace_back(std::stoi(*torch->cuda), "torch " + torch->version);
+    } catch (const std::exception&) {
+    }
+  }
+  for (const auto& d : gpu_dists)
+    if (auto m = cuda_major_of_dist(d.name, d.version))
+      out.emplace_back(*m, d.name + " " + d.version);
+  return out;
+}
+
+std::optional<int> cuda_major_of_wheel(const std::string& n) {
+  static const std::regex kNvidia(R"(^nvidia-.*-cu([0-9]+)$)");
+  static const std::regex kJax(R"(^jax-cuda([0-9]+)-(plugin|pjrt)$)");
+  static const std::regex kCupyX(R"(^cupy-cuda([0-9]+)x$)");
+  static const std::regex kCupyOld(R"(^cupy-cuda([0-9]+)$)");
+  std::smatch m;
+  if (std::regex_match(n, m, kNvidia) || std::regex_match(n, m, kJax) ||
+      std::regex_match(n, m, kCupyX))
+    return std::stoi(m[1].str());
+  if (std::regex_match(n, m, kCupyOld)) {
+    // cupy-cuda114 is CUDA 11.4, cupy-cuda92 is 9.2: the last digit is the minor version.
+    const std::string digits = m[1].str();
+    if (digits.size() >= 2) return std::stoi(digits.substr(0, digits.size() - 1));
+  }
+  return std::nullopt;
+}
+
+bool is_library_wheel(const std::string& n, std::string_view library) {
+  const std::string base = "nvidia-" + std::string(library);
+  static const std::regex kSuffix(R"(-cu[0-9]+)");
+  return n == base || (n.starts_with(base) && std::regex_match(n.substr(base.size()), kSuffix));
+}
+
+std::optional<int> cuda_major_of_dist(const std::string& n, const std::string& version) {
+  if (auto m = cuda_major_of_wheel(n)) return m;
+  // CUDA 13's wheels drop the -cuNN suffix (nvidia-cublas 13.1.0.3): for the libraries that
+  // share the toolkit's version, its first number is the CUDA major. cuFFT, cuRAND, cuSOLVER,
+  // cuSPARSE and cuDNN number themselves (CUDA 13 ships cuRAND 10.4, cuFFT 12.0), and so does
+  // nvidia-ml-py.
+  static const std::regex kToolkit(
+      R"(^nvidia-(cublas|cuda-runtime|cuda-nvrtc|cuda-cupti|nvjitlink)$)");
+  static const std::regex kMajor(R"(^([0-9]+)\.)");
+  std::smatch m;
+  if (std::regex_match(n, kToolkit) && std::regex_search(version, m, kMajor))
+    return std::stoi(m[1].str());
+  return std::nullopt;
+}
+
+std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
+  // Lines like: __version__ = '2.3.0+cu121'   cuda: Optional[str] = '12.1'   hip = None
+  static const std::regex kAssign(R"(^\s*([A-Za-z_]+)\s*(:[^=]*)?=\s*(.*?)\s*$)");
+  static const std::regex kQuoted(R"(^['"]([^'"]*)['"]$)");
+  TorchBuild b;
+  bool have_version = false;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kAssign)) continue;
+    const std::string name = m[1].str();
+    const std::string raw = m[3].str();
+    std::smatch q;
+    std::optional<std::string> value;
+    if (std::regex_match(raw, q, kQuoted)) value = q[1].str();
+    if (name == "__version__" && value) {
+      b.version = *value;
+      have_version = true;
+    } else if (name == "cuda") {
+      b.cuda = value;
+    } else if (name == "hip") {
+      b.hip = value;
+    }
+  }
+  if (!have_version) return std::nullopt;
+  return b;
+}
+
+SitePackages read_site_packages(const SystemView& view, const std::string& dir) {
+  SitePackages sp;
+  sp.dir = dir;
+  for (const auto& entry : view.list_dir(dir)) {
+    if (!entry.ends_with(".dist-info")) continue;
+    const std::string path = dir + "/" + entry;
+    Distribution d;
+    d.dist_info = path;
+    if (auto meta = view.read_file(path + "/METADATA", 64u << 10)) {
+      d.name = normalise(metadata_field(*meta, "Name").value_or(""));
+      d.version = metadata_field(*meta, "Version").value_or("");
+    }
+    if (d.name.empty()) {
+      // name-version.dist-info
+      const std::string stem = entry.substr(0, entry.size() - std::string(".dist-info").size());
+      const auto dash = stem.find('-');
+      d.name = normalise(stem.substr(0, dash));
+      if (dash != std::string::npos) d.version = stem.substr(dash + 1);
+    }
+    if (is_gpu_dist(d.name)) sp.gpu_dists.push_back(std::move(d));
+  }
+  std::sort(sp.gpu_dists.begin(), sp.gpu_dists.end(),
+            [](const Distribution& a, const Distribution& b) { return a.name < b.name; });
+  const std::string version_file = dir + "/torch/version.py";
+  if (auto text = view.read_file(version_file, 64u << 10)) {
+    if (auto t = parse_torch_version_py(*text)) {
+      t->version_file = version_file;
+      for (const auto& lib : view.list_dir(dir + "/torch/lib"))
+        if (lib.starts_with("libcudnn") || lib.starts_with("libcublas"))
+          t->bundled_cuda_libs.push_back(lib);
+      sp.torch = std::move(t);
+    }
+  }
+  return sp;
+}
+
+}  // namespace gpucheck::doctor

@@ -1,0 +1,68 @@
+// Python environments and the GPU frameworks installed in them, read from files only: the
+// interpreters on PATH (and $CONDA_PREFIX, $VIRTUAL_ENV, pyenv's selected versions), their
+// site-packages, torch/version.py and the dist-info METADATA of nvidia-*, jax and cupy wheels.
+// Nothing is imported: importing torch on a broken stack can hang or crash.
+#pragma once
+
+#include "doctor/system_view.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::doctor {
+
+struct PythonEnv {
+  std::string prefix;                  // /usr, /opt/conda, ~/.venv
+  std::string origin;                  // "CONDA_PREFIX", "PATH /usr/bin/python3", ...
+  std::vector<std::string> site_dirs;  // existing site-packages / dist-packages directories
+};
+
+// In the order a shell would pick them: CONDA_PREFIX, VIRTUAL_ENV, then PATH order. A
+// site-packages directory reached twice (through symlinks) is listed once, under its first env.
+std::vector<PythonEnv> python_environments(const SystemView& view);
+
+struct Distribution {
+  std::string name;  // normalised: lower-case, '-' for '_' and '.'
+  std::string version;
+  std::string dist_info;  // path of the .dist-info directory
+};
+
+struct TorchBuild {
+  std::string version;                         // __version__, "2.3.0+cu121"
+  std::optional<std::string> cuda;             // "12.1"; nullopt for CPU-only and ROCm builds
+  std::optional<std::string> hip;              // "6.0.32830"; ROCm builds
+  std::string version_file;                    // .../torch/version.py
+  std::vector<std::string> bundled_cuda_libs;  // torch/lib/libcudnn*, libcublas* (old wheels)
+};
+
+struct SitePackages {
+  std::string dir;
+  std::optional<TorchBuild> torch;
+  std::vector<Distribution> gpu_dists;  // nvidia-*, jax, jaxlib, jax-cuda*, cupy*, torch
+
+  // The distribution named exactly so, if installed here.
+  const Distribution* find(const std::string& name) const;
+  // The CUDA major versions these packages are built for, each with the package that says so.
+  std::vector<std::pair<int, std::string>> cuda_majors() const;
+};
+
+SitePackages read_site_packages(const SystemView& view, const std::string& dir);
+
+// torch/version.py's assignments; nullopt when the file has no __version__.
+std::optional<TorchBuild> parse_torch_version_py(const std::string& text);
+
+// The CUDA major a wheel name is built for: nvidia-cudnn-cu12 -> 12, jax-cuda12-plugin -> 12,
+// cupy-cuda12x -> 12, cupy-cuda114 -> 11; nullopt when the name says none.
+std::optional<int> cuda_major_of_wheel(const std::string& normalised_name);
+
+// The same, also from the version of CUDA 13's suffix-less toolkit wheels (nvidia-cublas 13.0.2).
+std::optional<int> cuda_major_of_dist(const std::string& normalised_name,
+                                      const std::string& version);
+
+// Whether a distribution is NVIDIA's wheel of this library ("cudnn", "cublas"):
+// nvidia-cudnn-cu12, or CUDA 13's suffix-less nvidia-cublas.
+bool is_library_wheel(const std::string& normalised_name, std::string_view library);
+
+}  // namespace gpucheck::doctor

@@ -1,0 +1,131 @@
+// The explicit list of checks (no static self-registration: linkers drop it from static
+// libraries) and the runner, which is doctor's only catch boundary.
+#include "doctor/registry.h"
+
+#include "core/errors.h"
+#include "doctor/checks.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <exception>
+
+namespace gpucheck::doctor {
+
+const std::vector<CheckDef>& all_checks() {
+  using S = CheckStatus;
+  static const std::vector<CheckDef> kChecks{
+      {"opencl_loader", "which OpenCL ICD loader loads (ocl-icd or Khronos), or none", S::kPass,
+       check_opencl_loader},
+      {"opencl_loader_copies", "other libOpenCL.so copies on the library search path", S::kPass,
+       check_opencl_loader_copies},
+      {"opencl_vendors_dir", "the vendors directory of .icd files exists and holds some", S::kPass,
+       check_opencl_vendors_dir},
+      {"opencl_icd_loads", "every .icd file's library loads and is an ICD", S::kPass,
+       check_opencl_icd_loads},
+      {"opencl_vendor_registration",
+       "installed vendor OpenCL libraries have an .icd file (not only OCL_ICD_FILENAMES)", S::kPass,
+       check_opencl_vendor_registration},
+      {"opencl_enumeration", "platform enumeration succeeds and finds platforms", S::kPass,
+       check_opencl_enumeration},
+      {"opencl_platform_devices", "every OpenCL platform has devices", S::kPass,
+       check_opencl_platform_devices},
+      {"opencl_gpu_devices", "OpenCL reaches a GPU, not only CPU implementations", S::kPass,
+       check_opencl_gpu_devices},
+      {"opencl_duplicate_devices", "no OpenCL device or ICD listed twice", S::kPass,
+       check_opencl_duplicate_devices},
+      {"opencl_platform_family",
+       "the family of each platform (NVIDIA, AMD, Mesa Clover/rusticl, pocl, Intel NEO/Beignet)",
+       S::kInfo, check_opencl_platform_family},
+      {"cpu_isa", "the CPU has AVX, AVX2 and FMA (NEON on Arm)", S::kPass, check_cpu_isa},
+      {"cpu_blas", "which BLAS serves GEMM, and that it is not a slow fallback", S::kPass,
+       check_cpu_blas},
+      {"container_gpu_devices", "in a container: GPU device nodes and driver libraries mounted in",
+       S::kPass, check_container_gpu_devices},
+      {"wsl_gpu", "in WSL2: /dev/dxg and the Windows driver libraries in /usr/lib/wsl/lib",
+       S::kPass, check_wsl_gpu},
+      {"gpu_node_access", "this user may open /dev/kfd and /dev/dri/renderD* (render/video groups)",
+       S::kPass, check_gpu_node_access},
+      {"env_visible_devices", "CUDA/HIP/ROCR_VISIBLE_DEVICES do not hide every GPU", S::kPass,
+       check_env_visible_devices},
+      {"env_cuda_behaviour",
+       "no variable that slows CUDA or changes its math (CUDA_LAUNCH_BLOCKING, ...)", S::kPass,
+       check_env_cuda_behaviour},
+      {"env_ld_preload", "LD_PRELOAD does not force GPU libraries into every process", S::kPass,
+       check_env_ld_preload},
+      {"env_ld_library_path", "LD_LIBRARY_PATH does not put the CUDA stub libraries first",
+       S::kPass, check_env_ld_library_path},
+      {"env_opencl_loader",
+       "OCL_ICD_* and OPENCL_* variables, and what the loaded loader does with them", S::kPass,
+       check_env_opencl_loader},
+      {"env_cpu_threads",
+       "OMP_NUM_THREADS and BLAS thread variables do not pin CPU code to one thread", S::kPass,
+       check_env_cpu_threads},
+      {"framework_packages", "torch, JAX, CuPy and nvidia-* wheels in site-packages agree on CUDA",
+       S::kPass, check_framework_packages},
+      {"pytorch_cuda_usable", "the verdict: CUDA usable by PyTorch here, and why", S::kInfo,
+       check_pytorch_cuda_usable},
+  };
+  return kChecks;
+}
+
+const CheckDef* find_check(std::string_view id) {
+  const auto& checks = all_checks();
+  auto it =
+      std::find_if(checks.begin(), checks.end(), [&](const CheckDef& c) { return c.id == id; });
+  return it == checks.end() ? nullptr : &*it;
+}
+
+CheckResult run_check(const CheckDef& check, const SystemView& view) {
+  CheckResult r;
+  try {
+    r = check.run(view);
+  } catch (const NotObservable& e) {
+    r = skip(e.what());
+  } catch (const std::exception& e) {
+    // Facts of an unexpected shape (a JSON type error) or a bug: the check cannot judge.
+    r = skip(fmt::format("the check could not read what it needs ({})", e.what()));
+  }
+  r.id = std::string(check.id);
+  if ((r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) && r.fix.empty())
+    r.fix = "(no fix known: please report this check's finding)";
+  return r;
+}
+
+std::vector<const CheckDef*> select_checks(const std::vector<std::string>& only,
+                                           const std::vector<std::string>& skip) {
+  std::vector<std::string> problems;
+  for (const auto& [flag, list] : {std::pair{"--only", &only}, std::pair{"--skip", &skip}}) {
+    std::vector<std::string> unknown;
+    for (const auto& id : *list)
+      if (find_check(id) == nullptr) unknown.push_back(id);
+    if (!unknown.empty())
+      problems.push_back(fmt::format("{}: unknown check id{} {}", flag,
+                                     unknown.size() == 1 ? "" : "s", fmt::join(unknown, ", ")));
+  }
+  if (!problems.empty()) {
+    std::vector<std::string_view> ids;
+    for (const auto& c : all_checks()) ids.push_back(c.id);
+    throw UsageError(
+        fmt::format("{}; the check ids are: {}", fmt::join(problems, "; "), fmt::join(ids, ", ")));
+  }
+  std::vector<const CheckDef*> out;
+  for (const auto& c : all_checks()) {
+    const std::string id(c.id);
+    if (!only.empty() && std::find(only.begin(), only.end(), id) == only.end()) continue;
+    if (std::find(skip.begin(), skip.end(), id) != skip.end()) continue;
+    out.push_back(&c);
+  }
+  return out;
+}
+
+std::vector<CheckResult> run_checks(const std::vector<const CheckDef*>& checks,
+                                    const SystemView& view) {
+  std::vector<CheckResult> out;
+  out.reserve(checks.size());
+  for (const auto* c : checks) out.push_back(run_check(*c, view));
+  return out;
+}
+
+}  // namespace gpucheck::doctor

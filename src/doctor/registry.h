@@ -1,0 +1,29 @@
+// The explicit list of doctor's checks and the runner with its per-check catch boundary.
+#pragma once
+
+#include "doctor/check.h"
+#include "doctor/system_view.h"
+
+#include <string>
+#include <vector>
+
+namespace gpucheck::doctor {
+
+// Every check, in the order doctor runs and prints them (the PyTorch verdict closes the list).
+const std::vector<CheckDef>& all_checks();
+
+// nullptr when no check has this id.
+const CheckDef* find_check(std::string_view id);
+
+// Runs one check. Whatever it throws becomes SKIP "not observable here: ..."; a WARN or FAIL
+// without a fix is a bug in the check and is reported as such in the fix.
+CheckResult run_check(const CheckDef& check, const SystemView& view);
+
+// The checks to run: --only (empty: all), minus --skip. Unknown ids are a UsageError naming them.
+std::vector<const CheckDef*> select_checks(const std::vector<std::string>& only,
+                                           const std::vector<std::string>& skip);
+
+std::vector<CheckResult> run_checks(const std::vector<const CheckDef*>& checks,
+                                    const SystemView& view);
+
+}  // namespace gpucheck::doctor

@@ -1,0 +1,38 @@
+// Compiled on the GPU machine against the real nvml.h (not in CI: no nvml.h there): compares
+// the sizes and offsets gpucheck's hand-written declarations (nvml_api.h) assume with NVML's.
+// Build: c++ -std=c++17 -I<cuda>/targets/x86_64-linux/include nvml_layout_check.cpp
+#include <nvml.h>
+
+#include <cstddef>
+#include <cstdio>
+
+namespace {
+
+int failures = 0;
+
+void check(const char* what, std::size_t real, std::size_t ours) {
+  std::printf("%-32s nvml.h %4zu  gpucheck %4zu  %s\n", what, real, ours,
+              real == ours ? "ok" : "MISMATCH");
+  if (real != ours) ++failures;
+}
+
+}  // namespace
+
+int main() {
+  // The numbers nvml_api.h static_asserts.
+  check("sizeof(nvmlPciInfo_t)", sizeof(nvmlPciInfo_t), 68);
+  check("offsetof(nvmlPciInfo_t, busId)", offsetof(nvmlPciInfo_t, busId), 36);
+  check("sizeof(nvmlMemory_v2_t)", sizeof(nvmlMemory_v2_t), 40);
+  check("offsetof(nvmlMemory_v2_t, total)", offsetof(nvmlMemory_v2_t, total), 8);
+  check("nvmlMemory_v2", nvmlMemory_v2, 40u | (2u << 24));
+  check("sizeof(nvmlProcessInfo_t)", sizeof(nvmlProcessInfo_t), 24);
+  check("offsetof(nvmlProcessInfo_t, usedGpuMemory)", offsetof(nvmlProcessInfo_t, usedGpuMemory),
+        8);
+  check("sizeof(nvmlUtilization_t)", sizeof(nvmlUtilization_t), 8);
+  check("NVML_DEVICE_UUID_V2_BUFFER_SIZE", NVML_DEVICE_UUID_V2_BUFFER_SIZE, 96);
+  check("NVML_DEVICE_NAME_V2_BUFFER_SIZE", NVML_DEVICE_NAME_V2_BUFFER_SIZE, 96);
+  check("NVML_ERROR_NOT_SUPPORTED", NVML_ERROR_NOT_SUPPORTED, 3);
+  check("nvmlClocksThrottleReasonHwSlowdown", nvmlClocksThrottleReasonHwSlowdown, 0x8);
+  std::printf("%s\n", failures == 0 ? "NVML layout: all match" : "NVML layout: MISMATCH");
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,184 @@
+// Every doctor check against its fixtures: tests/fixtures/doctor/<check-id>/<case>/case.json
+// (facts = a saved real probe document plus a JSON Patch of the fields the check reads, an
+// environment, an identity and stat results) and the case's root/ tree. Each case asserts the
+// exact status; every check has a pass (its healthy status) and a fail (WARN or FAIL) case.
+#include "doctor/registry.h"
+#include "doctor/system_view.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gpucheck::doctor {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+const fs::path kFixtures = fs::path(GPUCHECK_FIXTURES_DIR) / "doctor";
+
+Json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error("cannot read " + p.string());
+  return Json::parse(in);
+}
+
+struct Case {
+  std::string check;
+  std::string name;
+  fs::path dir;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> out;
+  std::error_code ec;
+  for (const auto& check : fs::directory_iterator(kFixtures, ec)) {
+    if (!check.is_directory()) continue;
+    for (const auto& c : fs::directory_iterator(check.path())) {
+      if (fs::exists(c.path() / "case.json"))
+        out.push_back({check.path().filename().string(), c.path().filename().string(), c.path()});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Case& a, const Case& b) {
+    return std::tie(a.check, a.name) < std::tie(b.check, b.name);
+  });
+  return out;
+}
+
+// The facts a case describes: its saved probe document with its patch applied.
+Json case_facts(const Json& c) {
+  Json facts = read_json(kFixtures / c.value("facts", std::string("base_probe.json")));
+  if (c.contains("facts_patch")) facts = facts.patch(c["facts_patch"]);
+  return facts;
+}
+
+FileStat stat_of(const Json& s) {
+  const std::string type = s.value("type", std::string("char"));
+  std::uint32_t mode =
+      static_cast<std::uint32_t>(std::stoul(s.at("mode").get<std::string>(), nullptr, 8));
+  mode |= type == "char" ? S_IFCHR : type == "dir" ? S_IFDIR : S_IFREG;
+  return {mode, s.value("uid", 0u), s.value("gid", 0u)};
+}
+
+// The SystemView of a case: root/ under the case directory (absent: an empty system).
+SystemView view_of(const Case& k, const Json& c) {
+  SystemView v;
+  v.root = k.dir / "root";
+  v.facts = case_facts(c);
+  const Json env = c.value("env", Json::object());
+  for (const auto& [name, value] : env.items()) v.env[name] = value.get<std::string>();
+  // Not root by default: root passes every permission check.
+  v.identity.uid = c.value("uid", 1000u);
+  v.identity.gids = c.value("gids", std::vector<std::uint32_t>{1000});
+  const Json stats = c.value("stat", Json::object());
+  for (const auto& [path, s] : stats.items()) v.stat_overrides[path] = stat_of(s);
+  return v;
+}
+
+// gtest prints a failing parameter with this instead of its bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.check << "/" << c.name;
+}
+
+class DoctorFixture : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DoctorFixture, ProducesTheExpectedStatus) {
+  const Case& k = GetParam();
+  const CheckDef* check = find_check(k.check);
+  ASSERT_NE(check, nullptr) << "fixture directory " << k.dir << " names no registered check";
+  const Json c = read_json(k.dir / "case.json");
+  const Json& expect = c.at("expect");
+  const CheckResult r = run_check(*check, view_of(k, c));
+  const std::string shown = r.to_json().dump(2);
+  EXPECT_EQ(to_string(r.status), expect.at("status").get<std::string>()) << shown;
+  if (expect.contains("finding")) {
+    EXPECT_NE(r.finding.find(expect["finding"].get<std::string>()), std::string::npos) << shown;
+  }
+  if (expect.contains("fix")) {
+    EXPECT_NE(r.fix.find(expect["fix"].get<std::string>()), std::string::npos) << shown;
+  }
+  EXPECT_EQ(r.id, k.check);
+  EXPECT_FALSE(r.finding.empty());
+  EXPECT_EQ(r.finding.find('\n'), std::string::npos) << "a finding is one line: " << shown;
+  if (r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) {
+    EXPECT_FALSE(r.fix.empty()) << shown;
+    EXPECT_EQ(r.fix.find("no fix known"), std::string::npos) << shown;
+  }
+  // A check that could not read its facts says so as SKIP; only cases that mean it expect it.
+  if (expect.at("status") != "skip") {
+    EXPECT_NE(r.status, CheckStatus::kSkip) << shown;
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.check + "__" + info.param.name;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DoctorFixture, ::testing::ValuesIn(all_cases()), case_name);
+
+TEST(DoctorFixtures, EveryCheckHasAPassAndAFailFixture) {
+  std::vector<std::string> missing;
+  for (const auto& check : all_checks()) {
+    const fs::path dir = kFixtures / std::string(check.id);
+    for (const char* kind : {"pass", "fail"}) {
+      const fs::path file = dir / kind / "case.json";
+      if (!fs::exists(file)) {
+        missing.push_back(file.string());
+        continue;
+      }
+      const std::string status = read_json(file).at("expect").at("status").get<std::string>();
+      if (std::string(kind) == "pass") {
+        EXPECT_EQ(status, to_string(check.healthy))
+            << file << ": a pass fixture expects the check's healthy status";
+      } else {
+        EXPECT_TRUE(status == "warn" || status == "fail") << file << " expects " << status;
+      }
+    }
+  }
+  EXPECT_TRUE(missing.empty()) << "checks without fixtures: " << ::testing::PrintToString(missing);
+}
+
+TEST(DoctorFixtures, EveryFixtureDirectoryNamesARegisteredCheck) {
+  for (const auto& entry : fs::directory_iterator(kFixtures)) {
+    if (entry.is_directory()) {
+      EXPECT_NE(find_check(entry.path().filename().string()), nullptr) << entry.path();
+    }
+  }
+}
+
+TEST(DoctorFixtures, SavedProbeDocumentsAreRealProbeOutput) {
+  // The facts every case starts from were written by `gpucheck probe --json`.
+  for (const auto& entry : fs::directory_iterator(kFixtures)) {
+    if (entry.path().extension() != ".json") continue;
+    const Json doc = read_json(entry.path());
+    EXPECT_EQ(doc.value("command", ""), "probe") << entry.path();
+    EXPECT_EQ(doc.value("schema", ""), "gpucheck/1") << entry.path();
+    ASSERT_TRUE(doc.contains("backends")) << entry.path();
+  }
+}
+
+TEST(DoctorFixtures, PatchesOnlyEditExistingSectionsOfTheProbe) {
+  // A patch edits fields the probe writes; it never invents a top-level section.
+  const std::set<std::string> sections{"schema", "command", "provenance", "host",
+                                       "cpu",    "memory",  "backends"};
+  for (const auto& k : all_cases()) {
+    const Json c = read_json(k.dir / "case.json");
+    for (const auto& op : c.value("facts_patch", Json::array())) {
+      const std::string path = op.at("path").get<std::string>();
+      const std::string top = path.substr(1, path.find('/', 1) - 1);
+      EXPECT_TRUE(sections.contains(top)) << k.dir << ": " << path;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpucheck::doctor
