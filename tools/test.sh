@@ -4,13 +4,10 @@
 #   GPUCHECK_WITH_CUDA=ON|OFF|AUTO (default AUTO)   BUILD_DIR (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup-debian.sh
+bash tools/build.sh
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DGPUCHECK_WITH_CUDA="${GPUCHECK_WITH_CUDA:-AUTO}" -DGPUCHECK_WITH_OPENCL="${GPUCHECK_WITH_OPENCL:-AUTO}"
-cmake --build "$build" -j "$(nproc)"
-junit="$build/ctest-junit.xml"
 rc=0
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --output-junit "$(realpath "$build")/ctest-junit.xml" || rc=$?
-/usr/bin/python3 tools/ctest_summary.py "$junit"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" \
+  --output-junit "$(realpath "$build")/ctest-junit.xml" || rc=$?
+/usr/bin/python3 tools/ctest_summary.py "$build/ctest-junit.xml"
 exit "$rc"
