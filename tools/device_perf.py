@@ -55,7 +55,23 @@ def peer_run(a):
         peers.emit(peer="torch", device="cuda0", name=pr.name, torch=torch.__version__,
                    cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
     for op in a.ops.split(","):
-        peers.OPS[op](ns)
+        if op == "h2d_diag":
+            h2d_diag(peers, a.reps)
+        else:
+            peers.OPS[op](ns)
+
+
+def h2d_diag(peers, reps):
+    """peers.py's pageable H2D copy reads a torch.empty() tensor nobody wrote: its pages may all
+    map the kernel's shared zero page (hot in cache). The same copy from written memory is what
+    gpucheck measures (it fills its pageable buffer with random bytes first)."""
+    torch = peers.torch
+    n = COPY_BYTES // 4
+    d = torch.empty(n, device="cuda")
+    for label, h in (("untouched torch.empty", torch.empty(n)), ("written torch.rand", torch.rand(n))):
+        s = peers.median_cuda(lambda: d.copy_(h, non_blocking=True), reps)
+        peers.emit(peer="torch", device="cuda0", op="h2d_diag", host=label, bytes=COPY_BYTES,
+                   median_s=s, GBps=COPY_BYTES / s / 1e9)
 
 
 # ---------------------------------------------------------------- helpers
@@ -357,6 +373,8 @@ def main():
     ap.add_argument("--groups", default="mem,gemm,conv")
     ap.add_argument("--system-libs", action="store_true",
                     help="after the rounds, one gpucheck round with the libraries its own search finds")
+    ap.add_argument("--diagnose", action="store_true",
+                    help="after the rounds, torch's pageable H2D from untouched vs written memory")
     ap.add_argument("--peer-run", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ops", default="")
     ap.add_argument("--dtypes", default="")
@@ -399,6 +417,20 @@ def main():
             sys_rows = table(rec, "system")
         else:
             log(f"no system-library round: {left:.0f} s left")
+    diag = []
+    if a.diagnose:
+        cmd = [sys.executable, os.path.abspath(__file__), "--peer-run", "--peers", a.peers,
+               "--ops", "h2d_diag", "--reps", str(a.peer_reps)]
+        p, _ = run_json(cmd, timeout=120)
+        for line in p.stdout.splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if r.get("op") == "h2d_diag":
+                rec.add_peer(0, r)
+                diag.append(f"torch H2D pageable 256 MiB from {r['host']}: {r['GBps']:.2f} GB/s")
+        rec.flush()
     rows = table(rec, libs_name)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = (f"{date}; GPU (name, driver, PCI, max SM clock, power limit, temperature, persistence): "
@@ -415,6 +447,8 @@ def main():
             text += (f"| {r['key']} | {fmt_v(r['key'], r['gc'])} | "
                      f"{fmt_v(r['key'], t['gc']) if t else '—'} | {fmt_v(r['key'], r['peer'])} | "
                      f"{r['ratio']:.3f} |\n" if r["ratio"] else "")
+    if diag:
+        text += "\n\n### Diagnostics\n\n" + "\n".join(f"- {d}" for d in diag) + "\n"
     print(text)
     if out_dir:
         with open(os.path.join(out_dir, "perf-table.md"), "w") as f:

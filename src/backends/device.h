@@ -62,6 +62,13 @@ class Device {
   // What the record names as impl ("openblas", "cublas", "kernel") and compute_type.
   virtual std::string impl(bench::Op op) const = 0;
   virtual std::string compute_type(bench::Op op, bench::DType dtype) const = 0;
+  // The arithmetic the engine verifies GEMM/conv results with, where it is not
+  // bench::default_compute(dtype) (CLBlast's HGEMM accumulates in f16); nullopt: the default.
+  virtual std::optional<bench::DType> verify_compute(bench::Op op, bench::DType dtype) const {
+    (void)op;
+    (void)dtype;
+    return std::nullopt;
+  }
 
   virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
   virtual std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
@@ -83,7 +90,18 @@ class Device {
   // CPU the host clock around the synchronous call.
   virtual double time_on_device(const std::function<void()>& enqueue) = 0;
 
-  // Facts recorded in each record's context (threads, clocks); may be empty.
+  // The engine brackets each record's repetitions (warm-up and timed) with these, so a device
+  // can observe the region from outside it (NVML sampled on its own thread, say). Default: no-op.
+  virtual void timed_region_begin(bench::Op op, bench::DType dtype) {
+    (void)op;
+    (void)dtype;
+  }
+  virtual void timed_region_end() {}
+
+  // Facts recorded in each record's context (threads, clocks); may be empty. Called after
+  // timed_region_end(), it describes that region. A device that knows the dense peak of the
+  // region's op may add keys::kPeakTflopsAtMeanSmClock (and ..AtMaxSmClock): the engine turns
+  // them into the record's peak_fraction (and context's peak_fraction_at_max_sm_clock).
   virtual nlohmann::json context() const { return nlohmann::json::object(); }
 };
 

@@ -160,6 +160,7 @@ class CellRunner {
       : plan_(plan), dev_(dev), cb_(cb), plant_(plant) {}
 
   void run(const Cell& cell) {
+    cell_ = &cell;
     switch (cell.op) {
       case Op::kExp: run_exp(cell); break;
       case Op::kGemm: run_gemm(cell); break;
@@ -172,7 +173,36 @@ class CellRunner {
 
  private:
   std::vector<double> reps(const std::function<double()>& once, bool* truncated) {
-    return run_reps(plan_.policy, once, truncated);
+    dev_.timed_region_begin(cell_->op, cell_->dtype);
+    try {
+      auto times = run_reps(plan_.policy, once, truncated);
+      dev_.timed_region_end();
+      return times;
+    } catch (...) {
+      dev_.timed_region_end();
+      throw;
+    }
+  }
+
+  // The record's context describes the timed region just ended; a peak the device names
+  // becomes the record's peak_fraction (device time only: transfers are no FLOP).
+  void emit(nlohmann::json& r) {
+    nlohmann::json ctx = dev_.context();
+    if (ctx.empty()) {
+      r.erase(k::kContext);
+    } else {
+      const auto thr = r.find(k::kThroughput);
+      if (thr != r.end() && (*thr)[k::kUnit] == "TFLOP/s" &&
+          r[k::kTransfers] == to_string(Transfers::kExcluded)) {
+        const double v = (*thr)[k::kValue];
+        if (auto p = ctx.find(k::kPeakTflopsAtMeanSmClock); p != ctx.end() && *p > 0)
+          r[k::kPeakFraction] = v / p->get<double>();
+        if (auto p = ctx.find(k::kPeakTflopsAtMaxSmClock); p != ctx.end() && *p > 0)
+          ctx[k::kPeakFractionAtMaxSmClock] = v / p->get<double>();
+      }
+      r[k::kContext] = std::move(ctx);
+    }
+    cb_.record(r);
   }
 
   // Times `launch` on the device's clock, brings `out` back and verifies it; then, for
@@ -192,7 +222,7 @@ class CellRunner {
       dev_.synchronize();
       if (plant_) plant(out, *plant_);
       finish_record(r, cell, times, truncated, verify(out));
-      cb_.record(r);
+      emit(r);
     }
     if (dev_.is_host()) return;
     // End to end: what a program that starts and ends with host data sees.
@@ -222,7 +252,7 @@ class CellRunner {
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
     if (plant_) plant(out, *plant_);
     finish_record(r, cell, times, truncated, verify(out));
-    cb_.record(r);
+    emit(r);
   }
 
   void run_exp(const Cell& cell) {
@@ -249,7 +279,8 @@ class CellRunner {
     DeviceTensor dc{dev_.allocate(c.size_bytes()), c.size_bytes()};
     VerifyOptions vo;
     vo.seed = plan_.seed;
-    DType compute = default_compute(cell.dtype);
+    DType compute =
+        dev_.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
     measure_op(
         cell, {&in.a, &in.b}, d, c, dc, [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
         [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
@@ -265,7 +296,8 @@ class CellRunner {
     DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
     VerifyOptions vo;
     vo.seed = plan_.seed;
-    DType compute = default_compute(cell.dtype);
+    DType compute =
+        dev_.verify_compute(Op::kConv, cell.dtype).value_or(default_compute(cell.dtype));
     measure_op(
         cell, {&in.x, &in.w}, d, y, dy,
         [&] { dev_.conv2d(cell.dtype, s, *d[0].buf, *d[1].buf, *dy.buf); },
@@ -332,7 +364,7 @@ class CellRunner {
       v.detail = "copied bytes differ from the source";
     }
     finish_record(r, cell, times, truncated, v);
-    cb_.record(r);
+    emit(r);
   }
 
   void run_latency(const Cell& cell) {
@@ -359,7 +391,7 @@ class CellRunner {
     if (s.mode == LatencyMode::kAsync)
       for (double& t : times) t /= kLaunchesPerRep;
     finish_record(r, cell, times, truncated, std::nullopt);
-    cb_.record(r);
+    emit(r);
   }
 
   // Theano's gputest: the same exp called `calls` times; host wall time per call.
@@ -397,13 +429,14 @@ class CellRunner {
     VerifyOptions vo;
     vo.seed = plan_.seed;
     finish_record(r, cell, times, truncated, verify_exp(x, y, vo));
-    cb_.record(r);
+    emit(r);
   }
 
   const BenchPlan& plan_;
   Device& dev_;
   const EngineCallbacks& cb_;
   std::optional<PlantedError> plant_;
+  const Cell* cell_ = nullptr;
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {

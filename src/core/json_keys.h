@@ -127,6 +127,14 @@ inline constexpr K kExtensions = "extensions";
 inline constexpr K kHostTimerResolutionNs = "host_timer_resolution_ns";
 inline constexpr K kIcdSuffix = "icd_suffix";
 inline constexpr K kFamily = "family";
+// OpenCL ICD isolation after a failed probe: each ICD probed alone in its own child
+inline constexpr K kIcdIsolation = "icd_isolation";
+inline constexpr K kCulprits = "culprits";  // the ICDs whose lone probe failed
+inline constexpr K kFine = "fine";          // the ICDs whose lone probe succeeded
+inline constexpr K kIcds = "icds";
+inline constexpr K kIcd = "icd";
+inline constexpr K kOutcome = "outcome";  // ok | failed
+inline constexpr K kWhat = "what";        // what happened to its child or its enumeration
 
 // Devices (probe) and result records (bench)
 inline constexpr K kDevice = "device";
@@ -153,6 +161,10 @@ inline constexpr K kThroughput = "throughput";
 inline constexpr K kValue = "value";
 inline constexpr K kUnit = "unit";
 inline constexpr K kPeakFraction = "peak_fraction";
+// In a record's context: the dense peak at the region's mean and at NVML's maximum SM clock.
+inline constexpr K kPeakTflopsAtMeanSmClock = "peak_tflops_at_mean_sm_clock";
+inline constexpr K kPeakTflopsAtMaxSmClock = "peak_tflops_at_max_sm_clock";
+inline constexpr K kPeakFractionAtMaxSmClock = "peak_fraction_at_max_sm_clock";
 inline constexpr K kSpeedupVsCpu = "speedup_vs_cpu";
 inline constexpr K kBaselineDtype = "baseline_dtype";
 inline constexpr K kVerification = "verification";

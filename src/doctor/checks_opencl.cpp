@@ -442,14 +442,29 @@ CheckResult check_opencl_enumeration(const SystemView& view) {
     for (const auto& i : icds) evidence.push_back("ICD: " + i);
     const bool crashed =
         reason.find("signal") != std::string::npos || reason.find("timed out") != std::string::npos;
-    return fail(
-        fmt::format("OpenCL enumeration {}: {}", crashed ? "crashed or hung in a driver" : "failed",
-                    reason),
-        fmt::format("find the ICD that breaks it, one at a time: for f in {}/*.icd; do d=$(mktemp "
-                    "-d); cp \"$f\" \"$d\"; echo \"$f\"; OCL_ICD_VENDORS=$d clinfo -l; done; then "
-                    "reinstall or remove that driver's .icd",
-                    kVendorsDir),
-        evidence);
+    const std::string finding = fmt::format(
+        "OpenCL enumeration {}: {}", crashed ? "crashed or hung in a driver" : "failed", reason);
+    // The parent probed each ICD alone after the failure: the ones that failed alone are named.
+    const Json isolation = s.value(k::kIcdIsolation, Json::object());
+    std::vector<std::string> culprit_fixes;
+    for (const auto& e : array_at(isolation, k::kIcds)) {
+      const std::string icd = text(e, k::kIcd);
+      evidence.push_back(fmt::format("alone: {} ({}): {}, {}", icd, text(e, k::kLibrary),
+                                     text(e, k::kOutcome), text(e, k::kWhat)));
+      if (text(e, k::kOutcome) == "ok") continue;
+      culprit_fixes.push_back(
+          icd.ends_with(".icd")
+              ? fmt::format("reinstall the driver {} names, or remove it: sudo rm {}", icd, icd)
+              : fmt::format("reinstall {}, or drop it from OCL_ICD_FILENAMES / OCL_ICD_VENDORS",
+                            icd));
+    }
+    if (!culprit_fixes.empty()) return fail(finding, join(culprit_fixes, "; "), evidence);
+    return fail(finding,
+                fmt::format("find the ICD that breaks it, one at a time: for f in {}/*.icd; do "
+                            "d=$(mktemp -d); cp \"$f\" \"$d\"; echo \"$f\"; OCL_ICD_VENDORS=$d "
+                            "clinfo -l; done; then reinstall or remove that driver's .icd",
+                            kVendorsDir),
+                evidence);
   }
   const Json& platforms = array_at(s, k::kPlatforms);
   const Json& devices = array_at(s, k::kDevices);

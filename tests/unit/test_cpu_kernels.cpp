@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/cpu_cache.h"
 #include "backends/cpu/cpu_exp.h"
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/parallel.h"
@@ -190,6 +191,18 @@ TEST(CpuIsa, AgreesWithProcCpuinfo) {
   EXPECT_EQ(isa_path_supported(IsaPath::kAvx512),
             isa_path_supported(IsaPath::kAvx2Fma) && flags.count("avx512f"));
 #endif
+}
+
+TEST(CpuCache, ParsesSysfsSizesAndFindsALastLevel) {
+  EXPECT_EQ(parse_cache_size("32768K"), std::size_t{32} << 20);
+  EXPECT_EQ(parse_cache_size("1M"), std::size_t{1} << 20);
+  EXPECT_EQ(parse_cache_size("512"), 512u);
+  EXPECT_EQ(parse_cache_size("2G"), std::size_t{2} << 30);
+  EXPECT_EQ(parse_cache_size(""), 0u);
+  EXPECT_EQ(parse_cache_size("12Q"), 0u);
+  const std::size_t llc = last_level_cache_bytes();
+  EXPECT_GE(llc, std::size_t{256} << 10);
+  EXPECT_LE(llc, std::size_t{4} << 30);
 }
 
 TEST(CpuIsa, UnsupportedPathThrows) {

@@ -162,15 +162,17 @@ std::vector<float> channels_last(const std::vector<float>& v, std::uint64_t oute
 
 const std::vector<ConvShape>& conv_shapes() {
   static const std::vector<ConvShape> shapes = {
-      {2, 3, 7, 9, 4, 3, 3, 1, 1},     // 3×3 same, non-square image
-      {1, 2, 8, 5, 3, 3, 2, 2, 0},     // stride 2, no padding, non-square filter
-      {2, 3, 9, 11, 5, 5, 3, 2, 3},    // pad 3 > S−1: whole output columns in the padding
-      {1, 1, 1, 1, 1, 1, 1, 1, 0},     // trivial
-      {3, 4, 6, 6, 8, 1, 1, 1, 0},     // pointwise: no im2col
-      {2, 3, 5, 7, 2, 1, 1, 2, 1},     // 1×1 with stride and padding
-      {1, 5, 4, 4, 3, 4, 4, 1, 0},     // filter as large as the image: 1×1 output
-      {1, 2, 3, 3, 2, 3, 3, 3, 3},     // stride 3, pad 3
-      {2, 16, 12, 10, 24, 3, 3, 1, 1}  // enough work for both threads
+      {2, 3, 7, 9, 4, 3, 3, 1, 1},      // 3×3 same, non-square image
+      {1, 2, 8, 5, 3, 3, 2, 2, 0},      // stride 2, no padding, non-square filter
+      {2, 3, 9, 11, 5, 5, 3, 2, 3},     // pad 3 > S−1: whole output columns in the padding
+      {1, 1, 1, 1, 1, 1, 1, 1, 0},      // trivial
+      {3, 4, 6, 6, 8, 1, 1, 1, 0},      // pointwise: no im2col
+      {2, 3, 5, 7, 2, 1, 1, 2, 1},      // 1×1 with stride and padding
+      {1, 5, 4, 4, 3, 4, 4, 1, 0},      // filter as large as the image: 1×1 output
+      {1, 2, 3, 3, 2, 3, 3, 3, 3},      // stride 3, pad 3
+      {2, 16, 12, 10, 24, 3, 3, 1, 1},  // few units: OpenBLAS threads inside each
+      {5, 3, 9, 7, 4, 3, 3, 1, 1},      // units spread over the pool
+      {6, 4, 5, 5, 3, 1, 1, 1, 0},      // pointwise, units spread over the pool
   };
   return shapes;
 }
@@ -185,17 +187,21 @@ struct ConvCase {
     conv_reference(s, x, w, ref, abs_sum);
   }
   std::size_t len() const { return shape.c * shape.r * shape.s; }
-  std::vector<float> run_nchw(int threads, std::size_t scratch = kConvScratchBytes) const {
+  std::vector<float> run_nchw(int threads, std::size_t scratch = kConvScratchBytes,
+                              ConvScratch* reuse = nullptr) const {
     std::vector<float> y(ref.size(), std::numeric_limits<float>::quiet_NaN());
-    conv2d_nchw_f32(shape, x.data(), w.data(), y.data(), threads, scratch);
+    conv2d_nchw_f32(shape, x.data(), w.data(), y.data(), threads,
+                    {.max_scratch_bytes = scratch, .scratch = reuse});
     return y;
   }
   // Runs in NHWC and returns the result converted back to NCHW.
-  std::vector<float> run_nhwc(int threads, std::size_t scratch = kConvScratchBytes) const {
+  std::vector<float> run_nhwc(int threads, std::size_t scratch = kConvScratchBytes,
+                              ConvScratch* reuse = nullptr) const {
     const auto xl = channels_last(x, shape.n, shape.c, shape.h * shape.w);
     const auto wl = channels_last(w, shape.k, shape.c, shape.r * shape.s);
     std::vector<float> yl(ref.size(), std::numeric_limits<float>::quiet_NaN());
-    conv2d_nhwc_f32(shape, xl.data(), wl.data(), yl.data(), threads, scratch);
+    conv2d_nhwc_f32(shape, xl.data(), wl.data(), yl.data(), threads,
+                    {.max_scratch_bytes = scratch, .scratch = reuse});
     const std::uint64_t pixels = shape.p() * shape.q();
     std::vector<float> y(yl.size());
     for (std::uint64_t n = 0; n < shape.n; ++n)
@@ -210,7 +216,7 @@ TEST(CpuConv, NchwMatchesDirectConvolution) {
   std::uint64_t seed = 100;
   for (const auto& s : conv_shapes()) {
     const ConvCase cc(s, seed += 2);
-    for (int threads : {1, 2})
+    for (int threads : {1, 2, 3})
       EXPECT_TRUE(near_sums(cc.run_nchw(threads), cc.ref, cc.abs_sum, cc.len()))
           << describe(s) << " threads=" << threads;
   }
@@ -220,7 +226,7 @@ TEST(CpuConv, NhwcMatchesDirectConvolution) {
   std::uint64_t seed = 200;
   for (const auto& s : conv_shapes()) {
     const ConvCase cc(s, seed += 2);
-    for (int threads : {1, 2})
+    for (int threads : {1, 2, 3})
       EXPECT_TRUE(near_sums(cc.run_nhwc(threads), cc.ref, cc.abs_sum, cc.len()))
           << describe(s) << " threads=" << threads;
   }
@@ -236,15 +242,45 @@ TEST(CpuConv, BoundedScratchGivesTheSameResult) {
     EXPECT_TRUE(near_sums(cc.run_nhwc(2, tiny), cc.ref, cc.abs_sum, cc.len())) << describe(s);
     EXPECT_TRUE(near_sums(cc.run_nchw(1, 1), cc.ref, cc.abs_sum, cc.len())) << describe(s);
     if (s.r * s.s == 1 && s.stride == 1 && s.pad == 0) {
-      EXPECT_EQ(conv2d_scratch_bytes(s, bench::Layout::kNchw), 0u);
-    } else {
-      const std::size_t pixels = std::min<std::size_t>(5, s.p() * s.q());
-      EXPECT_EQ(conv2d_scratch_bytes(s, bench::Layout::kNchw, tiny),
-                pixels * cc.len() * sizeof(float))
-          << describe(s);
-      EXPECT_LE(conv2d_scratch_bytes(s, bench::Layout::kNhwc), kConvScratchBytes);
+      EXPECT_EQ(conv2d_scratch_bytes(s, bench::Layout::kNchw, 2), 0u);
+      continue;
+    }
+    const std::size_t pixels = std::min<std::size_t>(5, s.p() * s.q());
+    EXPECT_EQ(conv2d_scratch_bytes(s, bench::Layout::kNchw, 1, tiny),
+              pixels * cc.len() * sizeof(float))
+        << describe(s);
+    for (auto layout : {bench::Layout::kNchw, bench::Layout::kNhwc}) {
+      for (int threads : {1, 2, 3}) {
+        const std::size_t column = cc.len() * sizeof(float);
+        EXPECT_LE(conv2d_scratch_bytes(s, layout, threads, tiny),
+                  std::max(tiny, static_cast<std::size_t>(threads) * column))
+            << describe(s);
+        EXPECT_LE(conv2d_scratch_bytes(s, layout, threads), kConvScratchBytes);
+      }
     }
   }
+}
+
+// One ConvScratch reused across shapes, layouts and thread counts: it grows to the largest need
+// and every result stays right.
+TEST(CpuConv, ReusedScratchGrowsAndStaysCorrect) {
+  ConvScratch scratch;
+  std::size_t needed = 0;
+  std::uint64_t seed = 500;
+  for (const auto& s : conv_shapes()) {
+    const ConvCase cc(s, seed += 2);
+    for (int threads : {1, 2}) {
+      EXPECT_TRUE(near_sums(cc.run_nchw(threads, kConvScratchBytes, &scratch), cc.ref, cc.abs_sum,
+                            cc.len()))
+          << describe(s);
+      EXPECT_TRUE(near_sums(cc.run_nhwc(threads, kConvScratchBytes, &scratch), cc.ref, cc.abs_sum,
+                            cc.len()))
+          << describe(s);
+      for (auto layout : {bench::Layout::kNchw, bench::Layout::kNhwc})
+        needed = std::max(needed, conv2d_scratch_bytes(s, layout, threads));
+    }
+  }
+  EXPECT_EQ(scratch.capacity() * sizeof(float), needed);
 }
 
 TEST(CpuConv, MultithreadedAgreesWithSingleThreaded) {

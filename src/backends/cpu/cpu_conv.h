@@ -3,32 +3,57 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "bench/workload.h"
 
 namespace gpucheck::cpu {
 
-// Default bound on the im2col scratch a call allocates; larger problems are processed in blocks
-// (NCHW: blocks of one image's output pixels; NHWC: blocks of the batch's output pixels).
+// Problems are processed in blocks of output pixels (NCHW: of one image; NHWC: of the batch)
+// whose im2col matrix takes about kConvBlockBytes a thread: small enough to stay in cache for the
+// GEMM that reads it, large enough for an efficient GEMM. kConvScratchBytes is the default bound
+// on a call's scratch over all threads.
+inline constexpr std::size_t kConvBlockBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kConvScratchBytes = std::size_t{64} << 20;
+
+// Reusable im2col scratch. A caller that convolves repeatedly (benchmark repetitions) passes the
+// same one, so that the memory is allocated and faulted in once rather than every call.
+class ConvScratch {
+ public:
+  // At least `floats` floats, uninitialised; grows, never shrinks.
+  float* reserve(std::size_t floats);
+  std::size_t capacity() const { return floats_; }
+
+ private:
+  std::unique_ptr<float[]> data_;
+  std::size_t floats_ = 0;
+};
+
+struct ConvOptions {
+  std::size_t max_scratch_bytes = kConvScratchBytes;
+  ConvScratch* scratch = nullptr;  // nullptr: allocate for the call
+};
 
 // y[n,k,p,q] = Σ_{c,r,s} x[n,c,p·stride−pad+r, q·stride−pad+s] · w[k,c,r,s] (out-of-range x is 0).
 // x is N×C×H×W, w K×C×R×S, y N×K×P×Q (P = shape.p(), Q = shape.q()), all packed row-major.
 // threads <= 0 means all hardware threads. Throws std::invalid_argument for a shape with a zero
 // dimension or stride, a filter larger than the padded input, or a dimension beyond BLAS's int.
-// shape.layout is not consulted: the function name says the layout. At most max_scratch_bytes of
-// scratch are allocated, but always room for one output pixel's column.
+// shape.layout is not consulted: the function name says the layout. With at least two units of
+// work (image blocks) a thread, the units run in parallel with single-threaded OpenBLAS calls;
+// otherwise one by one with OpenBLAS threads. Sets OpenBLAS's process-wide thread count, so calls
+// must not run concurrently with other BLAS use.
 void conv2d_nchw_f32(const bench::ConvShape& shape, const float* x, const float* w, float* y,
-                     int threads, std::size_t max_scratch_bytes = kConvScratchBytes);
+                     int threads, const ConvOptions& options = {});
 
 // The same in channels-last layout, as cuDNN's NHWC and PyTorch's channels_last store it:
 // x is N×H×W×C, w K×R×S×C, y N×P×Q×K.
 void conv2d_nhwc_f32(const bench::ConvShape& shape, const float* x, const float* w, float* y,
-                     int threads, std::size_t max_scratch_bytes = kConvScratchBytes);
+                     int threads, const ConvOptions& options = {});
 
-// Bytes of im2col scratch a call with this shape allocates (0 when it needs none: 1×1 filters,
-// stride 1, no padding).
-std::size_t conv2d_scratch_bytes(const bench::ConvShape& shape, bench::Layout layout,
+// Bytes of im2col scratch a call with this shape and thread count uses: at most
+// max_scratch_bytes, unless one output pixel's column a thread needs more; 0 when no im2col is
+// needed (1×1 filters, stride 1, no padding). threads <= 0 means all hardware threads.
+std::size_t conv2d_scratch_bytes(const bench::ConvShape& shape, bench::Layout layout, int threads,
                                  std::size_t max_scratch_bytes = kConvScratchBytes);
 
 }  // namespace gpucheck::cpu

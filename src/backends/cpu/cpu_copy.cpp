@@ -2,12 +2,11 @@
 // no ISA dispatch: write-combining makes 16-byte streaming stores as fast as wider ones).
 #include "backends/cpu/cpu_copy.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "backends/cpu/cpu_cache.h"
 #include "backends/cpu/parallel.h"
 
 #if defined(__x86_64__)
@@ -21,14 +20,6 @@ namespace {
 constexpr std::size_t kMinParallelBytes = std::size_t{256} << 10;
 // Threads split the buffer in 4 KiB blocks, so that ranges start on page and line boundaries.
 constexpr std::size_t kBlockBytes = 4096;
-
-std::size_t last_level_cache_bytes() {
-  static const std::size_t bytes = [] {
-    const long best = std::max(sysconf(_SC_LEVEL3_CACHE_SIZE), sysconf(_SC_LEVEL2_CACHE_SIZE));
-    return best > 0 ? static_cast<std::size_t>(best) : std::size_t{32} << 20;
-  }();
-  return bytes;
-}
 
 void copy_streaming(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
 #if defined(__x86_64__)
@@ -60,7 +51,7 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes, int threads, Copy
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   const bool stream = stores == CopyStores::kStreaming ||
-                      (stores == CopyStores::kAuto && 2 * bytes > last_level_cache_bytes());
+                      (stores == CopyStores::kAuto && 2 * bytes >= last_level_cache_bytes());
   const std::size_t blocks = (bytes + kBlockBytes - 1) / kBlockBytes;
   const int t = bytes < kMinParallelBytes ? 1 : threads;
   parallel_for(blocks, t, [&](std::size_t b, std::size_t e) {

@@ -1,12 +1,11 @@
 // exp dispatch: ISA path selection, store mode, and the partition over threads.
 #include "backends/cpu/cpu_exp.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
+#include "backends/cpu/cpu_cache.h"
 #include "backends/cpu/cpu_exp_kernels.h"
 #include "backends/cpu/parallel.h"
 
@@ -19,16 +18,6 @@ constexpr std::size_t kMinParallelElements = std::size_t{1} << 14;
 // Threads split the array in blocks of 1 KiB, so that ranges start on cache-line boundaries.
 constexpr std::size_t kBlockBytes = 1024;
 
-std::size_t last_level_cache_bytes() {
-  static const std::size_t bytes = [] {
-    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    long best = std::max(l3, l2);
-    return best > 0 ? static_cast<std::size_t>(best) : std::size_t{32} << 20;
-  }();
-  return bytes;
-}
-
 template <class T, class Kernel, class ScalarKernel>
 void run_exp(const T* x, T* y, std::size_t n, int threads, IsaPath path, StoreMode stores,
              Kernel avx2, Kernel avx512, ScalarKernel scalar) {
@@ -37,7 +26,7 @@ void run_exp(const T* x, T* y, std::size_t n, int threads, IsaPath path, StoreMo
                                 " is not supported by this CPU");
   if (n == 0) return;
   const bool stream = stores == StoreMode::kStreaming ||
-                      (stores == StoreMode::kAuto && 2 * n * sizeof(T) > last_level_cache_bytes());
+                      (stores == StoreMode::kAuto && 2 * n * sizeof(T) >= last_level_cache_bytes());
   constexpr std::size_t kBlock = kBlockBytes / sizeof(T);
   const std::size_t blocks = (n + kBlock - 1) / kBlock;
   const int t = n < kMinParallelElements ? 1 : threads;

@@ -11,8 +11,9 @@ namespace gpucheck::cpu {
 
 // How results are written. Streaming (non-temporal) stores skip the read-for-ownership of the
 // output's cache lines, so an array far beyond the caches costs 8 bytes an f32 element instead of
-// 12; they lose when the output would have stayed in cache. kAuto streams when input + output
-// exceed the last-level cache. The scalar path always uses regular stores.
+// 12 (measured on a 2-core Zen 4 guest: +15-30% at 2^23-2^26 elements); they lose when the output
+// would have stayed in cache (-30% at 2^20). kAuto streams when input + output are at least the
+// size of the last-level cache. The scalar path always uses regular stores.
 enum class StoreMode { kAuto, kRegular, kStreaming };
 
 // y[i] = exp(x[i]) for i < n. x and y are the same array or do not overlap. threads <= 0 means

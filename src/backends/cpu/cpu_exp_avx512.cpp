@@ -7,8 +7,10 @@
 
 #if defined(__x86_64__)
 // GCC 12's AVX-512 intrinsics start from `__m512 __Y = __Y;` (_mm512_undefined_ps), which its
-// -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
+// -Wmaybe-uninitialized reports at every inlined use (a false positive: GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 namespace gpucheck::cpu::detail {

@@ -15,7 +15,8 @@ void gemm_f64(std::size_t m, std::size_t n, std::size_t k, const double* a, cons
               double* c, int threads);
 
 // What the loaded OpenBLAS says of itself: its build configuration and the kernel core it chose,
-// e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64 (core: Zen)".
+// e.g. "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64 (core:
+// Cooperlake)" (DYNAMIC_ARCH builds pick the core at load time; Zen 4 gets Cooperlake's kernels).
 std::string blas_description();
 
 }  // namespace gpucheck::cpu

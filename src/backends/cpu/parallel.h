@@ -20,9 +20,9 @@ inline constexpr int kPartsPerThread = 4;
 using RangeFn = void (*)(void* ctx, std::size_t begin, std::size_t end);
 
 // `threads` participants: the calling thread plus threads-1 workers parked between calls (a short
-// spin, then a futex wait). The participants claim parts of a region dynamically, so a worker the
-// OS has not scheduled costs its share of the work, not a wait. One region runs at a time;
-// concurrent callers queue on a mutex.
+// spin, then a condition variable). The participants claim parts of a region dynamically, so a
+// worker the OS has not scheduled costs its share of the work, not a wait. One region runs at a
+// time; concurrent callers queue on a mutex.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);

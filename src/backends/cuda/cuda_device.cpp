@@ -7,7 +7,9 @@
 #include "backends/cuda/cuda_errors.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/cuda_probe.h"
+#include "backends/cuda/cudnn_graph_conv.h"
 #include "backends/cuda/cudnn_library.h"
+#include "backends/cuda/nvml_sampler.h"
 #include "core/environment.h"
 #include "core/json_keys.h"
 
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <map>
 #include <tuple>
+#include <vector>
 
 namespace gpucheck::cuda {
 
@@ -31,7 +34,9 @@ using bench::Op;
 
 constexpr std::size_t kLtWorkspaceBytes = std::size_t{32} << 20;           // cuBLAS's Hopper advice
 constexpr std::size_t kConvSearchWorkspaceBytes = std::size_t{512} << 20;  // cap for the search
-constexpr int kExpThreads = 256;
+// cuBLASLt candidates timed once per GEMM shape (the heuristic's first is not always fastest).
+constexpr int kLtCandidates = 8;
+constexpr int kLtTuneRuns = 5;
 
 class CudaBuffer final : public DeviceBuffer {
  public:
@@ -124,6 +129,8 @@ struct ConvPlan {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   std::size_t workspace = 0;
   bool searched = false;
+  std::unique_ptr<GraphConv> graph;  // set when the backend API's engine beat the legacy search
+  std::string how;                   // which search chose, for the record's context
   ConvPlan() = default;
   ConvPlan(const ConvPlan&) = delete;
   ConvPlan& operator=(const ConvPlan&) = delete;
@@ -200,9 +207,15 @@ class CudaDevice final : public Device {
                  d.value(std::string(k::kPciBusId), "")};
     GC_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, index));
     GC_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, index));
+    GC_CUDA_CHECK(cudaDeviceGetAttribute(&cc_minor_, cudaDevAttrComputeCapabilityMinor, index));
     GC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     GC_CUDA_CHECK(cudaEventCreate(&start_));
     GC_CUDA_CHECK(cudaEventCreate(&stop_));
+    GC_CUDA_CHECK(cudaEventCreate(&tune_start_));
+    GC_CUDA_CHECK(cudaEventCreate(&tune_stop_));
+    // NVML telemetry for each record's context; without NVML the context is just empty.
+    std::string nvml_error;
+    sampler_ = NvmlSampler::open(env, identity_.device_uuid, identity_.pci_bus_id, &nvml_error);
     // Libraries: a missing or broken one makes its ops unsupported, with the reason.
     cublas_ = CublasLibrary::open(env, &cublas_error_);
     if (cublas_) {
@@ -237,6 +250,8 @@ class CudaDevice final : public Device {
     if (dnn_) GC_CUDNN_CHECK_NOTHROW(cudnn_->cudnnDestroy(dnn_));
     if (start_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(start_));
     if (stop_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(stop_));
+    if (tune_start_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(tune_start_));
+    if (tune_stop_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(tune_stop_));
     if (stream_) GC_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
   }
   CudaDevice(const CudaDevice&) = delete;
@@ -327,28 +342,20 @@ class CudaDevice final : public Device {
   }
 
   void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) override {
-    const std::size_t lanes = 16 / bench::element_size(dtype);
-    const std::size_t work = std::max<std::size_t>(n / lanes, 1);
-    // Enough resident blocks to fill every SM (2048 threads each) with a grid-stride loop.
-    const std::size_t max_blocks = static_cast<std::size_t>(sms_) * (2048 / kExpThreads);
-    const int blocks = static_cast<int>(
-        std::min(max_blocks, (work + kExpThreads - 1) / static_cast<std::size_t>(kExpThreads)));
     switch (dtype) {
       case DType::kF32:
         GC_CUDA_CHECK(launch_exp_f32(static_cast<const float*>(dptr(x)),
-                                     static_cast<float*>(dptr(y)), n, blocks, kExpThreads,
-                                     stream_));
+                                     static_cast<float*>(dptr(y)), n, sms_, stream_));
         break;
       case DType::kF64:
         GC_CUDA_CHECK(launch_exp_f64(static_cast<const double*>(dptr(x)),
-                                     static_cast<double*>(dptr(y)), n, blocks, kExpThreads,
-                                     stream_));
+                                     static_cast<double*>(dptr(y)), n, sms_, stream_));
         break;
       case DType::kF16:
-        GC_CUDA_CHECK(launch_exp_f16(dptr(x), dptr(y), n, blocks, kExpThreads, stream_));
+        GC_CUDA_CHECK(launch_exp_f16(dptr(x), dptr(y), n, sms_, stream_));
         break;
       case DType::kBf16:
-        GC_CUDA_CHECK(launch_exp_bf16(dptr(x), dptr(y), n, blocks, kExpThreads, stream_));
+        GC_CUDA_CHECK(launch_exp_bf16(dptr(x), dptr(y), n, sms_, stream_));
         break;
       case DType::kTf32:
         throw std::logic_error("exp in tf32: unsupported_reason says no");
@@ -360,7 +367,7 @@ class CudaDevice final : public Device {
   void gemm(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
     const GemmTypes t = gemm_types(dtype);
-    LtPlan& plan = lt_plan(dtype, s);
+    LtPlan& plan = lt_plan(dtype, s, a, b, c);
     const double one_d = 1.0, zero_d = 0.0;
     const float one_f = 1.0f, zero_f = 0.0f;
     const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
@@ -386,9 +393,43 @@ class CudaDevice final : public Device {
     const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
     const void* beta = dtype == DType::kF64 ? static_cast<const void*>(&zero_d) : &zero_f;
     void* ws = plan.workspace > 0 ? conv_workspace_->get() : nullptr;
+    last_conv_ = &plan;
+    if (plan.graph) {
+      GC_CUDNN_CHECK(plan.graph->execute(dptr(x), dptr(w), dptr(y), ws));
+      return;
+    }
     GC_CUDNN_CHECK(cudnn_->cudnnConvolutionForward(dnn_, alpha, plan.x, dptr(x), plan.w, dptr(w),
                                                    plan.conv, plan.algo, ws, plan.workspace, beta,
                                                    plan.y, dptr(y)));
+  }
+
+  void timed_region_begin(Op op, DType dtype) override {
+    region_op_ = op;
+    region_dtype_ = dtype;
+    if (sampler_) sampler_->begin();
+  }
+  void timed_region_end() override {
+    if (sampler_) sampler_->end();
+    region_fresh_ = true;
+  }
+
+  // The NVML summary of the region just timed, once (a record made before the next region gets
+  // none); for GEMM also the dense peak at the mean and at the maximum SM clock.
+  nlohmann::json context() const override {
+    if (!region_fresh_) return nlohmann::json::object();
+    region_fresh_ = false;
+    nlohmann::json c = sampler_ ? sampler_->summary() : nlohmann::json::object();
+    if (region_op_ == Op::kConv && last_conv_ != nullptr) c["cudnn_choice"] = last_conv_->how;
+    if (region_op_ != Op::kGemm || !sampler_) return c;
+    auto per_sm = dense_flop_per_clock_per_sm(cc_major_, cc_minor_,
+                                              std::string(bench::to_string(region_dtype_)));
+    if (!per_sm) return c;
+    const double per_mhz = *per_sm * static_cast<double>(sms_) * 1e6 / 1e12;  // TFLOP/s per MHz
+    if (auto mean = sampler_->mean_sm_clock_mhz(); mean && *mean > 0)
+      c[std::string(k::kPeakTflopsAtMeanSmClock)] = per_mhz * *mean;
+    if (auto max = sampler_->max_sm_clock_mhz(); max && *max > 0)
+      c[std::string(k::kPeakTflopsAtMaxSmClock)] = per_mhz * *max;
+    return c;
   }
 
   void launch_empty() override { GC_CUDA_CHECK(launch_empty_kernel(stream_)); }
@@ -405,7 +446,8 @@ class CudaDevice final : public Device {
   }
 
  private:
-  LtPlan& lt_plan(DType dtype, const bench::GemmShape& s) {
+  LtPlan& lt_plan(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a_buf,
+                  const DeviceBuffer& b_buf, DeviceBuffer& c_buf) {
     GemmKey key{static_cast<int>(dtype), s.m, s.n, s.k};
     if (auto it = lt_plans_.find(key); it != lt_plans_.end()) return *it->second;
     if (!lt_workspace_) lt_workspace_ = std::make_unique<CudaBuffer>(kLtWorkspaceBytes);
@@ -426,16 +468,61 @@ class CudaDevice final : public Device {
     cublasStatus_t st = L.cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     int returned = 0;
+    std::vector<cublasLtMatmulHeuristicResult_t> found(kLtCandidates);
     if (st == CUBLAS_STATUS_SUCCESS)
       st = L.cublasLtMatmulAlgoGetHeuristic(lt_, plan->op, plan->a, plan->b, plan->c, plan->c, pref,
-                                            1, &plan->heuristic, &returned);
+                                            kLtCandidates, found.data(), &returned);
     GC_CUBLAS_CHECK_NOTHROW(L.cublasLtMatmulPreferenceDestroy(pref));
     // NOT_SUPPORTED from the heuristic means "no algorithm": cublasGemmEx takes over.
     if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) GC_CUBLAS_CHECK(st);
     plan->have_algo = st == CUBLAS_STATUS_SUCCESS && returned > 0;
+    if (plan->have_algo) {
+      found.resize(static_cast<std::size_t>(returned));
+      plan->heuristic = fastest(*plan, dtype, found, a_buf, b_buf, c_buf);
+    }
     auto& ref = *plan;
     lt_plans_.emplace(key, std::move(plan));
     return ref;
+  }
+
+  // Times each heuristic candidate (median of a few runs on the real buffers, after one warm-up)
+  // and keeps the fastest; a candidate that fails to run is passed over.
+  cublasLtMatmulHeuristicResult_t fastest(const LtPlan& plan, DType dtype,
+                                          const std::vector<cublasLtMatmulHeuristicResult_t>& found,
+                                          const DeviceBuffer& a, const DeviceBuffer& b,
+                                          DeviceBuffer& c) {
+    if (found.size() == 1) return found.front();
+    const double one_d = 1.0, zero_d = 0.0;
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
+    const void* beta = dtype == DType::kF64 ? static_cast<const void*>(&zero_d) : &zero_f;
+    auto run = [&](const cublasLtMatmulHeuristicResult_t& h) {
+      return cublas_->cublasLtMatmul(lt_, plan.op, alpha, dptr(b), plan.a, dptr(a), plan.b, beta,
+                                     dptr(c), plan.c, dptr(c), plan.c, &h.algo,
+                                     lt_workspace_->get(), lt_workspace_->bytes(), stream_);
+    };
+    std::size_t best = 0;
+    float best_ms = -1;
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      if (found[i].state != CUBLAS_STATUS_SUCCESS || run(found[i]) != CUBLAS_STATUS_SUCCESS)
+        continue;
+      std::vector<float> ms;
+      for (int r = 0; r < kLtTuneRuns; ++r) {
+        GC_CUDA_CHECK(cudaEventRecord(tune_start_, stream_));
+        if (run(found[i]) != CUBLAS_STATUS_SUCCESS) break;
+        GC_CUDA_CHECK(cudaEventRecord(tune_stop_, stream_));
+        GC_CUDA_CHECK(cudaEventSynchronize(tune_stop_));
+        float t = 0;
+        GC_CUDA_CHECK(cudaEventElapsedTime(&t, tune_start_, tune_stop_));
+        ms.push_back(t);
+      }
+      if (ms.size() != static_cast<std::size_t>(kLtTuneRuns)) continue;
+      std::nth_element(ms.begin(), ms.begin() + kLtTuneRuns / 2, ms.end());
+      const float med = ms[kLtTuneRuns / 2];
+      if (best_ms < 0 || med < best_ms) best = i, best_ms = med;
+    }
+    GC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return found[best];
   }
 
   ConvPlan& conv_plan(DType dtype, const bench::ConvShape& s, const DeviceBuffer& x,
@@ -474,25 +561,51 @@ class CudaDevice final : public Device {
     GC_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     const std::size_t search_bytes = std::min(kConvSearchWorkspaceBytes, free / 4);
     int returned = 0;
+    std::string graph_why;
     {
       CudaBuffer search(search_bytes);
       GC_CUDNN_CHECK(L.cudnnFindConvolutionForwardAlgorithmEx(
           dnn_, plan->x, dptr(x), plan->w, dptr(w), plan->conv, plan->y, dptr(y), max_algos,
           &returned, perf.data(), search.get(), search.bytes()));
+      // The backend API's engines too (PyTorch's cudnn.benchmark path); the faster one is kept.
+      GraphConvSpec gs;
+      gs.data = t.data;
+      gs.compute = t.compute;
+      gs.allow_tensor_cores = dtype != DType::kF32;
+      gs.nhwc = s.layout == bench::Layout::kNhwc;
+      gs.n = n, gs.c = c, gs.h = h, gs.w = wd, gs.k = kk, gs.r = r, gs.s = ss;
+      gs.p = to_int(s.p(), "p"), gs.q = to_int(s.q(), "q"), gs.stride = stride, gs.pad = pad;
+      plan->graph = GraphConv::build(L, dnn_, stream_, gs, dptr(x), dptr(w), dptr(y), search.get(),
+                                     search.bytes(), &graph_why);
     }
     auto best = std::find_if(perf.begin(), perf.begin() + returned,
                              [](const auto& p) { return p.status == CUDNN_STATUS_SUCCESS; });
-    if (best == perf.begin() + returned)
+    const bool legacy_ok = best != perf.begin() + returned;
+    if (!legacy_ok && !plan->graph)
       throw ApiError("cuDNN", CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STATUS_NOT_SUPPORTED",
                      fmt::format("cudnnFindConvolutionForwardAlgorithmEx: no algorithm for {} "
-                                 "conv in {}",
-                                 bench::to_string(dtype), bench::to_string(s.layout)),
+                                 "conv in {} ({})",
+                                 bench::to_string(dtype), bench::to_string(s.layout), graph_why),
                      __FILE__, __LINE__);
-    plan->algo = best->algo;
-    plan->workspace = best->memory;
-    // f32 stays on FMA math; the reduced-precision types run with the math the search used.
-    if (dtype != DType::kF32)
-      GC_CUDNN_CHECK(L.cudnnSetConvolutionMathType(plan->conv, best->mathType));
+    if (plan->graph && legacy_ok && best->time <= plan->graph->best_ms())
+      plan->graph.reset();  // the legacy algorithm was as fast
+    if (plan->graph) {
+      plan->workspace = plan->graph->workspace_bytes();
+      plan->how = legacy_ok ? fmt::format("backend API engine, fastest of {} timed ({:.3f} ms; "
+                                          "legacy algorithm {} {:.3f} ms)",
+                                          plan->graph->candidates_timed(), plan->graph->best_ms(),
+                                          static_cast<int>(best->algo), best->time)
+                            : fmt::format("backend API engine, fastest of {} timed ({:.3f} ms)",
+                                          plan->graph->candidates_timed(), plan->graph->best_ms());
+    } else {
+      plan->algo = best->algo;
+      plan->workspace = best->memory;
+      plan->how = fmt::format("legacy algorithm {} ({:.3f} ms){}", static_cast<int>(best->algo),
+                              best->time, graph_why.empty() ? "" : "; backend API: " + graph_why);
+      // f32 stays on FMA math; the reduced-precision types run with the math the search used.
+      if (dtype != DType::kF32)
+        GC_CUDNN_CHECK(L.cudnnSetConvolutionMathType(plan->conv, best->mathType));
+    }
     if (plan->workspace > 0 && (!conv_workspace_ || conv_workspace_->bytes() < plan->workspace)) {
       GC_CUDA_CHECK(cudaStreamSynchronize(stream_));
       conv_workspace_.reset();
@@ -507,8 +620,15 @@ class CudaDevice final : public Device {
   DeviceIdentity identity_;
   int sms_ = 1;
   int cc_major_ = 0;
+  int cc_minor_ = 0;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaEvent_t tune_start_ = nullptr, tune_stop_ = nullptr;  // GEMM candidates, apart from start_
+  std::unique_ptr<NvmlSampler> sampler_;
+  Op region_op_ = Op::kExp;
+  DType region_dtype_ = DType::kF32;
+  mutable bool region_fresh_ = false;
+  const ConvPlan* last_conv_ = nullptr;  // the plan the last conv2d ran  // context() hands each region's summary out once
   std::unique_ptr<CublasLibrary> cublas_;
   std::string cublas_error_;
   cublasLtHandle_t lt_ = nullptr;

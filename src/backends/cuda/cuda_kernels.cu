@@ -4,6 +4,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+
 namespace gpucheck::cuda {
 
 namespace {
@@ -53,34 +55,84 @@ __global__ void exp_kernel(const T* __restrict__ x, T* __restrict__ y, std::size
   for (std::size_t i = vectors * kLanes + first; i < n; i += stride) y[i] = exp_one(x[i]);
 }
 
+// Large n: one pass, no loop. Each thread loads kUnroll vectors (kUnroll × 16 bytes in flight,
+// each access coalesced across the warp) before it computes and stores them; block 0 also does
+// the tail. What torch's vectorised elementwise kernels do; the grid-stride loop above, with one
+// 16-byte load in flight per thread, reached 0.93× torch.exp on an H200 (docs/PERFORMANCE.md).
+constexpr int kUnroll = 4;
+constexpr int kThreads = 256;
+
+template <typename T, typename Vec>
+__global__ void __launch_bounds__(kThreads) exp_kernel_unrolled(const T* __restrict__ x,
+                                                                T* __restrict__ y, std::size_t n) {
+  constexpr std::size_t kLanes = sizeof(Vec) / sizeof(T);
+  const std::size_t vectors = n / kLanes;
+  const Vec* xv = reinterpret_cast<const Vec*>(x);
+  Vec* yv = reinterpret_cast<Vec*>(y);
+  const std::size_t base =
+      static_cast<std::size_t>(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
+  Vec v[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::size_t i = base + static_cast<std::size_t>(u) * kThreads;
+    if (i < vectors) v[u] = xv[i];
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::size_t i = base + static_cast<std::size_t>(u) * kThreads;
+    if (i < vectors) {
+#pragma unroll
+      for (std::size_t l = 0; l < kLanes; ++l) v[u].v[l] = exp_one(v[u].v[l]);
+      yv[i] = v[u];
+    }
+  }
+  if (blockIdx.x == 0)
+    for (std::size_t i = vectors * kLanes + threadIdx.x; i < n; i += kThreads) y[i] = exp_one(x[i]);
+}
+
+// The one-pass kernel once there are enough vectors for 4 waves of full SMs; below that (the
+// seed loop's 230400 floats) the grid-stride kernel, whose blocks spread over every SM.
+template <typename T, typename Vec>
+cudaError_t launch_exp(const T* x, T* y, std::size_t n, int sms, cudaStream_t stream) {
+  constexpr std::size_t kLanes = sizeof(Vec) / sizeof(T);
+  const std::size_t vectors = n / kLanes;
+  const std::size_t per_block = static_cast<std::size_t>(kThreads) * kUnroll;
+  const std::size_t resident = static_cast<std::size_t>(sms) * (2048 / kThreads);
+  if (vectors >= 4 * resident * per_block) {
+    const std::size_t blocks = (vectors + per_block - 1) / per_block;
+    if (blocks <= 0x7fffffffu) {
+      exp_kernel_unrolled<T, Vec>
+          <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, n);
+      return cudaGetLastError();
+    }
+  }
+  const std::size_t work = vectors > 0 ? vectors : 1;
+  const std::size_t blocks = std::min(resident, (work + kThreads - 1) / kThreads);
+  exp_kernel<T, Vec><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, n);
+  return cudaGetLastError();
+}
+
 __global__ void empty_kernel() {}
 
 }  // namespace
 
-cudaError_t launch_exp_f32(const float* x, float* y, std::size_t n, int blocks, int threads,
-                           cudaStream_t stream) {
-  exp_kernel<float, F32x4><<<blocks, threads, 0, stream>>>(x, y, n);
-  return cudaGetLastError();
+cudaError_t launch_exp_f32(const float* x, float* y, std::size_t n, int sms, cudaStream_t stream) {
+  return launch_exp<float, F32x4>(x, y, n, sms, stream);
 }
 
-cudaError_t launch_exp_f64(const double* x, double* y, std::size_t n, int blocks, int threads,
+cudaError_t launch_exp_f64(const double* x, double* y, std::size_t n, int sms,
                            cudaStream_t stream) {
-  exp_kernel<double, F64x2><<<blocks, threads, 0, stream>>>(x, y, n);
-  return cudaGetLastError();
+  return launch_exp<double, F64x2>(x, y, n, sms, stream);
 }
 
-cudaError_t launch_exp_f16(const void* x, void* y, std::size_t n, int blocks, int threads,
-                           cudaStream_t stream) {
-  exp_kernel<__half, H16x8>
-      <<<blocks, threads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), n);
-  return cudaGetLastError();
+cudaError_t launch_exp_f16(const void* x, void* y, std::size_t n, int sms, cudaStream_t stream) {
+  return launch_exp<__half, H16x8>(static_cast<const __half*>(x), static_cast<__half*>(y), n, sms,
+                                   stream);
 }
 
-cudaError_t launch_exp_bf16(const void* x, void* y, std::size_t n, int blocks, int threads,
-                            cudaStream_t stream) {
-  exp_kernel<__nv_bfloat16, B16x8><<<blocks, threads, 0, stream>>>(
-      static_cast<const __nv_bfloat16*>(x), static_cast<__nv_bfloat16*>(y), n);
-  return cudaGetLastError();
+cudaError_t launch_exp_bf16(const void* x, void* y, std::size_t n, int sms, cudaStream_t stream) {
+  return launch_exp<__nv_bfloat16, B16x8>(static_cast<const __nv_bfloat16*>(x),
+                                          static_cast<__nv_bfloat16*>(y), n, sms, stream);
 }
 
 cudaError_t launch_empty_kernel(cudaStream_t stream) {

@@ -8,18 +8,15 @@
 
 namespace gpucheck::cuda {
 
-// y[i] = exp(x[i]) over n elements; x and y 16-byte aligned (cudaMalloc gives 256). Grid-stride
-// with 16-byte vector loads; `blocks` × `threads` as the caller sized them. Returns the launch's
-// error (cudaGetLastError).
-cudaError_t launch_exp_f32(const float* x, float* y, std::size_t n, int blocks, int threads,
-                           cudaStream_t stream);
-cudaError_t launch_exp_f64(const double* x, double* y, std::size_t n, int blocks, int threads,
-                           cudaStream_t stream);
+// y[i] = exp(x[i]) over n elements; x and y 16-byte aligned (cudaMalloc gives 256), 16-byte
+// vector accesses. The launcher sizes the grid from `sms` (the device's multiprocessors): one
+// pass with 4 vectors per thread for large n, a grid-stride loop over resident blocks for small.
+// Returns the launch's error (cudaGetLastError).
+cudaError_t launch_exp_f32(const float* x, float* y, std::size_t n, int sms, cudaStream_t stream);
+cudaError_t launch_exp_f64(const double* x, double* y, std::size_t n, int sms, cudaStream_t stream);
 // f16 / bf16 as raw 16-bit words (the host code has no half type): computed in f32.
-cudaError_t launch_exp_f16(const void* x, void* y, std::size_t n, int blocks, int threads,
-                           cudaStream_t stream);
-cudaError_t launch_exp_bf16(const void* x, void* y, std::size_t n, int blocks, int threads,
-                            cudaStream_t stream);
+cudaError_t launch_exp_f16(const void* x, void* y, std::size_t n, int sms, cudaStream_t stream);
+cudaError_t launch_exp_bf16(const void* x, void* y, std::size_t n, int sms, cudaStream_t stream);
 
 // An empty kernel, one block of one thread: what launch latency measures.
 cudaError_t launch_empty_kernel(cudaStream_t stream);

@@ -35,11 +35,23 @@ std::unique_ptr<CudnnLibrary> CudnnLibrary::open(const EnvMap& env, std::string*
   GC_CUDNN_RESOLVE(cudnnFindConvolutionForwardAlgorithmEx);
   GC_CUDNN_RESOLVE(cudnnGetConvolutionForwardWorkspaceSize);
   GC_CUDNN_RESOLVE(cudnnConvolutionForward);
-#undef GC_CUDNN_RESOLVE
   if (!ok) {
     *error = fmt::format("cuDNN at {} lacks {}", lib->lib_.real_path, missing);
     return nullptr;
   }
+  std::string missing_backend;
+  bool& b = lib->backend_api_;
+  b = resolve_symbol(h, "cudnnBackendCreateDescriptor", &lib->cudnnBackendCreateDescriptor,
+                     &missing_backend);
+  b = resolve_symbol(h, "cudnnBackendDestroyDescriptor", &lib->cudnnBackendDestroyDescriptor,
+                     &missing_backend) && b;
+  b = resolve_symbol(h, "cudnnBackendSetAttribute", &lib->cudnnBackendSetAttribute,
+                     &missing_backend) && b;
+  b = resolve_symbol(h, "cudnnBackendGetAttribute", &lib->cudnnBackendGetAttribute,
+                     &missing_backend) && b;
+  b = resolve_symbol(h, "cudnnBackendFinalize", &lib->cudnnBackendFinalize, &missing_backend) && b;
+  b = resolve_symbol(h, "cudnnBackendExecute", &lib->cudnnBackendExecute, &missing_backend) && b;
+#undef GC_CUDNN_RESOLVE
   return lib;
 }
 

@@ -43,9 +43,19 @@ class CudnnLibrary {
       nullptr;
   decltype(&::cudnnConvolutionForward) cudnnConvolutionForward = nullptr;
 
+  // The backend (graph) API, optional: without it conv uses the legacy search alone.
+  bool has_backend_api() const { return backend_api_; }
+  decltype(&::cudnnBackendCreateDescriptor) cudnnBackendCreateDescriptor = nullptr;
+  decltype(&::cudnnBackendDestroyDescriptor) cudnnBackendDestroyDescriptor = nullptr;
+  decltype(&::cudnnBackendSetAttribute) cudnnBackendSetAttribute = nullptr;
+  decltype(&::cudnnBackendGetAttribute) cudnnBackendGetAttribute = nullptr;
+  decltype(&::cudnnBackendFinalize) cudnnBackendFinalize = nullptr;
+  decltype(&::cudnnBackendExecute) cudnnBackendExecute = nullptr;
+
  private:
   CudnnLibrary() = default;
   LoadedLibrary lib_;
+  bool backend_api_ = false;
 };
 
 }  // namespace gpucheck::cuda

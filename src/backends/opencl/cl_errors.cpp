@@ -5,6 +5,8 @@
 
 #include "core/errors.h"
 
+#include <spdlog/spdlog.h>
+
 #include <array>
 #include <utility>
 
@@ -135,6 +137,11 @@ std::string cl_error_text(cl_int code) {
 
 void throw_cl_error(cl_int code, const char* call, const char* file, int line) {
   throw ApiError("OpenCL", code, std::string(cl_error_name(code)), call, file, line);
+}
+
+void log_cl_error(cl_int code, const char* call, const char* file, int line) noexcept {
+  // spdlog catches its own formatting and sink errors, so this cannot throw.
+  spdlog::warn("OpenCL: {} failed: {} at {}:{}", call, cl_error_text(code), file, line);
 }
 
 }  // namespace gpucheck::opencl

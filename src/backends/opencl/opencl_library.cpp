@@ -83,6 +83,32 @@ std::unique_ptr<OpenClLibrary> OpenClLibrary::open(const std::string& soname, st
     *error = lib->path_ + ": missing symbols: " + missing;
     return nullptr;
   }
+  std::string& m = lib->bench_missing_;
+  resolve(handle, "clCreateContext", &lib->clCreateContext, &m);
+  resolve(handle, "clReleaseContext", &lib->clReleaseContext, &m);
+  resolve(handle, "clCreateCommandQueue", &lib->clCreateCommandQueue, &m);
+  resolve(handle, "clReleaseCommandQueue", &lib->clReleaseCommandQueue, &m);
+  resolve(handle, "clCreateBuffer", &lib->clCreateBuffer, &m);
+  resolve(handle, "clReleaseMemObject", &lib->clReleaseMemObject, &m);
+  resolve(handle, "clCreateProgramWithSource", &lib->clCreateProgramWithSource, &m);
+  resolve(handle, "clBuildProgram", &lib->clBuildProgram, &m);
+  resolve(handle, "clGetProgramBuildInfo", &lib->clGetProgramBuildInfo, &m);
+  resolve(handle, "clReleaseProgram", &lib->clReleaseProgram, &m);
+  resolve(handle, "clCreateKernel", &lib->clCreateKernel, &m);
+  resolve(handle, "clReleaseKernel", &lib->clReleaseKernel, &m);
+  resolve(handle, "clSetKernelArg", &lib->clSetKernelArg, &m);
+  resolve(handle, "clEnqueueNDRangeKernel", &lib->clEnqueueNDRangeKernel, &m);
+  resolve(handle, "clEnqueueWriteBuffer", &lib->clEnqueueWriteBuffer, &m);
+  resolve(handle, "clEnqueueReadBuffer", &lib->clEnqueueReadBuffer, &m);
+  resolve(handle, "clEnqueueCopyBuffer", &lib->clEnqueueCopyBuffer, &m);
+  resolve(handle, "clEnqueueMapBuffer", &lib->clEnqueueMapBuffer, &m);
+  resolve(handle, "clEnqueueUnmapMemObject", &lib->clEnqueueUnmapMemObject, &m);
+  resolve(handle, "clEnqueueMarkerWithWaitList", &lib->clEnqueueMarkerWithWaitList, &m);
+  resolve(handle, "clFlush", &lib->clFlush, &m);
+  resolve(handle, "clFinish", &lib->clFinish, &m);
+  resolve(handle, "clWaitForEvents", &lib->clWaitForEvents, &m);
+  resolve(handle, "clGetEventProfilingInfo", &lib->clGetEventProfilingInfo, &m);
+  resolve(handle, "clReleaseEvent", &lib->clReleaseEvent, &m);
   return lib;
 }
 

@@ -49,11 +49,43 @@ class OpenClLibrary {
   decltype(&::clGetDeviceInfo) clGetDeviceInfo = nullptr;
   decltype(&::clGetExtensionFunctionAddress) clGetExtensionFunctionAddress = nullptr;
 
+  // Entry points the bench device needs (contexts, memory, programs, queues, events). A loader
+  // that lacks one still probes; bench_missing() names what is absent.
+  decltype(&::clCreateContext) clCreateContext = nullptr;
+  decltype(&::clReleaseContext) clReleaseContext = nullptr;
+  decltype(&::clCreateCommandQueue) clCreateCommandQueue = nullptr;
+  decltype(&::clReleaseCommandQueue) clReleaseCommandQueue = nullptr;
+  decltype(&::clCreateBuffer) clCreateBuffer = nullptr;
+  decltype(&::clReleaseMemObject) clReleaseMemObject = nullptr;
+  decltype(&::clCreateProgramWithSource) clCreateProgramWithSource = nullptr;
+  decltype(&::clBuildProgram) clBuildProgram = nullptr;
+  decltype(&::clGetProgramBuildInfo) clGetProgramBuildInfo = nullptr;
+  decltype(&::clReleaseProgram) clReleaseProgram = nullptr;
+  decltype(&::clCreateKernel) clCreateKernel = nullptr;
+  decltype(&::clReleaseKernel) clReleaseKernel = nullptr;
+  decltype(&::clSetKernelArg) clSetKernelArg = nullptr;
+  decltype(&::clEnqueueNDRangeKernel) clEnqueueNDRangeKernel = nullptr;
+  decltype(&::clEnqueueWriteBuffer) clEnqueueWriteBuffer = nullptr;
+  decltype(&::clEnqueueReadBuffer) clEnqueueReadBuffer = nullptr;
+  decltype(&::clEnqueueCopyBuffer) clEnqueueCopyBuffer = nullptr;
+  decltype(&::clEnqueueMapBuffer) clEnqueueMapBuffer = nullptr;
+  decltype(&::clEnqueueUnmapMemObject) clEnqueueUnmapMemObject = nullptr;
+  decltype(&::clEnqueueMarkerWithWaitList) clEnqueueMarkerWithWaitList = nullptr;
+  decltype(&::clFlush) clFlush = nullptr;
+  decltype(&::clFinish) clFinish = nullptr;
+  decltype(&::clWaitForEvents) clWaitForEvents = nullptr;
+  decltype(&::clGetEventProfilingInfo) clGetEventProfilingInfo = nullptr;
+  decltype(&::clReleaseEvent) clReleaseEvent = nullptr;
+
+  // The bench entry points this loader lacks, ", "-separated; empty when it has them all.
+  const std::string& bench_missing() const { return bench_missing_; }
+
  private:
   explicit OpenClLibrary(void* handle) : handle_(handle) {}
   void* handle_;
   std::string path_;
   std::string real_path_;
+  std::string bench_missing_;
 };
 
 }  // namespace gpucheck::opencl

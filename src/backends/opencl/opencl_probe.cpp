@@ -57,43 +57,6 @@ std::optional<unsigned> uint_of(const Json& props, std::string_view cl_name) {
   return it->get<unsigned>();
 }
 
-// PCI address from cl_khr_pci_bus_info, else NVIDIA's attribute queries, else AMD's topology.
-std::string pci_bus_id_of(const Json& props) {
-  if (auto it = props.find("cl_device_pci_bus_info_khr"); it != props.end() && it->is_string())
-    return it->get<std::string>();
-  auto bus = uint_of(props, "CL_DEVICE_PCI_BUS_ID_NV");
-  auto slot = uint_of(props, "CL_DEVICE_PCI_SLOT_ID_NV");
-  if (bus && slot) {
-    // NVIDIA's slot id packs device (bits 3..7) and function (bits 0..2).
-    const unsigned domain = uint_of(props, "CL_DEVICE_PCI_DOMAIN_ID_NV").value_or(0);
-    return format_pci_bus_id(domain, *bus, *slot >> 3, *slot & 7);
-  }
-  if (auto it = props.find("cl_device_topology_amd"); it != props.end() && it->is_string())
-    return it->get<std::string>();
-  return {};
-}
-
-Json probe_device(const OpenClLibrary& lib, cl_device_id device) {
-  Json props = Json::object();
-  // Version and extensions decide which of the other fields may be asked.
-  const DeviceField* version_field = find_device_field("CL_DEVICE_VERSION");
-  const DeviceField* ext_field = find_device_field("CL_DEVICE_EXTENSIONS");
-  const Json version = query_device_field(lib, device, *version_field);
-  const Json extensions = query_device_field(lib, device, *ext_field);
-  const int device_version = parse_opencl_version(text_of(version));
-  const auto ext = extension_set(extensions);
-  for (const auto& f : device_fields()) {
-    if (&f == version_field) {
-      props[json_key(f.name)] = version;
-    } else if (&f == ext_field) {
-      props[json_key(f.name)] = extensions;
-    } else if (field_applies(f, device_version, ext)) {
-      props[json_key(f.name)] = query_device_field(lib, device, f);
-    }
-  }
-  return props;
-}
-
 void enumerate(const OpenClLibrary& lib, Json* out) {
   cl_uint count = 0;
   const cl_int first = lib.clGetPlatformIDs(0, nullptr, &count);
@@ -149,7 +112,7 @@ void enumerate(const OpenClLibrary& lib, Json* out) {
     }
     for (cl_device_id d : devices) {
       const std::string id = fmt::format("opencl{}", next_device++);
-      Json props = probe_device(lib, d);
+      Json props = device_properties(lib, d);
       const std::string device_name = text_of(props["cl_device_name"]);
       const std::string pci = pci_bus_id_of(props);
       const std::string uuid = text_of(props.value("cl_device_uuid_khr", Json()));
@@ -202,6 +165,43 @@ std::string_view platform_family(std::string_view name, std::string_view vendor,
   if (any("intel") || any("beignet")) return "intel";
   if (any("apple")) return "apple";
   return "other";
+}
+
+// PCI address from cl_khr_pci_bus_info, else NVIDIA's attribute queries, else AMD's topology.
+std::string pci_bus_id_of(const Json& props) {
+  if (auto it = props.find("cl_device_pci_bus_info_khr"); it != props.end() && it->is_string())
+    return it->get<std::string>();
+  auto bus = uint_of(props, "CL_DEVICE_PCI_BUS_ID_NV");
+  auto slot = uint_of(props, "CL_DEVICE_PCI_SLOT_ID_NV");
+  if (bus && slot) {
+    // NVIDIA's slot id packs device (bits 3..7) and function (bits 0..2).
+    const unsigned domain = uint_of(props, "CL_DEVICE_PCI_DOMAIN_ID_NV").value_or(0);
+    return format_pci_bus_id(domain, *bus, *slot >> 3, *slot & 7);
+  }
+  if (auto it = props.find("cl_device_topology_amd"); it != props.end() && it->is_string())
+    return it->get<std::string>();
+  return {};
+}
+
+Json device_properties(const OpenClLibrary& lib, cl_device_id device) {
+  Json props = Json::object();
+  // Version and extensions decide which of the other fields may be asked.
+  const DeviceField* version_field = find_device_field("CL_DEVICE_VERSION");
+  const DeviceField* ext_field = find_device_field("CL_DEVICE_EXTENSIONS");
+  const Json version = query_device_field(lib, device, *version_field);
+  const Json extensions = query_device_field(lib, device, *ext_field);
+  const int device_version = parse_opencl_version(text_of(version));
+  const auto ext = extension_set(extensions);
+  for (const auto& f : device_fields()) {
+    if (&f == version_field) {
+      props[json_key(f.name)] = version;
+    } else if (&f == ext_field) {
+      props[json_key(f.name)] = extensions;
+    } else if (field_applies(f, device_version, ext)) {
+      props[json_key(f.name)] = query_device_field(lib, device, f);
+    }
+  }
+  return props;
 }
 
 Json probe_opencl(const ProbeOptions& options) {

@@ -28,4 +28,12 @@ nlohmann::json probe_opencl(const ProbeOptions& options);
 std::string_view platform_family(std::string_view name, std::string_view vendor,
                                  std::string_view version);
 
+// Every field of device_fields() the device answers, keyed "cl_device_name", ...; a failed
+// query is {"error": "..."}.
+nlohmann::json device_properties(const OpenClLibrary& lib, cl_device_id device);
+
+// PCI address from cl_khr_pci_bus_info, else NVIDIA's attribute queries, else AMD's topology;
+// empty when the properties have none.
+std::string pci_bus_id_of(const nlohmann::json& properties);
+
 }  // namespace gpucheck::opencl

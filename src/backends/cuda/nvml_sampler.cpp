@@ -1,0 +1,246 @@
+// The NVML sampling thread: a few versioned entry points resolved once, one sample every 25 ms
+// while a region is open, a summary per region.
+#include "backends/cuda/nvml_sampler.h"
+
+#include "backends/cuda/nvml_api.h"
+#include "backends/cuda/nvml_probe.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace gpucheck::cuda {
+
+namespace {
+
+extern "C" {
+using HandleByStringFn = nvml::Return (*)(const char*, nvml::Device*);
+}
+
+struct Sample {
+  std::optional<double> sm_mhz, mem_mhz, temp_c, power_w;
+  std::optional<unsigned long long> reasons;
+};
+
+struct Stat {
+  double sum = 0, min = 0, max = 0;
+  std::size_t n = 0;
+  void add(double v) {
+    min = n == 0 ? v : std::min(min, v);
+    max = n == 0 ? v : std::max(max, v);
+    sum += v;
+    ++n;
+  }
+  nlohmann::json json(int digits) const {
+    auto round = [&](double v) {
+      double s = digits == 0 ? 1.0 : 10.0;
+      return std::round(v * s) / s;
+    };
+    return {{"mean", round(sum / static_cast<double>(n))}, {"min", round(min)}, {"max", round(max)}};
+  }
+};
+
+constexpr unsigned long long kThrottleBits =
+    nvml::kEventHwSlowdown | nvml::kEventSwThermalSlowdown | nvml::kEventHwThermalSlowdown |
+    nvml::kEventHwPowerBrakeSlowdown;
+
+}  // namespace
+
+struct NvmlSampler::Impl {
+  nvml::ShutdownFn shutdown = nullptr;
+  nvml::DeviceClockFn clock = nullptr;
+  nvml::DeviceClockFn max_clock = nullptr;
+  nvml::DeviceTemperatureFn temperature = nullptr;
+  nvml::DeviceUintFn power = nullptr;
+  nvml::DeviceUllFn reasons = nullptr;
+  nvml::Device device = nullptr;
+  std::optional<double> max_sm_mhz;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  bool recording = false;
+  bool kick = false;  // take a sample now
+  std::vector<Sample> samples;
+  std::thread thread;
+
+  Sample take() const {
+    Sample s;
+    unsigned int v = 0;
+    if (clock && clock(device, nvml::kClockSm, &v) == nvml::kSuccess) s.sm_mhz = v;
+    if (clock && clock(device, nvml::kClockMem, &v) == nvml::kSuccess) s.mem_mhz = v;
+    if (temperature && temperature(device, nvml::kTemperatureGpu, &v) == nvml::kSuccess)
+      s.temp_c = v;
+    if (power && power(device, &v) == nvml::kSuccess) s.power_w = v / 1000.0;
+    unsigned long long bits = 0;
+    if (reasons && reasons(device, &bits) == nvml::kSuccess) s.reasons = bits;
+    return s;
+  }
+
+  void loop() {
+    std::unique_lock lock(mu);
+    while (!stop) {
+      cv.wait_for(lock, std::chrono::milliseconds(kIntervalMs), [&] { return stop || kick; });
+      if (stop) break;
+      if (!recording) continue;
+      kick = false;
+      lock.unlock();
+      Sample s = take();  // NVML outside the lock: begin()/end() never wait on it
+      lock.lock();
+      if (recording) samples.push_back(s);
+    }
+  }
+};
+
+NvmlSampler::NvmlSampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  impl_->thread = std::thread([p = impl_.get()] { p->loop(); });
+}
+
+NvmlSampler::~NvmlSampler() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->shutdown) impl_->shutdown();
+}
+
+std::unique_ptr<NvmlSampler> NvmlSampler::open(const EnvMap& env, const std::string& uuid,
+                                               const std::string& pci_bus_id,
+                                               std::string* error) {
+  auto it = env.find(kNvmlLibEnv);
+  std::string lib = it != env.end() && !it->second.empty() ? it->second : kNvmlSoname;
+  ::dlerror();
+  void* h = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (h == nullptr) {
+    const char* e = ::dlerror();
+    *error = e != nullptr ? e : lib + ": dlopen failed";
+    return nullptr;
+  }
+  auto sym = [&](const char* name) { return ::dlsym(h, name); };
+  auto init = reinterpret_cast<nvml::InitFn>(sym("nvmlInit_v2"));
+  if (init == nullptr || init() != nvml::kSuccess) {
+    *error = "nvmlInit_v2 missing or failed";
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->shutdown = reinterpret_cast<nvml::ShutdownFn>(sym("nvmlShutdown"));
+  auto by_uuid = reinterpret_cast<HandleByStringFn>(sym("nvmlDeviceGetHandleByUUID"));
+  auto by_pci = reinterpret_cast<HandleByStringFn>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
+  bool found = !uuid.empty() && by_uuid && by_uuid(uuid.c_str(), &impl->device) == nvml::kSuccess;
+  if (!found)
+    found = !pci_bus_id.empty() && by_pci &&
+            by_pci(pci_bus_id.c_str(), &impl->device) == nvml::kSuccess;
+  if (!found) {
+    *error = fmt::format("NVML knows no GPU with UUID '{}' or PCI bus id '{}'", uuid, pci_bus_id);
+    if (impl->shutdown) impl->shutdown();
+    return nullptr;
+  }
+  impl->clock = reinterpret_cast<nvml::DeviceClockFn>(sym("nvmlDeviceGetClockInfo"));
+  impl->max_clock = reinterpret_cast<nvml::DeviceClockFn>(sym("nvmlDeviceGetMaxClockInfo"));
+  impl->temperature = reinterpret_cast<nvml::DeviceTemperatureFn>(sym("nvmlDeviceGetTemperature"));
+  impl->power = reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetPowerUsage"));
+  impl->reasons = reinterpret_cast<nvml::DeviceUllFn>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
+  if (impl->reasons == nullptr)
+    impl->reasons =
+        reinterpret_cast<nvml::DeviceUllFn>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
+  unsigned int v = 0;
+  if (impl->max_clock && impl->max_clock(impl->device, nvml::kClockSm, &v) == nvml::kSuccess &&
+      v > 0)
+    impl->max_sm_mhz = v;
+  return std::unique_ptr<NvmlSampler>(new NvmlSampler(std::move(impl)));
+}
+
+void NvmlSampler::begin() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->samples.clear();
+    impl_->recording = true;
+    impl_->kick = true;
+  }
+  impl_->cv.notify_all();
+}
+
+void NvmlSampler::end() {
+  bool empty = false;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->recording = false;
+    empty = impl_->samples.empty();
+  }
+  if (empty) {
+    Sample s = impl_->take();
+    std::lock_guard lock(impl_->mu);
+    impl_->samples.push_back(s);
+  }
+}
+
+std::optional<double> NvmlSampler::mean_sm_clock_mhz() const {
+  std::lock_guard lock(impl_->mu);
+  Stat st;
+  for (const auto& s : impl_->samples)
+    if (s.sm_mhz) st.add(*s.sm_mhz);
+  if (st.n == 0) return std::nullopt;
+  return st.sum / static_cast<double>(st.n);
+}
+
+std::optional<double> NvmlSampler::max_sm_clock_mhz() const { return impl_->max_sm_mhz; }
+
+nlohmann::json NvmlSampler::summary() const {
+  std::lock_guard lock(impl_->mu);
+  nlohmann::json j = nlohmann::json::object();
+  if (impl_->samples.empty()) return j;
+  Stat sm, mem, temp, power;
+  unsigned long long seen = 0;
+  bool have_reasons = false;
+  for (const auto& s : impl_->samples) {
+    if (s.sm_mhz) sm.add(*s.sm_mhz);
+    if (s.mem_mhz) mem.add(*s.mem_mhz);
+    if (s.temp_c) temp.add(*s.temp_c);
+    if (s.power_w) power.add(*s.power_w);
+    if (s.reasons) seen |= *s.reasons, have_reasons = true;
+  }
+  j["nvml_samples"] = impl_->samples.size();
+  j["nvml_interval_ms"] = kIntervalMs;
+  if (sm.n) j["sm_clock_mhz"] = sm.json(0);
+  if (impl_->max_sm_mhz) j["max_sm_clock_mhz"] = *impl_->max_sm_mhz;
+  if (mem.n) j["mem_clock_mhz"] = mem.json(0);
+  if (temp.n) j["temperature_c"] = temp.json(0);
+  if (power.n) j["power_w"] = power.json(1);
+  if (have_reasons) {
+    j["clocks_event_reasons"] = clocks_event_reason_names(seen);
+    j["throttled"] = (seen & kThrottleBits) != 0;
+    j["power_capped"] = (seen & nvml::kEventSwPowerCap) != 0;
+  }
+  return j;
+}
+
+std::optional<double> dense_flop_per_clock_per_sm(int major, int minor, const std::string& dtype) {
+  // Per SM per clock, dense, from NVIDIA's A100 and H100 whitepapers (peak ÷ SMs ÷ boost clock).
+  struct Row {
+    int major, minor;
+    double f32, tf32, f16, f64;
+  };
+  static constexpr Row kRows[] = {
+      {8, 0, 128, 1024, 2048, 128},  // A100: 19.5 / 156 / 312 / 19.5 TFLOP/s, 108 SMs, 1410 MHz
+      {9, 0, 256, 2048, 4096, 256},  // H100 SXM: 67 / 495 / 989 / 67 TFLOP/s, 132 SMs
+  };
+  for (const auto& r : kRows) {
+    if (r.major != major || r.minor != minor) continue;
+    if (dtype == "f32") return r.f32;
+    if (dtype == "tf32") return r.tf32;
+    if (dtype == "f16" || dtype == "bf16") return r.f16;
+    if (dtype == "f64") return r.f64;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpucheck::cuda

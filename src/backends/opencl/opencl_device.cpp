@@ -1,0 +1,714 @@
+// The OpenCL bench device: one in-order profiling queue; exp and im2col from kernels/*.cl
+// (built once per element type), CLBlast GEMM, and device time from profiling events.
+#include "backends/opencl/opencl_device.h"
+
+#include "backends/opencl/cl_errors.h"
+#include "backends/opencl/clblast_library.h"
+#include "backends/opencl/opencl_library.h"
+#include "backends/opencl/opencl_probe.h"
+#include "core/errors.h"
+#include "core/json_keys.h"
+#include "core/sanitize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+// Kernel sources, embedded at build time (cmake/GpucheckEmbed.cmake).
+extern const unsigned char gpucheck_kernel_opencl_exp[];
+extern const unsigned long long gpucheck_kernel_opencl_exp_size;
+extern const unsigned char gpucheck_kernel_opencl_im2col[];
+extern const unsigned long long gpucheck_kernel_opencl_im2col_size;
+
+namespace gpucheck::opencl {
+
+namespace {
+
+namespace k = keys;
+using bench::DType;
+using bench::Op;
+
+constexpr std::size_t kWorkGroup = 256;
+// Work items per compute unit for the grid-stride exp: enough to fill an SM (2048 threads) or
+// a CPU core's work-group loop several times over.
+constexpr std::size_t kItemsPerComputeUnit = 2048;
+// The im2col scratch matrix is made for as many images at once as fit in this.
+constexpr std::size_t kColBytesCap = std::size_t{256} << 20;
+constexpr cl_half kHalfOne = 0x3C00;
+constexpr cl_half kHalfZero = 0x0000;
+
+cl_int release(const OpenClLibrary& l, cl_mem h) {
+  return l.clReleaseMemObject(h);
+}
+cl_int release(const OpenClLibrary& l, cl_kernel h) {
+  return l.clReleaseKernel(h);
+}
+cl_int release(const OpenClLibrary& l, cl_program h) {
+  return l.clReleaseProgram(h);
+}
+cl_int release(const OpenClLibrary& l, cl_command_queue h) {
+  return l.clReleaseCommandQueue(h);
+}
+cl_int release(const OpenClLibrary& l, cl_context h) {
+  return l.clReleaseContext(h);
+}
+
+// One reference to an OpenCL object, released when the owner goes.
+template <typename H>
+class Owned {
+ public:
+  Owned() = default;
+  Owned(const OpenClLibrary* lib, H h) : lib_(lib), h_(h) {}
+  Owned(Owned&& o) noexcept : lib_(o.lib_), h_(std::exchange(o.h_, nullptr)) {}
+  Owned& operator=(Owned&& o) noexcept {
+    if (this != &o) {
+      reset();
+      lib_ = o.lib_;
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { reset(); }
+  void reset() {
+    if (h_ != nullptr) GC_CL_CHECK_NOTHROW(release(*lib_, h_));
+    h_ = nullptr;
+  }
+  H get() const { return h_; }
+
+ private:
+  const OpenClLibrary* lib_ = nullptr;
+  H h_ = nullptr;
+};
+
+// A context with its queue, built programs and scratch memory. After an allocation failure at
+// enqueue the device starts a fresh one: some drivers leave a context unusable after it.
+struct Session {
+  Owned<cl_context> context;
+  Owned<cl_command_queue> queue;
+  std::map<std::string, Owned<cl_program>> programs;  // by source name and build options
+  std::map<std::string, Owned<cl_kernel>> kernels;    // by program key and kernel name
+  Owned<cl_mem> col;                                  // im2col scratch
+  std::size_t col_bytes = 0;
+};
+
+class ClBuffer final : public DeviceBuffer {
+ public:
+  ClBuffer(Owned<cl_mem> mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
+  std::size_t bytes() const override { return bytes_; }
+  cl_mem get() const { return mem_.get(); }
+
+ private:
+  Owned<cl_mem> mem_;
+  std::size_t bytes_;
+};
+
+cl_mem mem(const DeviceBuffer& b) {
+  return static_cast<const ClBuffer&>(b).get();
+}
+
+// Pinned host memory as OpenCL offers it: a CL_MEM_ALLOC_HOST_PTR buffer, mapped for as long as
+// it lives; transfers from its pointer run at DMA speed on drivers that recognise it (NVIDIA's
+// oclBandwidthTest method).
+class PinnedHost final : public HostAllocation {
+ public:
+  PinnedHost(const OpenClLibrary& lib, std::shared_ptr<Session> session, std::size_t bytes)
+      : lib_(lib), session_(std::move(session)), bytes_(bytes) {
+    cl_int err = CL_SUCCESS;
+    const std::size_t size = std::max<std::size_t>(bytes, 1);
+    mem_ = Owned<cl_mem>(
+        &lib, lib.clCreateBuffer(session_->context.get(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                 size, nullptr, &err));
+    GC_CL_CHECK(err);
+    ptr_ = lib.clEnqueueMapBuffer(session_->queue.get(), mem_.get(), CL_TRUE,
+                                  CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, nullptr, nullptr, &err);
+    GC_CL_CHECK(err);
+  }
+  ~PinnedHost() override {
+    GC_CL_CHECK_NOTHROW(
+        lib_.clEnqueueUnmapMemObject(session_->queue.get(), mem_.get(), ptr_, 0, nullptr, nullptr));
+    GC_CL_CHECK_NOTHROW(lib_.clFinish(session_->queue.get()));
+  }
+  PinnedHost(const PinnedHost&) = delete;
+  PinnedHost& operator=(const PinnedHost&) = delete;
+  void* data() override { return ptr_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  const OpenClLibrary& lib_;
+  std::shared_ptr<Session> session_;
+  Owned<cl_mem> mem_;
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+// Page-aligned ordinary memory: what a program's own arrays are.
+class PageableHost final : public HostAllocation {
+ public:
+  explicit PageableHost(std::size_t bytes) : bytes_(bytes) {
+    const std::size_t rounded = std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096);
+    ptr_ = std::aligned_alloc(4096, rounded);
+    if (ptr_ == nullptr)
+      throw std::runtime_error(fmt::format("host allocation of {} bytes failed", bytes));
+  }
+  ~PageableHost() override { std::free(ptr_); }
+  PageableHost(const PageableHost&) = delete;
+  PageableHost& operator=(const PageableHost&) = delete;
+  void* data() override { return ptr_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+std::size_t round_up(std::size_t v, std::size_t to) {
+  return (v + to - 1) / to * to;
+}
+
+// Codes after which the context may be unusable: the next cell gets a fresh one.
+bool leaves_context_unusable(long long code) {
+  return code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES ||
+         code == CL_OUT_OF_HOST_MEMORY || code == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+}
+
+template <typename T>
+T device_info(const OpenClLibrary& lib, cl_device_id d, cl_device_info what) {
+  T v{};
+  GC_CL_CHECK(lib.clGetDeviceInfo(d, what, sizeof v, &v, nullptr));
+  return v;
+}
+
+std::string device_string(const OpenClLibrary& lib, cl_device_id d, cl_device_info what) {
+  std::size_t size = 0;
+  GC_CL_CHECK(lib.clGetDeviceInfo(d, what, 0, nullptr, &size));
+  std::vector<char> buf(size + 1, '\0');
+  if (size > 0) GC_CL_CHECK(lib.clGetDeviceInfo(d, what, size, buf.data(), nullptr));
+  return sanitize_c_buffer(buf.data(), size);
+}
+
+// What one timed enqueue recorded: kernels and transfers give their own span; a marker before a
+// CLBlast call (which may enqueue several kernels and returns only the last one's event) gives
+// the time the call's work could start.
+struct Recorded {
+  cl_event event = nullptr;
+  bool marker = false;
+};
+
+class OpenClDevice final : public Device {
+ public:
+  OpenClDevice(std::unique_ptr<OpenClLibrary> lib, cl_platform_id platform, cl_device_id device,
+               std::string device_id)
+      : lib_(std::move(lib)), platform_(platform), device_(device) {
+    const OpenClLibrary& L = *lib_;
+    const nlohmann::json props = device_properties(L, device);
+    identity_.device = std::move(device_id);
+    identity_.backend = "opencl";
+    identity_.device_name = device_string(L, device, CL_DEVICE_NAME);
+    identity_.pci_bus_id = pci_bus_id_of(props);
+    if (auto it = props.find("cl_device_uuid_khr"); it != props.end() && it->is_string())
+      identity_.device_uuid = it->get<std::string>();
+    std::istringstream ext(device_string(L, device, CL_DEVICE_EXTENSIONS));
+    std::set<std::string, std::less<>> extensions;
+    for (std::string e; ext >> e;) extensions.insert(e);
+    fp64_ = extensions.contains("cl_khr_fp64");
+    fp16_ = extensions.contains("cl_khr_fp16");
+    global_mem_ = device_info<cl_ulong>(L, device, CL_DEVICE_GLOBAL_MEM_SIZE);
+    max_alloc_ = device_info<cl_ulong>(L, device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    compute_units_ = device_info<cl_uint>(L, device, CL_DEVICE_MAX_COMPUTE_UNITS);
+    max_work_group_ = device_info<std::size_t>(L, device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    context_ = {{"opencl_version", device_string(L, device, CL_DEVICE_VERSION)},
+                {"driver_version", device_string(L, device, CL_DRIVER_VERSION)}};
+    session_ = make_session();
+    // CLBlast missing or broken: probe, exp and copy still run; GEMM and conv say why not.
+    clblast_ = ClblastLibrary::open(&clblast_error_);
+    if (clblast_) context_["clblast"] = clblast_->path();
+  }
+
+  ~OpenClDevice() override {
+    release_events();
+    if (session_) GC_CL_CHECK_NOTHROW(lib_->clFinish(session_->queue.get()));
+  }
+  OpenClDevice(const OpenClDevice&) = delete;
+  OpenClDevice& operator=(const OpenClDevice&) = delete;
+
+  const DeviceIdentity& identity() const override { return identity_; }
+  bool is_host() const override { return false; }
+
+  MemoryBudget memory_budget() const override {
+    return {static_cast<std::size_t>(global_mem_ / 4), static_cast<std::size_t>(max_alloc_),
+            fmt::format("a quarter of global memory ({} of {} bytes); buffers up to "
+                        "CL_DEVICE_MAX_MEM_ALLOC_SIZE ({} bytes)",
+                        global_mem_ / 4, global_mem_, max_alloc_)};
+  }
+
+  std::optional<std::string> unsupported_reason(Op op, DType dtype,
+                                                bench::Layout layout) const override {
+    (void)layout;
+    if (op == Op::kCopy || op == Op::kLatency) return std::nullopt;
+    if (dtype == DType::kTf32 || dtype == DType::kBf16)
+      return fmt::format("OpenCL has no {} arithmetic", bench::to_string(dtype));
+    if (dtype == DType::kF64 && !fp64_) return std::string("the device lacks cl_khr_fp64");
+    switch (op) {
+      case Op::kExp:
+        return std::nullopt;  // f16 is stored through vload_half/vstore_half: no extension
+      case Op::kSeedloop:
+        if (dtype != DType::kF32) return std::string("the seed loop is defined in f32");
+        return std::nullopt;
+      case Op::kGemm:
+      case Op::kConv:
+        if (!clblast_)
+          return fmt::format("{} needs CLBlast: {}", op == Op::kGemm ? "GEMM" : "conv",
+                             clblast_error_);
+        if (dtype == DType::kF16 && !fp16_)
+          return std::string("the device lacks cl_khr_fp16 (CLBlast's HGEMM needs it)");
+        return std::nullopt;
+      default:
+        return std::string("unknown op");
+    }
+  }
+
+  std::string impl(Op op) const override {
+    switch (op) {
+      case Op::kGemm:
+        return "clblast";
+      case Op::kConv:
+        return "im2col+clblast";
+      case Op::kCopy:
+        return "clEnqueueBuffer";
+      default:
+        return "kernel";
+    }
+  }
+
+  std::string compute_type(Op op, DType dtype) const override {
+    if (op == Op::kExp && dtype == DType::kF16) return "f32";  // computed in float, rounded once
+    return std::string(bench::to_string(dtype));               // CLBlast's HGEMM accumulates in f16
+  }
+
+  std::optional<DType> verify_compute(Op op, DType dtype) const override {
+    if ((op == Op::kGemm || op == Op::kConv) && dtype == DType::kF16) return DType::kF16;
+    return std::nullopt;
+  }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
+    Session& s = fresh_session();
+    return guarded([&] {
+      cl_int err = CL_SUCCESS;
+      Owned<cl_mem> m(lib_.get(),
+                      lib_->clCreateBuffer(s.context.get(), CL_MEM_READ_WRITE,
+                                           std::max<std::size_t>(bytes, 1), nullptr, &err));
+      GC_CL_CHECK(err);
+      return std::make_unique<ClBuffer>(std::move(m), bytes);
+    });
+  }
+
+  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
+                                                bench::HostMemory kind) override {
+    fresh_session();
+    if (kind == bench::HostMemory::kPageable) return std::make_unique<PageableHost>(bytes);
+    return guarded([&] { return std::make_unique<PinnedHost>(*lib_, session_, bytes); });
+  }
+
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    guarded([&] {
+      GC_CL_CHECK(lib_->clEnqueueWriteBuffer(queue(), mem(dst), CL_FALSE, 0, bytes, src, 0, nullptr,
+                                             next_event(false)));
+    });
+  }
+
+  void download(void* dst, const DeviceBuffer& src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    guarded([&] {
+      GC_CL_CHECK(lib_->clEnqueueReadBuffer(queue(), mem(src), CL_FALSE, 0, bytes, dst, 0, nullptr,
+                                            next_event(false)));
+    });
+  }
+
+  void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    guarded([&] {
+      GC_CL_CHECK(lib_->clEnqueueCopyBuffer(queue(), mem(src), mem(dst), 0, 0, bytes, 0, nullptr,
+                                            next_event(false)));
+    });
+  }
+
+  void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) override {
+    if (n == 0) return;
+    guarded([&] {
+      cl_kernel kern = kernel("opencl_exp.cl", exp_options(dtype), "gc_exp");
+      const cl_mem xm = mem(x), ym = mem(y);
+      const cl_ulong count = n;
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 0, sizeof xm, &xm));
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 1, sizeof ym, &ym));
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 2, sizeof count, &count));
+      const std::size_t width = 16 / bench::element_size(dtype);
+      const std::size_t wg = work_group();
+      const std::size_t items = std::max<std::size_t>(n / width, n % width);
+      const std::size_t cap = round_up(compute_units_ * kItemsPerComputeUnit, wg);
+      const std::size_t global = std::min(round_up(items, wg), cap);
+      GC_CL_CHECK(lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &global, &wg, 0, nullptr,
+                                               next_event(false)));
+    });
+  }
+
+  void gemm(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
+            DeviceBuffer& c) override {
+    guarded([&] {
+      clblast_gemm(dtype, ClblastTranspose::kNo, s.m, s.n, s.k, mem(a), 0, s.k, mem(b), 0, s.n,
+                   mem(c), 0, s.n);
+    });
+  }
+
+  // im2col + GEMM per chunk of images. NCHW: Y[n] (K × PQ) = W (K × CRS) · col[n] (CRS × PQ),
+  // one GEMM per image. NHWC: Y (images·PQ × K) = col (images·PQ × RSC) · Wᵀ, one GEMM a chunk.
+  void conv2d(DType dtype, const bench::ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
+              DeviceBuffer& y) override {
+    guarded([&] {
+      const std::size_t es = bench::element_size(dtype);
+      const std::size_t crs = s.c * s.r * s.s;
+      const std::size_t pq = s.p() * s.q();
+      const std::size_t per_image = crs * pq;
+      const std::size_t cap = std::min<std::size_t>(kColBytesCap, max_alloc_);
+      const std::size_t images =
+          std::clamp<std::size_t>(cap / std::max<std::size_t>(per_image * es, 1), 1, s.n);
+      cl_mem col = scratch(images * per_image * es);
+      const bool nhwc = s.layout == bench::Layout::kNhwc;
+      cl_kernel kern = kernel("opencl_im2col.cl", im2col_options(dtype),
+                              nhwc ? "gc_im2col_nhwc" : "gc_im2col_nchw");
+      const cl_mem xm = mem(x);
+      const cl_uint dims[] = {to_uint(s.c),   to_uint(s.h),      to_uint(s.w),
+                              to_uint(s.r),   to_uint(s.s),      to_uint(s.p()),
+                              to_uint(s.q()), to_uint(s.stride), to_uint(s.pad)};
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 0, sizeof xm, &xm));
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 1, sizeof col, &col));
+      for (cl_uint i = 0; i < 9; ++i)
+        GC_CL_CHECK(lib_->clSetKernelArg(kern, 4 + i, sizeof(cl_uint), &dims[i]));
+      for (std::size_t n0 = 0; n0 < s.n; n0 += images) {
+        const std::size_t count = std::min(images, s.n - n0);
+        const cl_ulong first = n0;
+        const cl_uint count_arg = to_uint(count);
+        GC_CL_CHECK(lib_->clSetKernelArg(kern, 2, sizeof first, &first));
+        GC_CL_CHECK(lib_->clSetKernelArg(kern, 3, sizeof count_arg, &count_arg));
+        const std::size_t wg = work_group();
+        const std::size_t global = round_up(count * per_image, wg);
+        GC_CL_CHECK(lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &global, &wg, 0,
+                                                 nullptr, next_event(false)));
+        if (nhwc) {
+          clblast_gemm(dtype, ClblastTranspose::kYes, count * pq, s.k, crs, col, 0, crs, mem(w), 0,
+                       crs, mem(y), n0 * pq * s.k, s.k);
+        } else {
+          for (std::size_t j = 0; j < count; ++j)
+            clblast_gemm(dtype, ClblastTranspose::kNo, s.k, pq, crs, mem(w), 0, crs, col,
+                         j * per_image, pq, mem(y), (n0 + j) * s.k * pq, pq);
+        }
+      }
+    });
+  }
+
+  void launch_empty() override {
+    fresh_session();
+    guarded([&] {
+      cl_kernel kern = kernel("opencl_exp.cl", exp_options(DType::kF32), "gc_empty");
+      const std::size_t one = 1;
+      GC_CL_CHECK(lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &one, &one, 0, nullptr,
+                                               next_event(false)));
+    });
+  }
+
+  void synchronize() override {
+    guarded([&] { GC_CL_CHECK(lib_->clFinish(queue())); });
+  }
+
+  // From the first recorded command's start to the last one's end, on the device's clock.
+  double time_on_device(const std::function<void()>& enqueue) override {
+    release_events();
+    recording_ = true;
+    struct StopRecording {
+      bool* flag;
+      ~StopRecording() { *flag = false; }
+    } stop{&recording_};
+    enqueue();
+    recording_ = false;
+    std::vector<cl_event> all;
+    for (const auto& r : events_)
+      if (r.event != nullptr) all.push_back(r.event);
+    if (all.empty()) return 0.0;
+    guarded(
+        [&] { GC_CL_CHECK(lib_->clWaitForEvents(static_cast<cl_uint>(all.size()), all.data())); });
+    cl_ulong first = std::numeric_limits<cl_ulong>::max(), last = 0;
+    for (const auto& r : events_) {
+      if (r.event == nullptr) continue;
+      cl_ulong start = 0, end = 0;
+      if (r.marker) {
+        // A driver without marker timestamps leaves the span to the commands themselves.
+        if (lib_->clGetEventProfilingInfo(r.event, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                          nullptr) == CL_SUCCESS)
+          first = std::min(first, end);
+        continue;
+      }
+      GC_CL_CHECK(lib_->clGetEventProfilingInfo(r.event, CL_PROFILING_COMMAND_START, sizeof start,
+                                                &start, nullptr));
+      GC_CL_CHECK(lib_->clGetEventProfilingInfo(r.event, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                                nullptr));
+      first = std::min(first, start);
+      last = std::max(last, end);
+    }
+    release_events();
+    if (last <= first) return 0.0;
+    return static_cast<double>(last - first) * 1e-9;
+  }
+
+  nlohmann::json context() const override { return context_; }
+
+ private:
+  std::shared_ptr<Session> make_session() {
+    const OpenClLibrary& L = *lib_;
+    auto s = std::make_shared<Session>();
+    cl_int err = CL_SUCCESS;
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                           reinterpret_cast<cl_context_properties>(platform_), 0};
+    s->context =
+        Owned<cl_context>(&L, L.clCreateContext(props, 1, &device_, nullptr, nullptr, &err));
+    GC_CL_CHECK(err);
+    s->queue = Owned<cl_command_queue>(
+        &L, L.clCreateCommandQueue(s->context.get(), device_, CL_QUEUE_PROFILING_ENABLE, &err));
+    GC_CL_CHECK(err);
+    return s;
+  }
+
+  // The session for a new cell: a fresh context after an allocation failure in an earlier one.
+  Session& fresh_session() {
+    if (poisoned_) {
+      release_events();
+      session_ = make_session();
+      poisoned_ = false;
+    }
+    return *session_;
+  }
+
+  cl_command_queue queue() const { return session_->queue.get(); }
+
+  // Runs fn; an error that may have left the context unusable marks it for replacement.
+  template <typename Fn>
+  auto guarded(Fn&& fn) -> decltype(fn()) {
+    try {
+      return fn();
+    } catch (const ApiError& e) {
+      if (leaves_context_unusable(e.code())) poisoned_ = true;
+      throw;
+    }
+  }
+
+  cl_event* next_event(bool marker) {
+    if (!recording_) return nullptr;
+    events_.push_back({nullptr, marker});
+    return &events_.back().event;
+  }
+
+  void release_events() {
+    for (auto& r : events_)
+      if (r.event != nullptr) GC_CL_CHECK_NOTHROW(lib_->clReleaseEvent(r.event));
+    events_.clear();
+  }
+
+  std::size_t work_group() const { return std::min(kWorkGroup, max_work_group_); }
+
+  static cl_uint to_uint(std::size_t v) {
+    if (v > std::numeric_limits<cl_uint>::max())
+      throw std::overflow_error(fmt::format("{} exceeds the kernel's 32-bit dimensions", v));
+    return static_cast<cl_uint>(v);
+  }
+
+  static std::string exp_options(DType dtype) {
+    switch (dtype) {
+      case DType::kF64:
+        return "-DGC_F64";
+      case DType::kF16:
+        return "-DGC_F16";
+      default:
+        return "-DGC_F32";
+    }
+  }
+
+  static std::string im2col_options(DType dtype) {
+    switch (bench::element_size(dtype)) {
+      case 8:
+        return "-DGC_ELEM=ulong";
+      case 2:
+        return "-DGC_ELEM=ushort";
+      default:
+        return "-DGC_ELEM=uint";
+    }
+  }
+
+  // A kernel of an embedded source built with options, built once per session.
+  cl_kernel kernel(const std::string& source, const std::string& options, const char* name) {
+    Session& s = *session_;
+    const std::string program_key = source + " " + options;
+    const std::string kernel_key = program_key + " " + name;
+    if (auto it = s.kernels.find(kernel_key); it != s.kernels.end()) return it->second.get();
+    auto prog = s.programs.find(program_key);
+    if (prog == s.programs.end())
+      prog = s.programs.emplace(program_key, build(source, options)).first;
+    cl_int err = CL_SUCCESS;
+    Owned<cl_kernel> kern(lib_.get(), lib_->clCreateKernel(prog->second.get(), name, &err));
+    GC_CL_CHECK(err);
+    return s.kernels.emplace(kernel_key, std::move(kern)).first->second.get();
+  }
+
+  Owned<cl_program> build(const std::string& source, const std::string& options) {
+    const OpenClLibrary& L = *lib_;
+    const char* text = nullptr;
+    std::size_t size = 0;
+    if (source == "opencl_exp.cl") {
+      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_exp);
+      size = static_cast<std::size_t>(gpucheck_kernel_opencl_exp_size);
+    } else {
+      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_im2col);
+      size = static_cast<std::size_t>(gpucheck_kernel_opencl_im2col_size);
+    }
+    cl_int err = CL_SUCCESS;
+    Owned<cl_program> prog(
+        &L, L.clCreateProgramWithSource(session_->context.get(), 1, &text, &size, &err));
+    GC_CL_CHECK(err);
+    const cl_int built =
+        L.clBuildProgram(prog.get(), 1, &device_, options.c_str(), nullptr, nullptr);
+    if (built != CL_SUCCESS) {
+      std::size_t log_size = 0;
+      std::string log = "(no build log)";
+      if (L.clGetProgramBuildInfo(prog.get(), device_, CL_PROGRAM_BUILD_LOG, 0, nullptr,
+                                  &log_size) == CL_SUCCESS &&
+          log_size > 0) {
+        std::vector<char> buf(log_size);
+        GC_CL_CHECK(L.clGetProgramBuildInfo(prog.get(), device_, CL_PROGRAM_BUILD_LOG, log_size,
+                                            buf.data(), nullptr));
+        log = sanitize_c_buffer(buf.data(), buf.size());
+      }
+      throw std::runtime_error(
+          fmt::format("clBuildProgram of kernels/{} ({}) failed: {}; build "
+                      "log:\n{}",
+                      source, options, cl_error_text(built), log));
+    }
+    return prog;
+  }
+
+  cl_mem scratch(std::size_t bytes) {
+    Session& s = *session_;
+    if (s.col_bytes < bytes) {
+      GC_CL_CHECK(lib_->clFinish(queue()));
+      s.col.reset();
+      s.col_bytes = 0;
+      cl_int err = CL_SUCCESS;
+      s.col = Owned<cl_mem>(lib_.get(), lib_->clCreateBuffer(s.context.get(), CL_MEM_READ_WRITE,
+                                                             bytes, nullptr, &err));
+      GC_CL_CHECK(err);
+      s.col_bytes = bytes;
+    }
+    return s.col.get();
+  }
+
+  // Row-major C[m×n] = A[m×k] · op(B), op(B) = B (k×n) or Bᵀ (B stored n×k); offsets and
+  // leading dimensions in elements. Bracketed by a marker when timed (see Recorded).
+  void clblast_gemm(DType dtype, ClblastTranspose b_trans, std::size_t m, std::size_t n,
+                    std::size_t kk, cl_mem a, std::size_t a_off, std::size_t lda, cl_mem b,
+                    std::size_t b_off, std::size_t ldb, cl_mem c, std::size_t c_off,
+                    std::size_t ldc) {
+    const auto& B = *clblast_;
+    if (recording_)
+      GC_CL_CHECK(lib_->clEnqueueMarkerWithWaitList(queue(), 0, nullptr, next_event(true)));
+    cl_command_queue q = queue();
+    const auto row = ClblastLayout::kRowMajor;
+    const auto no = ClblastTranspose::kNo;
+    switch (dtype) {
+      case DType::kF64:
+        GC_CLBLAST_CHECK(B.CLBlastDgemm(row, no, b_trans, m, n, kk, 1.0, a, a_off, lda, b, b_off,
+                                        ldb, 0.0, c, c_off, ldc, &q, next_event(false)));
+        break;
+      case DType::kF16:
+        GC_CLBLAST_CHECK(B.CLBlastHgemm(row, no, b_trans, m, n, kk, kHalfOne, a, a_off, lda, b,
+                                        b_off, ldb, kHalfZero, c, c_off, ldc, &q,
+                                        next_event(false)));
+        break;
+      case DType::kF32:
+        GC_CLBLAST_CHECK(B.CLBlastSgemm(row, no, b_trans, m, n, kk, 1.0f, a, a_off, lda, b, b_off,
+                                        ldb, 0.0f, c, c_off, ldc, &q, next_event(false)));
+        break;
+      default:
+        throw std::logic_error("GEMM dtype: unsupported_reason says no");
+    }
+  }
+
+  std::unique_ptr<OpenClLibrary> lib_;
+  cl_platform_id platform_;
+  cl_device_id device_;
+  DeviceIdentity identity_;
+  bool fp64_ = false;
+  bool fp16_ = false;
+  cl_ulong global_mem_ = 0;
+  cl_ulong max_alloc_ = 0;
+  std::size_t compute_units_ = 1;
+  std::size_t max_work_group_ = 1;
+  nlohmann::json context_;
+  std::shared_ptr<Session> session_;
+  bool poisoned_ = false;
+  bool recording_ = false;
+  std::vector<Recorded> events_;
+  std::unique_ptr<ClblastLibrary> clblast_;
+  std::string clblast_error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_opencl_device(const std::string& device_id,
+                                           const DeviceOptions& options) {
+  (void)options;
+  constexpr std::string_view kPrefix = "opencl";
+  if (!device_id.starts_with(kPrefix) || device_id.size() == kPrefix.size()) return nullptr;
+  std::size_t index = 0;
+  const char* first = device_id.data() + kPrefix.size();
+  const char* last = device_id.data() + device_id.size();
+  auto parsed = std::from_chars(first, last, index);
+  if (parsed.ec != std::errc() || parsed.ptr != last) return nullptr;
+
+  std::string error;
+  auto lib = OpenClLibrary::open(kLoaderSoname, &error);
+  if (!lib)
+    throw std::runtime_error(error.starts_with(std::string(kLoaderSoname) + ":")
+                                 ? error
+                                 : fmt::format("{}: {}", kLoaderSoname, error));
+  if (!lib->bench_missing().empty())
+    throw std::runtime_error(
+        fmt::format("{}: missing symbols: {}", lib->path(), lib->bench_missing()));
+  cl_uint count = 0;
+  const cl_int status = lib->clGetPlatformIDs(0, nullptr, &count);
+  if (status == CL_PLATFORM_NOT_FOUND_KHR || (status == CL_SUCCESS && count == 0)) return nullptr;
+  GC_CL_CHECK(status);
+  std::vector<cl_platform_id> platforms(count);
+  GC_CL_CHECK(lib->clGetPlatformIDs(count, platforms.data(), nullptr));
+  // The probe's flat order: platforms in enumeration order, each one's devices of every type.
+  std::size_t next = 0;
+  for (cl_platform_id p : platforms) {
+    cl_uint ndev = 0;
+    cl_int s = lib->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &ndev);
+    if (s != CL_SUCCESS || ndev == 0) continue;  // the probe lists no devices for it either
+    std::vector<cl_device_id> devices(ndev);
+    GC_CL_CHECK(lib->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, ndev, devices.data(), nullptr));
+    if (index < next + ndev)
+      return std::make_unique<OpenClDevice>(std::move(lib), p, devices[index - next], device_id);
+    next += ndev;
+  }
+  return nullptr;
+}
+
+}  // namespace gpucheck::opencl
