@@ -43,6 +43,7 @@ def peer_run(a):
     peers = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(peers)
     peers.median_cpu = lambda fn, reps, warm=1: float("nan")
+    watch_clocks(peers)
     ns = argparse.Namespace(
         exp=",".join(map(str, EXP_SIZES)), gemm=",".join(map(str, GEMM_SIZES)),
         dtypes=a.dtypes, conv=";".join(CONV_SHAPES), layouts=",".join(LAYOUTS),
@@ -61,6 +62,43 @@ def peer_run(a):
             peers.OPS[op](ns)
 
 
+def watch_clocks(peers):
+    """The peer's mean SM clock while each of its median_cuda measurements ran (NVML through
+    pynvml, every 25 ms on a thread, as gpucheck samples its own), added to the record it emits:
+    GEMMs of 8192 are power-limited, so a ratio also compares clocks."""
+    try:
+        import threading
+        import pynvml
+        pynvml.nvmlInit()
+        dev = pynvml.nvmlDeviceGetHandleByIndex(0)
+    except Exception:  # no pynvml or NVML: records without the clock
+        return
+    last = {}
+    orig_median, orig_emit = peers.median_cuda, peers.emit
+
+    def median_cuda(fn, reps, warm=3):
+        samples, stop = [], threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                samples.append(pynvml.nvmlDeviceGetClockInfo(dev, pynvml.NVML_CLOCK_SM))
+                stop.wait(0.025)
+        th = threading.Thread(target=loop, daemon=True)
+        th.start()
+        try:
+            return orig_median(fn, reps, warm)
+        finally:
+            stop.set()
+            th.join()
+            last["sm_clock_mhz"] = sum(samples) / len(samples) if samples else None
+
+    def emit(**kw):
+        if "sm_clock_mhz" in last:
+            kw["sm_clock_mhz"] = last.pop("sm_clock_mhz")
+        orig_emit(**kw)
+    peers.median_cuda, peers.emit = median_cuda, emit
+
+
 def h2d_diag(peers, reps):
     """peers.py's pageable H2D copy reads a torch.empty() tensor nobody wrote: its pages may all
     map the kernel's shared zero page (hot in cache). The same copy from written memory is what
@@ -68,10 +106,16 @@ def h2d_diag(peers, reps):
     torch = peers.torch
     n = COPY_BYTES // 4
     d = torch.empty(n, device="cuda")
-    for label, h in (("untouched torch.empty", torch.empty(n)), ("written torch.rand", torch.rand(n))):
+    written = torch.rand(n)
+    for label, h in (("untouched torch.empty", torch.empty(n)), ("written torch.rand", written)):
         s = peers.median_cuda(lambda: d.copy_(h, non_blocking=True), reps)
         peers.emit(peer="torch", device="cuda0", op="h2d_diag", host=label, bytes=COPY_BYTES,
                    median_s=s, GBps=COPY_BYTES / s / 1e9)
+    # gpucheck copies on a stream of its own (cudaStreamNonBlocking); torch on the legacy one.
+    with torch.cuda.stream(torch.cuda.Stream()):
+        s = peers.median_cuda(lambda: d.copy_(written, non_blocking=True), reps)
+    peers.emit(peer="torch", device="cuda0", op="h2d_diag", host="written torch.rand, side stream",
+               bytes=COPY_BYTES, median_s=s, GBps=COPY_BYTES / s / 1e9)
 
 
 # ---------------------------------------------------------------- helpers
@@ -327,8 +371,12 @@ def extras(rec, rows):
                 out.append(f"| {r['key']} | {r['gc']:.1f} | {d2d['gc']:.1f} | {f:.3f} | "
                            f"{'yes' if f >= 0.9 * 0.97 else '**no**'} |")
     out += ["", "### GEMM peak fraction (gpucheck, median over rounds)", "",
-            "| workload | TFLOP/s | mean SM clock MHz | peak_fraction at mean clock | at max clock | throttled |",
-            "|---|---:|---:|---:|---:|---|"]
+            "| workload | TFLOP/s | mean SM clock MHz | peak_fraction at mean clock | at max clock | throttled | torch's mean SM clock MHz |",
+            "|---|---:|---:|---:|---:|---|---:|"]
+    peer_clk = {}
+    for _, pr in rec.peer:
+        if pr.get("op") == "gemm" and pr.get("sm_clock_mhz"):
+            peer_clk.setdefault(f"gemm {pr['dtype']} {pr['m']}", []).append(pr["sm_clock_mhz"])
     for r in rows:
         if not r["key"].startswith("gemm"):
             continue
@@ -346,7 +394,10 @@ def extras(rec, rows):
         med = lambda xs: f"{statistics.median(xs):.3f}" if xs else "—"
         clk_s = f"{statistics.median(clk):.0f}" if clk else "—"
         out.append(f"| {r['key']} | {r['gc']:.1f} | {clk_s} | {med(pf)} | {med(pfm)} | "
-                   f"{','.join(sorted(thr)) or '—'} |")
+                   f"{','.join(sorted(thr)) or '—'} | "
+                   f"{statistics.median(peer_clk[r['key']]):.0f} |" if r["key"] in peer_clk else
+                   f"| {r['key']} | {r['gc']:.1f} | {clk_s} | {med(pf)} | {med(pfm)} | "
+                   f"{','.join(sorted(thr)) or '—'} | — |")
     out += ["", "### NHWC over NCHW (conv, median TFLOP/s)", "",
             "| conv | gpucheck NHWC/NCHW | torch NHWC/NCHW |", "|---|---:|---:|"]
     for r in rows:

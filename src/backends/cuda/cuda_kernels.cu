@@ -63,8 +63,8 @@ constexpr int kUnroll = 4;
 constexpr int kThreads = 256;
 
 template <typename T, typename Vec>
-__global__ void __launch_bounds__(kThreads) exp_kernel_unrolled(const T* __restrict__ x,
-                                                                T* __restrict__ y, std::size_t n) {
+__global__ void __launch_bounds__(kThreads)
+    exp_kernel_unrolled(const T* __restrict__ x, T* __restrict__ y, std::size_t n) {
   constexpr std::size_t kLanes = sizeof(Vec) / sizeof(T);
   const std::size_t vectors = n / kLanes;
   const Vec* xv = reinterpret_cast<const Vec*>(x);
@@ -101,8 +101,7 @@ cudaError_t launch_exp(const T* x, T* y, std::size_t n, int sms, cudaStream_t st
   if (vectors >= 4 * resident * per_block) {
     const std::size_t blocks = (vectors + per_block - 1) / per_block;
     if (blocks <= 0x7fffffffu) {
-      exp_kernel_unrolled<T, Vec>
-          <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, n);
+      exp_kernel_unrolled<T, Vec><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, n);
       return cudaGetLastError();
     }
   }

@@ -14,6 +14,7 @@ namespace {
 
 constexpr int kMaxCandidates = 12;  // PyTorch's cudnn benchmark limit is 10 by default
 constexpr int kTimedRuns = 3;
+constexpr std::int64_t kMaxHeuristicResults = 64;
 // The handle attributes are deprecated enumerators in cuDNN 9.19's headers (a warning), yet the
 // cuDNN 9 builds the GPU machines load still read them: set by value.
 constexpr auto kOperationGraphHandle = static_cast<cudnnBackendAttributeName_t>(800);
@@ -50,8 +51,8 @@ struct Failure {
 }  // namespace
 
 std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t handle,
-                                            cudaStream_t stream, const GraphConvSpec& sp,
-                                            void* x, void* w, void* y, void* workspace,
+                                            cudaStream_t stream, const GraphConvSpec& sp, void* x,
+                                            void* w, void* y, void* workspace,
                                             std::size_t max_workspace, std::string* why) {
   if (!L.has_backend_api()) {
     *why = "cuDNN's backend API entry points are missing";
@@ -66,11 +67,12 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
                                 static_cast<int>(name), static_cast<int>(st))};
   };
   auto finalize = [&](cudnnBackendDescriptor_t d, const char* what) {
-    if (d == nullptr) throw Failure{fmt::format("cudnnBackendCreateDescriptor for {} failed", what)};
+    if (d == nullptr)
+      throw Failure{fmt::format("cudnnBackendCreateDescriptor for {} failed", what)};
     auto st = L.cudnnBackendFinalize(d);
     if (st != CUDNN_STATUS_SUCCESS)
-      throw Failure{fmt::format("cudnnBackendFinalize({}) failed: status {}", what,
-                                static_cast<int>(st))};
+      throw Failure{
+          fmt::format("cudnnBackendFinalize({}) failed: status {}", what, static_cast<int>(st))};
   };
   auto tensor = [&](std::int64_t uid, std::array<std::int64_t, 4> dims, bool channels_last) {
     // dims are N,C,H,W (K,C,R,S for the filter) whatever the memory order.
@@ -126,8 +128,9 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
     set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
         dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
         dbl ? static_cast<const void*>(&alpha_d) : &alpha_f);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT,
-        1, dbl ? static_cast<const void*>(&beta_d) : &beta_f);
+    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+        dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
+        dbl ? static_cast<const void*>(&beta_d) : &beta_f);
     finalize(op, "convolution forward");
 
     auto graph = ds.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -136,32 +139,34 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
     set(graph, kOperationGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle);
     finalize(graph, "operation graph");
 
-    // Candidates: heuristics mode A first, then the fallback list, up to kMaxCandidates.
+    // Candidates: heuristics mode A first, then the fallback list; up to kMaxCandidates acceptable
+    // ones are timed.
     std::vector<cudnnBackendDescriptor_t> cfgs;
     for (cudnnBackendHeurMode_t hm : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
       auto heur = ds.make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
       if (heur == nullptr) continue;
       if (L.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph) != CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm) !=
-              CUDNN_STATUS_SUCCESS ||
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                     &graph) != CUDNN_STATUS_SUCCESS ||
+          L.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
+                                     &hm) != CUDNN_STATUS_SUCCESS ||
           L.cudnnBackendFinalize(heur) != CUDNN_STATUS_SUCCESS)
         continue;
       std::int64_t count = 0;
       if (L.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr) !=
-              CUDNN_STATUS_SUCCESS ||
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                     nullptr) != CUDNN_STATUS_SUCCESS ||
           count <= 0)
         continue;
-      count = std::min<std::int64_t>(count, kMaxCandidates);
+      // All of them: for f32 most of the first are tensor-core engines, filtered out below.
+      count = std::min<std::int64_t>(count, kMaxHeuristicResults);
       std::vector<cudnnBackendDescriptor_t> got;
       for (std::int64_t i = 0; i < count; ++i)
         if (auto c = ds.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)) got.push_back(c);
       std::int64_t returned = 0;
-      if (L.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                     static_cast<std::int64_t>(got.size()), &returned,
-                                     got.data()) != CUDNN_STATUS_SUCCESS)
+      if (L.cudnnBackendGetAttribute(
+              heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+              static_cast<std::int64_t>(got.size()), &returned, got.data()) != CUDNN_STATUS_SUCCESS)
         continue;
       got.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
       for (auto c : got) cfgs.push_back(c);
@@ -175,15 +180,14 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
       if (engine == nullptr) return false;
       std::int64_t n = 0;
       if (L.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &engine) !=
-          CUDNN_STATUS_SUCCESS)
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                     &engine) != CUDNN_STATUS_SUCCESS)
         return false;
       std::array<cudnnBackendNumericalNote_t, 32> notes{};
       n = 0;
-      if (L.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
-                                     CUDNN_TYPE_NUMERICAL_NOTE,
-                                     static_cast<std::int64_t>(notes.size()), &n,
-                                     notes.data()) != CUDNN_STATUS_SUCCESS)
+      if (L.cudnnBackendGetAttribute(
+              engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+              static_cast<std::int64_t>(notes.size()), &n, notes.data()) != CUDNN_STATUS_SUCCESS)
         return false;
       for (std::int64_t i = 0; i < std::min<std::int64_t>(n, 32); ++i) {
         if (notes[static_cast<std::size_t>(i)] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
@@ -209,7 +213,8 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
       if (L.cudnnBackendSetAttribute(plan, kExecutionPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle) !=
               CUDNN_STATUS_SUCCESS ||
           L.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg) != CUDNN_STATUS_SUCCESS ||
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                     &cfg) != CUDNN_STATUS_SUCCESS ||
           L.cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS)
         continue;
       std::int64_t ws = 0, n = 0;

@@ -31,8 +31,8 @@ class GraphConv {
   // `max_workspace` bytes of `workspace` (device memory), and keeps the fastest. nullptr, with
   // *why set, when none runs: the caller then uses the legacy API.
   static std::unique_ptr<GraphConv> build(const CudnnLibrary& lib, cudnnHandle_t handle,
-                                          cudaStream_t stream, const GraphConvSpec& spec,
-                                          void* x, void* w, void* y, void* workspace,
+                                          cudaStream_t stream, const GraphConvSpec& spec, void* x,
+                                          void* w, void* y, void* workspace,
                                           std::size_t max_workspace, std::string* why);
   ~GraphConv();
   GraphConv(const GraphConv&) = delete;

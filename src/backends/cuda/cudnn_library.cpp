@@ -44,11 +44,14 @@ std::unique_ptr<CudnnLibrary> CudnnLibrary::open(const EnvMap& env, std::string*
   b = resolve_symbol(h, "cudnnBackendCreateDescriptor", &lib->cudnnBackendCreateDescriptor,
                      &missing_backend);
   b = resolve_symbol(h, "cudnnBackendDestroyDescriptor", &lib->cudnnBackendDestroyDescriptor,
-                     &missing_backend) && b;
+                     &missing_backend) &&
+      b;
   b = resolve_symbol(h, "cudnnBackendSetAttribute", &lib->cudnnBackendSetAttribute,
-                     &missing_backend) && b;
+                     &missing_backend) &&
+      b;
   b = resolve_symbol(h, "cudnnBackendGetAttribute", &lib->cudnnBackendGetAttribute,
-                     &missing_backend) && b;
+                     &missing_backend) &&
+      b;
   b = resolve_symbol(h, "cudnnBackendFinalize", &lib->cudnnBackendFinalize, &missing_backend) && b;
   b = resolve_symbol(h, "cudnnBackendExecute", &lib->cudnnBackendExecute, &missing_backend) && b;
 #undef GC_CUDNN_RESOLVE

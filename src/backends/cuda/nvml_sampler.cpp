@@ -43,7 +43,8 @@ struct Stat {
       double s = digits == 0 ? 1.0 : 10.0;
       return std::round(v * s) / s;
     };
-    return {{"mean", round(sum / static_cast<double>(n))}, {"min", round(min)}, {"max", round(max)}};
+    return {
+        {"mean", round(sum / static_cast<double>(n))}, {"min", round(min)}, {"max", round(max)}};
   }
 };
 
@@ -114,8 +115,7 @@ NvmlSampler::~NvmlSampler() {
 }
 
 std::unique_ptr<NvmlSampler> NvmlSampler::open(const EnvMap& env, const std::string& uuid,
-                                               const std::string& pci_bus_id,
-                                               std::string* error) {
+                                               const std::string& pci_bus_id, std::string* error) {
   auto it = env.find(kNvmlLibEnv);
   std::string lib = it != env.end() && !it->second.empty() ? it->second : kNvmlSoname;
   ::dlerror();
@@ -148,7 +148,8 @@ std::unique_ptr<NvmlSampler> NvmlSampler::open(const EnvMap& env, const std::str
   impl->max_clock = reinterpret_cast<nvml::DeviceClockFn>(sym("nvmlDeviceGetMaxClockInfo"));
   impl->temperature = reinterpret_cast<nvml::DeviceTemperatureFn>(sym("nvmlDeviceGetTemperature"));
   impl->power = reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetPowerUsage"));
-  impl->reasons = reinterpret_cast<nvml::DeviceUllFn>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
+  impl->reasons =
+      reinterpret_cast<nvml::DeviceUllFn>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
   if (impl->reasons == nullptr)
     impl->reasons =
         reinterpret_cast<nvml::DeviceUllFn>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
@@ -192,7 +193,9 @@ std::optional<double> NvmlSampler::mean_sm_clock_mhz() const {
   return st.sum / static_cast<double>(st.n);
 }
 
-std::optional<double> NvmlSampler::max_sm_clock_mhz() const { return impl_->max_sm_mhz; }
+std::optional<double> NvmlSampler::max_sm_clock_mhz() const {
+  return impl_->max_sm_mhz;
+}
 
 nlohmann::json NvmlSampler::summary() const {
   std::lock_guard lock(impl_->mu);
