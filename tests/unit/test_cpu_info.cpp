@@ -1,6 +1,8 @@
 // read_cpu_facts() on fabricated sysroots (tests/fixtures/sysroots) and on the live system.
 #include <gtest/gtest.h>
 
+#include "scratch_root.h"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -24,27 +26,8 @@ fs::path sysroot(const char* name) {
   return fs::path(GPUCHECK_FIXTURES_DIR) / "sysroots" / name;
 }
 
-// A fresh, empty tree under the test temp dir for one test's hand-made files.
-class CpuScratchRoot : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::path(::testing::TempDir()) /
-            (std::string("gpucheck_cpu_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  void write(const std::string& rel, const std::string& text) {
-    const fs::path p = root_ / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-  }
-  fs::path root_;
-};
+// Hand-made trees for the CPU readers.
+class CpuScratchRoot : public gpucheck::testing::ScratchRoot {};
 
 bool has_flag(const CpuFacts& f, const std::string& flag) {
   return std::find(f.flags.begin(), f.flags.end(), flag) != f.flags.end();

@@ -1,6 +1,8 @@
 // read_host_facts() and read_memory_facts() on fabricated sysroots and on the live system.
 #include <gtest/gtest.h>
 
+#include "scratch_root.h"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -35,27 +37,8 @@ std::string with_nuls(const char (&s)[N]) {
   return std::string(s, N - 1);
 }
 
-// A fresh, empty tree under the test temp dir for one test's hand-made files.
-class HostScratchRoot : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::path(::testing::TempDir()) /
-            (std::string("gpucheck_host_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  void write(const std::string& rel, const std::string& text) {
-    const fs::path p = root_ / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-  }
-  fs::path root_;
-};
+// Hand-made trees for the host readers.
+class HostScratchRoot : public gpucheck::testing::ScratchRoot {};
 
 }  // namespace
 
