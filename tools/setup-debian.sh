@@ -6,7 +6,8 @@ pkgs=(
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev
   libopenblas-dev googletest libgtest-dev libgmock-dev
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo clpeak libclblast-dev
-  python3 python3-jsonschema python3-numpy locales binutils libxml2-utils
+  python3 python3-jsonschema python3-numpy python3-prometheus-client locales binutils libxml2-utils
+  chromium fonts-dejavu-core
 )
 missing=()
 for p in "${pkgs[@]}"; do
