@@ -219,4 +219,29 @@ inline constexpr K kId = "id";
 inline constexpr K kEvidence = "evidence";
 inline constexpr K kFix = "fix";
 
+// qualify: the profile judged and its verdicts (one per requirement, per device for "each")
+inline constexpr K kQualify = "qualify";
+inline constexpr K kStrict = "strict";
+inline constexpr K kVerdict = "verdict";  // met | unmet | skip (qualify); same | regression | ...
+inline constexpr K kVerdicts = "verdicts";
+inline constexpr K kSummary = "summary";
+inline constexpr K kRequirement = "requirement";
+inline constexpr K kMeasured = "measured";
+inline constexpr K kThreshold = "threshold";
+inline constexpr K kLine = "line";
+inline constexpr K kDescription = "description";
+inline constexpr K kMet = "met";
+inline constexpr K kUnmet = "unmet";
+inline constexpr K kSkip = "skip";
+
+// report compare: matched result records of two documents
+inline constexpr K kComparison = "comparison";
+inline constexpr K kBase = "base";
+inline constexpr K kNew = "new";
+inline constexpr K kMatch = "match";
+inline constexpr K kFailOnMissing = "fail_on_missing";
+inline constexpr K kRows = "rows";
+inline constexpr K kMetric = "metric";
+inline constexpr K kChange = "change";
+
 }  // namespace gpucheck::keys
