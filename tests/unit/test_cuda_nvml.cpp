@@ -4,13 +4,16 @@
 
 #include "backends/cuda/nvml_api.h"
 #include "backends/cuda/nvml_probe.h"
+#include "backends/cuda/nvml_sampler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 using namespace gpucheck::cuda;
 using ::testing::HasSubstr;
@@ -199,6 +202,26 @@ TEST_F(FakeNvml, JoinedByPciBusIdNotIndex) {
                          {"pci_bus_id", "0000:17:00.0"},
                          {"properties", nlohmann::json::object()}}};
   EXPECT_EQ(join_nvml(one, nvml).size(), 1u);  // the L4 is hidden from CUDA
+}
+
+// A region that ends before the sampling thread wakes must not leave that thread spinning with
+// the lock held: the next begin() would wait forever (a CUDA bench once hung on a 1 MiB copy so).
+TEST_F(FakeNvml, SamplerSurvivesRegionsShorterThanItsWakeUp) {
+  std::string error;
+  auto sampler = NvmlSampler::open({{kNvmlLibEnv, GPUCHECK_FAKE_NVML}},
+                                   "GPU-5d3e0b7a-1c2f-4a00-ff10-0123456789ab", "", &error);
+  ASSERT_NE(sampler, nullptr) << error;
+  auto regions = std::async(std::launch::async, [&] {
+    for (int i = 0; i < 2000; ++i) {
+      sampler->begin();
+      sampler->end();
+    }
+  });
+  ASSERT_EQ(regions.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "begin()/end() blocked: the sampling thread kept its lock";
+  const auto summary = sampler->summary();
+  EXPECT_GE(summary["nvml_samples"].get<int>(), 1);
+  EXPECT_EQ(summary["sm_clock_mhz"]["mean"], 1980);
 }
 
 TEST(Nvml, CpuListFromMask) {

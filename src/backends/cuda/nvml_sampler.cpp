@@ -27,6 +27,7 @@ using HandleByStringFn = nvml::Return (*)(const char*, nvml::Device*);
 struct Sample {
   std::optional<double> sm_mhz, mem_mhz, temp_c, power_w;
   std::optional<unsigned long long> reasons;
+  std::optional<double> pcie_gen, pcie_width;  // the link's current generation and lanes
 };
 
 struct Stat {
@@ -61,6 +62,8 @@ struct NvmlSampler::Impl {
   nvml::DeviceTemperatureFn temperature = nullptr;
   nvml::DeviceUintFn power = nullptr;
   nvml::DeviceUllFn reasons = nullptr;
+  nvml::DeviceUintFn pcie_gen = nullptr;
+  nvml::DeviceUintFn pcie_width = nullptr;
   nvml::Device device = nullptr;
   std::optional<double> max_sm_mhz;
 
@@ -82,16 +85,23 @@ struct NvmlSampler::Impl {
     if (power && power(device, &v) == nvml::kSuccess) s.power_w = v / 1000.0;
     unsigned long long bits = 0;
     if (reasons && reasons(device, &bits) == nvml::kSuccess) s.reasons = bits;
+    if (pcie_gen && pcie_gen(device, &v) == nvml::kSuccess) s.pcie_gen = v;
+    if (pcie_width && pcie_width(device, &v) == nvml::kSuccess) s.pcie_width = v;
     return s;
   }
 
   void loop() {
     std::unique_lock lock(mu);
     while (!stop) {
+      // Idle between regions. A wait whose predicate is already true returns without unlocking,
+      // so a kick left over from a region that ended before this thread woke is cleared here, or
+      // the loop would spin holding the lock and the next begin() would wait forever.
+      cv.wait(lock, [&] { return stop || recording; });
+      if (stop) break;
       cv.wait_for(lock, std::chrono::milliseconds(kIntervalMs), [&] { return stop || kick; });
+      kick = false;
       if (stop) break;
       if (!recording) continue;
-      kick = false;
       lock.unlock();
       Sample s = take();  // NVML outside the lock: begin()/end() never wait on it
       lock.lock();
@@ -153,6 +163,9 @@ std::unique_ptr<NvmlSampler> NvmlSampler::open(const EnvMap& env, const std::str
   if (impl->reasons == nullptr)
     impl->reasons =
         reinterpret_cast<nvml::DeviceUllFn>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
+  impl->pcie_gen =
+      reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetCurrPcieLinkGeneration"));
+  impl->pcie_width = reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetCurrPcieLinkWidth"));
   unsigned int v = 0;
   if (impl->max_clock && impl->max_clock(impl->device, nvml::kClockSm, &v) == nvml::kSuccess &&
       v > 0)
@@ -201,7 +214,7 @@ nlohmann::json NvmlSampler::summary() const {
   std::lock_guard lock(impl_->mu);
   nlohmann::json j = nlohmann::json::object();
   if (impl_->samples.empty()) return j;
-  Stat sm, mem, temp, power;
+  Stat sm, mem, temp, power, gen, width;
   unsigned long long seen = 0;
   bool have_reasons = false;
   for (const auto& s : impl_->samples) {
@@ -210,6 +223,8 @@ nlohmann::json NvmlSampler::summary() const {
     if (s.temp_c) temp.add(*s.temp_c);
     if (s.power_w) power.add(*s.power_w);
     if (s.reasons) seen |= *s.reasons, have_reasons = true;
+    if (s.pcie_gen) gen.add(*s.pcie_gen);
+    if (s.pcie_width) width.add(*s.pcie_width);
   }
   j["nvml_samples"] = impl_->samples.size();
   j["nvml_interval_ms"] = kIntervalMs;
@@ -218,6 +233,9 @@ nlohmann::json NvmlSampler::summary() const {
   if (mem.n) j["mem_clock_mhz"] = mem.json(0);
   if (temp.n) j["temperature_c"] = temp.json(0);
   if (power.n) j["power_w"] = power.json(1);
+  // The link under load (idle GPUs drop to a lower generation): doctor's pcie_link check.
+  if (gen.n) j["pcie_link_gen"] = gen.json(0);
+  if (width.n) j["pcie_link_width"] = width.json(0);
   if (have_reasons) {
     j["clocks_event_reasons"] = clocks_event_reason_names(seen);
     j["throttled"] = (seen & kThrottleBits) != 0;
