@@ -6,6 +6,7 @@
 #include "app/cli_common.h"
 #include "bench/cell.h"
 #include "bench/config.h"
+#include "bench/sweep.h"
 #include "core/document.h"
 #include "core/json_keys.h"
 #include "probe/cpu_info.h"
@@ -44,6 +45,8 @@ struct BenchOptions {
   bool no_baseline = false;
   double probe_timeout_s = 60;
   std::vector<std::string> argv;
+  std::string sweep, sweep_max;  // --sweep exp|gemm|conv, --sweep-max N
+  bool reps_given = false, warmup_given = false, max_time_given = false;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -166,7 +169,33 @@ bench::SizeSet size_set(const BenchOptions& o) {
   return s;
 }
 
-ExitCode run_bench(const BenchOptions& o) {
+// --sweep: the op's range as its size flag (bench/sweep.h), f32 and NCHW unless named, and few
+// fixed repetitions unless given, so the full sweep of the largest sizes stays within minutes.
+std::optional<bench::SweepSpec> sweep_of(const BenchOptions& o) {
+  if (o.sweep.empty()) {
+    if (!o.sweep_max.empty()) throw UsageError("--sweep-max: only with --sweep");
+    return std::nullopt;
+  }
+  if (!o.ops.empty() || !o.exp.empty() || !o.gemm.empty() || !o.conv.empty() || !o.copy.empty())
+    throw UsageError("--sweep: runs its op over its own sizes; drop --ops, --exp, --gemm, --conv, --copy");
+  if (o.no_baseline) throw UsageError("--sweep: needs the CPU baseline; drop --no-baseline");
+  return bench::make_sweep(o.sweep, o.sweep_max);
+}
+
+BenchOptions with_sweep(BenchOptions o, const bench::SweepSpec& s) {
+  o.ops = std::string(bench::to_string(s.op));
+  if (o.dtypes.empty()) o.dtypes = "f32";
+  if (o.layouts.empty()) o.layouts = "nchw";
+  (s.op == Op::kExp ? o.exp : s.op == Op::kGemm ? o.gemm : o.conv) = bench::sweep_size_flag(s);
+  if (!o.reps_given) o.reps = bench::kSweepReps;
+  if (!o.warmup_given) o.warmup = bench::kSweepWarmup;
+  if (!o.max_time_given) o.max_time_s = bench::kSweepMaxTimeS;
+  return o;
+}
+
+ExitCode run_bench(const BenchOptions& given) {
+  const std::optional<bench::SweepSpec> sweep = sweep_of(given);
+  const BenchOptions o = sweep ? with_sweep(given, *sweep) : given;
   Output output(o.out);
   apply_library_options(o.libraries);
   bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
@@ -222,6 +251,7 @@ ExitCode run_bench(const BenchOptions& o) {
     if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
   }
   doc[k::kResults] = results;
+  if (sweep) doc[k::kSweep] = bench::analyze_sweep(*sweep, results);
   if (!errors.empty()) doc[k::kErrors] = errors;
   output.write(doc);
   return code;
@@ -263,7 +293,17 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  return {cmd, [o]() { return run_bench(*o); }};
+  cmd->add_option("--sweep", o->sweep,
+                  "Break-even sweep of one op (exp, gemm, conv) over a range of sizes on the CPU "
+                  "and each device (5 reps, 1 warm-up unless given)");
+  cmd->add_option("--sweep-max", o->sweep_max,
+                  "Largest sweep size: exp elements, GEMM side or conv batch (N or 2^K)");
+  return {cmd, [o, cmd]() {
+            o->reps_given = cmd->count("--reps") > 0;
+            o->warmup_given = cmd->count("--warmup") > 0;
+            o->max_time_given = cmd->count("--max-time") > 0;
+            return run_bench(*o);
+          }};
 }
 
 }  // namespace gpucheck::app

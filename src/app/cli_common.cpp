@@ -11,8 +11,10 @@
 namespace gpucheck::app {
 
 void add_output_options(CLI::App& cmd, OutputOptions& opts) {
-  cmd.add_option("--format", opts.format, "Output format: table, json, csv, markdown")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md"}))
+  cmd.add_option("--format", opts.format,
+                 "Output format: table, json, csv, markdown, html (self-contained page with "
+                 "charts), prometheus (node_exporter textfile)")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md", "html", "prometheus"}))
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
   cmd.add_option("-o,--output", opts.output_path, "Write the output to FILE instead of stdout")

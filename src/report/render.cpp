@@ -7,11 +7,14 @@
 namespace gpucheck::report {
 
 namespace {
-constexpr std::array<std::pair<Format, std::string_view>, 5> kFormats{{{Format::kTable, "table"},
-                                                                      {Format::kJson, "json"},
-                                                                      {Format::kCsv, "csv"},
-                                                                      {Format::kMarkdown, "markdown"},
-                                                                      {Format::kMarkdown, "md"}}};
+constexpr std::array<std::pair<Format, std::string_view>, 7> kFormats{
+    {{Format::kTable, "table"},
+     {Format::kJson, "json"},
+     {Format::kCsv, "csv"},
+     {Format::kMarkdown, "markdown"},
+     {Format::kMarkdown, "md"},
+     {Format::kHtml, "html"},
+     {Format::kPrometheus, "prometheus"}}};
 }  // namespace
 
 std::optional<Format> format_from_string(std::string_view s) {
@@ -37,6 +40,8 @@ std::string render(const nlohmann::json& doc, Format format, const RenderOptions
     case Format::kJson: return render_json(doc);
     case Format::kCsv: return render_csv(doc);
     case Format::kMarkdown: return render_markdown(doc);
+    case Format::kHtml: return render_html(doc);
+    case Format::kPrometheus: return render_prometheus(doc);
   }
   return render_json(doc);
 }

@@ -1,4 +1,4 @@
-// Every view of the document: table (terminal), JSON, CSV and markdown.
+// Every view of the document: table (terminal), JSON, CSV, markdown, HTML and Prometheus.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,7 +9,7 @@
 
 namespace gpucheck::report {
 
-enum class Format { kTable, kJson, kCsv, kMarkdown };
+enum class Format { kTable, kJson, kCsv, kMarkdown, kHtml, kPrometheus };
 
 std::optional<Format> format_from_string(std::string_view s);
 std::string_view to_string(Format f);
@@ -24,6 +24,10 @@ std::string render_table(const nlohmann::json& doc, bool color);
 std::string render_json(const nlohmann::json& doc);
 std::string render_csv(const nlohmann::json& doc);
 std::string render_markdown(const nlohmann::json& doc);
+// One self-contained page: inline CSS and SVG charts, no script, no external reference.
+std::string render_html(const nlohmann::json& doc);
+// node_exporter's textfile-collector format (report/prometheus.h).
+std::string render_prometheus(const nlohmann::json& doc);
 
 // RFC 4180 field: quoted when it holds a comma, quote, CR or LF; quotes doubled.
 std::string csv_field(std::string_view s);

@@ -81,6 +81,23 @@ TableSection checks_table(const nlohmann::json& checks) {
   return t;
 }
 
+// A sweep's break-even sizes, one row per device, dtype, layout and transfers.
+TableSection sweep_table(const nlohmann::json& sweep) {
+  TableSection t{"sweep " + str_or(sweep, k::kOp),
+                 {"device", "dtype", "layout", "transfers", "sizes_measured", "break_even"},
+                 {}};
+  for (const auto& s : sweep.value(std::string(k::kSeries), nlohmann::json::array())) {
+    std::size_t measured = 0;
+    for (const auto& p : s.value(std::string(k::kPoints), nlohmann::json::array()))
+      measured += p.contains(k::kBeatsCpu) ? 1 : 0;
+    std::string be = str_or(s, k::kBreakEven);
+    t.rows.push_back({str_or(s, k::kDevice), str_or(s, k::kDtype), str_or(s, k::kLayout),
+                      str_or(s, k::kTransfers), fmt::format("{}", measured),
+                      be.empty() ? "none in range" : be + " (" + str_or(sweep, k::kParameter) + ")"});
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string scalar_text(const nlohmann::json& v) {
@@ -154,6 +171,7 @@ ViewModel make_view_model(const nlohmann::json& doc) {
   }
   if (doc.contains(k::kResults)) vm.tables.push_back(results_table(doc[k::kResults]));
   if (doc.contains(k::kChecks)) vm.tables.push_back(checks_table(doc[k::kChecks]));
+  if (doc.contains(k::kSweep)) vm.tables.push_back(sweep_table(doc[k::kSweep]));
   return vm;
 }
 

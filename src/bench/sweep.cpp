@@ -1,0 +1,177 @@
+// Sweep ranges and the break-even analysis over the records a sweep produced.
+#include "bench/sweep.h"
+
+#include "bench/config.h"
+#include "core/errors.h"
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpucheck::bench {
+
+namespace k = keys;
+
+namespace {
+
+struct Range {
+  Op op;
+  std::uint64_t first, last;
+  const char* parameter;  // what a size counts
+};
+
+constexpr Range kRanges[] = {{Op::kExp, kSweepExpFirst, kSweepExpLast, "elements"},
+                             {Op::kGemm, kSweepGemmFirst, kSweepGemmLast, "m=n=k"},
+                             {Op::kConv, kSweepConvFirst, kSweepConvLast, "batch n"}};
+
+const Range& range_of(Op op) {
+  for (const auto& r : kRanges)
+    if (r.op == op) return r;
+  throw UsageError("--sweep: exp, gemm or conv");
+}
+
+// The swept size of a record: exp's element count, GEMM's side, conv's batch.
+std::optional<std::uint64_t> record_size(const nlohmann::json& r) {
+  auto s = r.find(k::kShape);
+  if (s == r.end() || !s->is_object()) return std::nullopt;
+  auto key = r.value(std::string(k::kOp), "") == "gemm" ? k::kM : k::kN;
+  auto v = s->find(key);
+  if (v == s->end() || !v->is_number_unsigned()) return std::nullopt;
+  return v->get<std::uint64_t>();
+}
+
+std::string str(const nlohmann::json& r, std::string_view key) {
+  auto it = r.find(key);
+  return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The CPU's ok record at a size and dtype (layout too, for conv).
+const nlohmann::json* cpu_record(const nlohmann::json& results, std::uint64_t size,
+                                 const std::string& dtype, const std::string& layout) {
+  for (const auto& c : results) {
+    if (str(c, k::kBackend) != "cpu" || str(c, k::kStatus) != "ok") continue;
+    if (str(c, k::kDtype) != dtype || record_size(c) != size) continue;
+    if (str(c.value(std::string(k::kShape), nlohmann::json::object()), k::kLayout) != layout)
+      continue;
+    return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+SweepSpec make_sweep(std::string_view op, std::string_view max_text) {
+  auto parsed = op_from_string(op);
+  if (!parsed || (*parsed != Op::kExp && *parsed != Op::kGemm && *parsed != Op::kConv))
+    throw UsageError(fmt::format("--sweep: unknown op '{}' (valid: exp, gemm, conv)", op));
+  const Range& range = range_of(*parsed);
+  std::uint64_t last = range.last;
+  if (!max_text.empty()) {
+    auto v = parse_exp_sizes(max_text, "--sweep-max");
+    if (v.size() != 1) throw UsageError(fmt::format("--sweep-max: one size, not '{}'", max_text));
+    if (v.front().n < range.first)
+      throw UsageError(fmt::format("--sweep-max: {} is below the {} sweep's first size {}",
+                                   v.front().n, op, range.first));
+    last = std::min(last, v.front().n);
+  }
+  SweepSpec spec{*parsed, {}};
+  for (std::uint64_t s = range.first; s <= last; s *= 2) spec.sizes.push_back(s);
+  return spec;
+}
+
+std::string sweep_size_flag(const SweepSpec& spec) {
+  std::string out;
+  for (auto s : spec.sizes) {
+    if (spec.op == Op::kConv)
+      out += fmt::format("{}{},64,56,56,64,3,3,1,1", out.empty() ? "" : ";", s);
+    else
+      out += fmt::format("{}{}", out.empty() ? "" : ",", s);
+  }
+  return out;
+}
+
+bool beats_cpu(const SweepPoint& p) {
+  return p.median < p.cpu_median && p.max < p.cpu_min;
+}
+
+std::optional<std::uint64_t> break_even(const std::vector<SweepPoint>& points) {
+  std::optional<std::uint64_t> found;
+  for (auto it = points.rbegin(); it != points.rend() && beats_cpu(*it); ++it) found = it->size;
+  return found;
+}
+
+nlohmann::json analyze_sweep(const SweepSpec& spec, const nlohmann::json& results) {
+  // One series per device, dtype, layout and transfers, in the order the records came.
+  std::vector<nlohmann::json> series;
+  auto series_for = [&](const nlohmann::json& r) -> nlohmann::json& {
+    nlohmann::json key = {{k::kDevice, str(r, k::kDevice)},
+                          {k::kDtype, str(r, k::kDtype)},
+                          {k::kTransfers, str(r, k::kTransfers)}};
+    std::string layout = str(r.value(std::string(k::kShape), nlohmann::json::object()), k::kLayout);
+    if (!layout.empty()) key[k::kLayout] = layout;
+    for (auto& s : series) {
+      bool same = true;
+      for (const auto& [name, v] : key.items()) same = same && s.value(name, nlohmann::json()) == v;
+      if (same && s.contains(k::kLayout) == key.contains(k::kLayout)) return s;
+    }
+    key[k::kBackend] = str(r, k::kBackend);
+    if (auto name = str(r, k::kDeviceName); !name.empty()) key[k::kDeviceName] = name;
+    if (auto uuid = str(r, k::kDeviceUuid); !uuid.empty()) key[k::kDeviceUuid] = uuid;
+    key[k::kPoints] = nlohmann::json::array();
+    series.push_back(std::move(key));
+    return series.back();
+  };
+
+  for (const auto& r : results) {
+    if (str(r, k::kBackend) == "cpu" || str(r, k::kOp) != to_string(spec.op)) continue;
+    auto size = record_size(r);
+    if (!size) continue;
+    nlohmann::json& s = series_for(r);
+    nlohmann::json p = {{k::kSize, *size}, {k::kStatus, str(r, k::kStatus)}};
+    if (auto reason = str(r, k::kReason); !reason.empty()) p[k::kReason] = reason;
+    if (p[k::kStatus] == "ok") {
+      const auto& t = r[k::kTimeS];
+      p[k::kMedian] = t[k::kMedian];
+      p[k::kMin] = t[k::kMin];
+      p[k::kMax] = t[k::kMax];
+    }
+    // The same dtype on the CPU, else f32, as the speedups match them (report/speedup.cpp).
+    std::string layout = str(s, k::kLayout), dtype = str(s, k::kDtype);
+    const nlohmann::json* cpu = cpu_record(results, *size, dtype, layout);
+    if (!cpu && dtype != "f32") cpu = cpu_record(results, *size, "f32", layout);
+    if (cpu) {
+      const auto& t = (*cpu)[k::kTimeS];
+      p[k::kCpu] = {{k::kDtype, str(*cpu, k::kDtype)},
+                    {k::kMedian, t[k::kMedian]},
+                    {k::kMin, t[k::kMin]},
+                    {k::kMax, t[k::kMax]}};
+    }
+    s[k::kPoints].push_back(std::move(p));
+  }
+
+  for (auto& s : series) {
+    auto& pts = s[k::kPoints];
+    std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) {
+      return a[k::kSize].template get<std::uint64_t>() < b[k::kSize].template get<std::uint64_t>();
+    });
+    std::vector<SweepPoint> measured;
+    for (auto& p : pts) {
+      if (p[k::kStatus] != "ok" || !p.contains(k::kCpu)) continue;
+      SweepPoint m{p[k::kSize],        p[k::kMedian],          p[k::kMin],
+                   p[k::kMax],         p[k::kCpu][k::kMedian], p[k::kCpu][k::kMin],
+                   p[k::kCpu][k::kMax]};
+      if (m.median > 0) p[k::kSpeedupVsCpu] = m.cpu_median / m.median;
+      p[k::kBeatsCpu] = beats_cpu(m);
+      measured.push_back(m);
+    }
+    auto be = break_even(measured);
+    s[k::kBreakEven] = be ? nlohmann::json(*be) : nlohmann::json(nullptr);
+  }
+  return {{k::kOp, to_string(spec.op)},
+          {k::kParameter, range_of(spec.op).parameter},
+          {k::kSizes, spec.sizes},
+          {k::kSeries, series}};
+}
+
+}  // namespace gpucheck::bench

@@ -1,0 +1,299 @@
+// The HTML view: one self-contained page (inline CSS and SVG, no script, no external
+// reference) with charts of throughput, speedups, sweeps and qualify verdicts, then the
+// document's tables. Every string from the document goes through html_escape.
+#include "core/json_keys.h"
+#include "report/html_escape.h"
+#include "report/render.h"
+#include "report/svg_charts.h"
+#include "report/view_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+
+namespace {
+
+constexpr std::string_view kStyle = R"(
+body{font-family:"DejaVu Sans",sans-serif;font-size:14px;color:#222;background:#fff;margin:24px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
+.meta{color:#555;margin:0 0 12px}.errors{color:#a00}
+svg.chart{display:block;margin:8px 0 16px;background:#fafafa;border:1px solid #ddd}
+svg text{font-family:"DejaVu Sans",sans-serif;font-size:11px;fill:#222}
+svg text.title{font-size:13px;font-weight:bold}svg text.axis{font-size:12px;fill:#444}
+svg line.grid{stroke:#ddd;stroke-width:1}svg line.guide{stroke:#000;stroke-width:1.5}
+svg line.break-even{stroke-width:1.5;stroke-dasharray:5 3}svg line.range{stroke-width:1}
+svg polyline.curve{fill:none;stroke-width:2}svg polyline.dashed{stroke-dasharray:6 3}
+table{border-collapse:collapse;margin:6px 0 14px}th,td{border:1px solid #ccc;padding:2px 6px;
+text-align:left;vertical-align:top;font-size:12px}th{background:#eee}
+td.ok,td.pass,td.met{background:#e6f4e6}td.warn,td.skipped,td.unsupported,td.skip{background:#fff4d6}
+td.fail,td.failed,td.mismatch,td.unmet{background:#fbe0e0}
+details{margin:2px 0}summary{cursor:pointer;font-weight:bold}p.note{margin:-8px 0 16px;color:#333}
+)";
+
+std::string str(const nlohmann::json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return {};
+  return scalar_text(*it);
+}
+
+double num(const nlohmann::json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+// Device ids in the order they first appear, so each keeps one colour in every chart.
+std::vector<std::string> devices_of(const nlohmann::json& results) {
+  std::vector<std::string> out;
+  for (const auto& r : results) {
+    std::string d = str(r, k::kDevice);
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  return out;
+}
+
+std::size_t index_of(const std::vector<std::string>& v, const std::string& s) {
+  return static_cast<std::size_t>(std::find(v.begin(), v.end(), s) - v.begin());
+}
+
+// One chart per op: each dtype and shape a group, each device a bar (device time).
+std::string throughput_charts(const nlohmann::json& results) {
+  const auto devices = devices_of(results);
+  std::vector<std::string> ops;
+  std::map<std::string, BarChart> charts;
+  for (const auto& r : results) {
+    if (str(r, k::kStatus) != "ok" || str(r, k::kTransfers) != "excluded") continue;
+    auto tp = r.find(k::kThroughput);
+    if (tp == r.end()) continue;
+    std::string op = str(r, k::kOp);
+    auto [it, fresh] = charts.try_emplace(op);
+    BarChart& c = it->second;
+    if (fresh) {
+      ops.push_back(op);
+      c.title = fmt::format("{} throughput (device time)", op);
+      c.unit = str(*tp, k::kUnit);
+      c.kind = "throughput";
+      c.series = devices;
+    }
+    std::string group = fmt::format("{} {}", str(r, k::kDtype), shape_text(r[k::kShape]));
+    auto g = std::find_if(c.groups.begin(), c.groups.end(),
+                          [&](const BarGroup& b) { return b.label == group; });
+    if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});
+    double v = num(*tp, k::kValue);
+    g->bars.push_back({index_of(devices, str(r, k::kDevice)), v,
+                       fmt::format("{} {} {}: {:.4g} {} ({})", str(r, k::kDevice), op, group, v,
+                                   c.unit, str(r, k::kImpl))});
+  }
+  std::string out;
+  for (const auto& op : ops) out += svg_bar_chart(charts[op]);
+  return out;
+}
+
+// Every accelerator record with a speedup: device time and end to end side by side.
+std::string speedup_chart(const nlohmann::json& results) {
+  BarChart c;
+  c.title = "Speedup over the CPU (log scale; 1\xC3\x97 = as fast as the CPU)";
+  c.unit = "CPU median time / device median time";
+  c.kind = "speedup";
+  c.log_scale = true;
+  c.guide = 1.0;
+  c.series = {"device time (transfers excluded)", "end to end (transfers included)"};
+  for (const auto& r : results) {
+    auto sp = r.find(k::kSpeedupVsCpu);
+    if (sp == r.end() || !sp->is_number() || sp->get<double>() <= 0) continue;
+    std::string group = fmt::format("{} {} {} {}", str(r, k::kDevice), str(r, k::kOp),
+                                    str(r, k::kDtype), shape_text(r[k::kShape]));
+    auto g = std::find_if(c.groups.begin(), c.groups.end(),
+                          [&](const BarGroup& b) { return b.label == group; });
+    if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});
+    bool included = str(r, k::kTransfers) == "included";
+    g->bars.push_back({included ? 1u : 0u, sp->get<double>(),
+                       fmt::format("{}, {}: {:.3g}\xC3\x97", group, c.series[included ? 1 : 0],
+                                   sp->get<double>())});
+  }
+  return c.groups.empty() ? std::string() : svg_bar_chart(c);
+}
+
+std::string break_even_text(const nlohmann::json& series) {
+  auto be = series.find(k::kBreakEven);
+  return be != series.end() && be->is_number() ? size_label(be->get<double>()) : "none in range";
+}
+
+// One chart per device, dtype and layout: the CPU's, the device's and the end-to-end times per
+// size with min–max whiskers, and the break-even sizes marked.
+std::string sweep_charts(const nlohmann::json& sweep) {
+  struct Group {
+    std::string label;
+    const nlohmann::json* excluded = nullptr;
+    const nlohmann::json* included = nullptr;
+  };
+  std::vector<Group> groups;
+  // Groups point into the document (value() would return a copy that dies with the loop).
+  auto all = sweep.find(k::kSeries);
+  if (all == sweep.end() || !all->is_array()) return {};
+  for (const auto& s : *all) {
+    std::string label =
+        fmt::format("{} ({}) {}{}{}", str(s, k::kDevice), str(s, k::kDeviceName), str(s, k::kDtype),
+                    s.contains(k::kLayout) ? " " : "", str(s, k::kLayout));
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.label == label; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{label});
+    (str(s, k::kTransfers) == "included" ? g->included : g->excluded) = &s;
+  }
+  std::string op = str(sweep, k::kOp), out;
+  for (const auto& g : groups) {
+    CurveChart c;
+    c.title = fmt::format("{} sweep on {}", op, g.label);
+    c.x_label = fmt::format("size ({})", str(sweep, k::kParameter));
+    c.y_label = "median time per run";
+    c.kind = "sweep";
+    Curve cpu{"CPU", {}, false};
+    Curve dev{"device time", {}, false};
+    Curve e2e{"end to end", {}, true};
+    const nlohmann::json* first = g.excluded ? g.excluded : g.included;
+    for (const auto& p : first->value(std::string(k::kPoints), nlohmann::json::array()))
+      if (auto cp = p.find(k::kCpu); cp != p.end())
+        cpu.points.push_back({num(p, k::kSize), num(*cp, k::kMedian), num(*cp, k::kMin),
+                              num(*cp, k::kMax),
+                              fmt::format("CPU {}: {}", size_label(num(p, k::kSize)),
+                                          seconds_label(num(*cp, k::kMedian)))});
+    auto add = [&](Curve& curve, const nlohmann::json* s, std::size_t colour, const char* what) {
+      if (!s) return;
+      for (const auto& p : s->value(std::string(k::kPoints), nlohmann::json::array()))
+        if (str(p, k::kStatus) == "ok" && num(p, k::kMedian) > 0)
+          curve.points.push_back({num(p, k::kSize), num(p, k::kMedian), num(p, k::kMin),
+                                  num(p, k::kMax),
+                                  fmt::format("{} {}: {}", what, size_label(num(p, k::kSize)),
+                                              seconds_label(num(p, k::kMedian)))});
+      auto be = s->find(k::kBreakEven);
+      if (be != s->end() && be->is_number())
+        c.markers.push_back({be->get<double>(),
+                             fmt::format("break-even, {}: {}", what, size_label(be->get<double>())),
+                             colour});
+    };
+    add(dev, g.excluded, 1, "device time");
+    add(e2e, g.included, 2, "end to end");
+    c.curves = {cpu, dev, e2e};
+    out += svg_curve_chart(c);
+    out += fmt::format("<p class=\"note\">Break-even on {}: device time: {}; end to end: {}.</p>\n",
+                       html_escape(g.label),
+                       g.excluded ? html_escape(break_even_text(*g.excluded)) : "not run",
+                       g.included ? html_escape(break_even_text(*g.included)) : "not run");
+  }
+  return out;
+}
+
+// The profile's verdicts, one coloured bar each: met, unmet, skip.
+std::string verdict_chart(const nlohmann::json& q) {
+  BarChart c;
+  c.title =
+      fmt::format("qualify {}: {}", q.contains(k::kProfile) ? str(q[k::kProfile], k::kName) : "",
+                  str(q, k::kVerdict));
+  c.unit = "verdict per requirement";
+  c.kind = "verdict";
+  c.show_values = false;
+  c.series = {"met", "unmet", "skip"};
+  c.colours = {"#2ca02c", "#d62728", "#999999"};
+  for (const auto& v : q.value(std::string(k::kVerdicts), nlohmann::json::array())) {
+    std::string verdict = str(v, k::kVerdict);
+    std::size_t i = verdict == "met" ? 0 : verdict == "unmet" ? 1 : 2;
+    std::string label = str(v, k::kId);
+    if (auto d = str(v, k::kDevice); !d.empty()) label += " (" + d + ")";
+    std::string tip = fmt::format("{}: {} (measured {}, threshold {}{}{})", str(v, k::kRequirement),
+                                  verdict, str(v, k::kMeasured), str(v, k::kThreshold),
+                                  v.contains(k::kUnit) ? " " : "", str(v, k::kUnit));
+    if (auto reason = str(v, k::kReason); !reason.empty()) tip += "; " + reason;
+    c.groups.push_back({label, {{i, 1.0, tip}}});
+  }
+  return c.groups.empty() ? std::string() : svg_bar_chart(c);
+}
+
+// Table cells whose column is a status or verdict carry it as a class, for colour.
+bool status_column(const std::string& name) {
+  return name == "status" || name == "verdict";
+}
+
+std::string table_html(const TableSection& t) {
+  std::string out = fmt::format("<h2>{}</h2>\n<table class=\"{}\">\n<tr>", html_escape(t.title),
+                                html_escape(t.title));
+  for (const auto& c : t.columns) out += "<th>" + html_escape(c) + "</th>";
+  out += "</tr>\n";
+  for (const auto& row : t.rows) {
+    out += "<tr>";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::string value = row[i];
+      std::string cls = i < t.columns.size() && status_column(t.columns[i]) ? value : "";
+      for (char& ch : cls) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      out += cls.empty() ? "<td>" : "<td class=\"" + html_escape(cls) + "\">";
+      out += html_escape(value) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  if (t.rows.empty())
+    out += fmt::format("<tr><td colspan=\"{}\">(none)</td></tr>\n", t.columns.size());
+  return out + "</table>\n";
+}
+
+std::string facts_html(const KeyValueSection& s, bool open) {
+  std::string out = fmt::format("<details{}><summary>{}</summary>\n<table class=\"facts\">\n",
+                                open ? " open" : "", html_escape(s.title));
+  for (const auto& [key, value] : s.rows)
+    out += "<tr><th>" + html_escape(key) + "</th><td>" + html_escape(value) + "</td></tr>\n";
+  return out + "</table></details>\n";
+}
+
+}  // namespace
+
+std::string render_html(const nlohmann::json& doc) {
+  const std::string command = str(doc, k::kCommand);
+  const nlohmann::json none = nlohmann::json::object();
+  const auto& prov = doc.contains(k::kProvenance) ? doc[k::kProvenance] : none;
+  const auto& host = doc.contains(k::kHost) ? doc[k::kHost] : none;
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>gpucheck {} {}</title>\n<style>{}</style>\n</head>\n<body>\n<h1>gpucheck {}</h1>\n",
+      html_escape(command), html_escape(str(host, k::kHostname)), kStyle, html_escape(command));
+  std::string argv;
+  for (const auto& a : prov.value(std::string(k::kArgv), nlohmann::json::array()))
+    argv += (argv.empty() ? "" : " ") + scalar_text(a);
+  out += fmt::format("<p class=\"meta\">{} · {} · gpucheck {} · <code>{}</code></p>\n",
+                     html_escape(str(host, k::kHostname)), html_escape(str(prov, k::kTime)),
+                     html_escape(str(prov, k::kGpucheckVersion)), html_escape(argv));
+  if (auto e = doc.find(k::kErrors); e != doc.end() && e->is_array() && !e->empty()) {
+    out += "<ul class=\"errors\">\n";
+    for (const auto& m : *e) out += "<li>" + html_escape(scalar_text(m)) + "</li>\n";
+    out += "</ul>\n";
+  }
+  if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) {
+    out += "<h2>Qualify verdicts</h2>\n" + verdict_chart(*q);
+  }
+  if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object()) {
+    out +=
+        "<h2>Break-even sweep</h2>\n<p>The break-even size is the smallest size from which the "
+        "device's median beats the CPU's with non-overlapping min\xE2\x80\x93max ranges, there "
+        "and at every larger size measured.</p>\n" +
+        sweep_charts(*s);
+  }
+  if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) {
+    std::string charts = throughput_charts(*r);
+    if (!charts.empty()) out += "<h2>Throughput</h2>\n" + charts;
+    std::string speedups = speedup_chart(*r);
+    if (!speedups.empty()) out += "<h2>Speedup over the CPU</h2>\n" + speedups;
+  }
+  ViewModel vm = make_view_model(doc);
+  for (const auto& t : vm.tables) out += table_html(t);
+  if (!vm.facts.empty()) {
+    out += "<h2>System</h2>\n";
+    // The machine's identity is open; the long per-backend and per-device lists are folded.
+    for (const auto& s : vm.facts)
+      out += facts_html(s, s.title == k::kHost || s.title == k::kCpu || s.title == k::kProvenance);
+  }
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,251 @@
+// Metrics from a probe, bench, doctor or qualify document, for node_exporter's textfile
+// collector: gauges named gpucheck_*, labels escaped, one sample per series.
+#include "report/prometheus.h"
+
+#include "core/json_keys.h"
+#include "report/render.h"
+#include "report/view_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+
+namespace {
+
+std::string str(const nlohmann::json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return {};
+  return scalar_text(*it);
+}
+
+std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", v);
+}
+
+// A state set: one sample per possible state, 1 for the actual one, so an alert can match
+// `== 1` on the state it cares about and a missing state reads 0, not "no data".
+void state_set(PromMetrics& m, const std::string& name, PromLabels labels, const std::string& label,
+               const std::vector<std::string_view>& states, const std::string& actual) {
+  labels.emplace_back(label, "");
+  for (auto s : states) {
+    labels.back().second = s;
+    m.sample(name, labels, s == actual ? 1 : 0);
+  }
+}
+
+void add_backends(PromMetrics& m, const nlohmann::json& backends) {
+  m.family("gpucheck_backend_status", "Backend probe status (1 for the actual state)");
+  m.family("gpucheck_device_info", "A device the probe found (always 1)");
+  for (const auto& b : backends) {
+    std::string name = str(b, k::kName);
+    state_set(m, "gpucheck_backend_status", {{"backend", name}}, "status",
+              {"available", "unavailable", "failed", "not_built"}, str(b, k::kStatus));
+    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+      m.sample("gpucheck_device_info",
+               {{"backend", name},
+                {"device", str(d, k::kDevice)},
+                {"uuid", str(d, k::kDeviceUuid)},
+                {"pci_bus_id", str(d, k::kPciBusId)},
+                {"name", str(d, k::kDeviceName)}},
+               1);
+  }
+}
+
+void add_results(PromMetrics& m, const nlohmann::json& results) {
+  m.family("gpucheck_bench_device_info", "A device the benchmark ran on (always 1)");
+  m.family("gpucheck_bench_records", "Benchmark records per device and status");
+  m.family("gpucheck_bench_median_seconds", "Median time of one run");
+  m.family("gpucheck_bench_throughput_bytes_per_second", "Bytes moved per second (median)");
+  m.family("gpucheck_bench_throughput_flop_per_second",
+           "Floating-point operations per second (median)");
+  m.family("gpucheck_bench_speedup_vs_cpu", "CPU median time over the device's median time");
+  constexpr std::array<std::string_view, 5> kStatuses{"ok", "unsupported", "skipped", "failed",
+                                                      "mismatch"};
+  std::map<std::string, std::map<std::string, int>> counts;  // device → status → records
+  std::vector<std::string> order;
+  for (const auto& r : results) {
+    std::string device = str(r, k::kDevice), status = str(r, k::kStatus);
+    if (!counts.count(device)) {
+      order.push_back(device);
+      m.sample("gpucheck_bench_device_info",
+               {{"device", device},
+                {"uuid", str(r, k::kDeviceUuid)},
+                {"backend", str(r, k::kBackend)},
+                {"name", str(r, k::kDeviceName)}},
+               1);
+    }
+    ++counts[device][status];
+    if (status != "ok") continue;
+    PromLabels labels{{"device", device},
+                      {"uuid", str(r, k::kDeviceUuid)},
+                      {"op", str(r, k::kOp)},
+                      {"dtype", str(r, k::kDtype)},
+                      {"shape", r.contains(k::kShape) ? shape_text(r[k::kShape]) : ""},
+                      {"transfers", str(r, k::kTransfers)},
+                      {"impl", str(r, k::kImpl)}};
+    if (auto t = r.find(k::kTimeS); t != r.end() && t->contains(k::kMedian))
+      m.sample("gpucheck_bench_median_seconds", labels, (*t)[k::kMedian].get<double>());
+    if (auto tp = r.find(k::kThroughput); tp != r.end()) {
+      double v = (*tp)[k::kValue].get<double>();
+      if ((*tp)[k::kUnit] == "GB/s")
+        m.sample("gpucheck_bench_throughput_bytes_per_second", labels, v * 1e9);
+      else
+        m.sample("gpucheck_bench_throughput_flop_per_second", labels, v * 1e12);
+    }
+    if (auto sp = r.find(k::kSpeedupVsCpu); sp != r.end() && sp->is_number())
+      m.sample("gpucheck_bench_speedup_vs_cpu", labels, sp->get<double>());
+  }
+  for (const auto& device : order)
+    for (auto s : kStatuses) {
+      auto it = counts[device].find(std::string(s));
+      m.sample("gpucheck_bench_records", {{"device", device}, {"status", std::string(s)}},
+               it == counts[device].end() ? 0 : it->second);
+    }
+}
+
+void add_sweep(PromMetrics& m, const nlohmann::json& sweep) {
+  m.family("gpucheck_sweep_break_even_found",
+           "1 when the device beats the CPU from some swept size on, 0 for none in range");
+  m.family("gpucheck_sweep_break_even_size",
+           "Smallest swept size from which the device beats the CPU (elements, m=n=k or batch)");
+  for (const auto& s : sweep.value(std::string(k::kSeries), nlohmann::json::array())) {
+    PromLabels labels{{"device", str(s, k::kDevice)}, {"uuid", str(s, k::kDeviceUuid)},
+                      {"op", str(sweep, k::kOp)},     {"dtype", str(s, k::kDtype)},
+                      {"layout", str(s, k::kLayout)}, {"transfers", str(s, k::kTransfers)}};
+    auto be = s.find(k::kBreakEven);
+    bool found = be != s.end() && be->is_number();
+    m.sample("gpucheck_sweep_break_even_found", labels, found ? 1 : 0);
+    if (found) m.sample("gpucheck_sweep_break_even_size", labels, be->get<double>());
+  }
+}
+
+void add_checks(PromMetrics& m, const nlohmann::json& checks) {
+  m.family("gpucheck_doctor_check_status", "Doctor check status (1 for the actual state)");
+  m.family("gpucheck_doctor_checks", "Doctor checks per status");
+  const std::vector<std::string_view> states{"pass", "info", "warn", "fail", "skip"};
+  std::map<std::string, int> counts;
+  for (const auto& c : checks) {
+    std::string status = str(c, k::kStatus);
+    ++counts[status];
+    state_set(m, "gpucheck_doctor_check_status", {{"check", str(c, k::kId)}}, "status", states,
+              status);
+  }
+  for (auto s : states)
+    m.sample("gpucheck_doctor_checks", {{"status", std::string(s)}}, counts[std::string(s)]);
+}
+
+void add_qualify(PromMetrics& m, const nlohmann::json& q) {
+  m.family("gpucheck_qualify_met", "1 when every requirement of the profile is met");
+  m.family("gpucheck_qualify_requirements", "Requirements per verdict");
+  m.family("gpucheck_qualify_verdict", "Verdict of one requirement (1 for the actual one)");
+  m.family("gpucheck_qualify_measured", "The measured value a requirement was judged on");
+  std::string profile = q.contains(k::kProfile) ? str(q[k::kProfile], k::kName) : "";
+  m.sample("gpucheck_qualify_met", {{"profile", profile}}, str(q, k::kVerdict) == "met" ? 1 : 0);
+  const std::vector<std::string_view> verdicts{"met", "unmet", "skip"};
+  if (auto s = q.find(k::kSummary); s != q.end())
+    for (auto v : verdicts)
+      m.sample("gpucheck_qualify_requirements", {{"profile", profile}, {"verdict", std::string(v)}},
+               s->value(std::string(v), 0.0));
+  for (const auto& v : q.value(std::string(k::kVerdicts), nlohmann::json::array())) {
+    PromLabels labels{{"profile", profile},
+                      {"requirement", str(v, k::kId)},
+                      {"kind", str(v, k::kKind)},
+                      {"device", str(v, k::kDevice)}};
+    state_set(m, "gpucheck_qualify_verdict", labels, "verdict", verdicts, str(v, k::kVerdict));
+    if (auto me = v.find(k::kMeasured); me != v.end() && me->is_number()) {
+      labels.emplace_back("unit", str(v, k::kUnit));
+      m.sample("gpucheck_qualify_measured", labels, me->get<double>());
+    }
+  }
+}
+
+// The text format's escapes: backslash and newline everywhere, the double quote in label values.
+std::string escape(std::string_view s, bool quote) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quote)
+      out += "\\\"";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string prometheus_label_value(std::string_view s) {
+  return escape(s, true);
+}
+
+std::string prometheus_help(std::string_view s) {
+  return escape(s, false);
+}
+
+PromMetrics::Family* PromMetrics::find(const std::string& name) {
+  for (auto& f : families_)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+void PromMetrics::family(const std::string& name, const std::string& help) {
+  if (!find(name)) families_.push_back({name, help, {}, {}});
+}
+
+void PromMetrics::sample(const std::string& name, const PromLabels& labels, double value) {
+  Family* f = find(name);
+  if (!f) {
+    family(name, name);
+    f = find(name);
+  }
+  std::string key = name;
+  bool first = true;
+  for (const auto& [label, v] : labels) {
+    if (v.empty()) continue;
+    key += fmt::format("{}{}=\"{}\"", first ? "{" : ",", label, prometheus_label_value(v));
+    first = false;
+  }
+  if (!first) key += "}";
+  if (std::find(f->keys.begin(), f->keys.end(), key) != f->keys.end()) return;
+  f->keys.push_back(key);
+  f->series.push_back(key + " " + number(value));
+}
+
+std::string PromMetrics::text() const {
+  std::string out;
+  for (const auto& f : families_) {
+    // A family without samples would be a HELP/TYPE pair describing nothing.
+    if (f.series.empty()) continue;
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", f.name, prometheus_help(f.help), f.name);
+    for (const auto& line : f.series) out += line + "\n";
+  }
+  return out;
+}
+
+std::string render_prometheus(const nlohmann::json& doc) {
+  PromMetrics m;
+  m.family("gpucheck_info", "The gpucheck run this file comes from (always 1)");
+  std::string version =
+      doc.contains(k::kProvenance) ? str(doc[k::kProvenance], k::kGpucheckVersion) : "";
+  m.sample("gpucheck_info", {{"command", str(doc, k::kCommand)}, {"version", version}}, 1);
+  if (auto b = doc.find(k::kBackends); b != doc.end() && b->is_array()) add_backends(m, *b);
+  if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) add_results(m, *r);
+  if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object()) add_sweep(m, *s);
+  if (auto c = doc.find(k::kChecks); c != doc.end() && c->is_array()) add_checks(m, *c);
+  if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) add_qualify(m, *q);
+  return m.text();
+}
+
+}  // namespace gpucheck::report

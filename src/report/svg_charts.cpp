@@ -1,0 +1,248 @@
+// Drawing the HTML view's charts as SVG text: scales, axes, legends, bars and curves.
+#include "report/svg_charts.h"
+
+#include "report/html_escape.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+
+namespace gpucheck::report {
+
+namespace {
+
+constexpr double kWidth = 760;
+constexpr std::array<const char*, 8> kPalette{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                              "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+std::string num(double v) {
+  return fmt::format("{:.1f}", v);
+}
+
+std::string value_label(double v) {
+  return fmt::format("{:.3g}", v);
+}
+
+// Long labels are cut for the layout; the full text stays in the mark's tooltip.
+std::string cut(const std::string& s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t n = max - 1;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // UTF-8 boundary
+  return s.substr(0, n) + "\xE2\x80\xA6";
+}
+
+std::string open_svg(double height, const std::string& title, const std::string& kind) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{}\" width=\"{}\" "
+      "height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n"
+      "<text class=\"title\" x=\"8\" y=\"18\">{}</text>\n",
+      html_escape(kind), num(kWidth), num(height), num(kWidth), num(height), html_escape(title),
+      html_escape(title));
+}
+
+std::string legend(const std::vector<std::string>& names, double y,
+                   const std::vector<std::string>& colours = {}) {
+  std::string out;
+  double x = 8;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>", num(x),
+                       num(y - 9), i < colours.size() ? colours[i] : series_colour(i));
+    out += fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>\n", num(x + 14), num(y),
+                       html_escape(cut(names[i], 40)));
+    x += 24 + 7 * static_cast<double>(std::min<std::size_t>(names[i].size(), 40));
+  }
+  return out;
+}
+
+// A log scale over whole decades (or powers of two) covering [lo, hi].
+struct LogScale {
+  double lo_exp = 0, hi_exp = 1, base = 10;
+  double from = 0, to = 1;  // pixels
+  double operator()(double v) const {
+    double e = std::log(v) / std::log(base);
+    return from + (to - from) * (e - lo_exp) / (hi_exp - lo_exp);
+  }
+};
+
+LogScale log_scale(double lo, double hi, double base, double from, double to) {
+  LogScale s;
+  s.base = base;
+  s.lo_exp = std::floor(std::log(lo) / std::log(base) + 1e-9);
+  s.hi_exp = std::ceil(std::log(hi) / std::log(base) - 1e-9);
+  if (s.hi_exp <= s.lo_exp) s.hi_exp = s.lo_exp + 1;
+  s.from = from;
+  s.to = to;
+  return s;
+}
+
+// A linear maximum at 1, 2 or 5 × 10^k, at least v.
+double nice_max(double v) {
+  if (v <= 0) return 1;
+  double p = std::pow(10, std::floor(std::log10(v)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= v) return m * p;
+  return 10 * p;
+}
+
+}  // namespace
+
+const char* series_colour(std::size_t i) {
+  return kPalette[i % kPalette.size()];
+}
+
+std::string size_label(double size) {
+  auto n = static_cast<std::uint64_t>(std::llround(size));
+  if (n >= 1024 && (n & (n - 1)) == 0) return fmt::format("2^{}", std::countr_zero(n));
+  return fmt::format("{}", n);
+}
+
+std::string seconds_label(double s) {
+  if (s >= 1) return fmt::format("{:.3g} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  if (s >= 1e-6) return fmt::format("{:.3g} \xC2\xB5s", s * 1e6);
+  return fmt::format("{:.3g} ns", s * 1e9);
+}
+
+std::string svg_bar_chart(const BarChart& c) {
+  constexpr double kLeft = 280, kRight = 70, kBar = 12, kGap = 2, kGroupGap = 8, kTop = 44;
+  double rows = 0;
+  double lo = c.guide.value_or(1e300), hi = c.guide.value_or(0);
+  for (const auto& g : c.groups)
+    for (const auto& b : g.bars) {
+      rows += 1;
+      lo = std::min(lo, b.value);
+      hi = std::max(hi, b.value);
+    }
+  const double plot_bottom =
+      kTop + rows * (kBar + kGap) + static_cast<double>(c.groups.size()) * kGroupGap;
+  const double height = plot_bottom + 36;
+  const double x0 = kLeft, x1 = kWidth - kRight;
+  std::string out = open_svg(height, c.title, c.kind);
+  out += legend(c.series, 36, c.colours);
+
+  // Axis: decades for a log scale, five steps up to a round maximum for a linear one.
+  LogScale ls = log_scale(lo > 0 ? lo : 1, hi > 0 ? hi : 1, 10, x0, x1);
+  double lin_max = nice_max(hi);
+  auto xpos = [&](double v) { return c.log_scale ? ls(v) : x0 + (x1 - x0) * v / lin_max; };
+  std::vector<double> ticks;
+  if (c.log_scale)
+    for (double e = ls.lo_exp; e <= ls.hi_exp + 1e-9; e += 1) ticks.push_back(std::pow(10, e));
+  else
+    for (int i = 0; i <= 5; ++i) ticks.push_back(lin_max * i / 5);
+  for (double t : ticks) {
+    double x = xpos(t);
+    out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", num(x),
+                       num(kTop - 4), num(plot_bottom));
+    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       num(x), num(plot_bottom + 14), value_label(t));
+  }
+  out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                     num((x0 + x1) / 2), num(plot_bottom + 30), html_escape(c.unit));
+  const double base_x = c.log_scale && c.guide ? xpos(*c.guide) : x0;
+  if (c.guide)
+    out += fmt::format("<line class=\"guide\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                       num(xpos(*c.guide)), num(kTop - 6), num(plot_bottom));
+
+  double y = kTop;
+  for (const auto& g : c.groups) {
+    double group_h = static_cast<double>(g.bars.size()) * (kBar + kGap);
+    out += fmt::format(
+        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n",
+        num(x0 - 6), num(y + group_h / 2 + 4), html_escape(cut(g.label, 46)), html_escape(g.label));
+    for (const auto& b : g.bars) {
+      double xv = xpos(b.value);
+      double left = std::min(base_x, xv), width = std::max(std::abs(xv - base_x), 1.0);
+      out += fmt::format(
+          "<rect class=\"mark\" data-kind=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+          "fill=\"{}\"><title>{}</title></rect>",
+          html_escape(c.kind), num(left), num(y), num(width), num(kBar),
+          b.series < c.colours.size() ? c.colours[b.series] : series_colour(b.series),
+          html_escape(b.tooltip));
+      if (c.show_values)
+        out += fmt::format("<text class=\"value\" x=\"{}\" y=\"{}\">{}</text>\n",
+                           num(std::max(xv, base_x) + 4), num(y + kBar - 2), value_label(b.value));
+      y += kBar + kGap;
+    }
+    y += kGroupGap;
+  }
+  return out + "</svg>\n";
+}
+
+std::string svg_curve_chart(const CurveChart& c) {
+  constexpr double kLeft = 70, kRight = 20, kTop = 48, kPlotH = 260;
+  const double height = kTop + kPlotH + 44;
+  double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0;
+  for (const auto& cv : c.curves)
+    for (const auto& p : cv.points) {
+      xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x);
+      ylo = std::min({ylo, p.y, p.lo > 0 ? p.lo : p.y});
+      yhi = std::max({yhi, p.y, p.hi});
+    }
+  for (const auto& m : c.markers) xlo = std::min(xlo, m.x), xhi = std::max(xhi, m.x);
+  if (xhi <= 0) xlo = 1, xhi = 2;
+  if (yhi <= 0) ylo = 1e-6, yhi = 1e-3;
+  const double x0 = kLeft, x1 = kWidth - kRight, y0 = kTop + kPlotH, y1 = kTop;
+  LogScale xs = log_scale(xlo, xhi, 2, x0, x1);
+  LogScale ys = log_scale(ylo, yhi, 10, y0, y1);
+  std::string out = open_svg(height, c.title, c.kind);
+  std::vector<std::string> names;
+  for (const auto& cv : c.curves) names.push_back(cv.name);
+  out += legend(names, 36);
+
+  const int xsteps = static_cast<int>(xs.hi_exp - xs.lo_exp);
+  const int every = xsteps > 12 ? 2 : 1;
+  for (int i = 0; i <= xsteps; i += every) {
+    double v = std::pow(2, xs.lo_exp + i), x = xs(v);
+    out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", num(x),
+                       num(y1), num(y0));
+    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       num(x), num(y0 + 14), size_label(v));
+  }
+  for (double e = ys.lo_exp; e <= ys.hi_exp + 1e-9; e += 1) {
+    double v = std::pow(10, e), y = ys(v);
+    out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\"/>",
+                       num(x0), num(x1), num(y));
+    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+                       num(x0 - 4), num(y + 4), seconds_label(v));
+  }
+  out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                     num((x0 + x1) / 2), num(y0 + 32), html_escape(c.x_label));
+  out += fmt::format(
+      "<text class=\"axis\" transform=\"translate(14 {}) rotate(-90)\" "
+      "text-anchor=\"middle\">{}</text>\n",
+      num((y0 + y1) / 2), html_escape(c.y_label));
+
+  for (std::size_t i = 0; i < c.markers.size(); ++i) {
+    const auto& m = c.markers[i];
+    double x = xs(m.x);
+    out += fmt::format(
+        "<line class=\"break-even\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/>"
+        "<text class=\"marker\" x=\"{4}\" y=\"{5}\" fill=\"{3}\">{6}</text>\n",
+        num(x), num(y1), num(y0), series_colour(m.series), num(x + 3),
+        num(y1 + 12 + 12 * static_cast<double>(i)), html_escape(m.label));
+  }
+  for (std::size_t i = 0; i < c.curves.size(); ++i) {
+    const auto& cv = c.curves[i];
+    std::string path;
+    for (const auto& p : cv.points) path += fmt::format("{},{} ", num(xs(p.x)), num(ys(p.y)));
+    out += fmt::format("<polyline class=\"curve{}\" points=\"{}\" stroke=\"{}\"/>\n",
+                       cv.dashed ? " dashed" : "", path, series_colour(i));
+    for (const auto& p : cv.points) {
+      double x = xs(p.x);
+      if (p.lo > 0 && p.hi > 0)
+        out += fmt::format(
+            "<line class=\"range\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/>",
+            num(x), num(ys(p.lo)), num(ys(p.hi)), series_colour(i));
+      out += fmt::format(
+          "<circle class=\"mark\" data-kind=\"{}\" cx=\"{}\" cy=\"{}\" r=\"3\" "
+          "fill=\"{}\"><title>{}</title></circle>\n",
+          html_escape(c.kind), num(x), num(ys(p.y)), series_colour(i), html_escape(p.tooltip));
+    }
+  }
+  return out + "</svg>\n";
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,75 @@
+// Inline SVG charts for the HTML view: grouped horizontal bars and log–log curves. Every data
+// mark is an element of class "mark" with a data-kind, so tests can count what was drawn.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpucheck::report {
+
+struct Bar {
+  std::size_t series = 0;  // index into BarChart::series (colour and legend)
+  double value = 0;        // > 0
+  std::string tooltip;
+};
+
+struct BarGroup {
+  std::string label;
+  std::vector<Bar> bars;
+};
+
+struct BarChart {
+  std::string title;
+  std::string unit;             // axis label
+  std::string kind;             // data-kind of the marks: throughput, speedup, verdict
+  bool log_scale = false;       // for ratios: decades around 1
+  std::optional<double> guide;  // a reference line (1× for speedups)
+  bool show_values = true;      // the value beside each bar
+  std::vector<std::string> series;
+  std::vector<std::string> colours;  // per series; empty: the palette
+  std::vector<BarGroup> groups;
+};
+
+std::string svg_bar_chart(const BarChart& chart);
+
+struct CurvePoint {
+  double x = 0;           // > 0
+  double y = 0;           // > 0
+  double lo = 0, hi = 0;  // the y range drawn as a whisker (min–max); 0: none
+  std::string tooltip;
+};
+
+struct Curve {
+  std::string name;
+  std::vector<CurvePoint> points;
+  bool dashed = false;
+};
+
+struct VerticalMarker {
+  double x = 0;
+  std::string label;
+  std::size_t series = 0;  // colour of the curve it belongs to
+};
+
+struct CurveChart {
+  std::string title;
+  std::string x_label, y_label;
+  std::string kind;  // data-kind of the marks
+  std::vector<Curve> curves;
+  std::vector<VerticalMarker> markers;
+};
+
+// Both axes logarithmic: x in powers of two (sizes), y in decades of seconds.
+std::string svg_curve_chart(const CurveChart& chart);
+
+// The colour of series i (a fixed palette, so devices keep their colour across charts).
+const char* series_colour(std::size_t i);
+
+// "2^16" for powers of two from 1024 on, else the integer: how sweep sizes are labelled.
+std::string size_label(double size);
+
+// Seconds with a unit that keeps 1–3 digits before the point: "250 ns", "1.5 ms", "2 s".
+std::string seconds_label(double s);
+
+}  // namespace gpucheck::report
