@@ -5,6 +5,9 @@
 #include "core/errors.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
+#include "probe/cpu_info.h"
+#include "probe/host_info.h"
+#include "probe/memory_info.h"
 #if GPUCHECK_HAVE_OPENCL
 #include "backends/opencl/icd_isolation.h"
 #endif
@@ -84,6 +87,14 @@ int run_probe_child(const std::string& backend, const EnvMap& env) {
   nlohmann::json section = b->probe();
   write_all(result_fd, section.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
+}
+
+nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& env,
+                              const ChildLimits& limits) {
+  return {{k::kHost, probe::to_json(probe::read_host_facts(root))},
+          {k::kCpu, probe::to_json(probe::read_cpu_facts(root))},
+          {k::kMemory, probe::to_json(probe::read_memory_facts(root))},
+          {k::kBackends, probe_backends(env, limits)}};
 }
 
 }  // namespace gpucheck::app

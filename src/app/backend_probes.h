@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ namespace gpucheck::app {
 // not built here. A child that crashes, hangs, floods or writes garbage becomes a "failed"
 // section naming what happened; the others are unaffected.
 nlohmann::json probe_backends(const EnvMap& env, const ChildLimits& limits);
+
+// The facts sections of a probe document: host, cpu and memory read under root, and every
+// backend's section (probe_backends). Shared by probe-like steps of other commands (qualify).
+nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& env,
+                              const ChildLimits& limits);
 
 // Inside the child: probes one backend and writes its section to the reserved stdout.
 int run_probe_child(const std::string& backend, const EnvMap& env);

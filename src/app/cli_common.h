@@ -61,5 +61,8 @@ Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_child_command(CLI::App& root);
 Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv);
+Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv);
+// `report compare` and `report show`: one Command whose run dispatches to the one chosen.
+Command add_report_command(CLI::App& root, const std::vector<std::string>& argv);
 
 }  // namespace gpucheck::app

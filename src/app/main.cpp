@@ -40,6 +40,8 @@ int run(int argc, char** argv) {
   std::vector<gpucheck::app::Command> commands{gpucheck::app::add_probe_command(app, args),
                                                gpucheck::app::add_bench_command(app, args),
                                                gpucheck::app::add_doctor_command(app, args),
+                                               gpucheck::app::add_qualify_command(app, args),
+                                               gpucheck::app::add_report_command(app, args),
                                                gpucheck::app::add_child_command(app)};
   try {
     app.parse(argc, argv);

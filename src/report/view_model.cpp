@@ -98,6 +98,49 @@ TableSection sweep_table(const nlohmann::json& sweep) {
   return t;
 }
 
+// qualify's verdicts, one a row, upper-cased as people read them (MET, UNMET, SKIP).
+TableSection verdicts_table(const nlohmann::json& qualify) {
+  TableSection t{"verdicts",
+                 {"id", "device", "requirement", "measured", "threshold", "verdict", "reason"},
+                 {}};
+  for (const auto& v : qualify.value(std::string(k::kVerdicts), nlohmann::json::array())) {
+    std::string unit = str_or(v, k::kUnit);
+    auto with_unit = [&](std::string_view key) {
+      std::string s = str_or(v, key);
+      return s.empty() || unit.empty() || !v[key].is_number() ? s : s + " " + unit;
+    };
+    std::string verdict = str_or(v, k::kVerdict);
+    for (char& ch : verdict) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    t.rows.push_back({str_or(v, k::kId), str_or(v, k::kDevice), str_or(v, k::kRequirement),
+                      with_unit(k::kMeasured), with_unit(k::kThreshold), verdict,
+                      str_or(v, k::kReason)});
+  }
+  return t;
+}
+
+// report compare's rows: the matched cell, both values, the change and the verdict.
+TableSection comparison_table(const nlohmann::json& comparison) {
+  TableSection t{"comparison",
+                 {"device", "op", "impl", "dtype", "shape", "transfers", "base", "new", "unit",
+                  "change", "threshold", "verdict"},
+                 {}};
+  for (const auto& r : comparison.value(std::string(k::kRows), nlohmann::json::array())) {
+    auto pct = [&](std::string_view key) {
+      auto it = r.find(key);
+      return it == r.end() || !it->is_number() ? std::string()
+                                               : fmt::format("{:+.1f}%", it->get<double>() * 100);
+    };
+    std::string verdict = str_or(r, k::kVerdict);
+    for (char& ch : verdict) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    t.rows.push_back({str_or(r, k::kDevice), str_or(r, k::kOp), str_or(r, k::kImpl),
+                      str_or(r, k::kDtype), r.contains(k::kShape) ? shape_text(r[k::kShape]) : "",
+                      str_or(r, k::kTransfers), str_or(r, k::kBase), str_or(r, k::kNew),
+                      str_or(r, k::kUnit), pct(k::kChange),
+                      pct(k::kThreshold).substr(pct(k::kThreshold).empty() ? 0 : 1), verdict});
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string scalar_text(const nlohmann::json& v) {
@@ -146,7 +189,9 @@ ViewModel make_view_model(const nlohmann::json& doc) {
   ViewModel vm;
   const bool probe = doc.value(std::string(k::kCommand), "") == "probe";
   // doctor's JSON carries the probe's backend facts it judged; its table shows the checks.
-  const bool doctor = doc.value(std::string(k::kCommand), "") == "doctor";
+  // qualify's too: its table ends with the verdicts.
+  const bool doctor = doc.value(std::string(k::kCommand), "") == "doctor" ||
+                      doc.value(std::string(k::kCommand), "") == "qualify";
   for (auto section : {k::kProvenance, k::kHost, k::kCpu, k::kMemory}) {
     if (!doc.contains(section)) continue;
     nlohmann::json facts = doc[section];
@@ -172,6 +217,8 @@ ViewModel make_view_model(const nlohmann::json& doc) {
   if (doc.contains(k::kResults)) vm.tables.push_back(results_table(doc[k::kResults]));
   if (doc.contains(k::kChecks)) vm.tables.push_back(checks_table(doc[k::kChecks]));
   if (doc.contains(k::kSweep)) vm.tables.push_back(sweep_table(doc[k::kSweep]));
+  if (doc.contains(k::kQualify)) vm.tables.push_back(verdicts_table(doc[k::kQualify]));
+  if (doc.contains(k::kComparison)) vm.tables.push_back(comparison_table(doc[k::kComparison]));
   return vm;
 }
 

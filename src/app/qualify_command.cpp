@@ -1,0 +1,185 @@
+// `gpucheck qualify --profile FILE`: probe, doctor and the benches a TOML profile needs, each
+// requirement judged; exit 1 when one is unmet. The probe, the doctor checks and the bench
+// children are the same code paths as `probe`, `doctor` and `bench`.
+#include "app/backend_probes.h"
+#include "app/bench_run.h"
+#include "app/cli_common.h"
+#include "core/document.h"
+#include "core/json_keys.h"
+#include "doctor/registry.h"
+#include "doctor/system_view.h"
+#include "qualify/bench_plan.h"
+#include "qualify/judge.h"
+#include "qualify/profile.h"
+#include "qualify/skus.h"
+#include "report/junit.h"
+#include "report/speedup.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+namespace gpucheck::app {
+
+namespace {
+
+namespace k = keys;
+namespace q = qualify;
+
+struct QualifyOptions {
+  OutputOptions out;
+  LibraryOptions libraries;
+  std::string profile;
+  std::string junit;
+  bool strict = false;
+  double probe_timeout_s = 60;
+  std::string sysroot = "/";  // hidden: doctor's files and sysfs PCI ids under a fixture
+  std::string skus;           // hidden: a SKU table instead of the embedded configs/skus.toml
+  std::vector<std::string> argv;
+};
+
+std::unique_ptr<std::ofstream> open_junit(const std::string& path) {
+  if (path.empty()) return nullptr;
+  auto f = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
+  if (!*f) throw UsageError("--junit: cannot write '" + path + "'");
+  return f;
+}
+
+std::vector<q::Sku> custom_skus(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("--skus: cannot read '" + path + "'");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return q::parse_skus(text, path);
+}
+
+bool needs(const q::Profile& p, q::Kind kind) {
+  return std::any_of(p.requirements.begin(), p.requirements.end(),
+                     [&](const auto& r) { return r.kind == kind; });
+}
+
+// Every doctor check on the facts just probed, as `gpucheck doctor` runs them.
+nlohmann::json run_doctor_checks(const nlohmann::json& facts, const EnvMap& env,
+                                 const std::string& sysroot) {
+  doctor::SystemView view;
+  view.root = sysroot;
+  view.env = env;
+  view.facts = facts;
+  view.identity = doctor::Identity::of_this_process();
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : doctor::run_checks(doctor::select_checks({}, {}), view))
+    results.push_back(r.to_json());
+  return results;
+}
+
+// The benches, one child per device as `gpucheck bench` runs them, with speedups.
+nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quiet) {
+  Progress progress(::isatty(STDERR_FILENO) != 0 && !quiet);
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& plan : plans) {
+    DeviceRun run = run_device({plan.device, plan.backend}, plan, progress);
+    for (auto& r : run.records) results.push_back(std::move(r));
+  }
+  progress.clear();
+  report::add_speedups(results);
+  return results;
+}
+
+std::optional<std::string> sysfs_pci_device_id(const std::string& root, const std::string& bus_id) {
+  std::ifstream in(std::filesystem::path(root) / "sys/bus/pci/devices" / bus_id / "device");
+  std::string id;
+  if (!(in >> id)) return std::nullopt;
+  return id;
+}
+
+ExitCode run_qualify(const QualifyOptions& o) {
+  // A bad profile, SKU table or output path is exit 2 before any work.
+  const q::Profile profile = q::load_profile(o.profile);
+  const std::vector<q::Sku> skus = custom_skus(o.skus);
+  Output output(o.out);
+  auto junit = open_junit(o.junit);
+  apply_library_options(o.libraries);
+
+  const EnvMap env = current_environment();
+  nlohmann::json doc = make_document("qualify", o.argv, env);
+  ChildLimits limits;
+  limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
+  nlohmann::json facts = probe_sections(o.sysroot, env, limits);
+  for (const auto& [key, value] : facts.items()) doc[key] = value;
+
+  q::Observations obs;
+  obs.backends = facts[k::kBackends];
+  obs.memory = facts[k::kMemory];
+  obs.skus = o.skus.empty() ? &q::builtin_skus() : &skus;
+  obs.pci_device_id = [&](const std::string& bus) { return sysfs_pci_device_id(o.sysroot, bus); };
+  if (needs(profile, q::Kind::kDoctor)) {
+    obs.checks = run_doctor_checks(facts, env, o.sysroot);
+    doc[k::kChecks] = obs.checks;
+  }
+  if (needs(profile, q::Kind::kBench)) {
+    auto plans = q::plan_benches(profile, q::list_devices(obs.backends));
+    obs.results = run_benches(plans, o.out.quiet);
+    doc[k::kResults] = obs.results;
+  }
+
+  std::vector<q::Verdict> verdicts;
+  for (const auto& r : profile.requirements)
+    for (auto& v : q::judge(r, obs)) verdicts.push_back(std::move(v));
+  if (o.strict) q::apply_strict(verdicts);
+
+  std::size_t met = 0, unmet = 0, skip = 0;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& v : verdicts) {
+    met += v.outcome == q::Outcome::kMet;
+    unmet += v.outcome == q::Outcome::kUnmet;
+    skip += v.outcome == q::Outcome::kSkip;
+    if (v.outcome == q::Outcome::kUnmet)
+      spdlog::error("unmet: {}{}: {}", v.id, v.device.empty() ? "" : " [" + v.device + "]",
+                    v.reason);
+    list.push_back(v.to_json());
+  }
+  nlohmann::json p = {{k::kPath, profile.path}, {k::kName, profile.name}};
+  if (!profile.description.empty()) p[k::kDescription] = profile.description;
+  doc[k::kQualify] = {{k::kProfile, p},
+                      {k::kStrict, o.strict},
+                      {k::kVerdict, unmet == 0 ? "met" : "unmet"},
+                      {k::kSummary, {{k::kMet, met}, {k::kUnmet, unmet}, {k::kSkip, skip}}},
+                      {k::kVerdicts, list}};
+  output.write(doc);
+  if (junit) {
+    *junit << report::render_junit(doc);
+    junit->flush();
+    if (!*junit) throw UsageError("--junit: writing '" + o.junit + "' failed");
+  }
+  // A missing device is an unmet requirement (1), never 3.
+  return unmet == 0 ? ExitCode::kOk : ExitCode::kFailed;
+}
+
+}  // namespace
+
+Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv) {
+  auto o = std::make_shared<QualifyOptions>();
+  o->argv = argv;
+  auto* cmd = root.add_subcommand(
+      "qualify",
+      "Probe, doctor and benches against a TOML profile of requirements: a CI gate "
+      "with JUnit output (exit 1 when a requirement is unmet)");
+  cmd->add_option("--profile", o->profile, "TOML profile (configs/qualify/*.toml)")->required();
+  cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE");
+  cmd->add_flag("--strict", o->strict,
+                "Count a skipped requirement (no reference, not observable) as unmet");
+  add_output_options(*cmd, o->out);
+  add_library_options(*cmd, o->libraries);
+  cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  // Hidden test hooks: a fixture root for doctor and sysfs, and another SKU table.
+  cmd->add_option("--sysroot", o->sysroot)->check(CLI::ExistingDirectory)->group("");
+  cmd->add_option("--skus", o->skus)->check(CLI::ExistingFile)->group("");
+  return {cmd, [o]() { return run_qualify(*o); }};
+}
+
+}  // namespace gpucheck::app

@@ -1,0 +1,16 @@
+// Verdicts of bench requirements: a record's throughput, time, speedup or fraction of the
+// card's reference, with failed and mismatched records unmet.
+#pragma once
+
+#include "qualify/judge.h"
+
+#include <vector>
+
+namespace gpucheck::qualify {
+
+std::vector<Verdict> judge_bench(const Requirement& r, const Observations& obs);
+
+// "gemm bf16 4096x4096x4096 (transfers excluded)"
+std::string describe_cell(const Requirement& r);
+
+}  // namespace gpucheck::qualify

@@ -1,0 +1,232 @@
+// Reading a qualify profile: every key is checked (type, allowed values, unknown keys), and every
+// error names the file, the line from toml++'s source region and the dotted key.
+#include "qualify/profile.h"
+
+#include "qualify/toml_reader.h"
+
+#include "bench/cell.h"
+#include "core/errors.h"
+#include "core/json_keys.h"
+#include "doctor/registry.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
+
+namespace gpucheck::qualify {
+
+namespace {
+
+namespace k = keys;
+
+void read_selector(TableReader& r, Requirement& q) {
+  auto dev = r.string("device");
+  std::string d = dev.value_or("any");
+  if (d == "any")
+    q.selector = Selector::kAny;
+  else if (d == "each")
+    q.selector = Selector::kEach;
+  else {
+    static const std::regex named(R"(^(cpu|cuda[0-9]+|opencl[0-9]+|(cuda|opencl):.+)$)");
+    if (!std::regex_match(d, named))
+      r.fail_at(
+          *r.take("device"), "device",
+          "\"any\", \"each\" or a device: cpu, cuda0, opencl0, cuda:<uuid>, opencl:<pci-bus-id>");
+    q.selector = Selector::kNamed;
+    if (r.has("backend")) r.fail("'backend' restricts device = \"any\" or \"each\" only");
+  }
+  q.device = d;
+}
+
+void read_backend(TableReader& r, Requirement& q) {
+  auto name = r.string("name");
+  if (!name) r.fail("missing key 'name' (cpu, cuda, opencl)");
+  q.backend = *name;
+  q.available = r.boolean("available");
+  q.devices_min = r.integer("devices_min", 0);
+  if (!q.available && !q.devices_min)
+    r.fail("a backend requirement needs 'available' or 'devices_min'");
+  r.reject_unknown({"kind", "id", "name", "available", "devices_min"});
+}
+
+void read_device(TableReader& r, Requirement& q) {
+  read_selector(r, q);
+  q.backend = r.string("backend").value_or("");
+  if (auto re = r.string("name_regex")) {
+    try {
+      std::regex check(*re, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      r.fail_at(*r.take("name_regex"), "name_regex",
+                fmt::format("an ECMAScript regex ({})", e.what()));
+    }
+    q.name_regex = *re;
+  }
+  q.compute_capability_min = r.version("compute_capability_min");
+  q.driver_min = r.version("driver_min");
+  q.memory_gib_min = r.number("memory_gib_min", true);
+  r.reject_unknown({"kind", "id", "device", "backend", "name_regex", "compute_capability_min",
+                    "memory_gib_min", "driver_min"});
+}
+
+void read_doctor(TableReader& r, Requirement& q) {
+  std::string max = r.one_of("max_status", {"pass", "info", "warn"}, "warn");
+  q.max_status = *doctor::check_status_from_string(max);
+  if (auto id = r.string("check")) {
+    if (!doctor::find_check(*id)) {
+      std::vector<std::string> ids;
+      for (const auto& c : doctor::all_checks()) ids.emplace_back(c.id);
+      r.fail_at(*r.take("check"), "check",
+                "a doctor check id (gpucheck doctor --list): " + join(ids));
+    }
+    q.check = *id;
+  }
+  r.reject_unknown({"kind", "id", "max_status", "check"});
+}
+
+void read_bench(TableReader& r, Requirement& q, const std::string& file) {
+  read_selector(r, q);
+  q.backend = r.string("backend").value_or("");
+  q.op = r.one_of("op", {"exp", "gemm", "conv", "copy", "latency", "seedloop"});
+  bool typed = q.op != "copy" && q.op != "latency";
+  if (typed)
+    q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64"}, "f32");
+  else if (r.has("dtype"))
+    r.fail(fmt::format("'dtype' does not apply to {}", q.op));
+  q.shape = read_shape(r, q.op, file);
+  q.transfers = r.one_of("transfers", {"excluded", "included"}, "excluded");
+
+  std::vector<std::string> given;
+  for (const char* key : {"min", "max", "speedup_min", "min_fraction_of_reference"})
+    if (r.has(key)) given.emplace_back(key);
+  if (given.size() != 1)
+    r.fail(
+        fmt::format("a bench requirement needs exactly one of min, max, speedup_min, "
+                    "min_fraction_of_reference (got {})",
+                    given.empty() ? "none" : join(given)));
+  const std::string& c = given.front();
+  q.value = *r.number(c, true);
+  bool flops = q.op == "gemm" || q.op == "conv";
+  if (c == "min") {
+    q.criterion = Criterion::kMin;
+    if (q.op == "latency") r.fail("latency has no throughput: use 'max' with unit s, ms or us");
+    q.unit = flops ? r.one_of("unit", {"TFLOP/s", "GFLOP/s"}) : r.one_of("unit", {"GB/s", "MB/s"});
+  } else if (c == "max") {
+    q.criterion = Criterion::kMax;
+    q.unit = r.one_of("unit", {"s", "ms", "us"});
+  } else if (c == "speedup_min") {
+    q.criterion = Criterion::kSpeedupMin;
+  } else {
+    q.criterion = Criterion::kFractionOfReference;
+    q.reference = r.one_of("reference", {"measured", "datasheet"}, "measured");
+  }
+  if (q.criterion != Criterion::kMin && q.criterion != Criterion::kMax && r.has("unit"))
+    r.fail(fmt::format("'unit' goes with min or max, not {}", c));
+  if (q.criterion == Criterion::kSpeedupMin && q.selector == Selector::kNamed && q.device == "cpu")
+    r.fail("speedup_min on the CPU: the CPU is the baseline speedups are measured against");
+  r.reject_unknown({"kind", "id", "device", "backend", "op", "dtype", "shape", "transfers", "min",
+                    "max", "unit", "speedup_min", "min_fraction_of_reference", "reference"});
+}
+
+BenchSettings read_bench_settings(TableReader& b) {
+  BenchSettings s;
+  if (auto v = b.integer("warmup", 0)) s.warmup = static_cast<int>(*v);
+  if (auto v = b.integer("reps", 1)) s.reps = static_cast<int>(*v);
+  if (auto v = b.number("min_time_s", false)) s.min_time_s = *v;
+  if (auto v = b.number("max_time_s", true)) s.max_time_s = *v;
+  if (auto v = b.integer("seed", 0)) s.seed = static_cast<std::uint64_t>(*v);
+  if (auto v = b.integer("threads", 0)) s.threads = static_cast<int>(*v);
+  if (s.min_time_s < 0) b.fail("min_time_s: expected a number ≥ 0");
+  b.reject_unknown({"warmup", "reps", "min_time_s", "max_time_s", "seed", "threads"});
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(Kind k) {
+  switch (k) {
+    case Kind::kBackend:
+      return "backend";
+    case Kind::kDevice:
+      return "device";
+    case Kind::kDoctor:
+      return "doctor";
+    case Kind::kBench:
+      return "bench";
+  }
+  return "backend";
+}
+
+double unit_factor(std::string_view unit) {
+  if (unit == "GFLOP/s") return 1e-3;  // to TFLOP/s
+  if (unit == "MB/s") return 1e-3;     // to GB/s
+  if (unit == "ms") return 1e-3;       // to s
+  if (unit == "us") return 1e-6;
+  return 1;
+}
+
+Profile parse_profile(std::string_view toml_text, const std::string& path) {
+  const toml::table root = parse_toml(toml_text, path);
+  Profile p;
+  p.path = path;
+  TableReader top(root, "", path);
+  p.name = top.string("name").value_or(std::filesystem::path(path).stem().string());
+  p.description = top.string("description").value_or("");
+  if (const toml::node* b = top.take("bench")) {
+    if (!b->is_table()) top.fail_at(*b, "bench", "a table of repetition settings");
+    TableReader br(*b->as_table(), "bench", path);
+    p.bench = read_bench_settings(br);
+  }
+  const toml::node* reqs = top.take("require");
+  top.reject_unknown({"name", "description", "bench", "require"});
+  if (!reqs)
+    throw UsageError(fmt::format("{}: no [[require]] table: a profile needs requirements", path));
+  if (!reqs->is_array_of_tables()) top.fail_at(*reqs, "require", "[[require]] tables");
+  std::set<std::string> ids;
+  std::size_t index = 0;
+  for (const auto& node : *reqs->as_array()) {
+    ++index;
+    TableReader r(*node.as_table(), fmt::format("require[{}]", index), path);
+    Requirement q;
+    q.line = static_cast<int>(node.source().begin.line);
+    std::string kind = r.one_of("kind", {"backend", "device", "doctor", "bench"});
+    static const std::regex id_form(R"(^[a-z][a-z0-9_]*$)");
+    if (auto id = r.string("id")) {
+      if (!std::regex_match(*id, id_form)) r.fail_at(*r.take("id"), "id", "lower_snake_case");
+      q.id = *id;
+    } else {
+      q.id = fmt::format("{}_{}", kind, index);
+    }
+    if (!ids.insert(q.id).second) r.fail(fmt::format("id '{}' is used twice", q.id));
+    if (kind == "backend") {
+      q.kind = Kind::kBackend;
+      read_backend(r, q);
+    } else if (kind == "device") {
+      q.kind = Kind::kDevice;
+      read_device(r, q);
+    } else if (kind == "doctor") {
+      q.kind = Kind::kDoctor;
+      read_doctor(r, q);
+    } else {
+      q.kind = Kind::kBench;
+      read_bench(r, q, path);
+    }
+    p.requirements.push_back(std::move(q));
+  }
+  if (p.requirements.empty()) throw UsageError(fmt::format("{}: no [[require]] table", path));
+  return p;
+}
+
+Profile load_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("--profile: cannot read '{}'", path));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_profile(text, path);
+}
+
+}  // namespace gpucheck::qualify

@@ -1,0 +1,82 @@
+// A qualify profile: the [[require]] tables of a TOML file, checked completely on load so a bad
+// profile is a usage error (exit 2) naming file:line, the dotted key and what was expected.
+#pragma once
+
+#include "doctor/check.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::qualify {
+
+enum class Kind { kBackend, kDevice, kDoctor, kBench };
+std::string_view to_string(Kind k);
+
+// Which devices a device or bench requirement is about.
+enum class Selector { kNamed, kAny, kEach };
+
+// What a bench requirement compares its record with.
+enum class Criterion { kMin, kMax, kSpeedupMin, kFractionOfReference };
+
+struct Requirement {
+  std::string id;  // `id` key, else "<kind>_<n>" with n its 1-based place in the profile
+  Kind kind = Kind::kBackend;
+  int line = 0;  // the [[require]] table's line in the profile
+
+  // backend: name, available, devices_min. device/bench: backend restricts the devices.
+  std::string backend;
+  std::optional<bool> available;
+  std::optional<std::int64_t> devices_min;
+
+  // device and bench: "cuda0", "cpu", "opencl:<pci>" (kNamed), "any" or "each"
+  Selector selector = Selector::kAny;
+  std::string device;
+  std::string name_regex;                                         // ECMAScript
+  std::optional<std::string> compute_capability_min, driver_min;  // numeric tuples "8.0"
+  std::optional<double> memory_gib_min;
+
+  // doctor: the worst status allowed, of one check or of all
+  doctor::CheckStatus max_status = doctor::CheckStatus::kWarn;
+  std::string check;
+
+  // bench: one cell (op, dtype, shape as in the result record, transfers) and one criterion
+  std::string op, dtype = "f32", transfers = "excluded";
+  nlohmann::json shape;
+  Criterion criterion = Criterion::kMin;
+  double value = 0;       // min/max in `unit`, speedup, or fraction
+  std::string unit;       // min: TFLOP/s, GFLOP/s, GB/s, MB/s; max: s, ms, us
+  std::string reference;  // min_fraction_of_reference: "measured" (default) or "datasheet"
+};
+
+// [bench] of the profile: the repetition policy of every bench it runs.
+struct BenchSettings {
+  int warmup = 1;
+  std::optional<int> reps;
+  double min_time_s = 0.2;
+  double max_time_s = 5;
+  std::uint64_t seed = 20240601;
+  int threads = 0;
+};
+
+struct Profile {
+  std::string path;
+  std::string name;  // `name` key, else the file's stem
+  std::string description;
+  BenchSettings bench;
+  std::vector<Requirement> requirements;
+};
+
+// Throws UsageError "FILE:LINE: KEY: expected ..., got ..." for anything it cannot use: TOML
+// syntax, unknown keys, wrong types, unknown values, a check id doctor does not have.
+Profile parse_profile(std::string_view toml_text, const std::string& path);
+Profile load_profile(const std::string& path);
+
+// A bench requirement's unit as a factor to the record's unit (TFLOP/s, GB/s or seconds).
+double unit_factor(std::string_view unit);
+
+}  // namespace gpucheck::qualify
