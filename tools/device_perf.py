@@ -176,9 +176,9 @@ class Recorder:
             self.f.flush()
 
 
-def gc_groups(min_time, warmup):
+def gc_groups(min_time, warmup, reps=None):
     common = ["--device", "cuda0", "--no-baseline", "--json", "--min-time", str(min_time),
-              "--warmup", str(warmup)]
+              "--warmup", str(warmup)] + (["--reps", str(reps)] if reps else [])
     return {
         "mem": common + ["--ops", "exp,copy,latency,seedloop", "--dtype", "f32",
                          "--exp", ",".join(map(str, EXP_SIZES)), "--copy", str(COPY_BYTES)],
@@ -194,7 +194,7 @@ PEER_OPS = {"mem": "exp,copy,latency,seedloop", "gemm": "gemm", "conv": "conv"}
 
 def run_gpucheck(a, rec, rnd, groups, libs_name, lib_flags, env):
     for g in groups:
-        cmd = [a.gpucheck, "bench"] + gc_groups(a.min_time, a.warmup)[g] + lib_flags
+        cmd = [a.gpucheck, "bench"] + gc_groups(a.min_time, a.warmup, a.gc_reps)[g] + lib_flags
         p, dt = run_json(cmd, env=env, timeout=a.budget_s)
         n = 0
         try:
@@ -371,8 +371,8 @@ def extras(rec, rows):
                 out.append(f"| {r['key']} | {r['gc']:.1f} | {d2d['gc']:.1f} | {f:.3f} | "
                            f"{'yes' if f >= 0.9 * 0.97 else '**no**'} |")
     out += ["", "### GEMM peak fraction (gpucheck, median over rounds)", "",
-            "| workload | TFLOP/s | mean SM clock MHz | peak_fraction at mean clock | at max clock | throttled | torch's mean SM clock MHz |",
-            "|---|---:|---:|---:|---:|---|---:|"]
+            "| workload | TFLOP/s | mean SM clock MHz | peak_fraction at mean clock | at max clock | throttled | torch's mean SM clock MHz | ratio per MHz |",
+            "|---|---:|---:|---:|---:|---|---:|---:|"]
     peer_clk = {}
     for _, pr in rec.peer:
         if pr.get("op") == "gemm" and pr.get("sm_clock_mhz"):
@@ -393,11 +393,14 @@ def extras(rec, rows):
                 thr.add(str(c["throttled"]))
         med = lambda xs: f"{statistics.median(xs):.3f}" if xs else "—"
         clk_s = f"{statistics.median(clk):.0f}" if clk else "—"
+        # Throughput per MHz of SM clock on both sides: a sustained run sits at a lower clock
+        # than a burst of 20 repetitions, and this ratio takes that difference out.
+        per_mhz = "—"
+        if clk and r["key"] in peer_clk and r["peer"]:
+            per_mhz = (f"{(r['gc'] / statistics.median(clk)) / (r['peer'] / statistics.median(peer_clk[r['key']])):.3f}")
+        peer_clk_s = f"{statistics.median(peer_clk[r['key']]):.0f}" if r["key"] in peer_clk else "—"
         out.append(f"| {r['key']} | {r['gc']:.1f} | {clk_s} | {med(pf)} | {med(pfm)} | "
-                   f"{','.join(sorted(thr)) or '—'} | "
-                   f"{statistics.median(peer_clk[r['key']]):.0f} |" if r["key"] in peer_clk else
-                   f"| {r['key']} | {r['gc']:.1f} | {clk_s} | {med(pf)} | {med(pfm)} | "
-                   f"{','.join(sorted(thr)) or '—'} | — |")
+                   f"{','.join(sorted(thr)) or '—'} | {peer_clk_s} | {per_mhz} |")
     out += ["", "### NHWC over NCHW (conv, median TFLOP/s)", "",
             "| conv | gpucheck NHWC/NCHW | torch NHWC/NCHW |", "|---|---:|---:|"]
     for r in rows:
@@ -420,6 +423,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=420, help="stop starting rounds after this")
     ap.add_argument("--min-time", type=float, default=0.25)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--gc-reps", type=int, default=0,
+                    help="gpucheck --reps (with --min-time 0: the peer's protocol, 20 reps)")
     ap.add_argument("--peer-reps", type=int, default=20)
     ap.add_argument("--groups", default="mem,gemm,conv")
     ap.add_argument("--system-libs", action="store_true",

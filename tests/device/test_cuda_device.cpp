@@ -183,11 +183,123 @@ TEST(CudaDevice, ProbeMatchesNvidiaSmi) {
   EXPECT_GE(gpus, 1) << "no nvidia-smi GPU joined a CUDA device by UUID:\n" << r.out;
 }
 
-TEST(CudaDevice, BenchEveryOpDtypeLayoutVerifies) {
+// torch.cuda.get_device_properties for every device, as one JSON object per line; exit 77 when
+// python3 has no torch with CUDA (the test then skips and says so).
+constexpr const char* kTorchProps = R"(import json, sys
+try:
+    import torch
+except Exception as e:
+    print("no torch: %s" % e, file=sys.stderr); sys.exit(77)
+if not torch.cuda.is_available():
+    print("torch.cuda.is_available() is False", file=sys.stderr); sys.exit(77)
+names = ["name", "major", "minor", "total_memory", "multi_processor_count", "is_integrated",
+         "is_multi_gpu_board", "max_threads_per_multi_processor", "warp_size",
+         "regs_per_multiprocessor", "shared_memory_per_block", "shared_memory_per_block_optin",
+         "shared_memory_per_multiprocessor", "L2_cache_size", "pci_bus_id", "pci_device_id",
+         "pci_domain_id", "clock_rate", "memory_clock_rate", "memory_bus_width"]
+for i in range(torch.cuda.device_count()):
+    p = torch.cuda.get_device_properties(i)
+    d = {n: getattr(p, n) for n in names if hasattr(p, n)}
+    d["uuid"] = str(getattr(p, "uuid", ""))
+    print(json.dumps({k: (bool(v) if isinstance(v, bool) else v) for k, v in d.items()}))
+)";
+
+TEST(CudaDevice, ProbeMatchesTorchDeviceProperties) {
   SKIP_WITHOUT_GPU();
-  auto r = gpucheck_run({"bench", "--device", "cuda0", "--size", "small", "--ops",
-                         "exp,gemm,conv,copy,latency,seedloop", "--dtype", "f32,tf32,f16,bf16,f64",
-                         "--layout", "nchw,nhwc", "--reps", "3", "--warmup", "1", "--json"});
+  if (!have_program("python3")) GTEST_SKIP() << "python3 not on PATH";
+  auto r = run_program("python3", {"-c", kTorchProps});
+  if (r.exit_code == 77) {
+    std::printf("device test skipped: %s\n", r.err.c_str());
+    GTEST_SKIP() << r.err;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, nlohmann::json> by_uuid;
+  for (const auto& d : cuda_probe().section["devices"]) {
+    std::string u = lower(d["device_uuid"].get<std::string>());
+    by_uuid[u.rfind("gpu-", 0) == 0 ? u.substr(4) : u] = d;
+  }
+  // torch's field, ours (under "properties" unless marked top-level).
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"total_memory", "global_memory_bytes"},
+      {"multi_processor_count", "multiprocessors"},
+      {"is_integrated", "integrated"},
+      {"is_multi_gpu_board", "multi_gpu_board"},
+      {"max_threads_per_multi_processor", "max_threads_per_sm"},
+      {"warp_size", "warp_size"},
+      {"regs_per_multiprocessor", "registers_per_sm"},
+      {"shared_memory_per_block", "shared_memory_per_block_bytes"},
+      {"shared_memory_per_block_optin", "shared_memory_per_block_optin_bytes"},
+      {"shared_memory_per_multiprocessor", "shared_memory_per_sm_bytes"},
+      {"L2_cache_size", "l2_cache_bytes"},
+      {"pci_bus_id", "pci_bus"},
+      {"pci_device_id", "pci_device"},
+      {"pci_domain_id", "pci_domain"},
+      {"clock_rate", "sm_clock_khz"},
+      {"memory_clock_rate", "memory_clock_khz"},
+      {"memory_bus_width", "memory_bus_width_bits"}};
+  std::stringstream lines(r.out);
+  int joined = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    auto t = nlohmann::json::parse(line);
+    auto it = by_uuid.find(lower(t["uuid"].get<std::string>()));
+    ASSERT_NE(it, by_uuid.end()) << "torch's device " << t["uuid"] << " is not in the probe";
+    ++joined;
+    const auto& d = it->second;
+    const auto& p = d["properties"];
+    int compared = 0;
+    EXPECT_EQ(t["name"], d["device_name"]);
+    ++compared;
+    if (t.contains("major") && t.contains("minor")) {
+      EXPECT_EQ(std::to_string(t["major"].get<int>()) + "." + std::to_string(t["minor"].get<int>()),
+                p["compute_capability"]);
+      ++compared;
+    }
+    for (const auto& [theirs, ours] : same) {
+      if (!t.contains(theirs)) continue;
+      if (!p.contains(ours)) {
+        ADD_FAILURE() << ours << " missing from the probe of " << d["device"];
+        continue;
+      }
+      const auto& a = t[theirs];
+      const auto& b = p[ours];
+      if (a.is_boolean() || b.is_boolean())
+        EXPECT_EQ(a.is_boolean() ? a.get<bool>() : a.get<long long>() != 0,
+                  b.is_boolean() ? b.get<bool>() : b.get<long long>() != 0)
+            << theirs << " vs " << ours;
+      else
+        EXPECT_EQ(a.get<long long>(), b.get<long long>()) << theirs << " vs " << ours;
+      ++compared;
+    }
+    std::printf("%s (%s): %d torch.cuda.get_device_properties fields compared\n",
+                d["device"].get<std::string>().c_str(), t["name"].get<std::string>().c_str(),
+                compared);
+    EXPECT_GE(compared, 12);
+  }
+  EXPECT_GE(joined, 1) << r.out;
+}
+
+// Every op, dtype and layout on cuda0 at one size preset: each record verified (or unsupported
+// where the CUDA bench defines no such workload), and the run's exit code 0.
+void bench_every_op(const std::string& size, bool baseline) {
+  std::vector<std::string> args = {"bench",
+                                   "--device",
+                                   "cuda0",
+                                   "--size",
+                                   size,
+                                   "--ops",
+                                   "exp,gemm,conv,copy,latency,seedloop",
+                                   "--dtype",
+                                   "f32,tf32,f16,bf16,f64",
+                                   "--layout",
+                                   "nchw,nhwc",
+                                   "--reps",
+                                   "3",
+                                   "--warmup",
+                                   "1",
+                                   "--json"};
+  if (!baseline) args.push_back("--no-baseline");
+  auto r = gpucheck_run(args);
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   int ok = 0;
@@ -214,6 +326,18 @@ TEST(CudaDevice, BenchEveryOpDtypeLayoutVerifies) {
   }
   EXPECT_EQ(r.exit_code, 0) << "bench exit code";
   EXPECT_GE(ok, 40);
+}
+
+TEST(CudaDevice, BenchEveryOpDtypeLayoutVerifiesSmall) {
+  SKIP_WITHOUT_GPU();
+  bench_every_op("small", /*baseline=*/true);
+}
+
+// exp 2^28, GEMM 8192, conv 32,256,14,14,256, copies of 256 MiB: the sizes whose indices and
+// byte counts overflow 32 bits somewhere; the CPU baseline would dominate the time, so none.
+TEST(CudaDevice, BenchEveryOpDtypeLayoutVerifiesLarge) {
+  SKIP_WITHOUT_GPU();
+  bench_every_op("large", /*baseline=*/false);
 }
 
 TEST(CudaDevice, PlantedMismatchIsCaught) {
