@@ -7,11 +7,13 @@
 #include "core/json_keys.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
+#include "doctor/under_load.h"
 #include "probe/cpu_info.h"
 #include "probe/host_info.h"
 #include "probe/memory_info.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <fstream>
 #include <iostream>
@@ -33,6 +35,9 @@ struct DoctorOptions {
   std::string facts_path;  // hidden: a saved `probe --json` document instead of probing
   std::optional<std::uint32_t> uid;
   std::vector<std::uint32_t> gids;
+  bool ci = false;
+  bool no_load = false;
+  double load_seconds = 2;
   std::vector<std::string> argv;
 };
 
@@ -64,6 +69,15 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
   facts[keys::kBackends] = probe_backends(env, limits);
+  // PCIe link and clocks-event reasons are read while every CUDA device works (idle GPUs drop
+  // their link and report idle reasons); the readings join the CUDA section they belong to.
+  if (!opts.no_load)
+    for (auto& b : facts[keys::kBackends])
+      if (b.value(std::string(keys::kName), "") == "cuda" &&
+          b.value(std::string(keys::kStatus), "") == "available") {
+        spdlog::info("doctor: loading each CUDA device for {} s", opts.load_seconds);
+        b[keys::kUnderLoad] = doctor::run_cuda_load(b, opts.load_seconds);
+      }
   return facts;
 }
 
@@ -97,6 +111,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   view.env = env;
   view.facts = std::move(facts);
   view.identity = doctor::Identity::of_this_process();
+  view.ci = opts.ci;
   if (opts.uid) view.identity.uid = *opts.uid;
   if (!opts.gids.empty()) view.identity.gids = opts.gids;
 
@@ -121,7 +136,8 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   auto* cmd = root.add_subcommand(
       "doctor",
       "Checks of the GPU environment (OpenCL loader and ICDs, CPU, containers and WSL, "
-      "device permissions, environment, Python frameworks), each with the fix");
+      "device permissions, environment, Python frameworks, the NVIDIA driver, CUDA libraries "
+      "and NVML readings under load), each with the fix");
   add_output_options(*cmd, opts->out);
   cmd->add_flag("--list", opts->list, "Print every check id with one line, and exit");
   cmd->add_option("--only", opts->only, "Run only these checks (comma-separated ids)")
@@ -135,6 +151,14 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--probe-timeout", opts->probe_timeout_s,
                   "Seconds each backend's probe may take before it is killed")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--ci", opts->ci,
+                "Judge as a CI runner (as when CI is set): persistence mode off is WARN");
+  cmd->add_flag("--no-load", opts->no_load,
+                "Do not load the CUDA devices: PCIe link and clocks are then read idle");
+  cmd->add_option("--load-seconds", opts->load_seconds,
+                  "Seconds of copies and GEMM on each CUDA device while NVML is read")
+      ->check(CLI::Range(0.2, 60.0))
       ->capture_default_str();
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory")

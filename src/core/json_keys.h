@@ -212,6 +212,15 @@ inline constexpr K kDriverVersion = "driver_version";
 inline constexpr K kNvmlVersion = "nvml_version";
 inline constexpr K kNames = "names";
 inline constexpr K kUnmatched = "unmatched";
+// doctor's CUDA load run (backends[cuda].under_load) and the NVML readings it judges
+inline constexpr K kUnderLoad = "under_load";
+inline constexpr K kWorkload = "workload";
+inline constexpr K kSeconds = "seconds";
+inline constexpr K kClocksEventReasons = "clocks_event_reasons";
+inline constexpr K kPcieLinkGen = "pcie_link_gen";
+inline constexpr K kPcieLinkWidth = "pcie_link_width";
+inline constexpr K kNvmlSamples = "nvml_samples";
+inline constexpr K kMigDevices = "mig_devices";
 
 // Doctor: one entry of "checks" per check run
 inline constexpr K kChecks = "checks";

@@ -1,4 +1,4 @@
-// Every check function of doctor part 1. Each is a pure function of the SystemView; the
+// Every check function of doctor (parts 1 and 2). Each is a pure function of the SystemView; the
 // explicit list that names them, with their ids and one-line summaries, is in registry.cpp.
 #pragma once
 
@@ -39,5 +39,32 @@ CheckResult check_env_cpu_threads(const SystemView& view);
 // Python frameworks, read from site-packages without importing them (checks_frameworks.cpp)
 CheckResult check_framework_packages(const SystemView& view);
 CheckResult check_pytorch_cuda_usable(const SystemView& view);
+
+// The NVIDIA driver as the CUDA probe opened it (checks_cuda_driver.cpp)
+CheckResult check_cuda_driver_library(const SystemView& view);
+CheckResult check_cuda_driver_stub(const SystemView& view);
+CheckResult check_nvidia_driver_versions(const SystemView& view);
+CheckResult check_cuda_driver_runtime(const SystemView& view);
+CheckResult check_cuda_devices(const SystemView& view);
+
+// The kernel's side: PCI bus, modules, device nodes, kernel log (checks_nvidia_kernel.cpp)
+CheckResult check_nouveau_module(const SystemView& view);
+CheckResult check_nvidia_kernel_module(const SystemView& view);
+CheckResult check_nvidia_device_nodes(const SystemView& view);
+CheckResult check_nvidia_xid(const SystemView& view);
+CheckResult check_nvswitch_fabric_manager(const SystemView& view);
+
+// NVML, some readings taken under doctor's load run (checks_nvml.cpp)
+CheckResult check_nvidia_mig(const SystemView& view);
+CheckResult check_nvidia_compute_mode(const SystemView& view);
+CheckResult check_nvidia_ecc(const SystemView& view);
+CheckResult check_nvidia_persistence_mode(const SystemView& view);
+CheckResult check_pcie_link_under_load(const SystemView& view);
+CheckResult check_clocks_under_load(const SystemView& view);
+
+// CUDA libraries and the frameworks' CUDA builds (checks_cuda_libraries.cpp)
+CheckResult check_cublas_library(const SystemView& view);
+CheckResult check_cudnn_library(const SystemView& view);
+CheckResult check_framework_cuda_driver(const SystemView& view);
 
 }  // namespace gpucheck::doctor

@@ -3,6 +3,7 @@
 // and the closing verdict "CUDA usable by PyTorch here".
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
+#include "doctor/cuda_facts.h"
 #include "doctor/python_envs.h"
 
 #include <fmt/format.h>
@@ -198,15 +199,45 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
     return warn(lead + fmt::format("no, because {} lacks {}: import torch fails", where,
                                    join(missing, " and ")),
                 torch_reinstall(t), evidence);
-  if (libcuda_locations(view).empty() && !nvidia)
+  // The driver half comes from the CUDA probe where there is one (cuda_devices,
+  // cuda_driver_runtime and framework_cuda_driver judge each part; this line gives the verdict);
+  // a gpucheck built without CUDA judges by the files alone.
+  const nlohmann::json* cuda = view.backend("cuda");
+  const bool probed =
+      cuda != nullptr && text(*cuda, "status") != "not_built" && cuda->contains("driver");
+  if (!probed && libcuda_locations(view).empty() && !nvidia)
     return warn(lead + fmt::format("no, because {} needs the NVIDIA driver and no libcuda.so.1 or "
                                    "/dev/nvidia* is here: torch runs on the CPU",
                                    where),
                 "install the NVIDIA driver (in a container: start it with --gpus all)", evidence);
-  return info(lead + fmt::format("unknown, because {} has its CUDA libraries, but whether the "
-                                 "driver runs CUDA {} is not checked by this gpucheck yet",
-                                 where, *t.cuda),
-              evidence);
+  if (!probed)
+    return info(lead + fmt::format("unknown, because {} has its CUDA libraries, but this gpucheck "
+                                   "was built without CUDA, so the driver was not probed",
+                                   where),
+                evidence);
+  const auto drv = driver_cuda_version(view);
+  const auto needs = parse_cuda_version(*t.cuda);
+  if (drv) evidence.push_back("driver supports CUDA " + cuda_version_text(drv->encoded));
+  if (drv && needs && *needs / 1000 > drv->encoded / 1000)
+    return warn(lead + fmt::format("no, because {} is built for CUDA {} and the driver supports "
+                                   "only CUDA {}",
+                                   where, *t.cuda, cuda_version_text(drv->encoded)),
+                fmt::format("update the NVIDIA driver, or install a torch build for CUDA {}: pip "
+                            "install --force-reinstall torch --index-url "
+                            "https://download.pytorch.org/whl/cu{}0",
+                            drv->encoded / 1000, drv->encoded / 1000),
+                evidence);
+  if (text(*cuda, "status") != "available")
+    return warn(
+        lead + fmt::format("no, because the CUDA driver is not usable: {}", text(*cuda, "reason")),
+        "see the cuda_driver_library, cuda_driver_stub and cuda_devices checks", evidence);
+  const std::size_t n = array_at(*cuda, "devices").size();
+  return info(
+      lead + fmt::format("yes: {} (CUDA {}) on a driver that supports CUDA {}, with {} "
+                         "CUDA device{}",
+                         where, *t.cuda, drv ? cuda_version_text(drv->encoded) : std::string("?"),
+                         n, n == 1 ? "" : "s"),
+      evidence);
 }
 
 }  // namespace gpucheck::doctor

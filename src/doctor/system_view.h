@@ -41,6 +41,8 @@ class SystemView {
   // Paths of the described system whose stat results are given, not read: fixtures cannot
   // hold character devices or their owners. They also appear in list_dir and exists.
   std::map<std::string, FileStat> stat_overrides;
+  // --ci: judge as on a CI runner (persistence mode off is WARN), as the CI variable does.
+  bool ci = false;
 
   // The path to open for a path of the described system ("/etc/x" -> root/etc/x).
   std::string host_path(std::string_view path) const;

@@ -120,6 +120,7 @@ using DeviceRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, un
                                         unsigned int*);
 using DeviceProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);  // .._v3
 using DeviceCpuAffinityFn = Return (*)(Device, unsigned int, unsigned long*);
+using DeviceMigHandleFn = Return (*)(Device, unsigned int, Device*);  // ..MigDeviceHandleByIndex
 }
 
 }  // namespace gpucheck::nvml

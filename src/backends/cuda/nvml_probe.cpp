@@ -200,6 +200,8 @@ nlohmann::json probe_nvml(const EnvMap& env) {
   auto remapped_fn = n.get<nvml::DeviceRemappedRowsFn>("nvmlDeviceGetRemappedRows");
   auto mig_fn = n.get<nvml::DeviceUintPairFn>("nvmlDeviceGetMigMode");
   auto compute_mode_fn = n.get<nvml::DeviceUintFn>("nvmlDeviceGetComputeMode");
+  auto max_mig_fn = n.get<nvml::DeviceUintFn>("nvmlDeviceGetMaxMigDeviceCount");
+  auto mig_handle_fn = n.get<nvml::DeviceMigHandleFn>("nvmlDeviceGetMigDeviceHandleByIndex");
   auto reasons_fn = n.get_any<nvml::DeviceUllFn>(
       {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
   auto procs_fn = n.get_any<nvml::DeviceProcessesFn>({"nvmlDeviceGetComputeRunningProcesses_v3"});
@@ -330,6 +332,18 @@ nlohmann::json probe_nvml(const EnvMap& env) {
     if (f.query("mig_mode", mig_fn != nullptr, [&] { return mig_fn(d, &v, &w); })) {
       o["mig_mode_current"] = v != 0;
       o["mig_mode_pending"] = w != 0;
+      // MIG on: CUDA sees only the MIG devices (compute instances); none is a GPU CUDA cannot use.
+      unsigned int max_mig = 0;
+      if (v != 0 && mig_handle_fn != nullptr &&
+          f.query("max_mig_devices", max_mig_fn != nullptr,
+                  [&] { return max_mig_fn(d, &max_mig); })) {
+        unsigned int present = 0;
+        for (unsigned int m = 0; m < max_mig; ++m) {
+          nvml::Device mig = nullptr;
+          if (mig_handle_fn(d, m, &mig) == nvml::kSuccess) ++present;
+        }
+        o[k::kMigDevices] = present;
+      }
     }
     if (f.query("compute_mode", compute_mode_fn != nullptr,
                 [&] { return compute_mode_fn(d, &v); })) {

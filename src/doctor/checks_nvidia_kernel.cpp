@@ -1,0 +1,301 @@
+// The kernel's side of an NVIDIA GPU, read from files under the root: the GPUs and NVSwitches on
+// the PCI bus (sysfs), nouveau and the nvidia module (/proc/modules), the /dev/nvidia* nodes and
+// whether this user may open them, Xid errors in the kernel log, and Fabric Manager.
+#include "doctor/check_util.h"
+#include "doctor/checks.h"
+#include "doctor/cuda_facts.h"
+
+#include "core/json_keys.h"
+
+#include <fcntl.h>
+#include <sys/klog.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace gpucheck::doctor {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+std::vector<std::string> gpu_evidence(const std::vector<NvidiaPciDevice>& gpus,
+                                      const SystemView& view) {
+  std::vector<std::string> out;
+  for (const auto& g : gpus) {
+    auto drv = view.read_link("/sys/bus/pci/devices/" + g.address + "/driver");
+    const std::string bound = drv ? drv->substr(drv->rfind('/') + 1) : std::string("none");
+    out.push_back(fmt::format("NVIDIA GPU {} (PCI class {:06x}), kernel driver bound: {}",
+                              g.address, g.pci_class, bound));
+  }
+  return out;
+}
+
+// Which kernel-log interface answered and the text, or why none did.
+struct KernelLog {
+  std::optional<std::string> text;
+  std::string source;
+  std::vector<std::string> unreadable;
+};
+
+// /dev/kmsg gives one record a read() and EAGAIN at its end (O_NONBLOCK); a saved copy in a
+// fixture root is a plain file that ends with EOF. Both are read the same way.
+std::optional<std::string> read_records(const std::string& path, std::string* error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string out;
+  std::vector<char> buf(16384);
+  constexpr std::size_t kMaxBytes = 32u << 20;
+  while (out.size() < kMaxBytes) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n > 0) {
+      out.append(buf.data(), static_cast<std::size_t>(n));
+      if (out.back() != '\n') out += '\n';
+      continue;
+    }
+    if (n == 0 || errno == EAGAIN) break;
+    if (errno == EPIPE || errno == EINTR) continue;  // records overwritten while reading: go on
+    *error = std::strerror(errno);
+    ::close(fd);
+    return std::nullopt;
+  }
+  ::close(fd);
+  return out;
+}
+
+KernelLog read_kernel_log(const SystemView& view) {
+  KernelLog log;
+  std::string error;
+  if (auto t = read_records(view.host_path("/dev/kmsg"), &error)) {
+    log.text = std::move(t);
+    log.source = "/dev/kmsg";
+    return log;
+  }
+  log.unreadable.push_back("/dev/kmsg (" + error + ")");
+  if (view.root != "/") {
+    log.unreadable.emplace_back(
+        "dmesg's syslog(2) (not tried: --sysroot describes another system)");
+    return log;
+  }
+  // What dmesg reads: syslog(2), refused to unprivileged users under kernel.dmesg_restrict=1.
+  const int size = ::klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, nullptr, 0);
+  if (size > 0) {
+    std::string buf(static_cast<std::size_t>(size), '\0');
+    const int n = ::klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf.data(), size);
+    if (n >= 0) {
+      buf.resize(static_cast<std::size_t>(n));
+      log.text = std::move(buf);
+      log.source = "syslog(2), as dmesg reads it";
+      return log;
+    }
+  }
+  log.unreadable.push_back(fmt::format("dmesg's syslog(2) ({})", std::strerror(errno)));
+  return log;
+}
+
+// Xids that mean the hardware or its memory failed (NVIDIA's Xid catalogue), and those that are
+// usually a program's own fault (an illegal address, a killed context).
+const std::set<int> kHardwareXids{48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 121, 140};
+const std::set<int> kProgramXids{13, 31, 43, 45, 68, 69};
+
+}  // namespace
+
+// ---- nouveau_module ----
+
+CheckResult check_nouveau_module(const SystemView& view) {
+  const auto gpus = nvidia_pci_gpus(view);
+  if (gpus.empty()) return not_applicable("no NVIDIA GPU on the PCI bus (/sys/bus/pci/devices)");
+  const auto modules = loaded_modules(view);
+  std::vector<std::string> evidence = gpu_evidence(gpus, view);
+  if (!modules.contains("nouveau")) return pass("nouveau is not loaded (/proc/modules)", evidence);
+  evidence.emplace_back("/proc/modules lists nouveau");
+  return fail(
+      "the open-source nouveau driver is loaded: it holds the NVIDIA GPU, so the NVIDIA driver "
+      "(and CUDA) cannot use it",
+      "blacklist nouveau: printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
+      "/etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot; then "
+      "install the NVIDIA driver",
+      evidence);
+}
+
+// ---- nvidia_kernel_module ----
+
+CheckResult check_nvidia_kernel_module(const SystemView& view) {
+  const auto gpus = nvidia_pci_gpus(view);
+  if (gpus.empty()) return not_applicable("no NVIDIA GPU on the PCI bus (/sys/bus/pci/devices)");
+  const auto modules = loaded_modules(view);
+  std::vector<std::string> evidence = gpu_evidence(gpus, view);
+  for (const char* m : {"nvidia", "nvidia_uvm", "nvidia_modeset", "nouveau"})
+    if (modules.contains(m)) evidence.push_back(fmt::format("/proc/modules lists {}", m));
+  const auto version = kernel_module_version(view);
+  if (version) evidence.push_back("/proc/driver/nvidia/version: " + *version);
+  if (modules.contains("nvidia"))
+    return pass(fmt::format("the nvidia kernel module is loaded{}",
+                            version ? " (" + *version + ")" : std::string()),
+                evidence);
+  return fail(
+      fmt::format(
+          "{} NVIDIA GPU{} on the PCI bus but the nvidia kernel module is not "
+          "loaded{}",
+          gpus.size(), gpus.size() == 1 ? " is" : "s are",
+          modules.contains("nouveau") ? " (nouveau holds the GPU: see nouveau_module)" : ""),
+      "sudo modprobe nvidia and read why it fails in sudo dmesg (a module not built for "
+      "this kernel: sudo dkms autoinstall; Secure Boot refusing an unsigned module: sign "
+      "it or enrol the MOK); no driver installed: install the nvidia-driver package",
+      evidence);
+}
+
+// ---- nvidia_device_nodes ----
+
+CheckResult check_nvidia_device_nodes(const SystemView& view) {
+  const NvidiaExpectation nv = nvidia_expected(view);
+  std::vector<std::string> nodes;
+  for (const char* n : {"/dev/nvidiactl", "/dev/nvidia-uvm"})
+    if (view.exists(n)) nodes.emplace_back(n);
+  const auto numbered = device_nodes(view, "/dev/nvidia[0-9]*");
+  nodes.insert(nodes.end(), numbered.begin(), numbered.end());
+  if (!nv.expected && nodes.empty())
+    return not_applicable("no NVIDIA GPU, driver or /dev/nvidia* node here");
+  std::vector<std::string> evidence = nv.evidence;
+  std::vector<std::string> missing;
+  if (!view.exists("/dev/nvidiactl")) missing.emplace_back("/dev/nvidiactl");
+  if (numbered.empty()) missing.emplace_back("/dev/nvidia0 (no /dev/nvidia[0-9]*)");
+  if (!view.exists("/dev/nvidia-uvm")) missing.emplace_back("/dev/nvidia-uvm");
+  const Identity& who = view.identity;
+  const auto groups = read_groups(view);
+  std::vector<std::string> denied;
+  std::set<std::string> need_groups;
+  for (const auto& n : nodes) {
+    auto st = view.stat(n);
+    if (!st) continue;
+    std::string group = std::to_string(st->gid);
+    for (const auto& g : groups)
+      if (g.gid == st->gid) group = g.name;
+    evidence.push_back(
+        fmt::format("{} {} uid {} group {}", n, mode_text(st->mode), st->uid, group));
+    if (!may_read_write(*st, who)) {
+      denied.push_back(fmt::format("{} ({} {})", n, mode_text(st->mode), group));
+      need_groups.insert(group);
+    }
+  }
+  evidence.push_back(fmt::format("identity: uid {}, gids {}", who.uid, [&] {
+    std::vector<std::string> g;
+    for (auto id : who.gids) g.push_back(std::to_string(id));
+    return join(g, ",");
+  }()));
+  std::vector<std::string> findings, fixes;
+  if (!missing.empty()) {
+    findings.push_back("missing device node" + std::string(missing.size() == 1 ? "" : "s") + ": " +
+                       join(missing, ", "));
+    fixes.emplace_back(
+        "the nodes appear when the driver loads (sudo modprobe nvidia nvidia-uvm, or run "
+        "nvidia-smi as root, or sudo nvidia-modprobe -u -c=0); in a container start it with "
+        "--gpus all");
+  }
+  if (!denied.empty()) {
+    findings.push_back(fmt::format("uid {} cannot open {}", who.uid, join(denied, ", ")));
+    std::vector<std::string> g(need_groups.begin(), need_groups.end());
+    fixes.push_back(
+        fmt::format("sudo usermod -aG {} $USER and log in again (or restore mode 0666 "
+                    "on the nodes: the driver's NVreg_DeviceFileMode)",
+                    join(g, ",")));
+  }
+  if (!findings.empty())
+    return fail(join(findings, "; ") + ": CUDA cannot reach the GPU", join(fixes, "; "), evidence);
+  return pass(fmt::format("{} present and usable by uid {}", join(nodes, ", "), who.uid), evidence);
+}
+
+// ---- nvidia_xid ----
+
+CheckResult check_nvidia_xid(const SystemView& view) {
+  const KernelLog log = read_kernel_log(view);
+  if (!log.text)
+    throw NotObservable("the kernel log: " + join(log.unreadable, " and ") +
+                        " (run as root, or sudo sysctl kernel.dmesg_restrict=0)");
+  static const std::regex kXid(R"(NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): ([0-9]+)[,:]?([^\n]*))");
+  std::map<int, int> counts;
+  std::vector<std::string> last;
+  std::istringstream lines(*log.text);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, kXid)) continue;
+    const int code = std::stoi(m[2]);
+    ++counts[code];
+    last.push_back(fmt::format("Xid {} on {}:{}", code, m[1].str(), m[3].str()));
+    if (last.size() > 8) last.erase(last.begin());
+  }
+  std::vector<std::string> evidence{"read " + log.source};
+  evidence.insert(evidence.end(), last.begin(), last.end());
+  if (counts.empty())
+    return pass("no NVIDIA Xid error in the kernel log (" + log.source + ")", evidence);
+  std::vector<std::string> summary;
+  bool hardware = false, other = false;
+  for (const auto& [code, n] : counts) {
+    summary.push_back(fmt::format("Xid {} ×{}", code, n));
+    hardware = hardware || kHardwareXids.contains(code);
+    other = other || !kProgramXids.contains(code);
+  }
+  const std::string found = fmt::format("the kernel log ({}) holds NVIDIA Xid errors: {}",
+                                        log.source, join(summary, ", "));
+  const std::string fix =
+      "look the codes up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors); "
+      "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
+      "-r) or reboot, and have the GPU checked if they return";
+  if (hardware)
+    return fail(found + ", some of which mean a hardware or memory fault", fix, evidence);
+  if (other) return warn(found, fix, evidence);
+  return info(found + " (programs' own faults: an illegal address, a killed context)", evidence);
+}
+
+// ---- nvswitch_fabric_manager ----
+
+CheckResult check_nvswitch_fabric_manager(const SystemView& view) {
+  std::vector<std::string> switches;
+  for (const auto& d : nvidia_pci_devices(view))
+    if (d.is_nvswitch()) switches.push_back(d.address);
+  for (const auto& n : device_nodes(view, "/dev/nvidia-nvswitch[0-9]*")) switches.push_back(n);
+  if (switches.empty())
+    return pass(
+        "no NVSwitch (PCI class 0680 of vendor 10de in /sys/bus/pci/devices, "
+        "/dev/nvidia-nvswitch*): Fabric Manager is not needed");
+  std::vector<std::string> evidence{"NVSwitch: " + join(switches, ", ")};
+  bool running = false;
+  for (const auto& pid : view.list_dir("/proc")) {
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto comm = view.read_file("/proc/" + pid + "/comm", 64);
+    if (comm && comm->rfind("nv-fabricmanager", 0) == 0) {
+      running = true;
+      evidence.push_back("process " + pid + ": nv-fabricmanager");
+    }
+  }
+  if (running) return pass("NVSwitch present and nv-fabricmanager is running", evidence);
+  const Json* cuda = view.backend("cuda");
+  const bool cuda_ok = cuda != nullptr && text(*cuda, k::kStatus) == "available";
+  if (cuda != nullptr && cuda->contains(k::kDriver))
+    evidence.push_back(
+        fmt::format("cuInit(0) = {}", (*cuda)[std::string(k::kDriver)].value(k::kInitResult, -1)));
+  if (cuda_ok)
+    return info(
+        "NVSwitch present and no nv-fabricmanager process visible here (another PID "
+        "namespace?), but CUDA initialised, so the fabric is up",
+        evidence);
+  return fail(
+      "NVSwitch present but nv-fabricmanager is not running: CUDA fails to initialise "
+      "(CUDA_ERROR_SYSTEM_NOT_READY) until it has set up the fabric",
+      "sudo apt install nvidia-fabricmanager-<driver branch> (same version as the "
+      "driver) && sudo systemctl enable --now nvidia-fabricmanager",
+      evidence);
+}
+
+}  // namespace gpucheck::doctor

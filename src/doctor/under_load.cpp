@@ -1,0 +1,122 @@
+// Spawns the bench children of the load run and folds their records into one entry a device.
+#include "doctor/under_load.h"
+
+#include "bench/cell.h"
+#include "core/child_process.h"
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace gpucheck::doctor {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+// PCIe traffic trains the link up to its best generation; tensor-core work loads the clocks.
+bench::BenchPlan load_plan(const std::string& device, double seconds) {
+  bench::Cell copy;
+  copy.op = bench::Op::kCopy;
+  copy.shape = bench::CopyShape{256u << 20, bench::Direction::kH2d, bench::HostMemory::kPinned};
+  bench::Cell gemm;
+  gemm.op = bench::Op::kGemm;
+  gemm.dtype = bench::DType::kF16;
+  gemm.shape = bench::GemmShape{4096, 4096, 4096};
+  bench::RepPolicy policy;
+  policy.warmup = 1;
+  policy.min_time_s = seconds / 2;
+  policy.max_time_s = seconds;
+  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0, 0};
+}
+
+void widen(Json& range, const Json& stat) {
+  if (!stat.is_object() || !stat.contains("min") || !stat.contains("max")) return;
+  const double lo = stat["min"].get<double>(), hi = stat["max"].get<double>();
+  if (range.is_null()) {
+    range = {{"min", lo}, {"max", hi}};
+    return;
+  }
+  range["min"] = std::min(range["min"].get<double>(), lo);
+  range["max"] = std::max(range["max"].get<double>(), hi);
+}
+
+}  // namespace
+
+Json summarise_load_records(const Json& records) {
+  Json out = Json::object();
+  std::set<std::string> reasons;
+  bool have_reasons = false;
+  std::size_t samples = 0;
+  Json gen, width;
+  std::vector<std::string> problems;
+  for (const auto& r : records) {
+    const std::string status = r.value(std::string(k::kStatus), "");
+    if (status != "ok")
+      problems.push_back(fmt::format("{} {}: {}", r.value(std::string(k::kOp), ""), status,
+                                     r.value(std::string(k::kReason), "")));
+    const Json ctx = r.value(std::string(k::kContext), Json::object());
+    samples += ctx.value(std::string(k::kNvmlSamples), std::size_t{0});
+    if (ctx.contains(k::kClocksEventReasons)) {
+      have_reasons = true;
+      for (const auto& n : ctx[std::string(k::kClocksEventReasons)])
+        reasons.insert(n.get<std::string>());
+    }
+    if (ctx.contains(k::kPcieLinkGen)) widen(gen, ctx[std::string(k::kPcieLinkGen)]);
+    if (ctx.contains(k::kPcieLinkWidth)) widen(width, ctx[std::string(k::kPcieLinkWidth)]);
+  }
+  out[k::kNvmlSamples] = samples;
+  if (have_reasons) out[k::kClocksEventReasons] = reasons;
+  if (!gen.is_null()) out[k::kPcieLinkGen] = gen;
+  if (!width.is_null()) out[k::kPcieLinkWidth] = width;
+  if (!problems.empty()) out[k::kErrors] = problems;
+  return out;
+}
+
+Json run_cuda_load(const Json& cuda, double seconds) {
+  Json out = Json::array();
+  if (cuda.value(std::string(k::kStatus), "") != "available") return out;
+  std::vector<std::string> devices;
+  for (const auto& d : cuda.value(std::string(k::kDevices), Json::array()))
+    devices.push_back(d.value(std::string(k::kDevice), ""));
+  if (devices.empty()) return out;
+  std::vector<ChildSpec> specs;
+  for (const auto& d : devices)
+    specs.push_back(
+        {{"__child", "bench", "--plan", bench::to_json(load_plan(d, seconds)).dump()}, {}});
+  ChildLimits limits;
+  // Inputs, cuBLAS set-up and verification come on top of the timed work.
+  limits.timeout = std::chrono::duration<double>(4 * seconds + 60);
+  limits.max_output = 16u << 20;
+  const auto results = run_children(specs, limits);
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const ChildResult& r = results[i];
+    Json records = Json::array();
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      auto ev = Json::parse(line, nullptr, false);
+      if (ev.is_object() && ev.value("event", "") == "record") records.push_back(ev["record"]);
+    }
+    Json entry = summarise_load_records(records);
+    entry[k::kDevice] = devices[i];
+    entry[k::kWorkload] = fmt::format(
+        "pinned host-to-device copies of 256 MiB, then f16 GEMM 4096x4096x4096, about {} s each",
+        seconds / 2);
+    entry[k::kSeconds] = r.seconds;
+    if (r.exited_ok() && !records.empty()) {
+      entry[k::kStatus] = "ok";
+    } else {
+      entry[k::kStatus] = "failed";
+      entry[k::kReason] =
+          fmt::format("the load child {}", r.describe(limits.timeout, limits.max_output));
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace gpucheck::doctor

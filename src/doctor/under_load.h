@@ -1,0 +1,20 @@
+// The readings doctor takes while the GPUs work: a short pinned host-to-device copy and an f16
+// GEMM on every CUDA device at once, each in the bench child (`__child bench`), whose NVML
+// sampler records the PCIe link and the clocks-event reasons during each timed region.
+#pragma once
+
+#include "core/environment.h"
+
+#include <nlohmann/json.hpp>
+
+namespace gpucheck::doctor {
+
+// One entry per device of an available CUDA section: {device, status ok|failed, reason,
+// workload, seconds, nvml_samples, clocks_event_reasons, pcie_link_gen {min,max},
+// pcie_link_width {min,max}}. Empty when CUDA has no device. `seconds` is the load per device.
+nlohmann::json run_cuda_load(const nlohmann::json& cuda_section, double seconds);
+
+// Folds records' NVML contexts into one entry (reasons united, link min/max over regions).
+nlohmann::json summarise_load_records(const nlohmann::json& records);
+
+}  // namespace gpucheck::doctor
