@@ -36,7 +36,7 @@ std::string cut(const std::string& s, std::size_t max) {
 
 std::string open_svg(double height, const std::string& title, const std::string& kind) {
   return fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{}\" width=\"{}\" "
+      "<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" "
       "height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n"
       "<text class=\"title\" x=\"8\" y=\"18\">{}</text>\n",
       html_escape(kind), num(kWidth), num(height), num(kWidth), num(height), html_escape(title),

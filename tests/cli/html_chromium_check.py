@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""Renders gpucheck's HTML view in headless Chromium and checks what the browser drew.
+
+usage: html_chromium_check.py [--doc FILE] [--expect-text T]... [--min-charts N] GPUCHECK -- ARGS...
+
+Runs `GPUCHECK ARGS --json -o doc.json` and `GPUCHECK ARGS --format html -o page.html` (with
+--doc FILE instead: `GPUCHECK report show FILE --format html -o page.html`), then:
+  - loads the page with --dump-dom and counts the <svg> charts and their data marks in the
+    rendered DOM against the counts derived here from the JSON document;
+  - takes a --screenshot and checks it is not blank (a small PNG reader, no PIL);
+  - points Chromium's proxy at a local listener (name lookups outside it fail) and checks the
+    page made no request, after a control page with one remote image proves the listener sees
+    requests. Chromium 156 still makes its own update and account checks (update.googleapis.com,
+    accounts.google.com) through the proxy despite --disable-background-networking; requests to
+    Google's service hosts are printed and not counted as the page's, every other one is.
+Exit 0 pass, 1 fail, 77 skipped (no chromium), with the reason printed.
+"""
+import argparse
+import html.parser
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import zlib
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-background-networking",
+                  "--no-first-run", "--disable-gpu", "--disable-extensions",
+                  "--disable-sync", "--disable-component-update", "--mute-audio",
+                  "--disable-features=NetworkTimeServiceQuerying"]
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+# ---- expectations from the JSON document (the same rules the HTML view states) ----
+
+def expected_marks(doc):
+    """Chart and mark counts per data-kind that the page must show for this document."""
+    charts, marks = 0, {"throughput": 0, "speedup": 0, "sweep": 0, "verdict": 0}
+    results = doc.get("results", [])
+    ops = []
+    for r in results:
+        if r.get("status") == "ok" and r.get("transfers") == "excluded" and "throughput" in r:
+            marks["throughput"] += 1
+            if r["op"] not in ops:
+                ops.append(r["op"])
+    charts += len(ops)
+    speedups = [r for r in results if isinstance(r.get("speedup_vs_cpu"), (int, float))]
+    marks["speedup"] = len(speedups)
+    charts += 1 if speedups else 0
+    groups = {}
+    for s in doc.get("sweep", {}).get("series", []):
+        key = (s["device"], s["dtype"], s.get("layout"))
+        groups.setdefault(key, []).append(s)
+    for series in groups.values():
+        charts += 1
+        first = next((s for s in series if s["transfers"] == "excluded"), series[0])
+        marks["sweep"] += sum(1 for p in first["points"] if "cpu" in p)
+        for s in series:
+            marks["sweep"] += sum(1 for p in s["points"] if p["status"] == "ok" and p.get("median", 0) > 0)
+    verdicts = doc.get("qualify", {}).get("verdicts", [])
+    marks["verdict"] = len(verdicts)
+    charts += 1 if verdicts else 0
+    return charts, marks
+
+
+class DomCounter(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.svgs = 0
+        self.marks = {}
+        self.text = []
+        self.tags = {}
+        self.remote = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag == "svg":
+            self.svgs += 1
+        if "mark" in (a.get("class") or "").split():
+            kind = a.get("data-kind", "")
+            self.marks[kind] = self.marks.get(kind, 0) + 1
+        for name in ("src", "href", "xlink:href", "action", "srcset", "poster", "data"):
+            if name in a:
+                self.remote.append(f"{tag} {name}={a[name]}")
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+# ---- a proxy that only counts who knocks ----
+
+class CountingListener:
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.requests = []
+        self.stop = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            # The request line says who asked for what (CONNECT host:443, GET http://...).
+            conn.settimeout(1)
+            try:
+                line = conn.recv(512).split(b"\r\n", 1)[0].decode(errors="replace")
+            except OSError:
+                line = "(nothing read)"
+            self.requests.append(line)
+            conn.close()
+
+    def close(self):
+        self.stop = True
+        self.thread.join(2)
+        self.sock.close()
+
+
+BROWSER_OWN_HOSTS = (".google.com", ".googleapis.com", ".gstatic.com")
+
+
+def request_host(line):
+    """The host a proxy request line names: CONNECT host:443 or GET http://host/path."""
+    parts = line.split()
+    if len(parts) < 2:
+        return ""
+    target = parts[1]
+    if "://" in target:
+        target = target.split("://", 1)[1].split("/", 1)[0]
+    return target.rsplit(":", 1)[0] if target.count(":") == 1 else target
+
+
+def page_requests(lines):
+    """The requests not explained by the browser's own service traffic."""
+    return [l for l in lines if not ("." + request_host(l)).endswith(BROWSER_OWN_HOSTS)]
+
+
+def chromium(binary, profile, listener, extra, timeout=20):
+    args = [binary] + CHROMIUM_FLAGS + [
+        f"--user-data-dir={profile}",
+        f"--proxy-server=http://127.0.0.1:{listener.port}",
+        "--proxy-bypass-list=<-loopback>",
+        # Name lookups outside the proxy fail, so nothing can reach out around it either.
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    ] + extra
+    proc = subprocess.run(args, capture_output=True, timeout=timeout)
+    return proc
+
+
+# ---- PNG: enough of the format to count non-background pixels ----
+
+def png_pixels(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(f"{path} is not a PNG")
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, ctype = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if ctype == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            if depth != 8 or colour not in (2, 6) or interlace:
+                fail(f"unexpected PNG format depth={depth} colour={colour} interlace={interlace}")
+            channels = 4 if colour == 6 else 3
+        elif ctype == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        ftype = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if ftype == 1:
+            for i in range(channels, stride):
+                line[i] = (line[i] + line[i - channels]) & 0xFF
+        elif ftype == 2:
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev))
+        elif ftype == 3:
+            for i in range(stride):
+                left = line[i - channels] if i >= channels else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif ftype == 4:
+            for i in range(stride):
+                a = line[i - channels] if i >= channels else 0
+                b = prev[i]
+                c = prev[i - channels] if i >= channels else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(line)
+        prev = line
+    return width, height, channels, rows
+
+
+def screenshot_ink(path):
+    """Fraction of pixels that are not the page's white and how many distinct colours."""
+    width, height, channels, rows = png_pixels(path)
+    ink, colours = 0, set()
+    for line in rows:
+        for x in range(0, width * channels, channels):
+            px = bytes(line[x:x + 3])
+            if px != b"\xff\xff\xff":
+                ink += 1
+                if len(colours) < 4096:
+                    colours.add(px)
+    return ink / float(width * height), len(colours)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--doc", help="a saved document, rendered with report show")
+    ap.add_argument("--expect-text", action="append", default=[],
+                    help="text the rendered page must contain")
+    ap.add_argument("--min-charts", type=int, default=0)
+    ap.add_argument("gpucheck")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    o = ap.parse_args()
+    args = o.args[1:] if o.args and o.args[0] == "--" else o.args
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("SKIP: chromium is not installed (apt-get install chromium)")
+        sys.exit(77)
+
+    work = tempfile.mkdtemp(prefix="gpucheck-html-")
+    try:
+        doc_path = o.doc or os.path.join(work, "doc.json")
+        page = os.path.join(work, "page.html")
+        if not o.doc:
+            r = subprocess.run([o.gpucheck] + args + ["--json", "-o", doc_path], capture_output=True)
+            if r.returncode == 3:
+                print(f"SKIP: a device is not here: {r.stderr.decode(errors='replace').strip()}")
+                sys.exit(77)
+            if r.returncode not in (0, 1):
+                fail(f"gpucheck --json exited {r.returncode}: {r.stderr.decode(errors='replace')}")
+        render = [o.gpucheck, "report", "show", o.doc] if o.doc else [o.gpucheck] + args
+        r = subprocess.run(render + ["--format", "html", "-o", page], capture_output=True)
+        if r.returncode not in (0, 1):
+            fail(f"gpucheck --format html exited {r.returncode}: {r.stderr.decode(errors='replace')}")
+        with open(doc_path) as f:
+            doc = json.load(f)
+        want_charts, want_marks = expected_marks(doc)
+        if want_charts < o.min_charts:
+            fail(f"the document gives {want_charts} charts, the test needs {o.min_charts}: {args}")
+
+        listener = CountingListener()
+        try:
+            url = "file://" + page
+            dom = chromium(browser, os.path.join(work, "p1"), listener, ["--dump-dom", url])
+            if dom.returncode != 0 or b"<svg" not in dom.stdout and want_charts:
+                fail(f"chromium --dump-dom exited {dom.returncode}: {dom.stderr.decode(errors='replace')[-2000:]}")
+            shot = os.path.join(work, "shot.png")
+            s = chromium(browser, os.path.join(work, "p2"), listener,
+                         ["--window-size=1000,1400", "--hide-scrollbars", f"--screenshot={shot}", url])
+            if s.returncode != 0 or not os.path.exists(shot):
+                fail(f"chromium --screenshot exited {s.returncode}: {s.stderr.decode(errors='replace')[-2000:]}")
+            page_lines = list(listener.requests)
+            # Control: a page with one remote image must reach the listener, or zero proves nothing.
+            control = os.path.join(work, "control.html")
+            with open(control, "w") as f:
+                f.write('<!DOCTYPE html><img src="http://gpucheck-control.invalid/x.png">')
+            chromium(browser, os.path.join(work, "p3"), listener, ["--dump-dom", "file://" + control])
+            control_lines = listener.requests[len(page_lines):]
+        finally:
+            listener.close()
+
+        counter = DomCounter()
+        counter.feed(dom.stdout.decode("utf-8", errors="replace"))
+        got_marks = {k: counter.marks.get(k, 0) for k in want_marks}
+        print(f"charts: {counter.svgs} (want {want_charts}); marks: {got_marks} (want {want_marks})")
+        if counter.svgs != want_charts:
+            fail(f"{counter.svgs} <svg> charts in the rendered DOM, want {want_charts}")
+        if got_marks != want_marks:
+            fail(f"data marks {got_marks}, want {want_marks}")
+        if counter.tags.get("script") or counter.tags.get("iframe") or counter.tags.get("link"):
+            fail(f"the page holds script/iframe/link elements: {counter.tags}")
+        if counter.remote:
+            fail(f"the page references resources: {counter.remote[:5]}")
+        text = "".join(counter.text)
+        for t in o.expect_text:
+            if t not in text:
+                fail(f"the rendered text lacks {t!r}")
+        ink, colours = screenshot_ink(shot)
+        print(f"screenshot: {ink:.1%} of pixels drawn, {colours} colours")
+        if ink < 0.02 or colours < 8:
+            fail(f"the screenshot looks blank ({ink:.2%} drawn, {colours} colours)")
+        own = [l for l in page_lines if l not in page_requests(page_lines)]
+        print(f"network: {len(page_requests(page_lines))} requests from the page "
+              f"({len(own)} of the browser's own, not counted: {[request_host(l) for l in own]}); "
+              f"{len(page_requests(control_lines))} from the control page")
+        if not page_requests(control_lines):
+            fail("the control page's remote image never reached the counting proxy")
+        if page_requests(page_lines):
+            fail(f"the page made network requests: {page_requests(page_lines)}")
+        print("PASS")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
