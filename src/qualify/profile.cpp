@@ -25,6 +25,8 @@ namespace {
 
 namespace k = keys;
 
+const std::vector<std::string> kBackends{"cpu", "cuda", "opencl", "metal"};
+
 void read_selector(TableReader& r, Requirement& q) {
   auto dev = r.string("device");
   std::string d = dev.value_or("any");
@@ -45,9 +47,7 @@ void read_selector(TableReader& r, Requirement& q) {
 }
 
 void read_backend(TableReader& r, Requirement& q) {
-  auto name = r.string("name");
-  if (!name) r.fail("missing key 'name' (cpu, cuda, opencl)");
-  q.backend = *name;
+  q.backend = r.one_of("name", kBackends);
   q.available = r.boolean("available");
   q.devices_min = r.integer("devices_min", 0);
   if (!q.available && !q.devices_min)
@@ -57,7 +57,7 @@ void read_backend(TableReader& r, Requirement& q) {
 
 void read_device(TableReader& r, Requirement& q) {
   read_selector(r, q);
-  q.backend = r.string("backend").value_or("");
+  q.backend = r.one_of("backend", kBackends, "");
   if (auto re = r.string("name_regex")) {
     try {
       std::regex check(*re, std::regex::ECMAScript);
@@ -91,7 +91,7 @@ void read_doctor(TableReader& r, Requirement& q) {
 
 void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   read_selector(r, q);
-  q.backend = r.string("backend").value_or("");
+  q.backend = r.one_of("backend", kBackends, "");
   q.op = r.one_of("op", {"exp", "gemm", "conv", "copy", "latency", "seedloop"});
   bool typed = q.op != "copy" && q.op != "latency";
   if (typed)
