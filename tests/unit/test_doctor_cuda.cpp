@@ -1,0 +1,135 @@
+// Doctor part 2's readers and the load run's summary: the kernel module's version line, libcuda's
+// file version, CUDA version texts, PCI class parsing from a hand-made sysfs, /proc/modules, the
+// records of a load child folded into one entry, and the NVML probe's MIG device count against
+// the fake libnvidia-ml.
+#include "doctor/cuda_facts.h"
+#include "doctor/under_load.h"
+#include "scratch_root.h"
+
+#if GPUCHECK_HAVE_CUDA
+#include "backends/cuda/nvml_probe.h"
+#endif
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace gpucheck::doctor {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+
+class CudaFacts : public gpucheck::testing::ScratchRoot {
+ protected:
+  SystemView view() const {
+    SystemView v;
+    v.root = root_;
+    return v;
+  }
+};
+
+TEST_F(CudaFacts, KernelModuleVersionFromProprietaryAndOpenModules) {
+  write("proc/driver/nvidia/version",
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 19:39:15 UTC 2024\n"
+        "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
+  EXPECT_EQ(kernel_module_version(view()), "535.183.01");
+  write("proc/driver/nvidia/version",
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.07  Release Build  "
+        "(dvs-builder@U16-I3-B03-4-3)  Wed Aug 27 04:27:39 UTC 2025\n");
+  EXPECT_EQ(kernel_module_version(view()), "580.82.07");
+  write("proc/driver/nvidia/version", "garbage\n");
+  EXPECT_EQ(kernel_module_version(view()), std::nullopt);
+}
+
+TEST(CudaVersions, LibcudaFileVersionAndCudaVersionText) {
+  EXPECT_EQ(libcuda_file_version("/usr/lib/x86_64-linux-gnu/libcuda.so.580.82.07"), "580.82.07");
+  EXPECT_EQ(libcuda_file_version("/usr/lib/wsl/lib/libcuda.so.1"), "");
+  EXPECT_EQ(libcuda_file_version("/usr/local/cuda/lib64/stubs/libcuda.so"), "");
+  EXPECT_EQ(parse_cuda_version("13.0"), 13000);
+  EXPECT_EQ(parse_cuda_version("12.4.131"), 12040);
+  EXPECT_EQ(parse_cuda_version("cu130"), std::nullopt);
+  EXPECT_EQ(cuda_version_text(12080), "12.8");
+  EXPECT_EQ(major_minor("9.14.0"), "9.14");
+}
+
+TEST_F(CudaFacts, PciDevicesOfNvidiaByClass) {
+  write("sys/bus/pci/devices/0000:17:00.0/vendor", "0x10de\n");
+  write("sys/bus/pci/devices/0000:17:00.0/class", "0x030200\n");
+  write("sys/bus/pci/devices/0000:05:00.0/vendor", "0x10de\n");
+  write("sys/bus/pci/devices/0000:05:00.0/class", "0x068000\n");
+  write("sys/bus/pci/devices/0000:00:1f.0/vendor", "0x8086\n");
+  write("sys/bus/pci/devices/0000:00:1f.0/class", "0x030000\n");
+  const auto all = nvidia_pci_devices(view());
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(all[0].is_nvswitch());
+  EXPECT_FALSE(all[0].is_gpu());
+  const auto gpus = nvidia_pci_gpus(view());
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].address, "0000:17:00.0");
+  EXPECT_EQ(gpus[0].pci_class, 0x030200u);
+}
+
+TEST_F(CudaFacts, MissingSysfsAndProcModulesAreNotObservable) {
+  EXPECT_THROW(nvidia_pci_devices(view()), NotObservable);
+  try {
+    loaded_modules(view());
+    FAIL() << "no /proc/modules, yet modules were read";
+  } catch (const NotObservable& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/proc/modules"));
+  }
+  write("proc/modules",
+        "nvidia_uvm 1437696 0 - Live 0x0 (POE)\nnvidia 54140928 2 nvidia_uvm, Live 0x0\n");
+  const auto m = loaded_modules(view());
+  EXPECT_TRUE(m.contains("nvidia"));
+  EXPECT_TRUE(m.contains("nvidia_uvm"));
+  EXPECT_FALSE(m.contains("nouveau"));
+}
+
+TEST(LoadRun, RecordsFoldIntoOneEntry) {
+  const Json records = Json::parse(R"([
+    {"op": "copy", "status": "ok", "context": {"nvml_samples": 40,
+      "clocks_event_reasons": ["gpu_idle"],
+      "pcie_link_gen": {"mean": 4.8, "min": 1, "max": 5},
+      "pcie_link_width": {"mean": 16, "min": 16, "max": 16}}},
+    {"op": "gemm", "status": "ok", "context": {"nvml_samples": 30,
+      "clocks_event_reasons": ["sw_power_cap", "hw_thermal_slowdown"],
+      "pcie_link_gen": {"mean": 2, "min": 2, "max": 3}}},
+    {"op": "gemm", "status": "failed", "reason": "cublasLtMatmul: CUBLAS_STATUS_EXECUTION_FAILED"}
+  ])");
+  const Json e = summarise_load_records(records);
+  EXPECT_EQ(e["nvml_samples"], 70);
+  EXPECT_EQ(e["clocks_event_reasons"],
+            Json::parse(R"(["gpu_idle", "hw_thermal_slowdown", "sw_power_cap"])"));
+  EXPECT_EQ(e["pcie_link_gen"]["min"], 1);
+  EXPECT_EQ(e["pcie_link_gen"]["max"], 5);
+  EXPECT_EQ(e["pcie_link_width"]["max"], 16);
+  ASSERT_EQ(e["errors"].size(), 1u);
+  EXPECT_THAT(e["errors"][0].get<std::string>(), HasSubstr("CUBLAS_STATUS_EXECUTION_FAILED"));
+}
+
+TEST(LoadRun, NoAvailableCudaSectionRunsNothing) {
+  EXPECT_TRUE(run_cuda_load(Json{{"name", "cuda"}, {"status", "unavailable"}}, 1).empty());
+  EXPECT_TRUE(run_cuda_load(Json{{"name", "cuda"}, {"status", "available"}}, 1).empty());
+}
+
+#if GPUCHECK_HAVE_CUDA
+class FakeNvmlMig : public gpucheck::testing::ScratchRoot {};
+
+TEST_F(FakeNvmlMig, CountsTheMigDevicesThatExist) {
+  write("nvml.conf",
+        "device_count=2\nd0.name=NVIDIA H100\nd0.mig=1,1\nd0.mig_devices=3\n"
+        "d1.name=NVIDIA H100\nd1.mig=1,1\nd1.mig_devices=0\n");
+  ::setenv("GPUCHECK_FAKE_NVML_CONFIG", (root_ / "nvml.conf").c_str(), 1);
+  const Json j = gpucheck::cuda::probe_nvml({{"GPUCHECK_NVML_LIB", GPUCHECK_FAKE_NVML}});
+  ::unsetenv("GPUCHECK_FAKE_NVML_CONFIG");
+  ASSERT_EQ(j["devices"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["devices"][0]["mig_mode_current"], true);
+  EXPECT_EQ(j["devices"][0]["mig_devices"], 3);
+  EXPECT_EQ(j["devices"][1]["mig_devices"], 0);
+}
+#endif
+
+}  // namespace
+}  // namespace gpucheck::doctor
