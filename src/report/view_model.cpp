@@ -189,7 +189,7 @@ ViewModel make_view_model(const nlohmann::json& doc) {
   ViewModel vm;
   const bool probe = doc.value(std::string(k::kCommand), "") == "probe";
   // doctor's JSON carries the probe's backend facts it judged; its table shows the checks.
-  // qualify's too: its table ends with the verdicts.
+  // qualify's too: its tables are the verdicts, results and checks.
   const bool doctor = doc.value(std::string(k::kCommand), "") == "doctor" ||
                       doc.value(std::string(k::kCommand), "") == "qualify";
   for (auto section : {k::kProvenance, k::kHost, k::kCpu, k::kMemory}) {
@@ -217,7 +217,9 @@ ViewModel make_view_model(const nlohmann::json& doc) {
   if (doc.contains(k::kResults)) vm.tables.push_back(results_table(doc[k::kResults]));
   if (doc.contains(k::kChecks)) vm.tables.push_back(checks_table(doc[k::kChecks]));
   if (doc.contains(k::kSweep)) vm.tables.push_back(sweep_table(doc[k::kSweep]));
-  if (doc.contains(k::kQualify)) vm.tables.push_back(verdicts_table(doc[k::kQualify]));
+  // First: qualify's answer, and the table the CSV view writes.
+  if (doc.contains(k::kQualify))
+    vm.tables.insert(vm.tables.begin(), verdicts_table(doc[k::kQualify]));
   if (doc.contains(k::kComparison)) vm.tables.push_back(comparison_table(doc[k::kComparison]));
   return vm;
 }
