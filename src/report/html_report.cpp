@@ -86,7 +86,8 @@ std::string throughput_charts(const nlohmann::json& results) {
     double v = num(*tp, k::kValue);
     g->bars.push_back({index_of(devices, str(r, k::kDevice)), v,
                        fmt::format("{} {} {}: {:.4g} {} ({})", str(r, k::kDevice), op, group, v,
-                                   c.unit, str(r, k::kImpl))});
+                                   c.unit, str(r, k::kImpl)),
+                       ""});
   }
   std::string out;
   for (const auto& op : ops) out += svg_bar_chart(charts[op]);
@@ -113,7 +114,8 @@ std::string speedup_chart(const nlohmann::json& results) {
     bool included = str(r, k::kTransfers) == "included";
     g->bars.push_back({included ? 1u : 0u, sp->get<double>(),
                        fmt::format("{}, {}: {:.3g}\xC3\x97", group, c.series[included ? 1 : 0],
-                                   sp->get<double>())});
+                                   sp->get<double>()),
+                       ""});
   }
   return c.groups.empty() ? std::string() : svg_bar_chart(c);
 }
@@ -195,7 +197,7 @@ std::string verdict_chart(const nlohmann::json& q) {
                   str(q, k::kVerdict));
   c.unit = "verdict per requirement";
   c.kind = "verdict";
-  c.show_values = false;
+  c.axis = false;
   c.series = {"met", "unmet", "skip"};
   c.colours = {"#2ca02c", "#d62728", "#999999"};
   for (const auto& v : q.value(std::string(k::kVerdicts), nlohmann::json::array())) {
@@ -206,8 +208,13 @@ std::string verdict_chart(const nlohmann::json& q) {
     std::string tip = fmt::format("{}: {} (measured {}, threshold {}{}{})", str(v, k::kRequirement),
                                   verdict, str(v, k::kMeasured), str(v, k::kThreshold),
                                   v.contains(k::kUnit) ? " " : "", str(v, k::kUnit));
-    if (auto reason = str(v, k::kReason); !reason.empty()) tip += "; " + reason;
-    c.groups.push_back({label, {{i, 1.0, tip}}});
+    std::string text = fmt::format("{}: {}{}{}", verdict, str(v, k::kMeasured),
+                                   v.contains(k::kUnit) ? " " : "", str(v, k::kUnit));
+    if (auto reason = str(v, k::kReason); !reason.empty()) {
+      tip += "; " + reason;
+      text = verdict + ": " + reason;
+    }
+    c.groups.push_back({label, {{i, 1.0, tip, text}}});
   }
   return c.groups.empty() ? std::string() : svg_bar_chart(c);
 }

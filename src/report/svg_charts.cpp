@@ -118,7 +118,7 @@ std::string svg_bar_chart(const BarChart& c) {
     }
   const double plot_bottom =
       kTop + rows * (kBar + kGap) + static_cast<double>(c.groups.size()) * kGroupGap;
-  const double height = plot_bottom + 36;
+  const double height = plot_bottom + (c.axis ? 36 : 8);
   const double x0 = kLeft, x1 = kWidth - kRight;
   std::string out = open_svg(height, c.title, c.kind);
   out += legend(c.series, 36, c.colours);
@@ -132,6 +132,7 @@ std::string svg_bar_chart(const BarChart& c) {
     for (double e = ls.lo_exp; e <= ls.hi_exp + 1e-9; e += 1) ticks.push_back(std::pow(10, e));
   else
     for (int i = 0; i <= 5; ++i) ticks.push_back(lin_max * i / 5);
+  if (!c.axis) ticks.clear();
   for (double t : ticks) {
     double x = xpos(t);
     out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", num(x),
@@ -139,8 +140,9 @@ std::string svg_bar_chart(const BarChart& c) {
     out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                        num(x), num(plot_bottom + 14), value_label(t));
   }
-  out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                     num((x0 + x1) / 2), num(plot_bottom + 30), html_escape(c.unit));
+  if (c.axis)
+    out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       num((x0 + x1) / 2), num(plot_bottom + 30), html_escape(c.unit));
   const double base_x = c.log_scale && c.guide ? xpos(*c.guide) : x0;
   if (c.guide)
     out += fmt::format("<line class=\"guide\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
@@ -153,7 +155,7 @@ std::string svg_bar_chart(const BarChart& c) {
         "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n",
         num(x0 - 6), num(y + group_h / 2 + 4), html_escape(cut(g.label, 46)), html_escape(g.label));
     for (const auto& b : g.bars) {
-      double xv = xpos(b.value);
+      double xv = c.axis ? xpos(b.value) : x0 + 40;
       double left = std::min(base_x, xv), width = std::max(std::abs(xv - base_x), 1.0);
       out += fmt::format(
           "<rect class=\"mark\" data-kind=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
@@ -161,9 +163,9 @@ std::string svg_bar_chart(const BarChart& c) {
           html_escape(c.kind), num(left), num(y), num(width), num(kBar),
           b.series < c.colours.size() ? c.colours[b.series] : series_colour(b.series),
           html_escape(b.tooltip));
-      if (c.show_values)
-        out += fmt::format("<text class=\"value\" x=\"{}\" y=\"{}\">{}</text>\n",
-                           num(std::max(xv, base_x) + 4), num(y + kBar - 2), value_label(b.value));
+      out += fmt::format("<text class=\"value\" x=\"{}\" y=\"{}\">{}</text>\n",
+                         num(std::max(xv, base_x) + 4), num(y + kBar - 2),
+                         b.text.empty() ? value_label(b.value) : html_escape(cut(b.text, 60)));
       y += kBar + kGap;
     }
     y += kGroupGap;

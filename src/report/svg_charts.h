@@ -12,6 +12,7 @@ struct Bar {
   std::size_t series = 0;  // index into BarChart::series (colour and legend)
   double value = 0;        // > 0
   std::string tooltip;
+  std::string text;  // beside the bar instead of the value when not empty
 };
 
 struct BarGroup {
@@ -25,7 +26,7 @@ struct BarChart {
   std::string kind;             // data-kind of the marks: throughput, speedup, verdict
   bool log_scale = false;       // for ratios: decades around 1
   std::optional<double> guide;  // a reference line (1× for speedups)
-  bool show_values = true;      // the value beside each bar
+  bool axis = true;             // false: bars are equal swatches of a state, not quantities
   std::vector<std::string> series;
   std::vector<std::string> colours;  // per series; empty: the palette
   std::vector<BarGroup> groups;
