@@ -421,10 +421,12 @@ def main():
     ap.add_argument("--peers", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--budget-s", type=float, default=420, help="stop starting rounds after this")
-    ap.add_argument("--min-time", type=float, default=0.25)
+    ap.add_argument("--min-time", type=float, default=0.0)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--gc-reps", type=int, default=0,
-                    help="gpucheck --reps (with --min-time 0: the peer's protocol, 20 reps)")
+    ap.add_argument("--gc-reps", type=int, default=20,
+                    help="gpucheck --reps; with the default --min-time 0 this is the peer's protocol "
+                         "(20 timed repetitions after 3 warm-ups): a longer gpucheck run sits at a "
+                         "lower, power-capped clock than the peer's burst (docs/PERFORMANCE.md, run 4)")
     ap.add_argument("--peer-reps", type=int, default=20)
     ap.add_argument("--groups", default="mem,gemm,conv")
     ap.add_argument("--system-libs", action="store_true",
