@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -57,11 +58,19 @@ std::optional<double> metric(const nlohmann::json& r) {
   return v->get<double>();
 }
 
+// The relative stddev of the record's central value: the repetitions' stddev over √reps, over
+// the median. A preempted repetition only ever adds time, so the stddev is capped at
+// median − min: one repetition stalled for 100 ms among thousands of 1 ms ones says nothing
+// about how well the median is known, yet alone it would make the threshold hide a 3x slowdown.
 double relative_stddev(const nlohmann::json& r) {
   auto t = r.find(k::kTimeS);
   if (t == r.end() || !t->contains(k::kStddev) || !t->contains(k::kMedian)) return 0;
   double median = (*t)[k::kMedian].get<double>();
-  return median > 0 ? (*t)[k::kStddev].get<double>() / median : 0;
+  double stddev = (*t)[k::kStddev].get<double>();
+  if (t->contains(k::kMin))
+    stddev = std::min(stddev, std::max(0.0, median - (*t)[k::kMin].get<double>()));
+  double reps = t->contains(k::kReps) ? std::max(1.0, (*t)[k::kReps].get<double>()) : 1.0;
+  return median > 0 ? stddev / std::sqrt(reps) / median : 0;
 }
 
 nlohmann::json row_of(const nlohmann::json& r, bool by_name) {

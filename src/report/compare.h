@@ -21,7 +21,8 @@ std::optional<double> parse_tolerance(std::string_view text);
 
 // The "comparison" section without its base/new descriptions: tolerance, match, verdict,
 // summary and one row per matched or unmatched record. A change counts when it is beyond
-// max(tolerance, 2 × the two records' combined relative stddev).
+// max(tolerance, 2 × the two records' combined relative stddev), the stddev being that of
+// each record's central value (the repetitions' stddev, at most median − min, / √reps).
 nlohmann::json compare_results(const nlohmann::json& base_results,
                                const nlohmann::json& new_results, const CompareOptions& options);
 

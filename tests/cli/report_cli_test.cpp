@@ -15,10 +15,12 @@ using gpucheck::testing::write_temp_file;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
-// A real CPU bench: exp and copy, one thread so a busy machine moves it least.
+// A real CPU bench: exp and GEMM, compute-bound and on one thread, so other work on a shared
+// machine moves their medians least; repetitions of about a millisecond, so a preempted one is
+// a few times the median, not a hundred.
 Json cpu_bench() {
-  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp,copy", "--dtype", "f32", "--exp",
-                         "2^16", "--copy", "1MiB", "--threads", "1", "--warmup", "2", "--min-time",
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp,gemm", "--dtype", "f32", "--exp",
+                         "2^20", "--gemm", "256", "--threads", "1", "--warmup", "2", "--min-time",
                          "0.2", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return Json::parse(r.out);
@@ -63,7 +65,7 @@ TEST_F(ReportCli, PlantedSlowdownIsARegression) {
   EXPECT_EQ(doc["command"], "report");
   const Json& c = doc["comparison"];
   EXPECT_EQ(c["verdict"], "regression");
-  EXPECT_EQ(c["summary"]["regression"], 2);  // exp and copy
+  EXPECT_EQ(c["summary"]["regression"], 2);  // exp and GEMM
   for (const auto& row : c["rows"]) EXPECT_NEAR(row["change"].get<double>(), -2.0 / 3, 1e-9);
   EXPECT_EQ(c["base"]["path"], base);
   auto table = run_gpucheck({"report", "compare", base, slow});

@@ -25,7 +25,7 @@ Json rec(const std::string& op, double value, double rel_sd = 0.01,
             {"transfers", "excluded"},
             {"status", "ok"}};
   double median = op == "latency" ? value : 1e-3;
-  j["time_s"] = {{"median", median}, {"stddev", median * rel_sd}};
+  j["time_s"] = {{"median", median}, {"stddev", median * rel_sd * 2}, {"reps", 4}};  // /√4
   if (op != "latency") j["throughput"] = {{"value", value}, {"unit", "GB/s"}};
   return j;
 }
@@ -73,6 +73,17 @@ TEST(Compare, SpreadWidensTheThreshold) {
                                   Json::array({rec("exp", 92, 0.05)}), {});
   EXPECT_EQ(verdict(noisy), "same");
   EXPECT_NEAR(noisy["rows"][0]["threshold"].get<double>(), 2 * std::hypot(0.05, 0.05), 1e-12);
+}
+
+TEST(Compare, OneOutlierRepetitionDoesNotHideASlowdown) {
+  // 10000 repetitions whose stddev is 20x the median (one preempted run): per repetition the
+  // threshold would be 2800 %; the median's own stddev is 0.2 x, the threshold 57 %.
+  Json base = rec("exp", 300), slow = rec("exp", 100);
+  for (Json* r : {&base, &slow})
+    r->at("time_s") = {{"median", 1e-3}, {"stddev", 2e-2}, {"reps", 10000}};
+  Json c = r::compare_results(Json::array({base}), Json::array({slow}), {});
+  EXPECT_NEAR(c["rows"][0]["threshold"].get<double>(), 2 * std::hypot(0.2, 0.2), 1e-12);
+  EXPECT_EQ(verdict(c), "regression");
 }
 
 TEST(Compare, LatencyIsLowerBetter) {
