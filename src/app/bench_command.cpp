@@ -177,7 +177,8 @@ std::optional<bench::SweepSpec> sweep_of(const BenchOptions& o) {
     return std::nullopt;
   }
   if (!o.ops.empty() || !o.exp.empty() || !o.gemm.empty() || !o.conv.empty() || !o.copy.empty())
-    throw UsageError("--sweep: runs its op over its own sizes; drop --ops, --exp, --gemm, --conv, --copy");
+    throw UsageError(
+        "--sweep: runs its op over its own sizes; drop --ops, --exp, --gemm, --conv, --copy");
   if (o.no_baseline) throw UsageError("--sweep: needs the CPU baseline; drop --no-baseline");
   return bench::make_sweep(o.sweep, o.sweep_max);
 }

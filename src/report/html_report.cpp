@@ -30,7 +30,8 @@ svg line.break-even{stroke-width:1.5;stroke-dasharray:5 3}svg line.range{stroke-
 svg polyline.curve{fill:none;stroke-width:2}svg polyline.dashed{stroke-dasharray:6 3}
 table{border-collapse:collapse;margin:6px 0 14px}th,td{border:1px solid #ccc;padding:2px 6px;
 text-align:left;vertical-align:top;font-size:12px}th{background:#eee}
-td.ok,td.pass,td.met{background:#e6f4e6}td.warn,td.skipped,td.unsupported,td.skip{background:#fff4d6}
+td.ok,td.pass,td.met{background:#e6f4e6}
+td.warn,td.skipped,td.unsupported,td.skip{background:#fff4d6}
 td.fail,td.failed,td.mismatch,td.unmet{background:#fbe0e0}
 details{margin:2px 0}summary{cursor:pointer;font-weight:bold}p.note{margin:-8px 0 16px;color:#333}
 )";
