@@ -3,17 +3,13 @@
 // document with the hidden --facts), so a crashing driver costs a finding, never the report.
 #include "app/backend_probes.h"
 #include "app/cli_common.h"
+#include "app/doctor_facts.h"
 #include "core/document.h"
 #include "core/json_keys.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
-#include "doctor/under_load.h"
-#include "probe/cpu_info.h"
-#include "probe/host_info.h"
-#include "probe/memory_info.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <fstream>
 #include <iostream>
@@ -61,23 +57,10 @@ nlohmann::json load_facts(const std::string& path) {
 }
 
 nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env) {
-  const std::filesystem::path root = opts.sysroot;
-  nlohmann::json facts = nlohmann::json::object();
-  facts[keys::kHost] = probe::to_json(probe::read_host_facts(root));
-  facts[keys::kCpu] = probe::to_json(probe::read_cpu_facts(root));
-  facts[keys::kMemory] = probe::to_json(probe::read_memory_facts(root));
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
-  facts[keys::kBackends] = probe_backends(env, limits);
-  // PCIe link and clocks-event reasons are read while every CUDA device works (idle GPUs drop
-  // their link and report idle reasons); the readings join the CUDA section they belong to.
-  if (!opts.no_load)
-    for (auto& b : facts[keys::kBackends])
-      if (b.value(std::string(keys::kName), "") == "cuda" &&
-          b.value(std::string(keys::kStatus), "") == "available") {
-        spdlog::info("doctor: loading each CUDA device for {} s", opts.load_seconds);
-        b[keys::kUnderLoad] = doctor::run_cuda_load(b, opts.load_seconds);
-      }
+  nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
+  if (!opts.no_load) add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds);
   return facts;
 }
 

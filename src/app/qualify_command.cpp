@@ -4,6 +4,7 @@
 #include "app/backend_probes.h"
 #include "app/bench_run.h"
 #include "app/cli_common.h"
+#include "app/doctor_facts.h"
 #include "core/document.h"
 #include "core/json_keys.h"
 #include "doctor/registry.h"
@@ -28,6 +29,9 @@ namespace {
 
 namespace k = keys;
 namespace q = qualify;
+
+// doctor's default --load-seconds.
+constexpr double kDoctorLoadSeconds = 2;
 
 struct QualifyOptions {
   OutputOptions out;
@@ -116,6 +120,9 @@ ExitCode run_qualify(const QualifyOptions& o) {
   obs.skus = o.skus.empty() ? &q::builtin_skus() : &skus;
   obs.pci_device_id = [&](const std::string& bus) { return sysfs_pci_device_id(o.sysroot, bus); };
   if (needs(profile, q::Kind::kDoctor)) {
+    // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs.
+    add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds);
+    doc[k::kBackends] = facts[k::kBackends];
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
   }
