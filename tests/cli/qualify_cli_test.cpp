@@ -87,6 +87,12 @@ TEST(QualifyCli, UnmetThresholdExits1WithJunitFailure) {
   EXPECT_EQ(xml.find("<failure message=\"measured ", at), xml.find("<failure", at)) << xml;
   EXPECT_NE(xml.find("<failure", at), std::string::npos);
   expect_valid_junit(junit);
+  // The CSV view is the verdicts table.
+  auto csv = run_gpucheck({"qualify", "--profile", profile, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 1);
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\r')),
+            "id,device,requirement,measured,threshold,verdict,reason");
+  EXPECT_THAT(csv.out, HasSubstr("\r\ncpu_exp,cpu,"));
 }
 
 TEST(QualifyCli, MalformedProfileExits2NamingLineAndKey) {
