@@ -220,11 +220,13 @@ std::string svg_curve_chart(const CurveChart& c) {
   for (std::size_t i = 0; i < c.markers.size(); ++i) {
     const auto& m = c.markers[i];
     double x = xs(m.x);
+    const bool right_half = x > (x0 + x1) / 2;  // the label goes left of the line there
     out += fmt::format(
         "<line class=\"break-even\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/>"
-        "<text class=\"marker\" x=\"{4}\" y=\"{5}\" fill=\"{3}\">{6}</text>\n",
-        num(x), num(y1), num(y0), series_colour(m.series), num(x + 3),
-        num(y1 + 12 + 12 * static_cast<double>(i)), html_escape(m.label));
+        "<text class=\"marker\" x=\"{4}\" y=\"{5}\" style=\"fill:{3}\" text-anchor=\"{7}\">{6}</text>\n",
+        num(x), num(y1), num(y0), series_colour(m.series), num(right_half ? x - 3 : x + 3),
+        num(y1 + 12 + 12 * static_cast<double>(i)), html_escape(m.label),
+        right_half ? "end" : "start");
   }
   for (std::size_t i = 0; i < c.curves.size(); ++i) {
     const auto& cv = c.curves[i];
