@@ -196,9 +196,8 @@ CheckResult check_cuda_driver_runtime(const SystemView& view) {
   if (!drv) {
     const std::string why = text(driver_of(cuda), k::kError);
     throw NotObservable(
-        fmt::format("the driver's CUDA version: neither cuDriverGetVersion "
-                    "(libcuda.so.1{}) nor NVML answered",
-                    why.empty() ? "" : ": " + why));
+        fmt::format("the driver's CUDA version: neither cuDriverGetVersion ({}) nor NVML answered",
+                    why.empty() ? "libcuda.so.1" : why));
   }
   evidence.push_back(
       fmt::format("driver supports CUDA {} ({})", cuda_version_text(drv->encoded), drv->source));

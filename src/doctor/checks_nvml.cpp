@@ -67,6 +67,8 @@ const Json* load_entry(const SystemView& view, const NvmlGpu& gpu) {
 
 // Why a GPU was read idle, for the finding.
 std::string idle_because(const SystemView& view, const NvmlGpu& gpu, const Json* entry) {
+  if (entry != nullptr && text(*entry, k::kStatus) == "ok")
+    return "read idle: the load run's NVML samples hold no such reading";
   if (entry != nullptr)
     return fmt::format("the load run failed ({}), so read idle", text(*entry, k::kReason));
   if (gpu.cuda_device == nullptr) {
