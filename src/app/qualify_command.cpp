@@ -92,13 +92,6 @@ nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quie
   return results;
 }
 
-std::optional<std::string> sysfs_pci_device_id(const std::string& root, const std::string& bus_id) {
-  std::ifstream in(std::filesystem::path(root) / "sys/bus/pci/devices" / bus_id / "device");
-  std::string id;
-  if (!(in >> id)) return std::nullopt;
-  return id;
-}
-
 ExitCode run_qualify(const QualifyOptions& o) {
   // A bad profile, SKU table or output path is exit 2 before any work.
   const q::Profile profile = q::load_profile(o.profile);
@@ -118,7 +111,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   obs.backends = facts[k::kBackends];
   obs.memory = facts[k::kMemory];
   obs.skus = o.skus.empty() ? &q::builtin_skus() : &skus;
-  obs.pci_device_id = [&](const std::string& bus) { return sysfs_pci_device_id(o.sysroot, bus); };
+  obs.pci_device_id = [&](const std::string& bus) { return q::read_pci_device_id(o.sysroot, bus); };
   if (needs(profile, q::Kind::kDoctor)) {
     // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs.
     add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds);

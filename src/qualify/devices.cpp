@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 
 namespace gpucheck::qualify {
 
@@ -46,6 +48,17 @@ std::vector<DeviceFacts> select_devices(const Requirement& r, const std::vector<
     }
   }
   return out;
+}
+
+std::optional<std::string> read_pci_device_id(const std::string& root, const std::string& bus_id) {
+  // A bus id is "0000:00:06.0": nothing in it may climb out of the devices directory.
+  if (bus_id.empty() || bus_id.find('/') != std::string::npos ||
+      bus_id.find("..") != std::string::npos)
+    return std::nullopt;
+  std::ifstream in(std::filesystem::path(root) / "sys/bus/pci/devices" / bus_id / "device");
+  std::string id;
+  if (!(in >> id)) return std::nullopt;
+  return id;
 }
 
 std::string why_no_device(const Requirement& r, const nlohmann::json& backends) {

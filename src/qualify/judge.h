@@ -44,6 +44,10 @@ std::vector<DeviceFacts> list_devices(const nlohmann::json& backends);
 // The devices a device or bench requirement is about; empty when none is there.
 std::vector<DeviceFacts> select_devices(const Requirement& r, const std::vector<DeviceFacts>& all);
 
+// The PCI device id ("0x2330") of a PCI bus id from <root>/sys/bus/pci/devices/<bus>/device;
+// nullopt when the file is not there.
+std::optional<std::string> read_pci_device_id(const std::string& root, const std::string& bus_id);
+
 // Why a named device or a device of a backend is absent, from the backend's section.
 std::string why_no_device(const Requirement& r, const nlohmann::json& backends);
 

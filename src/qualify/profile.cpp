@@ -100,6 +100,9 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
     r.fail(fmt::format("'dtype' does not apply to {}", q.op));
   q.shape = read_shape(r, q.op, file);
   q.transfers = r.one_of("transfers", {"excluded", "included"}, "excluded");
+  if (!typed && q.transfers == "included")
+    r.fail(
+        fmt::format("{} records are transfers = \"excluded\" only (a copy is the transfer)", q.op));
 
   std::vector<std::string> given;
   for (const char* key : {"min", "max", "speedup_min", "min_fraction_of_reference"})

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace {
 
 namespace q = gpucheck::qualify;
@@ -241,6 +244,16 @@ command = "gpucheck bench"
                o);
   EXPECT_EQ(v[0].outcome, q::Outcome::kSkip);
   EXPECT_EQ(v[0].reason, "no reference for Tesla T4");
+}
+
+TEST(QualifyJudge, PciDeviceIdFromSysfs) {
+  const auto root = std::filesystem::temp_directory_path() / "qualify_sysfs_test";
+  std::filesystem::create_directories(root / "sys/bus/pci/devices/0000:00:06.0");
+  std::ofstream(root / "sys/bus/pci/devices/0000:00:06.0/device") << "0x2335\n";
+  EXPECT_EQ(q::read_pci_device_id(root.string(), "0000:00:06.0"), "0x2335");
+  EXPECT_FALSE(q::read_pci_device_id(root.string(), "0000:00:07.0").has_value());
+  EXPECT_FALSE(q::read_pci_device_id(root.string(), "../../../etc").has_value());
+  std::filesystem::remove_all(root);
 }
 
 TEST(QualifyJudge, VersionTuples) {

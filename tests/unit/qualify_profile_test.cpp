@@ -71,7 +71,6 @@ speedup_min = 2
 kind = "bench"
 op = "copy"
 shape = { bytes = 1024, direction = "h2d" }
-transfers = "included"
 min_fraction_of_reference = 0.5
 )",
                                   "p.toml");
@@ -133,6 +132,10 @@ TEST(QualifyProfile, CriteriaAreExactlyOne) {
       error_of("[[require]]\nkind = \"bench\"\nop = \"latency\"\nshape = { mode = \"async\" }\n"
                "min = 1\nunit = \"GB/s\"\n"),
       HasSubstr("latency has no throughput"));
+  EXPECT_THAT(error_of("[[require]]\nkind = \"bench\"\nop = \"copy\"\n"
+                       "shape = { bytes = 8, direction = \"h2d\" }\ntransfers = \"included\"\n"
+                       "min = 1\nunit = \"GB/s\"\n"),
+              HasSubstr("copy records are transfers = \"excluded\" only"));
 }
 
 TEST(QualifyProfile, StructureErrors) {
