@@ -63,14 +63,17 @@ TEST(QualifyCli, CpuOnlyProfilePassesWithValidJunit) {
   expect_valid_junit(junit);
 }
 
-TEST(QualifyCli, QualifyDocumentMatchesTheSchema) {
-  auto r = run_program(
-      "python3",
-      {kSource + "/tests/cli/validate_schema.py", kSource + "/schema/gpucheck.schema.json", "--",
-       GPUCHECK_BINARY, "qualify", "--profile",
-       write_temp_file("p.toml", exp_profile("min = 1e9\nunit = \"GB/s\"\n")), "--json"});
-  if (r.exit_code == 77) GTEST_SKIP() << "python3-jsonschema is not installed";
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+TEST(QualifyCli, QualifyDocumentsMatchTheSchema) {
+  // A met profile with probe, checks and results, and an unmet one.
+  for (const std::string& profile :
+       {kSource + "/configs/qualify/cpu-only.toml",
+        write_temp_file("p.toml", exp_profile("min = 1e9\nunit = \"GB/s\"\n"))}) {
+    auto r = run_program("python3", {kSource + "/tests/cli/validate_schema.py",
+                                     kSource + "/schema/gpucheck.schema.json", "--",
+                                     GPUCHECK_BINARY, "qualify", "--profile", profile, "--json"});
+    if (r.exit_code == 77) GTEST_SKIP() << "python3-jsonschema is not installed";
+    EXPECT_EQ(r.exit_code, 0) << profile << ": " << r.err;
+  }
 }
 
 TEST(QualifyCli, UnmetThresholdExits1WithJunitFailure) {
