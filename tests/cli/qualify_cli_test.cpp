@@ -126,7 +126,7 @@ TEST(QualifyCli, MissingDeviceIsUnmetNeverExit3) {
       "missing.toml",
       "[[require]]\nid = \"needs_opencl9\"\nkind = \"bench\"\ndevice = \"opencl9\"\nop = \"exp\"\n"
       "shape = { n = 4096 }\nmin = 1\nunit = \"GB/s\"\n"
-      "[[require]]\nid = \"needs_cuda\"\nkind = \"device\"\ndevice = \"cuda0\"\n");
+      "[[require]]\nid = \"needs_cuda9\"\nkind = \"device\"\ndevice = \"cuda9\"\n");
   auto r = run_gpucheck({"qualify", "--profile", profile, "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   Json doc = Json::parse(r.out);
