@@ -97,16 +97,40 @@ CheckResult judge_library(const SystemView& view, const char* key, const std::st
               evidence);
 }
 
+// A header of another major.minor than the library loaded: code built here gets another
+// library at run time. Only a healthy verdict is replaced; the headers join the evidence.
+CheckResult judge_headers(const Json& lib, const std::string& display, const std::string& fix,
+                          CheckResult r) {
+  const std::string version = text(lib, k::kVersion);
+  if (!lib.contains(k::kPath) || version.empty()) return r;
+  std::vector<std::string> differ;
+  for (const auto& h : array_at(lib, k::kHeaders)) {
+    const std::string hv = text(h, k::kVersion);
+    r.evidence.push_back(fmt::format("header {}: {} {}", text(h, k::kPath), display, hv));
+    if (!hv.empty() && major_minor(hv) != major_minor(version))
+      differ.push_back(fmt::format("{} says {}", text(h, k::kPath), hv));
+  }
+  if (differ.empty() || r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) return r;
+  return warn(fmt::format("{}'s header and library differ: the library loaded is {}, but {}: code "
+                          "built against the header gets another {} at run time",
+                          display, version, join(differ, "; "), display),
+              fix, r.evidence);
+}
+
 }  // namespace
 
 // ---- cublas_library ----
 
 CheckResult check_cublas_library(const SystemView& view) {
-  return judge_library(view, "cublas", "cuBLAS",
-                       "install cuBLAS 13 (sudo apt install libcublas-13-0, or the CUDA toolkit), "
-                       "or point gpucheck at a copy: --cublas PATH; in Python: pip install "
-                       "nvidia-cublas",
-                       CheckStatus::kFail);
+  CheckResult r = judge_library(view, "cublas", "cuBLAS",
+                                "install cuBLAS 13 (sudo apt install libcublas-13-0, or the CUDA "
+                                "toolkit), or point gpucheck at a copy: --cublas PATH; in Python: "
+                                "pip install nvidia-cublas",
+                                CheckStatus::kFail);
+  return judge_headers(library_facts(view, "cublas"), "cuBLAS",
+                       "install the headers and the library of one CUDA release (sudo apt "
+                       "install libcublas-dev-13-0), or remove the stale header",
+                       std::move(r));
 }
 
 // ---- cudnn_library ----
@@ -116,25 +140,10 @@ CheckResult check_cudnn_library(const SystemView& view) {
                                 "install cuDNN 9 for CUDA 13 (sudo apt install cudnn9-cuda-13), "
                                 "or point gpucheck at a copy: --cudnn PATH",
                                 CheckStatus::kWarn);
-  const Json& lib = library_facts(view, "cudnn");
-  const std::string version = text(lib, k::kVersion);
-  if (!lib.contains(k::kPath) || version.empty()) return r;
-  std::vector<std::string> differ;
-  for (const auto& h : array_at(lib, k::kHeaders)) {
-    const std::string hv = text(h, k::kVersion);
-    r.evidence.push_back(fmt::format("header {}: cuDNN {}", text(h, k::kPath), hv));
-    if (!hv.empty() && major_minor(hv) != major_minor(version))
-      differ.push_back(fmt::format("{} says {}", text(h, k::kPath), hv));
-  }
-  if (differ.empty() || r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) return r;
-  CheckResult w = warn(fmt::format("cuDNN's header and library differ: the library loaded is {}, "
-                                   "but {}: code built against the header gets another cuDNN "
-                                   "at run time",
-                                   version, join(differ, "; ")),
+  return judge_headers(library_facts(view, "cudnn"), "cuDNN",
                        "install the header and the library from one cuDNN release (sudo apt "
                        "install cudnn9-cuda-13 brings both), or remove the stale header",
-                       r.evidence);
-  return w;
+                       std::move(r));
 }
 
 // ---- framework_cuda_driver ----

@@ -1,12 +1,13 @@
 // Doctor part 2's readers and the load run's summary: the kernel module's version line, libcuda's
 // file version, CUDA version texts, PCI class parsing from a hand-made sysfs, /proc/modules, the
-// records of a load child folded into one entry, and the NVML probe's MIG device count against
-// the fake libnvidia-ml.
+// records of a load child folded into one entry, the NVML probe's MIG device count against the
+// fake libnvidia-ml, and cuBLAS header versions.
 #include "doctor/cuda_facts.h"
 #include "doctor/under_load.h"
 #include "scratch_root.h"
 
 #if GPUCHECK_HAVE_CUDA
+#include "backends/cuda/library_search.h"
 #include "backends/cuda/nvml_probe.h"
 #endif
 
@@ -128,6 +129,26 @@ TEST_F(FakeNvmlMig, CountsTheMigDevicesThatExist) {
   EXPECT_EQ(j["devices"][0]["mig_mode_current"], true);
   EXPECT_EQ(j["devices"][0]["mig_devices"], 3);
   EXPECT_EQ(j["devices"][1]["mig_devices"], 0);
+}
+class CudaHeaders : public gpucheck::testing::ScratchRoot {};
+
+TEST_F(CudaHeaders, CublasHeaderVersionFromAToolkitsIncludeFolder) {
+  EXPECT_EQ(gpucheck::cuda::parse_cublas_version_header(
+                "#define CUBLAS_VER_MAJOR 13\n#define CUBLAS_VER_MINOR 1\n"
+                "#define CUBLAS_VER_PATCH 0\n#define CUBLAS_VER_BUILD 3\n"),
+            "13.1.0");
+  EXPECT_EQ(gpucheck::cuda::parse_cublas_version_header("#define CUDNN_MAJOR 9\n"), std::nullopt);
+  write("usr/local/cuda-12.4/include/cublas_api.h",
+        "#define CUBLAS_VER_MAJOR 12\n#define CUBLAS_VER_MINOR 4\n#define CUBLAS_VER_PATCH 5\n");
+  gpucheck::cuda::SearchRoots roots;
+  roots.usr_local = (root_ / "usr/local").string();
+  bool found = false;
+  for (const auto& h : gpucheck::cuda::find_cublas_headers(roots))
+    if (h.path == (root_ / "usr/local/cuda-12.4/include/cublas_api.h").string()) {
+      found = true;
+      EXPECT_EQ(h.version, "12.4.5");
+    }
+  EXPECT_TRUE(found);
 }
 #endif
 

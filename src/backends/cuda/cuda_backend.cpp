@@ -45,6 +45,10 @@ nlohmann::json libraries_json(const EnvMap& env) {
     none.error = error;
     libs["cublas"] = library_json(none, "");
   }
+  nlohmann::json cublas_headers = nlohmann::json::array();
+  for (const auto& h : find_cublas_headers(search_roots(cublas_spec(), env)))
+    cublas_headers.push_back({{k::kPath, h.path}, {k::kVersion, h.version}});
+  libs["cublas"][k::kHeaders] = cublas_headers;
   auto cudnn_roots = search_roots(cudnn_spec(), env);
   nlohmann::json cudnn;
   if (auto lib = CudnnLibrary::open(env, &error)) {

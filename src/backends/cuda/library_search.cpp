@@ -179,20 +179,27 @@ std::vector<FoundCopy> find_copies(const LibrarySpec& spec, const SearchRoots& r
   return c.out;
 }
 
-std::optional<std::string> parse_cudnn_version_header(const std::string& text) {
+namespace {
+
+// "MAJOR.MINOR.PATCH" from three #define lines of a version header.
+std::optional<std::string> version_defines(const std::string& text, const char* major_name,
+                                           const char* minor_name, const char* patch_name) {
   auto field = [&](const char* name) -> std::optional<std::string> {
     std::smatch m;
     std::regex re(fmt::format(R"(#define\s+{}\s+(\d+))", name));
     if (std::regex_search(text, m, re)) return m[1].str();
     return std::nullopt;
   };
-  auto major = field("CUDNN_MAJOR"), minor = field("CUDNN_MINOR"),
-       patch = field("CUDNN_PATCHLEVEL");
+  auto major = field(major_name), minor = field(minor_name), patch = field(patch_name);
   if (!major || !minor) return std::nullopt;
   return fmt::format("{}.{}.{}", *major, *minor, patch.value_or("0"));
 }
 
-std::vector<HeaderVersion> find_cudnn_headers(const SearchRoots& roots) {
+// Every copy of one header in the system, toolkit, conda and wheel include folders, with the
+// version `parse` reads from it; each real file once.
+std::vector<HeaderVersion> find_headers(const SearchRoots& roots, const char* file,
+                                        const char* wheel_include,
+                                        std::optional<std::string> (*parse)(const std::string&)) {
   std::vector<fs::path> dirs = {"/usr/include", "/usr/include/x86_64-linux-gnu",
                                 "/usr/include/aarch64-linux-gnu"};
   for (const auto& root : subdirs_matching(roots.usr_local, std::regex("cuda.*"))) {
@@ -201,20 +208,38 @@ std::vector<HeaderVersion> find_cudnn_headers(const SearchRoots& roots) {
       dirs.push_back(t / "include");
   }
   if (!roots.conda_prefix.empty()) dirs.push_back(fs::path(roots.conda_prefix) / "include");
-  for (const auto& sp : roots.site_packages) dirs.push_back(fs::path(sp) / "nvidia/cudnn/include");
+  for (const auto& sp : roots.site_packages) dirs.push_back(fs::path(sp) / wheel_include);
   std::vector<HeaderVersion> out;
   std::set<std::string> seen;
   for (const auto& d : dirs) {
     std::error_code ec;
-    fs::path f = d / "cudnn_version.h";
+    fs::path f = d / file;
     if (!fs::is_regular_file(f, ec)) continue;
     fs::path real = fs::canonical(f, ec);
     if (!seen.insert(ec ? f.string() : real.string()).second) continue;
     std::ifstream in(f);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (auto v = parse_cudnn_version_header(text)) out.push_back({sanitize(f.string()), *v});
+    if (auto v = parse(text)) out.push_back({sanitize(f.string()), *v});
   }
   return out;
+}
+
+}  // namespace
+
+std::optional<std::string> parse_cudnn_version_header(const std::string& text) {
+  return version_defines(text, "CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL");
+}
+
+std::optional<std::string> parse_cublas_version_header(const std::string& text) {
+  return version_defines(text, "CUBLAS_VER_MAJOR", "CUBLAS_VER_MINOR", "CUBLAS_VER_PATCH");
+}
+
+std::vector<HeaderVersion> find_cudnn_headers(const SearchRoots& roots) {
+  return find_headers(roots, "cudnn_version.h", "nvidia/cudnn/include", parse_cudnn_version_header);
+}
+
+std::vector<HeaderVersion> find_cublas_headers(const SearchRoots& roots) {
+  return find_headers(roots, "cublas_api.h", "nvidia/cublas/include", parse_cublas_version_header);
 }
 
 }  // namespace gpucheck::cuda

@@ -63,5 +63,8 @@ struct HeaderVersion {
 };
 std::vector<HeaderVersion> find_cudnn_headers(const SearchRoots& roots);
 std::optional<std::string> parse_cudnn_version_header(const std::string& text);
+// cublas_api.h files found in the same folders, and their CUBLAS_VER_* versions.
+std::vector<HeaderVersion> find_cublas_headers(const SearchRoots& roots);
+std::optional<std::string> parse_cublas_version_header(const std::string& text);
 
 }  // namespace gpucheck::cuda
