@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -56,11 +57,18 @@ nlohmann::json load_facts(const std::string& path) {
   return doc;
 }
 
-nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env) {
+// Only the checks that judge readings under load are worth loading the GPUs for.
+bool wants_load(const std::vector<const doctor::CheckDef*>& checks) {
+  return std::any_of(checks.begin(), checks.end(), [](const doctor::CheckDef* c) {
+    return c->id == "pcie_link_under_load" || c->id == "clocks_under_load";
+  });
+}
+
+nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool load) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
-  if (!opts.no_load) add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds);
+  if (load && !opts.no_load) add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds);
   return facts;
 }
 
@@ -84,7 +92,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
     for (auto key : kFactSections)
       if (saved.contains(key)) facts[key] = saved[key];
   } else {
-    facts = probe_facts(opts, env);
+    facts = probe_facts(opts, env, wants_load(checks));
   }
   for (auto key : kFactSections)
     if (facts.contains(key)) doc[key] = facts[key];
