@@ -105,9 +105,12 @@ CheckResult judge_headers(const Json& lib, const std::string& display, const std
   if (!lib.contains(k::kPath) || version.empty()) return r;
   std::vector<std::string> differ;
   for (const auto& h : array_at(lib, k::kHeaders)) {
-    const std::string hv = text(h, k::kVersion);
-    r.evidence.push_back(fmt::format("header {}: {} {}", text(h, k::kPath), display, hv));
-    if (!hv.empty() && major_minor(hv) != major_minor(version))
+    const std::string hv = text(h, k::kVersion), path = text(h, k::kPath);
+    // A wheel's header goes with that wheel's library, which its framework loads.
+    const bool wheel = path.find("-packages/") != std::string::npos;
+    r.evidence.push_back(fmt::format("header {}: {} {}{}", path, display, hv,
+                                     wheel ? " (a Python wheel's, for its own library)" : ""));
+    if (!wheel && !hv.empty() && major_minor(hv) != major_minor(version))
       differ.push_back(fmt::format("{} says {}", text(h, k::kPath), hv));
   }
   if (differ.empty() || r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) return r;
