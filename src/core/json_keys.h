@@ -253,7 +253,6 @@ inline constexpr K kRows = "rows";
 inline constexpr K kMetric = "metric";
 inline constexpr K kChange = "change";
 
-}  // namespace gpucheck::keys
 // Sweeps (bench --sweep): per device, dtype, layout and transfers, the sizes and the break-even
 inline constexpr K kSweep = "sweep";
 inline constexpr K kParameter = "parameter";  // what a size counts: elements, m=n=k, batch n
@@ -264,3 +263,4 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
+}  // namespace gpucheck::keys
