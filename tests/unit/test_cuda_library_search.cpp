@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +76,28 @@ TEST_F(LibrarySearch, ExplicitFirstAndEachFileOnce) {
   EXPECT_EQ(copies[0].source, "explicit");
   EXPECT_EQ(copies[0].major, 9);
   EXPECT_EQ(copies[0].file_version, "9.14.0");
+}
+
+// torch in a venv that is not activated but first on PATH (as on many GPU machines): its
+// cuDNN wheel is a copy the search reports.
+TEST_F(LibrarySearch, WheelsOfThePythonOnPath) {
+  fs::create_directories(root_ / "venv/bin");
+  std::ofstream(root_ / "venv/bin/python3") << "#!/bin/sh\n";
+  auto wheel = lib("venv/lib/python3.12/site-packages/nvidia/cudnn/lib", "libcudnn.so.9");
+  fs::create_directories(root_ / "nopython/bin");
+  gpucheck::EnvMap env{
+      {"PATH", (root_ / "nopython/bin").string() + ":" + (root_ / "venv/bin").string()}};
+  auto r = search_roots(cudnn_spec(), env);
+  const auto site = (root_ / "venv/lib/python3.12/site-packages").string();
+  EXPECT_NE(std::find(r.site_packages.begin(), r.site_packages.end(), site), r.site_packages.end());
+  r.ld_cache_file = (root_ / "no-cache").string();
+  r.usr_local = (root_ / "none").string();
+  r.ld_library_path.clear();
+  r.site_packages = {site};
+  auto copies = find_copies(cudnn_spec(), r);
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].source, "wheel");
+  EXPECT_EQ(fs::path(copies[0].path).parent_path(), wheel);
 }
 
 TEST_F(LibrarySearch, LdCacheStringsAreRead) {

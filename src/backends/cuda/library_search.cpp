@@ -130,6 +130,14 @@ SearchRoots search_roots(const LibrarySpec& spec, const EnvMap& env) {
   if (auto v = env_or(env, "VIRTUAL_ENV"); !v.empty()) bases.emplace_back(fs::path(v) / "lib");
   if (!r.conda_prefix.empty()) bases.emplace_back(fs::path(r.conda_prefix) / "lib");
   if (auto h = env_or(env, "HOME"); !h.empty()) bases.emplace_back(fs::path(h) / ".local/lib");
+  // The environment of every python3 on PATH (a venv's bin/ holds one): torch's own cuDNN and
+  // cuBLAS wheels live there, and they are the copies a framework actually loads.
+  for (const auto& dir : split(env_or(env, "PATH"), ':')) {
+    std::error_code ec;
+    if (dir.empty() || !fs::exists(fs::path(dir) / "python3", ec)) continue;
+    fs::path lib = fs::path(dir).parent_path() / "lib";
+    if (std::find(bases.begin(), bases.end(), lib) == bases.end()) bases.push_back(lib);
+  }
   for (const auto& b : bases)
     for (const auto& py : subdirs_matching(b, std::regex("python3.*")))
       for (const char* leaf : {"site-packages", "dist-packages"}) {
