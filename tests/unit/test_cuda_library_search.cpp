@@ -100,6 +100,24 @@ TEST_F(LibrarySearch, WheelsOfThePythonOnPath) {
   EXPECT_EQ(fs::path(copies[0].path).parent_path(), wheel);
 }
 
+// A wheel's "libcudnn.so.9" says only its major; the header installed beside it says which 9.
+TEST_F(LibrarySearch, WheelVersionFromTheHeaderBesideIt) {
+  auto dir = lib("site/nvidia/cudnn/lib", "libcudnn.so.9");
+  fs::create_directories(root_ / "site/nvidia/cudnn/include");
+  std::ofstream(root_ / "site/nvidia/cudnn/include/cudnn_version.h")
+      << "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 19\n#define CUDNN_PATCHLEVEL 0\n";
+  auto bare = lib("bare/nvidia/cudnn/lib", "libcudnn.so.9");
+  SearchRoots r;
+  r.ld_cache_file = (root_ / "no-cache").string();
+  r.usr_local = (root_ / "none").string();
+  r.site_packages = {(root_ / "site").string(), (root_ / "bare").string()};
+  auto copies = find_copies(cudnn_spec(), r);
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(copies[0].file_version, "9.19.0");
+  EXPECT_EQ(copies[0].major, 9);
+  EXPECT_EQ(copies[1].file_version, "9");  // no header: the file name's major is all there is
+}
+
 TEST_F(LibrarySearch, LdCacheStringsAreRead) {
   auto d = lib("cache", "libcublas.so.13.0.2.14", "libcublas.so.13");
   std::string blob = std::string("glibc-ld.so.cache1.1\0\0libcublas.so.13\0", 39) +

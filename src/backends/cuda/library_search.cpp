@@ -63,6 +63,19 @@ std::optional<int> major_of(const std::string& suffix) {
   }
 }
 
+// The version of the header installed beside a library (<dir>/../include), for copies whose file
+// name carries only the soname major: Python wheels ship "libcudnn.so.9" with nothing after it.
+std::string sibling_header_version(const LibrarySpec& spec, const fs::path& lib_dir) {
+  const bool cudnn = spec.name == "cudnn";
+  const fs::path header =
+      lib_dir.parent_path() / "include" / (cudnn ? "cudnn_version.h" : "cublas_api.h");
+  std::ifstream in(header);
+  if (!in) return {};
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto v = cudnn ? parse_cudnn_version_header(text) : parse_cublas_version_header(text);
+  return v.value_or("");
+}
+
 struct Collector {
   const LibrarySpec& spec;
   std::vector<FoundCopy> out;
@@ -84,6 +97,9 @@ struct Collector {
     c.major = major_of(version_suffix(p.string(), spec.stem));
     if (!c.major) c.major = major_of(version_suffix(real_s, spec.stem));
     c.file_version = sanitize(version_suffix(real_s, spec.stem));
+    if (c.file_version.find('.') == std::string::npos)
+      if (auto v = sibling_header_version(spec, fs::path(real_s).parent_path()); !v.empty())
+        c.file_version = sanitize(v);
     c.usable = c.major && *c.major == spec.major;
     out.push_back(std::move(c));
   }
