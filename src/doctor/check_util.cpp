@@ -1,6 +1,8 @@
 // Shared helpers of the checks.
 #include "doctor/check_util.h"
 
+#include <algorithm>
+
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -107,6 +109,24 @@ GpuExpectation expected_gpu_vendors(const SystemView& view) {
     }
   }
   return e;
+}
+
+CheckResult combine(const std::vector<Finding>& findings, std::vector<std::string> evidence,
+                    const std::string& all_clear) {
+  if (findings.empty()) return pass(all_clear, std::move(evidence));
+  CheckStatus worst = CheckStatus::kPass;
+  std::vector<std::string> texts, fixes;
+  for (const auto& f : findings) {
+    worst = worse(worst, f.status);
+    texts.push_back(f.text);
+    if (!f.fix.empty() && std::find(fixes.begin(), fixes.end(), f.fix) == fixes.end())
+      fixes.push_back(f.fix);
+  }
+  CheckResult r = worst == CheckStatus::kFail   ? fail(join(texts, "; "), join(fixes, "; "))
+                  : worst == CheckStatus::kWarn ? warn(join(texts, "; "), join(fixes, "; "))
+                                                : info(join(texts, "; "));
+  r.evidence = std::move(evidence);
+  return r;
 }
 
 }  // namespace gpucheck::doctor

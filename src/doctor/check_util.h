@@ -25,6 +25,17 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // SKIP "does not apply here: <why>"; it never changes the exit code.
 CheckResult not_applicable(std::string why, std::vector<std::string> evidence = {});
 
+// One problem a check found, with its fix (may be empty).
+struct Finding {
+  CheckStatus status;
+  std::string text;
+  std::string fix;
+};
+// The worst finding decides the status; texts and (distinct) fixes are joined with "; ";
+// `all_clear` is the PASS line when there is no finding.
+CheckResult combine(const std::vector<Finding>& findings, std::vector<std::string> evidence,
+                    const std::string& all_clear);
+
 // The OpenCL backend section; NotObservable when the probe has none or it was not built.
 const nlohmann::json& opencl_section(const SystemView& view);
 // A key of the OpenCL section that the probe writes whenever its child got as far as the

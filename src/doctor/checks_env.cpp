@@ -38,29 +38,6 @@ bool valid_device_token(const std::string& token) {
   return std::regex_match(token, kIndex) || std::regex_match(token, kUuid);
 }
 
-struct Finding {
-  CheckStatus status;
-  std::string text;
-  std::string fix;
-};
-
-CheckResult combine(const std::vector<Finding>& findings, std::vector<std::string> evidence,
-                    const std::string& all_clear) {
-  if (findings.empty()) return pass(all_clear, std::move(evidence));
-  CheckStatus worst = CheckStatus::kPass;
-  std::vector<std::string> texts, fixes;
-  for (const auto& f : findings) {
-    worst = worse(worst, f.status);
-    texts.push_back(f.text);
-    if (!f.fix.empty()) fixes.push_back(f.fix);
-  }
-  CheckResult r = worst == CheckStatus::kFail   ? fail(join(texts, "; "), join(fixes, "; "))
-                  : worst == CheckStatus::kWarn ? warn(join(texts, "; "), join(fixes, "; "))
-                                                : info(join(texts, "; "));
-  r.evidence = std::move(evidence);
-  return r;
-}
-
 }  // namespace
 
 // ---- env_visible_devices ----

@@ -19,31 +19,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-struct Finding {
-  CheckStatus status;
-  std::string text;
-  std::string fix;
-};
-
-// The worst finding decides; the healthy line is used when there is none.
-CheckResult combine(const std::vector<Finding>& findings, std::vector<std::string> evidence,
-                    const std::string& all_clear) {
-  if (findings.empty()) return pass(all_clear, std::move(evidence));
-  CheckStatus worst = CheckStatus::kPass;
-  std::vector<std::string> texts, fixes;
-  for (const auto& f : findings) {
-    worst = worse(worst, f.status);
-    texts.push_back(f.text);
-    if (!f.fix.empty() && std::find(fixes.begin(), fixes.end(), f.fix) == fixes.end())
-      fixes.push_back(f.fix);
-  }
-  CheckResult r = worst == CheckStatus::kFail   ? fail(join(texts, "; "), join(fixes, "; "))
-                  : worst == CheckStatus::kWarn ? warn(join(texts, "; "), join(fixes, "; "))
-                                                : info(join(texts, "; "));
-  r.evidence = std::move(evidence);
-  return r;
-}
-
 bool flag(const Json& f, const char* key) {
   auto it = f.find(key);
   return it != f.end() && it->is_boolean() && it->get<bool>();
