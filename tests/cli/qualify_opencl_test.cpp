@@ -32,7 +32,9 @@ TEST(QualifyOpenclCli, OpenclProfilePasses) {
   Json q = Json::parse(r.out)["qualify"];
   EXPECT_EQ(q["verdict"], "met");
   for (const auto& v : q["verdicts"])
-    if (v["kind"] == "bench") EXPECT_THAT(v["device"].get<std::string>(), HasSubstr("opencl"));
+    if (v["kind"] == "bench") {
+      EXPECT_THAT(v["device"].get<std::string>(), HasSubstr("opencl"));
+    }
   if (!have_program("xmllint")) GTEST_SKIP() << "xmllint (libxml2-utils) is not installed";
   auto x = run_program("xmllint", {"--noout", "--schema",
                                    std::string(GPUCHECK_FIXTURES_DIR) + "/junit/junit.xsd", junit});
