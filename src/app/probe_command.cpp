@@ -2,10 +2,6 @@
 #include "app/backend_probes.h"
 #include "app/cli_common.h"
 #include "core/document.h"
-#include "core/json_keys.h"
-#include "probe/cpu_info.h"
-#include "probe/host_info.h"
-#include "probe/memory_info.h"
 
 namespace gpucheck::app {
 
@@ -24,13 +20,9 @@ ExitCode run_probe(const ProbeOptions& opts) {
   apply_library_options(opts.libraries);
   EnvMap env = current_environment();
   nlohmann::json doc = make_document("probe", opts.argv, env);
-  std::filesystem::path root = opts.sysroot;
-  doc[keys::kHost] = probe::to_json(probe::read_host_facts(root));
-  doc[keys::kCpu] = probe::to_json(probe::read_cpu_facts(root));
-  doc[keys::kMemory] = probe::to_json(probe::read_memory_facts(root));
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
-  doc[keys::kBackends] = probe_backends(env, limits);
+  doc.update(probe_sections(opts.sysroot, env, limits));
   output.write(doc);
   // A missing or broken driver is a finding, never an exit code.
   return ExitCode::kOk;
@@ -42,8 +34,9 @@ Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv) 
   auto opts = std::make_shared<ProbeOptions>();
   opts->argv = argv;
   auto* cmd = root.add_subcommand(
-      "probe", "Host, CPU, memory and every backend's platforms and devices (like clinfo, "
-               "deviceQuery and nvidia-smi -q)");
+      "probe",
+      "Host, CPU, memory and every backend's platforms and devices (like clinfo, "
+      "deviceQuery and nvidia-smi -q)");
   add_output_options(*cmd, opts->out);
   add_library_options(*cmd, opts->libraries);
   cmd->add_option("--probe-timeout", opts->probe_timeout_s,
