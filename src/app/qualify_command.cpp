@@ -105,7 +105,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
   nlohmann::json facts = probe_sections(o.sysroot, env, limits);
-  for (const auto& [key, value] : facts.items()) doc[key] = value;
+  doc.update(facts);
 
   q::Observations obs;
   obs.backends = facts[k::kBackends];
