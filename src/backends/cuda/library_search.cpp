@@ -65,14 +65,21 @@ std::optional<int> major_of(const std::string& suffix) {
 
 // The version of the header installed beside a library (<dir>/../include), for copies whose file
 // name carries only the soname major: Python wheels ship "libcudnn.so.9" with nothing after it.
+using HeaderParser = std::optional<std::string> (*)(const std::string&);
+
+// The version `parse` reads from the header file at `path`; nullopt when absent or unreadable.
+std::optional<std::string> header_version_at(const fs::path& path, HeaderParser parse) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse(text);
+}
+
 std::string sibling_header_version(const LibrarySpec& spec, const fs::path& lib_dir) {
   const bool cudnn = spec.name == "cudnn";
-  const fs::path header =
-      lib_dir.parent_path() / "include" / (cudnn ? "cudnn_version.h" : "cublas_api.h");
-  std::ifstream in(header);
-  if (!in) return {};
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto v = cudnn ? parse_cudnn_version_header(text) : parse_cublas_version_header(text);
+  const fs::path include = lib_dir.parent_path() / "include";
+  auto v = cudnn ? header_version_at(include / "cudnn_version.h", parse_cudnn_version_header)
+                 : header_version_at(include / "cublas_api.h", parse_cublas_version_header);
   return v.value_or("");
 }
 
@@ -222,8 +229,7 @@ std::optional<std::string> version_defines(const std::string& text, const char* 
 // Every copy of one header in the system, toolkit, conda and wheel include folders, with the
 // version `parse` reads from it; each real file once.
 std::vector<HeaderVersion> find_headers(const SearchRoots& roots, const char* file,
-                                        const char* wheel_include,
-                                        std::optional<std::string> (*parse)(const std::string&)) {
+                                        const char* wheel_include, HeaderParser parse) {
   std::vector<fs::path> dirs = {"/usr/include", "/usr/include/x86_64-linux-gnu",
                                 "/usr/include/aarch64-linux-gnu"};
   for (const auto& root : subdirs_matching(roots.usr_local, std::regex("cuda.*"))) {
@@ -241,9 +247,7 @@ std::vector<HeaderVersion> find_headers(const SearchRoots& roots, const char* fi
     if (!fs::is_regular_file(f, ec)) continue;
     fs::path real = fs::canonical(f, ec);
     if (!seen.insert(ec ? f.string() : real.string()).second) continue;
-    std::ifstream in(f);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (auto v = parse(text)) out.push_back({sanitize(f.string()), *v});
+    if (auto v = header_version_at(f, parse)) out.push_back({sanitize(f.string()), *v});
   }
   return out;
 }
