@@ -24,8 +24,6 @@ namespace gpucheck::app {
 
 namespace k = keys;
 using bench::Cell;
-using bench::DType;
-using bench::Op;
 
 namespace {
 
@@ -72,28 +70,31 @@ std::vector<T> parse_names(const std::string& text, const char* flag, F from_str
 
 std::vector<DType> default_dtypes(Op op) {
   switch (op) {
-    case Op::kExp: return {DType::kF32, DType::kF64, DType::kF16, DType::kBf16};
-    case Op::kGemm: return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
-    case Op::kConv: return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16};
-    default: return {DType::kF32};
+    case Op::kExp:
+      return {DType::kF32, DType::kF64, DType::kF16, DType::kBf16};
+    case Op::kGemm:
+      return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
+    case Op::kConv:
+      return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16};
+    default:
+      return {DType::kF32};
   }
 }
 
 // The cells one device runs: ops × dtypes × shapes (× layouts, copy directions, modes).
 std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes, bool host_device) {
   bool ops_named = !o.ops.empty();
-  auto ops = ops_named ? parse_names<Op>(o.ops, "--ops", bench::op_from_string,
+  auto ops = ops_named ? parse_names<Op>(o.ops, "--ops", op_from_string,
                                          "exp, gemm, conv, copy, latency, seedloop")
                        : std::vector<Op>{Op::kExp, Op::kGemm, Op::kConv, Op::kCopy, Op::kLatency};
   bool dtypes_named = !o.dtypes.empty();
   std::vector<DType> named_dtypes;
   if (dtypes_named)
-    named_dtypes = parse_names<DType>(o.dtypes, "--dtype", bench::dtype_from_string,
-                                      "f32, tf32, f16, bf16, f64");
+    named_dtypes =
+        parse_names<DType>(o.dtypes, "--dtype", dtype_from_string, "f32, tf32, f16, bf16, f64");
   auto layouts = o.layouts.empty()
-                     ? std::vector<bench::Layout>{bench::Layout::kNchw, bench::Layout::kNhwc}
-                     : parse_names<bench::Layout>(o.layouts, "--layout", bench::layout_from_string,
-                                                  "nchw, nhwc");
+                     ? std::vector<Layout>{Layout::kNchw, Layout::kNhwc}
+                     : parse_names<Layout>(o.layouts, "--layout", layout_from_string, "nchw, nhwc");
   std::vector<Cell> cells;
   for (Op op : ops) {
     auto dtypes = dtypes_named ? named_dtypes : default_dtypes(op);
@@ -125,17 +126,15 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
         break;
       case Op::kCopy:
         for (auto bytes : sizes.copy) {
-          using bench::Direction;
-          using bench::HostMemory;
           if (host_device) {
-            add(DType::kF32, bench::CopyShape{bytes, Direction::kH2h, HostMemory::kPageable},
+            add(DType::kF32, CopyShape{bytes, Direction::kH2h, HostMemory::kPageable},
                 !o.copy.empty());
             continue;
           }
           for (auto dir : {Direction::kH2d, Direction::kD2h})
             for (auto mem : {HostMemory::kPinned, HostMemory::kPageable})
-              add(DType::kF32, bench::CopyShape{bytes, dir, mem}, !o.copy.empty());
-          add(DType::kF32, bench::CopyShape{bytes, Direction::kD2d, HostMemory::kPageable},
+              add(DType::kF32, CopyShape{bytes, dir, mem}, !o.copy.empty());
+          add(DType::kF32, CopyShape{bytes, Direction::kD2d, HostMemory::kPageable},
               !o.copy.empty());
         }
         break;
@@ -153,8 +152,8 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
 }
 
 bench::SizeSet size_set(const BenchOptions& o) {
-  bench::Presets presets = o.config.empty() ? bench::default_presets()
-                                            : bench::load_presets_file(o.config);
+  bench::Presets presets =
+      o.config.empty() ? bench::default_presets() : bench::load_presets_file(o.config);
   auto it = presets.find(o.size);
   if (it == presets.end()) {
     std::string names;
@@ -184,7 +183,7 @@ std::optional<bench::SweepSpec> sweep_of(const BenchOptions& o) {
 }
 
 BenchOptions with_sweep(BenchOptions o, const bench::SweepSpec& s) {
-  o.ops = std::string(bench::to_string(s.op));
+  o.ops = std::string(gpucheck::to_string(s.op));
   if (o.dtypes.empty()) o.dtypes = "f32";
   if (o.layouts.empty()) o.layouts = "nchw";
   (s.op == Op::kExp ? o.exp : s.op == Op::kGemm ? o.gemm : o.conv) = bench::sweep_size_flag(s);
@@ -216,13 +215,14 @@ ExitCode run_bench(const BenchOptions& given) {
   bool any_accelerator = false;
   for (const auto& t : res.targets) any_accelerator = any_accelerator || t.backend != "cpu";
   if (any_accelerator && !o.no_baseline &&
-      std::none_of(res.targets.begin(), res.targets.end(), [](const auto& t) { return t.device == "cpu"; }))
+      std::none_of(res.targets.begin(), res.targets.end(),
+                   [](const auto& t) { return t.device == "cpu"; }))
     res.targets.insert(res.targets.begin(), BenchTarget{"cpu", "cpu"});
   // Plans are made before anything runs, so a bad flag value fails fast with exit 2.
   std::vector<bench::BenchPlan> plans;
   for (const auto& t : res.targets) {
-    bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"), policy,
-                          o.seed, o.threads};
+    bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
+                          policy,   o.seed,    o.threads};
     plans.push_back(std::move(plan));
   }
 
@@ -241,7 +241,8 @@ ExitCode run_bench(const BenchOptions& given) {
     DeviceRun run = run_device(res.targets[i], plans[i], progress);
     if (run.child_died_silently) {
       code = worse_exit(code, ExitCode::kDeviceMissing);
-      errors.push_back(fmt::format("{}: the benchmark child wrote no record", res.targets[i].device));
+      errors.push_back(
+          fmt::format("{}: the benchmark child wrote no record", res.targets[i].device));
     }
     for (auto& r : run.records) results.push_back(std::move(r));
   }
@@ -264,14 +265,16 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   auto o = std::make_shared<BenchOptions>();
   o->argv = argv;
   auto* cmd = root.add_subcommand(
-      "bench", "Identical exp / GEMM / conv2d / copy workloads on the CPU and each device, "
-               "verified against float64, with speedups over the CPU");
+      "bench",
+      "Identical exp / GEMM / conv2d / copy workloads on the CPU and each device, "
+      "verified against float64, with speedups over the CPU");
   add_output_options(*cmd, o->out);
   add_library_options(*cmd, o->libraries);
   cmd->add_option("--device", o->devices,
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
       ->capture_default_str();
-  cmd->add_option("--ops", o->ops, "exp,gemm,conv,copy,latency,seedloop (default: all but seedloop)");
+  cmd->add_option("--ops", o->ops,
+                  "exp,gemm,conv,copy,latency,seedloop (default: all but seedloop)");
   cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)");
   cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)");
   cmd->add_option("--size", o->size, "Size preset: small, medium, large")->capture_default_str();

@@ -15,7 +15,6 @@ namespace gpucheck::app {
 
 namespace k = keys;
 using bench::Cell;
-using bench::Op;
 
 void Progress::show(const std::string& device, std::size_t index, std::size_t total,
                     const std::string& what) {
@@ -83,13 +82,13 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
       const Cell& c = plan.cells[i];
       nlohmann::json rec = {{k::kDevice, target.device},
                             {k::kBackend, target.backend},
-                            {k::kOp, bench::to_string(c.op)},
+                            {k::kOp, gpucheck::to_string(c.op)},
                             {k::kImpl, "unknown"},
                             {k::kShape, bench::shape_to_json(c.shape)},
                             {k::kTransfers, "excluded"},
                             {k::kStatus, "failed"},
                             {k::kReason, i == from && !current_recorded ? why : "not run: " + why}};
-      if (c.op != Op::kCopy && c.op != Op::kLatency) rec[k::kDtype] = bench::to_string(c.dtype);
+      if (c.op != Op::kCopy && c.op != Op::kLatency) rec[k::kDtype] = gpucheck::to_string(c.dtype);
       records.push_back(rec);
     }
   }

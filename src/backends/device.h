@@ -2,7 +2,7 @@
 // reference, timing, verification); a backend only moves bytes and runs single operations.
 #pragma once
 
-#include "bench/workload.h"
+#include "core/workload.h"
 
 #include <nlohmann/json.hpp>
 
@@ -57,14 +57,14 @@ class Device {
   virtual MemoryBudget memory_budget() const = 0;
 
   // nullopt when the device can run op in dtype; else why not (library missing, no fp64, ...).
-  virtual std::optional<std::string> unsupported_reason(bench::Op op, bench::DType dtype,
-                                                        bench::Layout layout) const = 0;
+  virtual std::optional<std::string> unsupported_reason(Op op, DType dtype,
+                                                        Layout layout) const = 0;
   // What the record names as impl ("openblas", "cublas", "kernel") and compute_type.
-  virtual std::string impl(bench::Op op) const = 0;
-  virtual std::string compute_type(bench::Op op, bench::DType dtype) const = 0;
+  virtual std::string impl(Op op) const = 0;
+  virtual std::string compute_type(Op op, DType dtype) const = 0;
   // The arithmetic the engine verifies GEMM/conv results with, where it is not
   // bench::default_compute(dtype) (CLBlast's HGEMM accumulates in f16); nullopt: the default.
-  virtual std::optional<bench::DType> verify_compute(bench::Op op, bench::DType dtype) const {
+  virtual std::optional<DType> verify_compute(Op op, DType dtype) const {
     (void)op;
     (void)dtype;
     return std::nullopt;
@@ -72,17 +72,17 @@ class Device {
 
   virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
   virtual std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
-                                                        bench::HostMemory kind) = 0;
+                                                        HostMemory kind) = 0;
   // Asynchronous where the device allows; synchronize() waits for all of it.
   virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
   virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;
   virtual void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) = 0;
-  virtual void exp(bench::DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) = 0;
+  virtual void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) = 0;
   // C = A·B, row-major, C[m×n], A[m×k], B[k×n].
-  virtual void gemm(bench::DType dtype, const bench::GemmShape& shape, const DeviceBuffer& a,
+  virtual void gemm(DType dtype, const GemmShape& shape, const DeviceBuffer& a,
                     const DeviceBuffer& b, DeviceBuffer& c) = 0;
   // x and y in shape.layout; w K×C×R×S for NCHW, K×R×S×C for NHWC.
-  virtual void conv2d(bench::DType dtype, const bench::ConvShape& shape, const DeviceBuffer& x,
+  virtual void conv2d(DType dtype, const ConvShape& shape, const DeviceBuffer& x,
                       const DeviceBuffer& w, DeviceBuffer& y) = 0;
   virtual void launch_empty() = 0;
   virtual void synchronize() = 0;
@@ -92,7 +92,7 @@ class Device {
 
   // The engine brackets each record's repetitions (warm-up and timed) with these, so a device
   // can observe the region from outside it (NVML sampled on its own thread, say). Default: no-op.
-  virtual void timed_region_begin(bench::Op op, bench::DType dtype) {
+  virtual void timed_region_begin(Op op, DType dtype) {
     (void)op;
     (void)dtype;
   }

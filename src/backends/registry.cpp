@@ -28,29 +28,6 @@ std::vector<std::string> test_backend_names(const EnvMap& env) {
 
 }  // namespace
 
-std::vector<std::string> built_backend_names() {
-  std::vector<std::string> names{"cpu"};
-#if GPUCHECK_HAVE_CUDA
-  names.push_back("cuda");
-#endif
-#if GPUCHECK_HAVE_OPENCL
-  names.push_back("opencl");
-#endif
-  return names;
-}
-
-std::vector<std::pair<std::string, std::string>> not_built_backends() {
-  std::vector<std::pair<std::string, std::string>> out;
-#if !GPUCHECK_HAVE_CUDA
-  out.emplace_back("cuda", "not built: configure with GPUCHECK_WITH_CUDA=ON and a CUDA toolkit");
-#endif
-#if !GPUCHECK_HAVE_OPENCL
-  out.emplace_back("opencl", "not built: configure with GPUCHECK_WITH_OPENCL=ON and opencl-headers");
-#endif
-  out.emplace_back("metal", "not built on this platform (Metal needs macOS)");
-  return out;
-}
-
 std::vector<std::string> active_backend_names(const EnvMap& env) {
   auto names = built_backend_names();
   for (auto& t : test_backend_names(env)) names.push_back(std::move(t));

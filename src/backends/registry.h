@@ -2,6 +2,7 @@
 #pragma once
 
 #include "backends/backend.h"
+#include "core/build_info.h"
 #include "core/environment.h"
 
 #include <memory>
@@ -9,12 +10,6 @@
 #include <vector>
 
 namespace gpucheck {
-
-// Names of the backends compiled into this binary, in probe order ("cpu", "cuda", "opencl").
-std::vector<std::string> built_backend_names();
-
-// Backends that exist on every platform's report but are not built here, with the reason.
-std::vector<std::pair<std::string, std::string>> not_built_backends();
 
 // Built backends plus the test-only ones named in GPUCHECK_TEST_BACKENDS (crash, hang, flood,
 // weird): those exist so the isolation and sanitising paths can be tested without a GPU.

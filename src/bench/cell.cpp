@@ -2,7 +2,7 @@
 #include "bench/cell.h"
 
 #include "core/json_keys.h"
-#include "report/view_model.h"
+#include "core/shape_text.h"
 
 #include <fmt/format.h>
 
@@ -36,18 +36,20 @@ std::optional<HostMemory> host_memory_from_string(std::string_view s) {
 Shape shape_from_json(Op op, const nlohmann::json& j) {
   auto u = [&](std::string_view key) { return j.at(std::string(key)).get<std::uint64_t>(); };
   switch (op) {
-    case Op::kExp: return ExpShape{u(k::kN)};
-    case Op::kGemm: return GemmShape{u(k::kM), u(k::kN), u(k::kKk)};
+    case Op::kExp:
+      return ExpShape{u(k::kN)};
+    case Op::kGemm:
+      return GemmShape{u(k::kM), u(k::kN), u(k::kKk)};
     case Op::kConv: {
-      ConvShape s{u(k::kN), u(k::kC), u(k::kH), u(k::kW), u(k::kKk), u(k::kR), u(k::kS),
-                  u(k::kStride), u(k::kPad), Layout::kNchw};
+      ConvShape s{u(k::kN), u(k::kC), u(k::kH),      u(k::kW),   u(k::kKk),
+                  u(k::kR), u(k::kS), u(k::kStride), u(k::kPad), Layout::kNchw};
       s.layout = parse_enum<Layout>(j.at(std::string(k::kLayout)), layout_from_string, "layout");
       return s;
     }
     case Op::kCopy: {
       CopyShape s{u(k::kBytes), Direction::kH2h, HostMemory::kPageable};
-      s.direction =
-          parse_enum<Direction>(j.at(std::string(k::kDirection)), direction_from_string, "direction");
+      s.direction = parse_enum<Direction>(j.at(std::string(k::kDirection)), direction_from_string,
+                                          "direction");
       if (j.contains(k::kHostMemory))
         s.host_memory = parse_enum<HostMemory>(j.at(std::string(k::kHostMemory)),
                                                host_memory_from_string, "host memory");
@@ -55,7 +57,7 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
     }
     case Op::kLatency:
       return LatencyShape{j.at(std::string(k::kMode)) == "round_trip" ? LatencyMode::kRoundTrip
-                                                                       : LatencyMode::kAsync};
+                                                                      : LatencyMode::kAsync};
     case Op::kSeedloop:
       return SeedloopShape{u(k::kN), u(k::kCalls), j.at(std::string(k::kD2hEachCall)).get<bool>()};
   }
@@ -73,9 +75,11 @@ nlohmann::json shape_to_json(const Shape& shape) {
         } else if constexpr (std::is_same_v<T, GemmShape>) {
           return {{k::kM, s.m}, {k::kN, s.n}, {k::kKk, s.k}};
         } else if constexpr (std::is_same_v<T, ConvShape>) {
-          return {{k::kN, s.n},         {k::kC, s.c},     {k::kH, s.h}, {k::kW, s.w},
-                  {k::kKk, s.k},        {k::kR, s.r},     {k::kS, s.s}, {k::kStride, s.stride},
-                  {k::kPad, s.pad},     {k::kLayout, to_string(s.layout)}};
+          return {{k::kN, s.n},     {k::kC, s.c},
+                  {k::kH, s.h},     {k::kW, s.w},
+                  {k::kKk, s.k},    {k::kR, s.r},
+                  {k::kS, s.s},     {k::kStride, s.stride},
+                  {k::kPad, s.pad}, {k::kLayout, to_string(s.layout)}};
         } else if constexpr (std::is_same_v<T, CopyShape>) {
           nlohmann::json j = {{k::kBytes, s.bytes}, {k::kDirection, to_string(s.direction)}};
           if (s.direction == Direction::kH2d || s.direction == Direction::kD2h)
@@ -108,7 +112,7 @@ nlohmann::json to_json(const BenchPlan& plan) {
                            {"max_time_s", plan.policy.max_time_s}};
   if (plan.policy.reps) policy["reps"] = *plan.policy.reps;
   return {{k::kDevice, plan.device}, {k::kBackend, plan.backend}, {"cells", cells},
-          {"policy", policy},        {"seed", plan.seed},          {"threads", plan.threads}};
+          {"policy", policy},        {"seed", plan.seed},         {"threads", plan.threads}};
 }
 
 BenchPlan plan_from_json(const nlohmann::json& j) {
@@ -137,7 +141,7 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
 
 std::string describe(const Cell& cell) {
   return fmt::format("{} {} {}", to_string(cell.op), to_string(cell.dtype),
-                     report::shape_text(shape_to_json(cell.shape)));
+                     shape_text(shape_to_json(cell.shape)));
 }
 
 }  // namespace gpucheck::bench

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "bench/reps.h"
-#include "bench/workload.h"
+#include "core/workload.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // Size presets (configs/default.toml, embedded) and the size flags that override them.
 #pragma once
 
-#include "bench/workload.h"
+#include "core/workload.h"
 
 #include <cstdint>
 #include <map>

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "bench/workload.h"
+#include "core/workload.h"
 
 namespace gpucheck::bench {
 

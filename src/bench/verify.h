@@ -55,7 +55,7 @@
 #include <string>
 
 #include "bench/inputs.h"
-#include "bench/workload.h"
+#include "core/workload.h"
 
 namespace gpucheck::bench {
 

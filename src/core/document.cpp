@@ -1,7 +1,7 @@
 // Building the document's opening: schema tag and provenance.
 #include "core/document.h"
 
-#include "backends/registry.h"
+#include "core/build_info.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 #include "core/version.h"

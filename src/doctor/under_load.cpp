@@ -21,12 +21,12 @@ namespace {
 // PCIe traffic trains the link up to its best generation; tensor-core work loads the clocks.
 bench::BenchPlan load_plan(const std::string& device, double seconds) {
   bench::Cell copy;
-  copy.op = bench::Op::kCopy;
-  copy.shape = bench::CopyShape{256u << 20, bench::Direction::kH2d, bench::HostMemory::kPinned};
+  copy.op = Op::kCopy;
+  copy.shape = CopyShape{256u << 20, Direction::kH2d, HostMemory::kPinned};
   bench::Cell gemm;
-  gemm.op = bench::Op::kGemm;
-  gemm.dtype = bench::DType::kF16;
-  gemm.shape = bench::GemmShape{4096, 4096, 4096};
+  gemm.op = Op::kGemm;
+  gemm.dtype = DType::kF16;
+  gemm.shape = GemmShape{4096, 4096, 4096};
   bench::RepPolicy policy;
   policy.warmup = 1;
   policy.min_time_s = seconds / 2;

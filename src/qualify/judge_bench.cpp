@@ -3,8 +3,8 @@
 #include "qualify/judge_bench.h"
 
 #include "core/json_keys.h"
+#include "core/shape_text.h"
 #include "qualify/toml_reader.h"
-#include "report/view_model.h"
 
 #include <fmt/format.h>
 
@@ -151,7 +151,7 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
 std::string describe_cell(const Requirement& r) {
   bool typed = r.op != "copy" && r.op != "latency";
   return fmt::format("{}{}{} {} (transfers {})", r.op, typed ? " " : "", typed ? r.dtype : "",
-                     report::shape_text(r.shape), r.transfers);
+                     shape_text(r.shape), r.transfers);
 }
 
 const nlohmann::json* find_record(const Requirement& r, const std::string& device,

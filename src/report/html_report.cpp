@@ -2,6 +2,7 @@
 // reference) with charts of throughput, speedups, sweeps and qualify verdicts, then the
 // document's tables. Every string from the document goes through html_escape.
 #include "core/json_keys.h"
+#include "core/shape_text.h"
 #include "report/html_escape.h"
 #include "report/render.h"
 #include "report/svg_charts.h"

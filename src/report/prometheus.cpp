@@ -3,6 +3,7 @@
 #include "report/prometheus.h"
 
 #include "core/json_keys.h"
+#include "core/shape_text.h"
 #include "report/render.h"
 #include "report/view_model.h"
 

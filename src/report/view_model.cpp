@@ -2,6 +2,7 @@
 #include "report/view_model.h"
 
 #include "core/json_keys.h"
+#include "core/shape_text.h"
 
 #include <fmt/format.h>
 
@@ -91,9 +92,10 @@ TableSection sweep_table(const nlohmann::json& sweep) {
     for (const auto& p : s.value(std::string(k::kPoints), nlohmann::json::array()))
       measured += p.contains(k::kBeatsCpu) ? 1 : 0;
     std::string be = str_or(s, k::kBreakEven);
-    t.rows.push_back({str_or(s, k::kDevice), str_or(s, k::kDtype), str_or(s, k::kLayout),
-                      str_or(s, k::kTransfers), fmt::format("{}", measured),
-                      be.empty() ? "none in range" : be + " (" + str_or(sweep, k::kParameter) + ")"});
+    t.rows.push_back(
+        {str_or(s, k::kDevice), str_or(s, k::kDtype), str_or(s, k::kLayout),
+         str_or(s, k::kTransfers), fmt::format("{}", measured),
+         be.empty() ? "none in range" : be + " (" + str_or(sweep, k::kParameter) + ")"});
   }
   return t;
 }
@@ -145,13 +147,18 @@ TableSection comparison_table(const nlohmann::json& comparison) {
 
 std::string scalar_text(const nlohmann::json& v) {
   switch (v.type()) {
-    case nlohmann::json::value_t::string: return v.get<std::string>();
-    case nlohmann::json::value_t::boolean: return v.get<bool>() ? "true" : "false";
-    case nlohmann::json::value_t::number_integer: return fmt::format("{}", v.get<std::int64_t>());
+    case nlohmann::json::value_t::string:
+      return v.get<std::string>();
+    case nlohmann::json::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::number_integer:
+      return fmt::format("{}", v.get<std::int64_t>());
     case nlohmann::json::value_t::number_unsigned:
       return fmt::format("{}", v.get<std::uint64_t>());
-    case nlohmann::json::value_t::number_float: return fmt::format("{:.6g}", v.get<double>());
-    case nlohmann::json::value_t::null: return "";
+    case nlohmann::json::value_t::number_float:
+      return fmt::format("{:.6g}", v.get<double>());
+    case nlohmann::json::value_t::null:
+      return "";
     case nlohmann::json::value_t::array: {
       std::string out;
       for (const auto& e : v) {
@@ -160,29 +167,9 @@ std::string scalar_text(const nlohmann::json& v) {
       }
       return out;
     }
-    default: return v.dump();
+    default:
+      return v.dump();
   }
-}
-
-std::string shape_text(const nlohmann::json& shape) {
-  auto u = [&](std::string_view key) { return shape.value(key, std::uint64_t{0}); };
-  if (shape.contains(k::kBytes)) {
-    double mib = static_cast<double>(u(k::kBytes)) / (1 << 20);
-    std::string memory = shape.value(k::kHostMemory, "");
-    return fmt::format("{:g} MiB {}{}{}", mib, shape.value(k::kDirection, ""),
-                       memory.empty() ? "" : " ", memory);
-  }
-  if (shape.contains(k::kR))
-    return fmt::format("{},{},{},{},{},{},{},{},{} {}", u(k::kN), u(k::kC), u(k::kH), u(k::kW),
-                       u(k::kKk), u(k::kR), u(k::kS), u(k::kStride), u(k::kPad),
-                       shape.value(k::kLayout, ""));
-  if (shape.contains(k::kM)) return fmt::format("{}x{}x{}", u(k::kM), u(k::kN), u(k::kKk));
-  if (shape.contains(k::kMode)) return shape.value(k::kMode, "");
-  if (shape.contains(k::kCalls))
-    return fmt::format("n={} calls={}{}", u(k::kN), u(k::kCalls),
-                       shape.value(k::kD2hEachCall, false) ? " +d2h" : "");
-  if (shape.contains(k::kN)) return fmt::format("n={}", u(k::kN));
-  return shape.dump();
 }
 
 ViewModel make_view_model(const nlohmann::json& doc) {

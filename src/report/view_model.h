@@ -31,8 +31,4 @@ ViewModel make_view_model(const nlohmann::json& doc);
 // significant digits, arrays of scalars joined with ", ".
 std::string scalar_text(const nlohmann::json& v);
 
-// The result record's shape in a compact form: "n=1048576", "2048x2048x2048",
-// "32,64,56,56,64,3,3,1,1 nchw", "64 MiB h2d pinned".
-std::string shape_text(const nlohmann::json& shape);
-
 }  // namespace gpucheck::report

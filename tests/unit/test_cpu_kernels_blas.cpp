@@ -14,7 +14,7 @@
 #include "backends/cpu/cpu_conv.h"
 #include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/cpu_gemm.h"
-#include "bench/workload.h"
+#include "core/workload.h"
 
 namespace gpucheck::cpu {
 namespace {
@@ -113,8 +113,6 @@ TEST(CpuGemm, DescribesTheLoadedBlas) {
 
 // ---------------------------------------------------------------------------------------------
 // conv2d
-
-using bench::ConvShape;
 
 std::string describe(const ConvShape& s) {
   return std::to_string(s.n) + "," + std::to_string(s.c) + "," + std::to_string(s.h) + "," +
@@ -242,14 +240,13 @@ TEST(CpuConv, BoundedScratchGivesTheSameResult) {
     EXPECT_TRUE(near_sums(cc.run_nhwc(2, tiny), cc.ref, cc.abs_sum, cc.len())) << describe(s);
     EXPECT_TRUE(near_sums(cc.run_nchw(1, 1), cc.ref, cc.abs_sum, cc.len())) << describe(s);
     if (s.r * s.s == 1 && s.stride == 1 && s.pad == 0) {
-      EXPECT_EQ(conv2d_scratch_bytes(s, bench::Layout::kNchw, 2), 0u);
+      EXPECT_EQ(conv2d_scratch_bytes(s, Layout::kNchw, 2), 0u);
       continue;
     }
     const std::size_t pixels = std::min<std::size_t>(5, s.p() * s.q());
-    EXPECT_EQ(conv2d_scratch_bytes(s, bench::Layout::kNchw, 1, tiny),
-              pixels * cc.len() * sizeof(float))
+    EXPECT_EQ(conv2d_scratch_bytes(s, Layout::kNchw, 1, tiny), pixels * cc.len() * sizeof(float))
         << describe(s);
-    for (auto layout : {bench::Layout::kNchw, bench::Layout::kNhwc}) {
+    for (auto layout : {Layout::kNchw, Layout::kNhwc}) {
       for (int threads : {1, 2, 3}) {
         const std::size_t column = cc.len() * sizeof(float);
         EXPECT_LE(conv2d_scratch_bytes(s, layout, threads, tiny),
@@ -276,7 +273,7 @@ TEST(CpuConv, ReusedScratchGrowsAndStaysCorrect) {
       EXPECT_TRUE(near_sums(cc.run_nhwc(threads, kConvScratchBytes, &scratch), cc.ref, cc.abs_sum,
                             cc.len()))
           << describe(s);
-      for (auto layout : {bench::Layout::kNchw, bench::Layout::kNhwc})
+      for (auto layout : {Layout::kNchw, Layout::kNhwc})
         needed = std::max(needed, conv2d_scratch_bytes(s, layout, threads));
     }
   }

@@ -24,8 +24,6 @@ namespace gpucheck::cpu {
 
 namespace {
 
-using bench::ConvShape;
-
 // Checked integer sizes of a convolution; everything fits BLAS's int where a GEMM dimension needs.
 struct Dims {
   std::int64_t n, c, h, w, k, r, s, stride, pad, p, q;
@@ -250,13 +248,13 @@ Plan plan_nhwc(const Dims& d, int threads, std::size_t max_scratch_bytes) {
 
 }  // namespace
 
-std::size_t conv2d_scratch_bytes(const ConvShape& shape, bench::Layout layout, int threads,
+std::size_t conv2d_scratch_bytes(const ConvShape& shape, Layout layout, int threads,
                                  std::size_t max_scratch_bytes) {
   const Dims d = check_shape(shape);
   if (d.pointwise()) return 0;
   const int t = resolve_threads(threads);
-  const Plan plan = layout == bench::Layout::kNchw ? plan_nchw(d, t, max_scratch_bytes)
-                                                   : plan_nhwc(d, t, max_scratch_bytes);
+  const Plan plan = layout == Layout::kNchw ? plan_nchw(d, t, max_scratch_bytes)
+                                            : plan_nhwc(d, t, max_scratch_bytes);
   const std::size_t buffers = plan.parallel ? static_cast<std::size_t>(t) : 1;
   return buffers * static_cast<std::size_t>(d.crs() * plan.block) * sizeof(float);
 }

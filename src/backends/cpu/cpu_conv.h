@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "bench/workload.h"
+#include "core/workload.h"
 
 namespace gpucheck::cpu {
 
@@ -42,18 +42,18 @@ struct ConvOptions {
 // work (image blocks) a thread, the units run in parallel with single-threaded OpenBLAS calls;
 // otherwise one by one with OpenBLAS threads. Sets OpenBLAS's process-wide thread count, so calls
 // must not run concurrently with other BLAS use.
-void conv2d_nchw_f32(const bench::ConvShape& shape, const float* x, const float* w, float* y,
+void conv2d_nchw_f32(const ConvShape& shape, const float* x, const float* w, float* y,
                      int threads, const ConvOptions& options = {});
 
 // The same in channels-last layout, as cuDNN's NHWC and PyTorch's channels_last store it:
 // x is N×H×W×C, w K×R×S×C, y N×P×Q×K.
-void conv2d_nhwc_f32(const bench::ConvShape& shape, const float* x, const float* w, float* y,
+void conv2d_nhwc_f32(const ConvShape& shape, const float* x, const float* w, float* y,
                      int threads, const ConvOptions& options = {});
 
 // Bytes of im2col scratch a call with this shape and thread count uses: at most
 // max_scratch_bytes, unless one output pixel's column a thread needs more; 0 when no im2col is
 // needed (1×1 filters, stride 1, no padding). threads <= 0 means all hardware threads.
-std::size_t conv2d_scratch_bytes(const bench::ConvShape& shape, bench::Layout layout, int threads,
+std::size_t conv2d_scratch_bytes(const ConvShape& shape, Layout layout, int threads,
                                  std::size_t max_scratch_bytes = kConvScratchBytes);
 
 }  // namespace gpucheck::cpu

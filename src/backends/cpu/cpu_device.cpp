@@ -22,9 +22,6 @@ namespace gpucheck {
 
 namespace {
 
-using bench::DType;
-using bench::Op;
-
 // 64-byte aligned host memory, as the vector kernels and streaming stores want.
 class AlignedMemory final : public DeviceBuffer, public HostAllocation {
  public:
@@ -46,8 +43,12 @@ class AlignedMemory final : public DeviceBuffer, public HostAllocation {
   std::size_t bytes_;
 };
 
-const void* ptr(const DeviceBuffer& b) { return static_cast<const AlignedMemory&>(b).cdata(); }
-void* ptr(DeviceBuffer& b) { return static_cast<AlignedMemory&>(b).data(); }
+const void* ptr(const DeviceBuffer& b) {
+  return static_cast<const AlignedMemory&>(b).cdata();
+}
+void* ptr(DeviceBuffer& b) {
+  return static_cast<AlignedMemory&>(b).data();
+}
 
 class CpuDevice final : public Device {
  public:
@@ -67,42 +68,47 @@ class CpuDevice final : public Device {
     return {avail / 2, avail / 2, fmt::format("half of MemAvailable ({} bytes)", avail)};
   }
 
-  std::optional<std::string> unsupported_reason(Op op, DType dtype,
-                                                bench::Layout layout) const override {
+  std::optional<std::string> unsupported_reason(Op op, DType dtype, Layout layout) const override {
     (void)layout;
     switch (op) {
       case Op::kExp:
       case Op::kGemm:
       case Op::kSeedloop:
         if (dtype == DType::kF32 || dtype == DType::kF64) return std::nullopt;
-        return fmt::format("the CPU backend runs {} in f32 and f64 only", bench::to_string(op));
+        return fmt::format("the CPU backend runs {} in f32 and f64 only", gpucheck::to_string(op));
       case Op::kConv:
         if (dtype == DType::kF32) return std::nullopt;
         return std::string("the CPU backend runs conv in f32 only");
-      case Op::kCopy: return std::nullopt;
-      case Op::kLatency: return std::string("kernel launch latency applies to accelerators only");
+      case Op::kCopy:
+        return std::nullopt;
+      case Op::kLatency:
+        return std::string("kernel launch latency applies to accelerators only");
     }
     return std::string("unknown op");
   }
 
   std::string impl(Op op) const override {
     switch (op) {
-      case Op::kGemm: return "openblas";
-      case Op::kConv: return "im2col+openblas";
-      case Op::kCopy: return "memcpy";
-      default: return fmt::format("kernel_{}", cpu::to_string(cpu::best_isa_path()));
+      case Op::kGemm:
+        return "openblas";
+      case Op::kConv:
+        return "im2col+openblas";
+      case Op::kCopy:
+        return "memcpy";
+      default:
+        return fmt::format("kernel_{}", cpu::to_string(cpu::best_isa_path()));
     }
   }
 
   std::string compute_type(Op op, DType dtype) const override {
     (void)op;
-    return std::string(bench::to_string(dtype));
+    return std::string(gpucheck::to_string(dtype));
   }
 
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
     return std::make_unique<AlignedMemory>(bytes);
   }
-  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, bench::HostMemory) override {
+  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory) override {
     return std::make_unique<AlignedMemory>(bytes);
   }
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
@@ -120,7 +126,7 @@ class CpuDevice final : public Device {
     else
       cpu::exp_f32(static_cast<const float*>(ptr(x)), static_cast<float*>(ptr(y)), n, threads_);
   }
-  void gemm(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
+  void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
     if (dtype == DType::kF64)
       cpu::gemm_f64(s.m, s.n, s.k, static_cast<const double*>(ptr(a)),
@@ -129,12 +135,12 @@ class CpuDevice final : public Device {
       cpu::gemm_f32(s.m, s.n, s.k, static_cast<const float*>(ptr(a)),
                     static_cast<const float*>(ptr(b)), static_cast<float*>(ptr(c)), threads_);
   }
-  void conv2d(DType, const bench::ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
+  void conv2d(DType, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
               DeviceBuffer& y) override {
     auto* out = static_cast<float*>(ptr(y));
     auto* in = static_cast<const float*>(ptr(x));
     auto* wt = static_cast<const float*>(ptr(w));
-    if (s.layout == bench::Layout::kNhwc)
+    if (s.layout == Layout::kNhwc)
       cpu::conv2d_nhwc_f32(s, in, wt, out, threads_);
     else
       cpu::conv2d_nchw_f32(s, in, wt, out, threads_);

@@ -29,8 +29,6 @@ namespace gpucheck::cuda {
 namespace {
 
 namespace k = keys;
-using bench::DType;
-using bench::Op;
 
 constexpr std::size_t kLtWorkspaceBytes = std::size_t{32} << 20;           // cuBLAS's Hopper advice
 constexpr std::size_t kConvSearchWorkspaceBytes = std::size_t{512} << 20;  // cap for the search
@@ -267,14 +265,13 @@ class CudaDevice final : public Device {
             fmt::format("half of the device's free memory ({} of {} bytes free)", free, total)};
   }
 
-  std::optional<std::string> unsupported_reason(Op op, DType dtype,
-                                                bench::Layout layout) const override {
+  std::optional<std::string> unsupported_reason(Op op, DType dtype, Layout layout) const override {
     (void)layout;
     const bool needs_ampere = dtype == DType::kTf32 || dtype == DType::kBf16;
     auto arch_reason = [&]() -> std::optional<std::string> {
       if (needs_ampere && cc_major_ < 8)
         return fmt::format("{} needs compute capability 8.0 or newer; this device has {}.x",
-                           bench::to_string(dtype), cc_major_);
+                           gpucheck::to_string(dtype), cc_major_);
       return std::nullopt;
     };
     switch (op) {
@@ -320,15 +317,14 @@ class CudaDevice final : public Device {
     if (op == Op::kConv) return conv_types(dtype).name;
     // exp: f16 and bf16 are computed in f32 and rounded once.
     if (dtype == DType::kF16 || dtype == DType::kBf16) return "f32";
-    return std::string(bench::to_string(dtype));
+    return std::string(gpucheck::to_string(dtype));
   }
 
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
     return std::make_unique<CudaBuffer>(bytes);
   }
-  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
-                                                bench::HostMemory kind) override {
-    if (kind == bench::HostMemory::kPinned) return std::make_unique<PinnedHost>(bytes);
+  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory kind) override {
+    if (kind == HostMemory::kPinned) return std::make_unique<PinnedHost>(bytes);
     return std::make_unique<PageableHost>(bytes);
   }
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
@@ -364,7 +360,7 @@ class CudaDevice final : public Device {
 
   // Row-major C[m×n] = A[m×k]·B[k×n] is column-major Cᵀ[n×m] = Bᵀ[n×k]·Aᵀ[k×m]: the same
   // memory, no transposes, so cuBLASLt computes M=n, N=m, K=k with A'=B and B'=A.
-  void gemm(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
+  void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
     const GemmTypes t = gemm_types(dtype);
     LtPlan& plan = lt_plan(dtype, s, a, b, c);
@@ -385,7 +381,7 @@ class CudaDevice final : public Device {
                                           t.compute, CUBLAS_GEMM_DEFAULT));
   }
 
-  void conv2d(DType dtype, const bench::ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
+  void conv2d(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
               DeviceBuffer& y) override {
     ConvPlan& plan = conv_plan(dtype, s, x, w, y);
     const double one_d = 1.0, zero_d = 0.0;
@@ -422,7 +418,7 @@ class CudaDevice final : public Device {
     if (region_op_ == Op::kConv && last_conv_ != nullptr) c["cudnn_choice"] = last_conv_->how;
     if (region_op_ != Op::kGemm || !sampler_) return c;
     auto per_sm = dense_flop_per_clock_per_sm(cc_major_, cc_minor_,
-                                              std::string(bench::to_string(region_dtype_)));
+                                              std::string(gpucheck::to_string(region_dtype_)));
     if (!per_sm) return c;
     const double per_mhz = *per_sm * static_cast<double>(sms_) * 1e6 / 1e12;  // TFLOP/s per MHz
     if (auto mean = sampler_->mean_sm_clock_mhz(); mean && *mean > 0)
@@ -446,7 +442,7 @@ class CudaDevice final : public Device {
   }
 
  private:
-  LtPlan& lt_plan(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a_buf,
+  LtPlan& lt_plan(DType dtype, const GemmShape& s, const DeviceBuffer& a_buf,
                   const DeviceBuffer& b_buf, DeviceBuffer& c_buf) {
     GemmKey key{static_cast<int>(dtype), s.m, s.n, s.k};
     if (auto it = lt_plans_.find(key); it != lt_plans_.end()) return *it->second;
@@ -530,8 +526,8 @@ class CudaDevice final : public Device {
     return found[best];
   }
 
-  ConvPlan& conv_plan(DType dtype, const bench::ConvShape& s, const DeviceBuffer& x,
-                      const DeviceBuffer& w, DeviceBuffer& y) {
+  ConvPlan& conv_plan(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
+                      DeviceBuffer& y) {
     ConvKey key{static_cast<int>(dtype),   s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad,
                 static_cast<int>(s.layout)};
     if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
@@ -540,7 +536,7 @@ class CudaDevice final : public Device {
     auto plan = std::make_unique<ConvPlan>();
     plan->lib = cudnn_.get();
     const cudnnTensorFormat_t fmt_ =
-        s.layout == bench::Layout::kNhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+        s.layout == Layout::kNhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     const int n = to_int(s.n, "n"), c = to_int(s.c, "c"), h = to_int(s.h, "h"),
               wd = to_int(s.w, "w"), kk = to_int(s.k, "k"), r = to_int(s.r, "r"),
               ss = to_int(s.s, "s"), pad = to_int(s.pad, "pad"),
@@ -577,7 +573,7 @@ class CudaDevice final : public Device {
       gs.data = t.data;
       gs.compute = t.compute;
       gs.allow_tensor_cores = dtype != DType::kF32;
-      gs.nhwc = s.layout == bench::Layout::kNhwc;
+      gs.nhwc = s.layout == Layout::kNhwc;
       gs.n = n, gs.c = c, gs.h = h, gs.w = wd, gs.k = kk, gs.r = r, gs.s = ss;
       gs.p = to_int(s.p(), "p"), gs.q = to_int(s.q(), "q"), gs.stride = stride, gs.pad = pad;
       plan->graph = GraphConv::build(L, dnn_, stream_, gs, dptr(x), dptr(w), dptr(y), search.get(),
@@ -587,11 +583,12 @@ class CudaDevice final : public Device {
                              [](const auto& p) { return p.status == CUDNN_STATUS_SUCCESS; });
     const bool legacy_ok = best != perf.begin() + returned;
     if (!legacy_ok && !plan->graph)
-      throw ApiError("cuDNN", CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STATUS_NOT_SUPPORTED",
-                     fmt::format("cudnnFindConvolutionForwardAlgorithmEx: no algorithm for {} "
-                                 "conv in {} ({})",
-                                 bench::to_string(dtype), bench::to_string(s.layout), graph_why),
-                     __FILE__, __LINE__);
+      throw ApiError(
+          "cuDNN", CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STATUS_NOT_SUPPORTED",
+          fmt::format("cudnnFindConvolutionForwardAlgorithmEx: no algorithm for {} "
+                      "conv in {} ({})",
+                      gpucheck::to_string(dtype), gpucheck::to_string(s.layout), graph_why),
+          __FILE__, __LINE__);
     if (plan->graph && legacy_ok && best->time <= plan->graph->best_ms())
       plan->graph.reset();  // the legacy algorithm was as fast
     if (plan->graph) {

@@ -33,8 +33,6 @@ namespace gpucheck::opencl {
 namespace {
 
 namespace k = keys;
-using bench::DType;
-using bench::Op;
 
 constexpr std::size_t kWorkGroup = 256;
 // Work items per compute unit for the grid-stride exp: enough to fill an SM (2048 threads) or
@@ -251,12 +249,11 @@ class OpenClDevice final : public Device {
                         global_mem_ / 4, global_mem_, max_alloc_)};
   }
 
-  std::optional<std::string> unsupported_reason(Op op, DType dtype,
-                                                bench::Layout layout) const override {
+  std::optional<std::string> unsupported_reason(Op op, DType dtype, Layout layout) const override {
     (void)layout;
     if (op == Op::kCopy || op == Op::kLatency) return std::nullopt;
     if (dtype == DType::kTf32 || dtype == DType::kBf16)
-      return fmt::format("OpenCL has no {} arithmetic", bench::to_string(dtype));
+      return fmt::format("OpenCL has no {} arithmetic", gpucheck::to_string(dtype));
     if (dtype == DType::kF64 && !fp64_) return std::string("the device lacks cl_khr_fp64");
     switch (op) {
       case Op::kExp:
@@ -292,7 +289,7 @@ class OpenClDevice final : public Device {
 
   std::string compute_type(Op op, DType dtype) const override {
     if (op == Op::kExp && dtype == DType::kF16) return "f32";  // computed in float, rounded once
-    return std::string(bench::to_string(dtype));               // CLBlast's HGEMM accumulates in f16
+    return std::string(gpucheck::to_string(dtype));            // CLBlast's HGEMM accumulates in f16
   }
 
   std::optional<DType> verify_compute(Op op, DType dtype) const override {
@@ -312,10 +309,9 @@ class OpenClDevice final : public Device {
     });
   }
 
-  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
-                                                bench::HostMemory kind) override {
+  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory kind) override {
     fresh_session();
-    if (kind == bench::HostMemory::kPageable) return std::make_unique<PageableHost>(bytes);
+    if (kind == HostMemory::kPageable) return std::make_unique<PageableHost>(bytes);
     return guarded([&] { return std::make_unique<PinnedHost>(*lib_, session_, bytes); });
   }
 
@@ -352,7 +348,7 @@ class OpenClDevice final : public Device {
       GC_CL_CHECK(lib_->clSetKernelArg(kern, 0, sizeof xm, &xm));
       GC_CL_CHECK(lib_->clSetKernelArg(kern, 1, sizeof ym, &ym));
       GC_CL_CHECK(lib_->clSetKernelArg(kern, 2, sizeof count, &count));
-      const std::size_t width = 16 / bench::element_size(dtype);
+      const std::size_t width = 16 / element_size(dtype);
       const std::size_t wg = work_group();
       const std::size_t items = std::max<std::size_t>(n / width, n % width);
       const std::size_t cap = round_up(compute_units_ * kItemsPerComputeUnit, wg);
@@ -362,7 +358,7 @@ class OpenClDevice final : public Device {
     });
   }
 
-  void gemm(DType dtype, const bench::GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
+  void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
     guarded([&] {
       clblast_gemm(dtype, ClblastTranspose::kNo, s.m, s.n, s.k, mem(a), 0, s.k, mem(b), 0, s.n,
@@ -372,10 +368,10 @@ class OpenClDevice final : public Device {
 
   // im2col + GEMM per chunk of images. NCHW: Y[n] (K × PQ) = W (K × CRS) · col[n] (CRS × PQ),
   // one GEMM per image. NHWC: Y (images·PQ × K) = col (images·PQ × RSC) · Wᵀ, one GEMM a chunk.
-  void conv2d(DType dtype, const bench::ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
+  void conv2d(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
               DeviceBuffer& y) override {
     guarded([&] {
-      const std::size_t es = bench::element_size(dtype);
+      const std::size_t es = element_size(dtype);
       const std::size_t crs = s.c * s.r * s.s;
       const std::size_t pq = s.p() * s.q();
       const std::size_t per_image = crs * pq;
@@ -383,7 +379,7 @@ class OpenClDevice final : public Device {
       const std::size_t images =
           std::clamp<std::size_t>(cap / std::max<std::size_t>(per_image * es, 1), 1, s.n);
       cl_mem col = scratch(images * per_image * es);
-      const bool nhwc = s.layout == bench::Layout::kNhwc;
+      const bool nhwc = s.layout == Layout::kNhwc;
       cl_kernel kern = kernel("opencl_im2col.cl", im2col_options(dtype),
                               nhwc ? "gc_im2col_nhwc" : "gc_im2col_nchw");
       const cl_mem xm = mem(x);
@@ -542,7 +538,7 @@ class OpenClDevice final : public Device {
   }
 
   static std::string im2col_options(DType dtype) {
-    switch (bench::element_size(dtype)) {
+    switch (element_size(dtype)) {
       case 8:
         return "-DGC_ELEM=ulong";
       case 2:

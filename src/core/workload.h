@@ -1,4 +1,5 @@
-// The vocabulary of a benchmark cell: operation, element type, shape; with FLOP and byte counts.
+// The workload vocabulary shared by backends, bench, qualify and report: operation, element
+// type, layout, shapes.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +8,7 @@
 #include <string_view>
 #include <variant>
 
-namespace gpucheck::bench {
+namespace gpucheck {
 
 enum class Op { kExp, kGemm, kConv, kCopy, kLatency, kSeedloop };
 enum class DType { kF32, kTf32, kF16, kBf16, kF64 };
@@ -49,4 +50,4 @@ struct CopyShape {
   HostMemory host_memory = HostMemory::kPageable;
 };
 
-}  // namespace gpucheck::bench
+}  // namespace gpucheck

@@ -1,10 +1,10 @@
 // Names of the bench vocabulary as they appear on the command line and in JSON.
-#include "bench/workload.h"
+#include "core/workload.h"
 
 #include <array>
 #include <utility>
 
-namespace gpucheck::bench {
+namespace gpucheck {
 
 namespace {
 
@@ -48,25 +48,46 @@ std::optional<E> parse(const NameTable<E, N>& t, std::string_view s) {
 
 }  // namespace
 
-std::string_view to_string(Op v) { return name_of(kOps, v); }
-std::string_view to_string(DType v) { return name_of(kDTypes, v); }
-std::string_view to_string(Layout v) { return name_of(kLayouts, v); }
-std::string_view to_string(Direction v) { return name_of(kDirections, v); }
-std::string_view to_string(HostMemory v) { return name_of(kHostMemory, v); }
-std::string_view to_string(Transfers v) { return name_of(kTransfers, v); }
-std::optional<Op> op_from_string(std::string_view s) { return parse(kOps, s); }
-std::optional<DType> dtype_from_string(std::string_view s) { return parse(kDTypes, s); }
-std::optional<Layout> layout_from_string(std::string_view s) { return parse(kLayouts, s); }
+std::string_view to_string(Op v) {
+  return name_of(kOps, v);
+}
+std::string_view to_string(DType v) {
+  return name_of(kDTypes, v);
+}
+std::string_view to_string(Layout v) {
+  return name_of(kLayouts, v);
+}
+std::string_view to_string(Direction v) {
+  return name_of(kDirections, v);
+}
+std::string_view to_string(HostMemory v) {
+  return name_of(kHostMemory, v);
+}
+std::string_view to_string(Transfers v) {
+  return name_of(kTransfers, v);
+}
+std::optional<Op> op_from_string(std::string_view s) {
+  return parse(kOps, s);
+}
+std::optional<DType> dtype_from_string(std::string_view s) {
+  return parse(kDTypes, s);
+}
+std::optional<Layout> layout_from_string(std::string_view s) {
+  return parse(kLayouts, s);
+}
 
 std::size_t element_size(DType d) {
   switch (d) {
     case DType::kF16:
-    case DType::kBf16: return 2;
-    case DType::kF64: return 8;
+    case DType::kBf16:
+      return 2;
+    case DType::kF64:
+      return 8;
     case DType::kF32:
-    case DType::kTf32: return 4;
+    case DType::kTf32:
+      return 4;
   }
   return 4;
 }
 
-}  // namespace gpucheck::bench
+}  // namespace gpucheck

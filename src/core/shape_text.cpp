@@ -1,0 +1,36 @@
+// A result record's shape as people read it.
+#include "core/shape_text.h"
+
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string_view>
+
+namespace gpucheck {
+
+namespace k = keys;
+
+std::string shape_text(const nlohmann::json& shape) {
+  auto u = [&](std::string_view key) { return shape.value(key, std::uint64_t{0}); };
+  if (shape.contains(k::kBytes)) {
+    double mib = static_cast<double>(u(k::kBytes)) / (1 << 20);
+    std::string memory = shape.value(k::kHostMemory, "");
+    return fmt::format("{:g} MiB {}{}{}", mib, shape.value(k::kDirection, ""),
+                       memory.empty() ? "" : " ", memory);
+  }
+  if (shape.contains(k::kR))
+    return fmt::format("{},{},{},{},{},{},{},{},{} {}", u(k::kN), u(k::kC), u(k::kH), u(k::kW),
+                       u(k::kKk), u(k::kR), u(k::kS), u(k::kStride), u(k::kPad),
+                       shape.value(k::kLayout, ""));
+  if (shape.contains(k::kM)) return fmt::format("{}x{}x{}", u(k::kM), u(k::kN), u(k::kKk));
+  if (shape.contains(k::kMode)) return shape.value(k::kMode, "");
+  if (shape.contains(k::kCalls))
+    return fmt::format("n={} calls={}{}", u(k::kN), u(k::kCalls),
+                       shape.value(k::kD2hEachCall, false) ? " +d2h" : "");
+  if (shape.contains(k::kN)) return fmt::format("n={}", u(k::kN));
+  return shape.dump();
+}
+
+}  // namespace gpucheck
