@@ -8,6 +8,7 @@ pkgs=(
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo clpeak libclblast-dev
   python3 python3-jsonschema python3-numpy python3-prometheus-client locales binutils libxml2-utils
   chromium fonts-dejavu-core
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

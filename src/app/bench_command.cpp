@@ -37,6 +37,7 @@ struct BenchOptions {
   std::optional<int> reps;
   double min_time_s = 0.5, max_time_s = 20;
   int warmup = 2;
+  int rounds = 3;
   int threads = 0;
   std::uint64_t seed = 20240601;
   std::string config;
@@ -199,6 +200,7 @@ ExitCode run_bench(const BenchOptions& given) {
   Output output(o.out);
   apply_library_options(o.libraries);
   bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
+  policy.rounds = o.rounds;
   bench::validate(policy);
   bench::SizeSet sizes = size_set(o);
   auto names = split_list(o.devices);
@@ -212,6 +214,12 @@ ExitCode run_bench(const BenchOptions& given) {
     backends = probe_backends(env, limits);
   }
   DeviceResolution res = resolve_devices(names, backends);
+  for (auto& m : res.missing) m += " (gpucheck doctor says why and how to fix it)";
+  if (res.targets.empty()) {
+    // Nothing to run: the reason in one line, not a document of host facts without results.
+    for (const auto& m : res.missing) spdlog::error("{}", m);
+    return ExitCode::kDeviceMissing;
+  }
   bool any_accelerator = false;
   for (const auto& t : res.targets) any_accelerator = any_accelerator || t.backend != "cpu";
   if (any_accelerator && !o.no_baseline &&
@@ -288,15 +296,18 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_option("--max-time", o->max_time_s, "Seconds after which a record is cut short")
       ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str();
+  cmd->add_option("--rounds", o->rounds,
+                  "Rounds each cell's repetitions are spread over, every cell once a round in a "
+                  "shuffled order, so a record carries the spread between moments of the run "
+                  "(what report compare judges noise by)")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "CPU threads (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--config", o->config, "TOML file of size presets replacing the built-in ones");
   cmd->add_flag("--no-baseline", o->no_baseline, "Do not run the CPU beside other devices");
-  cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_probe_timeout_option(*cmd, o->probe_timeout_s);
   cmd->add_option("--sweep", o->sweep,
                   "Break-even sweep of one op (exp, gemm, conv) over a range of sizes on the CPU "
                   "and each device (5 reps, 1 warm-up unless given)");

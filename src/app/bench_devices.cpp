@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 
 namespace gpucheck::app {
@@ -53,9 +54,10 @@ std::string valid_list(const nlohmann::json& backends) {
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   std::string built;
   for (const auto& b : built_backend_names()) built += (built.empty() ? "" : ", ") + b;
-  return fmt::format("valid devices here: {} (backends built: {}; stable forms: cuda:<uuid>, "
-                     "opencl:<pci-bus-id>)",
-                     out, built);
+  return fmt::format(
+      "valid devices here: {} (backends built: {}; stable forms: cuda:<uuid>, "
+      "opencl:<pci-bus-id>)",
+      out, built);
 }
 
 const nlohmann::json* find_device(const nlohmann::json& backends, const std::string& name) {
@@ -92,7 +94,20 @@ bool needs_probe(const std::vector<std::string>& names) {
 DeviceResolution resolve_devices(const std::vector<std::string>& names,
                                  const nlohmann::json& backends) {
   DeviceResolution out;
-  auto add = [&](const std::string& device, const std::string& backend) {
+  // A device named twice (cpu,cpu; cuda0 and its cuda:<uuid>) would be benchmarked twice and
+  // its records would pair with each other in report compare: a usage error. "all" overlaps
+  // the names beside it by design.
+  std::map<std::string, std::string> named;  // device -> the name that chose it
+  auto add = [&](const std::string& device, const std::string& backend,
+                 const std::string& name = {}) {
+    if (!name.empty()) {
+      auto [it, fresh] = named.emplace(device, name);
+      if (!fresh && it->second == name)
+        throw UsageError(fmt::format("--device: '{}' is named twice", name));
+      if (!fresh)
+        throw UsageError(fmt::format("--device: '{}' is {}, which '{}' named already", name, device,
+                                     it->second));
+    }
     for (const auto& t : out.targets)
       if (t.device == device) return;
     out.targets.push_back({device, backend});
@@ -107,13 +122,15 @@ DeviceResolution resolve_devices(const std::vector<std::string>& names,
     }
     std::string backend = backend_of(name);
     if (backend.empty())
-      throw UsageError(fmt::format("--device: '{}' is not a device name; {}", name, valid_list(backends)));
+      throw UsageError(
+          fmt::format("--device: '{}' is not a device name; {}", name, valid_list(backends)));
     bool is_test = backend.rfind("test_", 0) == 0;
     if (!is_test && std::find(built.begin(), built.end(), backend) == built.end())
-      throw UsageError(fmt::format("--device: '{}': the {} backend is not built into this gpucheck; {}",
-                                   name, backend, valid_list(backends)));
+      throw UsageError(
+          fmt::format("--device: '{}': the {} backend is not built into this gpucheck; {}", name,
+                      backend, valid_list(backends)));
     if (backend == "cpu") {
-      add("cpu", "cpu");
+      add("cpu", "cpu", name);
       continue;
     }
     const nlohmann::json* d = find_device(backends, name);
@@ -121,7 +138,7 @@ DeviceResolution resolve_devices(const std::vector<std::string>& names,
       out.missing.push_back(why_missing(backends, name, backend));
       continue;
     }
-    add(d->value(std::string(k::kDevice), name), backend);
+    add(d->value(std::string(k::kDevice), name), backend, name);
   }
   return out;
 }

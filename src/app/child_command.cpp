@@ -3,18 +3,43 @@
 #include "app/cli_common.h"
 #include "backends/registry.h"
 #include "bench/engine.h"
+#include "core/child_process.h"
+#include "core/files.h"
 
 #include <fmt/format.h>
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 
 namespace gpucheck::app {
 
 namespace {
 
+// The plan: from stdin for "-" (the parent passes it there: a plan of 2,000 sizes is beyond
+// what argv may hold), else the JSON text itself.
+std::string plan_text_of(const std::string& arg) {
+  if (arg != "-") return arg;
+  std::string text;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("read(stdin)", __FILE__, __LINE__);
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxDocumentBytes) throw UsageError("__child bench: the plan is too large");
+  }
+  return text;
+}
+
 // Opens the plan's device and streams one JSON line per event to the reserved stdout:
-// {"event":"cell",...} before each cell, {"event":"record",...} after each record.
-int run_bench_child(const std::string& plan_text) {
+// {"event":"cell",...} before each cell's round, {"event":"record",...} after each record.
+int run_bench_child(const std::string& plan_arg) {
+  const std::string plan_text = plan_text_of(plan_arg);
   int result_fd = reserve_stdout_for_result();
   auto plan = bench::plan_from_json(nlohmann::json::parse(plan_text));
   EnvMap env = current_environment();
@@ -23,16 +48,28 @@ int run_bench_child(const std::string& plan_text) {
   DeviceOptions options;
   options.threads = plan.threads;
   auto device = backend->open_device(plan.device, options);
-  if (!device) throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
+  if (!device)
+    throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
   auto emit = [&](const nlohmann::json& line) {
-    write_all(result_fd, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_all(result_fd,
+              line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   bench::EngineCallbacks cb;
-  cb.cell_started = [&](std::size_t i, const bench::Cell& c) {
-    emit({{"event", "cell"}, {"index", i}, {"label", bench::describe(c)}});
+  cb.cell_started = [&](std::size_t i, const bench::Cell& c, int round, int rounds) {
+    emit({{"event", "cell"},
+          {"index", i},
+          {"round", round},
+          {"rounds", rounds},
+          {"label", bench::describe(c)}});
   };
-  cb.record = [&](const nlohmann::json& r) { emit({{"event", "record"}, {"record", r}}); };
-  bench::run_plan(plan, *device, cb, bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
+  cb.record = [&](std::size_t i, const nlohmann::json& r) {
+    emit({{"event", "record"}, {"index", i}, {"record", r}});
+  };
+  bench::TestHooks hooks;
+  hooks.plant = bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT"));
+  hooks.slowdown =
+      bench::planted_slowdown_from_env(std::getenv("GPUCHECK_TEST_SLOWDOWN")).value_or(1);
+  bench::run_plan(plan, *device, cb, hooks);
   return 0;
 }
 
@@ -48,6 +85,8 @@ Command add_child_command(CLI::App& root) {
   bench->add_option("--plan", *plan)->required();
   cmd->require_subcommand(1);
   return {cmd, [probe, bench, backend, plan]() {
+            // A parent killed beyond its handlers (SIGKILL) takes its children with it.
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
             configure_logging(0, false);
             if (probe->parsed())
               return static_cast<ExitCode>(run_probe_child(*backend, current_environment()));

@@ -1,12 +1,14 @@
 // Output flags, destinations and logging shared by the subcommands.
 #include "app/cli_common.h"
 
+#include "core/output_file.h"
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
-#include <iostream>
 
 namespace gpucheck::app {
 
@@ -24,30 +26,45 @@ void add_output_options(CLI::App& cmd, OutputOptions& opts) {
   cmd.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr")->group("Output");
 }
 
-Output::Output(const OutputOptions& opts) : format_(report::Format::kTable), path_(opts.output_path) {
+Output::Output(const OutputOptions& opts)
+    : format_(report::Format::kTable), path_(opts.output_path) {
   auto f = report::format_from_string(opts.json ? "json" : opts.format);
   if (!f) throw UsageError("--format: unknown format '" + opts.format + "'");
   format_ = *f;
-  if (!path_.empty()) {
-    file_ = std::make_unique<std::ofstream>(path_, std::ios::binary | std::ios::trunc);
-    if (!*file_) throw UsageError("-o/--output: cannot write '" + path_ + "'");
-  }
+  if (!path_.empty()) check_output_path(path_, "-o/--output");
   configure_logging(opts.verbosity, opts.quiet);
 }
 
 void Output::write(const nlohmann::json& doc) {
-  bool to_terminal = !file_ && ::isatty(STDOUT_FILENO) != 0;
+  bool to_terminal = path_.empty() && ::isatty(STDOUT_FILENO) != 0;
   const char* no_color = std::getenv("NO_COLOR");
   report::RenderOptions ro;
   ro.color = to_terminal && (no_color == nullptr || *no_color == '\0');
   std::string text = report::render(doc, format_, ro);
-  if (file_) {
-    *file_ << text;
-    file_->flush();
-    if (!*file_) throw UsageError("-o/--output: writing '" + path_ + "' failed");
-  } else {
-    std::cout << text << std::flush;
-  }
+  if (path_.empty())
+    write_stdout(text);
+  else
+    write_output_file(path_, text, "-o/--output");
+}
+
+void add_probe_timeout_option(CLI::App& cmd, double& seconds) {
+  cmd.add_option("--probe-timeout", seconds, "Seconds each backend's probe may take")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double v = 0;
+            try {
+              std::size_t used = 0;
+              v = std::stod(text, &used);
+              if (used != text.size()) return "must be a number of seconds, not '" + text + "'";
+            } catch (const std::exception&) {
+              return "must be a number of seconds, not '" + text + "'";
+            }
+            if (!std::isfinite(v) || v <= 0 || v > 86400)
+              return "must be more than 0 and at most 86400 seconds (a day), not " + text;
+            return {};
+          },
+          "SECONDS"))
+      ->capture_default_str();
 }
 
 void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
@@ -65,10 +82,11 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
 }
 
 void apply_library_options(const LibraryOptions& opts) {
-  const std::pair<const char*, const std::string*> vars[] = {{"GPUCHECK_CUBLAS_LIB", &opts.cublas},
-                                                             {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
-                                                             {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-                                                             {"GPUCHECK_NVML_LIB", &opts.nvml}};
+  const std::pair<const char*, const std::string*> vars[] = {
+      {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
+      {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
+      {"GPUCHECK_NVML_LIB", &opts.nvml}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }
@@ -80,10 +98,14 @@ void configure_logging(int verbosity, bool quiet) {
   auto logger = spdlog::stderr_color_mt("gpucheck", mode);
   logger->set_pattern("%^gpucheck %l:%$ %v");
   spdlog::set_default_logger(logger);
-  if (quiet) spdlog::set_level(spdlog::level::err);
-  else if (verbosity >= 2) spdlog::set_level(spdlog::level::debug);
-  else if (verbosity == 1) spdlog::set_level(spdlog::level::info);
-  else spdlog::set_level(spdlog::level::warn);
+  if (quiet)
+    spdlog::set_level(spdlog::level::err);
+  else if (verbosity >= 2)
+    spdlog::set_level(spdlog::level::debug);
+  else if (verbosity == 1)
+    spdlog::set_level(spdlog::level::info);
+  else
+    spdlog::set_level(spdlog::level::warn);
 }
 
 }  // namespace gpucheck::app

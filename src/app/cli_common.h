@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,8 +24,9 @@ struct OutputOptions {
 
 void add_output_options(CLI::App& cmd, OutputOptions& opts);
 
-// Resolves the options once the command line is parsed: the format, the destination (opened
-// now, so an unwritable file is a usage error before any work) and the log level.
+// Resolves the options once the command line is parsed: the format, the destination (checked
+// now, so an unwritable file is a usage error before any work, but written only at the end,
+// complete, under a temporary name renamed into place) and the log level.
 class Output {
  public:
   explicit Output(const OutputOptions& opts);
@@ -37,7 +37,6 @@ class Output {
  private:
   report::Format format_;
   std::string path_;
-  std::unique_ptr<std::ofstream> file_;
 };
 
 // Vendor libraries named on the command line, ahead of every search path. They reach the
@@ -47,6 +46,10 @@ struct LibraryOptions {
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
+
+// --probe-timeout SECONDS: finite, above 0, at most a day (nan or 0 would make every probe child
+// "time out", and the culprit search then blames a healthy ICD).
+void add_probe_timeout_option(CLI::App& cmd, double& seconds);
 
 // Logs go to stderr only; machine-readable output on stdout never mixes with them.
 void configure_logging(int verbosity, bool quiet);

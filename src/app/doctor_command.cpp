@@ -5,7 +5,10 @@
 #include "app/cli_common.h"
 #include "app/doctor_facts.h"
 #include "core/document.h"
+#include "core/files.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
+#include "core/output_file.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
 
@@ -13,7 +16,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <iostream>
 #include <iterator>
 #include <optional>
 
@@ -43,15 +45,8 @@ constexpr std::string_view kFactSections[] = {keys::kHost, keys::kCpu, keys::kMe
                                               keys::kBackends};
 
 nlohmann::json load_facts(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("--facts: cannot read '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("--facts: '{}' is not JSON: {}", path, e.what()));
-  }
+  nlohmann::json doc =
+      parse_json_input(read_input_file(path, kMaxDocumentBytes, "--facts"), "--facts: " + path);
   if (!doc.is_object() || !doc.contains(keys::kBackends))
     throw UsageError("--facts: '" + path + "' is not a gpucheck probe document (no backends)");
   return doc;
@@ -78,8 +73,10 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   if (opts.list) {
     std::size_t width = 0;
     for (const auto& c : doctor::all_checks()) width = std::max(width, c.id.size());
+    std::string list;
     for (const auto& c : doctor::all_checks())
-      std::cout << fmt::format("{:<{}}  {}\n", c.id, width, c.summary);
+      list += fmt::format("{:<{}}  {}\n", c.id, width, c.summary);
+    write_stdout(list);
     return ExitCode::kOk;
   }
   Output output(opts.out);
@@ -99,7 +96,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
 
   doctor::SystemView view;
   view.root = opts.sysroot;
-  view.env = env;
+  view.env = redacted_environment(env);  // its evidence quotes values
   view.facts = std::move(facts);
   view.identity = doctor::Identity::of_this_process();
   view.ci = opts.ci;
@@ -139,10 +136,7 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
                   "Exit 1 when a check FAILs (fail), or WARNs or FAILs (warn)")
       ->check(CLI::IsMember({"fail", "warn"}))
       ->capture_default_str();
-  cmd->add_option("--probe-timeout", opts->probe_timeout_s,
-                  "Seconds each backend's probe may take before it is killed")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_probe_timeout_option(*cmd, opts->probe_timeout_s);
   cmd->add_flag("--ci", opts->ci,
                 "Judge as a CI runner (as when CI is set): persistence mode off is WARN");
   cmd->add_flag("--no-load", opts->no_load,

@@ -2,10 +2,12 @@
 #include "app/cli_common.h"
 #include "backends/registry.h"
 #include "core/errors.h"
+#include "core/output_file.h"
+#include "core/stop_signals.h"
 #include "core/version.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <exception>
 #include <iostream>
@@ -21,11 +23,14 @@ constexpr const char* kExitCodes =
     "     output file not writable)\n"
     "  3  bench only: a named device is not there, or its benchmark child died before\n"
     "     writing any record\n"
+    "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): its children are\n"
+    "     stopped and no output is written (an existing -o FILE stays as it was)\n"
     "When several apply: 2 over 3 over 1 over 0.";
 
 std::string version_text() {
   std::string backends;
-  for (const auto& b : gpucheck::built_backend_names()) backends += (backends.empty() ? "" : ",") + b;
+  for (const auto& b : gpucheck::built_backend_names())
+    backends += (backends.empty() ? "" : ",") + b;
   return fmt::format("gpucheck {} (commit {}; backends: {})", gpucheck::kVersion,
                      gpucheck::kGitCommit, backends);
 }
@@ -37,12 +42,10 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   const std::vector<std::string> args(argv, argv + argc);
-  std::vector<gpucheck::app::Command> commands{gpucheck::app::add_probe_command(app, args),
-                                               gpucheck::app::add_bench_command(app, args),
-                                               gpucheck::app::add_doctor_command(app, args),
-                                               gpucheck::app::add_qualify_command(app, args),
-                                               gpucheck::app::add_report_command(app, args),
-                                               gpucheck::app::add_child_command(app)};
+  std::vector<gpucheck::app::Command> commands{
+      gpucheck::app::add_probe_command(app, args),  gpucheck::app::add_bench_command(app, args),
+      gpucheck::app::add_doctor_command(app, args), gpucheck::app::add_qualify_command(app, args),
+      gpucheck::app::add_report_command(app, args), gpucheck::app::add_child_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -65,6 +68,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpucheck::reserve_standard_fds();
+  gpucheck::install_stop_handlers();
   try {
     return run(argc, argv);
   } catch (const gpucheck::UsageError& e) {

@@ -39,10 +39,7 @@ Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv) 
       "deviceQuery and nvidia-smi -q)");
   add_output_options(*cmd, opts->out);
   add_library_options(*cmd, opts->libraries);
-  cmd->add_option("--probe-timeout", opts->probe_timeout_s,
-                  "Seconds each backend's probe may take before it is killed")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_probe_timeout_option(*cmd, opts->probe_timeout_s);
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read /proc, /sys and /etc under this directory (for fixtures)")
       ->check(CLI::ExistingDirectory)

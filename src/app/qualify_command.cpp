@@ -6,7 +6,9 @@
 #include "app/cli_common.h"
 #include "app/doctor_facts.h"
 #include "core/document.h"
+#include "core/files.h"
 #include "core/json_keys.h"
+#include "core/output_file.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
 #include "qualify/bench_plan.h"
@@ -45,19 +47,9 @@ struct QualifyOptions {
   std::vector<std::string> argv;
 };
 
-std::unique_ptr<std::ofstream> open_junit(const std::string& path) {
-  if (path.empty()) return nullptr;
-  auto f = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
-  if (!*f) throw UsageError("--junit: cannot write '" + path + "'");
-  return f;
-}
-
 std::vector<q::Sku> custom_skus(const std::string& path) {
   if (path.empty()) return {};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("--skus: cannot read '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return q::parse_skus(text, path);
+  return q::parse_skus(read_input_file(path, kMaxConfigBytes, "--skus"), path);
 }
 
 bool needs(const q::Profile& p, q::Kind kind) {
@@ -70,7 +62,7 @@ nlohmann::json run_doctor_checks(const nlohmann::json& facts, const EnvMap& env,
                                  const std::string& sysroot) {
   doctor::SystemView view;
   view.root = sysroot;
-  view.env = env;
+  view.env = redacted_environment(env);  // its evidence quotes values
   view.facts = facts;
   view.identity = doctor::Identity::of_this_process();
   nlohmann::json results = nlohmann::json::array();
@@ -97,7 +89,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   const q::Profile profile = q::load_profile(o.profile);
   const std::vector<q::Sku> skus = custom_skus(o.skus);
   Output output(o.out);
-  auto junit = open_junit(o.junit);
+  if (!o.junit.empty()) check_output_path(o.junit, "--junit");
   apply_library_options(o.libraries);
 
   const EnvMap env = current_environment();
@@ -149,11 +141,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
                       {k::kSummary, {{k::kMet, met}, {k::kUnmet, unmet}, {k::kSkip, skip}}},
                       {k::kVerdicts, list}};
   output.write(doc);
-  if (junit) {
-    *junit << report::render_junit(doc);
-    junit->flush();
-    if (!*junit) throw UsageError("--junit: writing '" + o.junit + "' failed");
-  }
+  if (!o.junit.empty()) write_output_file(o.junit, report::render_junit(doc), "--junit");
   // A missing device is an unmet requirement (1), never 3.
   return unmet == 0 ? ExitCode::kOk : ExitCode::kFailed;
 }
@@ -173,9 +161,7 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
                 "Count a skipped requirement (no reference, not observable) as unmet");
   add_output_options(*cmd, o->out);
   add_library_options(*cmd, o->libraries);
-  cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_probe_timeout_option(*cmd, o->probe_timeout_s);
   // Hidden test hooks: a fixture root for doctor and sysfs, and another SKU table.
   cmd->add_option("--sysroot", o->sysroot)->check(CLI::ExistingDirectory)->group("");
   cmd->add_option("--skus", o->skus)->check(CLI::ExistingFile)->group("");

@@ -1,14 +1,14 @@
 // `gpucheck report show FILE` renders a saved document in any output format; `gpucheck report
-// compare BASE NEW` compares two bench documents' records (exit 1 on a regression).
+// compare BASE... NEW` compares bench documents' records (exit 1 on a regression).
 #include "app/cli_common.h"
 #include "core/document.h"
+#include "core/files.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 #include "report/compare.h"
+#include "report/schema_check.h"
 
 #include <fmt/format.h>
-
-#include <fstream>
-#include <iterator>
 
 namespace gpucheck::app {
 
@@ -19,27 +19,44 @@ namespace k = keys;
 struct ReportOptions {
   OutputOptions show_out, compare_out;
   std::string show_path;
-  std::string base_path, new_path;
+  std::vector<std::string> compare_paths;  // BASE... NEW
   std::string tolerance = "5%";
+  double alpha = 0.01;
   std::string match = "id";
   bool fail_on_missing = false;
+  bool strict = false;
   std::vector<std::string> argv;
 };
 
-// A saved gpucheck/1 document; anything else is a usage error (exit 2) naming the file.
-nlohmann::json load_document(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot read '{}'", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object())
-    throw UsageError(fmt::format("'{}' is not a JSON document", path));
-  auto schema = doc.find(k::kSchema);
-  if (schema == doc.end() || !schema->is_string())
+[[noreturn]] void invalid(const std::string& path, const report::SchemaProblem& p) {
+  throw UsageError(fmt::format("'{}' is not a valid gpucheck document: at {}: {}", path,
+                               p.pointer.empty() ? "/" : p.pointer, p.message));
+}
+
+// A saved gpucheck/1 document (a regular file of at most 1 GiB, nested at most 64 levels),
+// checked against the schema; anything else is a usage error (exit 2) naming the file and the
+// JSON pointer of the first problem. With `records`, each result record is checked and handed
+// over as it is parsed and the returned document holds an empty "results".
+nlohmann::json load_document(const std::string& path, std::string_view flag,
+                             const RecordSink& records = {}) {
+  const auto& schema = report::SchemaCheck::gpucheck();
+  RecordSink checked;
+  if (records)
+    checked = [&](std::size_t i, nlohmann::json&& r) {
+      if (auto p = schema.first_problem(r, "record", fmt::format("/{}/{}", k::kResults, i)))
+        invalid(path, *p);
+      records(i, std::move(r));
+    };
+  nlohmann::json doc =
+      read_json_file(path, kMaxDocumentBytes, flag, fmt::format("'{}'", path), checked);
+  if (!doc.is_object()) throw UsageError(fmt::format("'{}' is not a JSON object", path));
+  auto tag = doc.find(k::kSchema);
+  if (tag == doc.end() || !tag->is_string())
     throw UsageError(fmt::format("'{}' is not a gpucheck document (no \"schema\")", path));
-  if (*schema != k::kSchemaVersion)
+  if (*tag != k::kSchemaVersion)
     throw UsageError(fmt::format("'{}' has schema '{}'; this gpucheck reads {} only", path,
-                                 schema->get<std::string>(), k::kSchemaVersion));
+                                 tag->get<std::string>(), k::kSchemaVersion));
+  if (auto p = schema.first_problem(doc)) invalid(path, *p);
   return doc;
 }
 
@@ -53,16 +70,9 @@ nlohmann::json describe(const std::string& path, const nlohmann::json& doc) {
   return d;
 }
 
-const nlohmann::json& results_of(const nlohmann::json& doc, const std::string& path) {
-  auto it = doc.find(k::kResults);
-  if (it == doc.end() || !it->is_array())
-    throw UsageError(fmt::format("'{}' holds no bench results to compare", path));
-  return *it;
-}
-
 ExitCode run_show(const ReportOptions& o) {
-  nlohmann::json doc = load_document(o.show_path);
   Output output(o.show_out);
+  nlohmann::json doc = load_document(o.show_path, "report show");
   output.write(doc);
   return ExitCode::kOk;
 }
@@ -71,24 +81,44 @@ ExitCode run_compare(const ReportOptions& o) {
   report::CompareOptions co;
   auto tol = report::parse_tolerance(o.tolerance);
   if (!tol)
-    throw UsageError(
-        fmt::format("--tolerance: '{}' is not a percentage such as 5% or a fraction such as 0.05",
-                    o.tolerance));
+    throw UsageError(fmt::format(
+        "--tolerance: '{}' is not a percentage such as 5% or a fraction below 1 such as 0.05",
+        o.tolerance));
   co.tolerance = *tol;
+  co.alpha = o.alpha;
   co.match_by_name = o.match == "name";
   co.fail_on_missing = o.fail_on_missing;
-  nlohmann::json base = load_document(o.base_path);
-  nlohmann::json neu = load_document(o.new_path);
-  const auto& base_results = results_of(base, o.base_path);
-  const auto& new_results = results_of(neu, o.new_path);
+  co.strict = o.strict;
+  if (o.compare_paths.size() < 2)
+    throw UsageError("report compare: needs at least two documents: BASE... NEW");
   Output output(o.compare_out);
+  // Records are reduced as they are parsed: a document of 250,000 records never sits in memory.
+  report::RecordReader read(co.match_by_name);
+  std::vector<std::vector<report::CompareRecord>> records(o.compare_paths.size());
+  nlohmann::json described = nlohmann::json::array();
+  for (std::size_t d = 0; d < o.compare_paths.size(); ++d) {
+    const std::string& path = o.compare_paths[d];
+    bool has_results = false;
+    nlohmann::json doc =
+        load_document(path, "report compare",
+                      [&](std::size_t, nlohmann::json&& r) { records[d].push_back(read(r)); });
+    has_results = doc.contains(k::kResults);
+    if (!has_results) throw UsageError(fmt::format("'{}' holds no bench results to compare", path));
+    described.push_back(describe(path, doc));
+  }
+  std::vector<report::CompareRecord> fresh = std::move(records.back());
+  records.pop_back();
   nlohmann::json doc = make_document("report", o.argv, current_environment());
-  nlohmann::json comparison = report::compare_results(base_results, new_results, co);
-  comparison[k::kBase] = describe(o.base_path, base);
-  comparison[k::kNew] = describe(o.new_path, neu);
-  doc[k::kComparison] = comparison;
+  nlohmann::json comparison = report::compare_records(records, fresh, co);
+  fresh.clear();
+  records.clear();
+  comparison[k::kBase] = described.front();
+  comparison[k::kNew] = described.back();
+  described.erase(described.end() - 1);
+  comparison[k::kBases] = std::move(described);
+  doc[k::kComparison] = std::move(comparison);
   output.write(doc);
-  return report::comparison_failed(comparison) ? ExitCode::kFailed : ExitCode::kOk;
+  return report::comparison_failed(doc[k::kComparison]) ? ExitCode::kFailed : ExitCode::kOk;
 }
 
 }  // namespace
@@ -104,15 +134,26 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
   add_output_options(*show, o->show_out);
   auto* compare = cmd->add_subcommand(
       "compare",
-      "Compare two bench documents record by record: SAME, REGRESSION, IMPROVEMENT, "
-      "MISSING, NEW (exit 1 on a regression)");
-  compare->add_option("BASE", o->base_path, "The baseline document")->required();
-  compare->add_option("NEW", o->new_path, "The document judged against it")->required();
+      "Compare bench documents record by record: one or more BASE documents (a history of "
+      "runs) and the NEW one: SAME, REGRESSION, IMPROVEMENT, NOISY, MISSING, NEW (exit 1 on a "
+      "regression)");
+  compare
+      ->add_option("BASE... NEW", o->compare_paths,
+                   "The baseline documents, then the document judged against them")
+      ->required();
   compare
       ->add_option("--tolerance", o->tolerance,
-                   "Relative change that counts (5% or 0.05); a noisier pair of records "
-                   "needs twice their combined relative stddev")
+                   "Relative change that counts: 5% or 0.05 (a bare 5 is an error). A change must "
+                   "also clear the base runs' band and the new run's own spread, and the rank "
+                   "test must agree")
       ->capture_default_str();
+  compare
+      ->add_option("--alpha", o->alpha,
+                   "Level of the Mann-Whitney U test over the kept samples (two-sided)")
+      ->check(CLI::Range(1e-9, 0.5))
+      ->capture_default_str();
+  compare->add_flag("--strict", o->strict,
+                    "Exit 1 too when a record is NOISY (its own spread exceeds the tolerance)");
   compare
       ->add_option("--match", o->match,
                    "Match devices by id (UUID or PCI bus id, name when neither is known) or "

@@ -109,7 +109,8 @@ nlohmann::json to_json(const BenchPlan& plan) {
   for (const auto& c : plan.cells) cells.push_back(to_json(c));
   nlohmann::json policy = {{"warmup", plan.policy.warmup},
                            {"min_time_s", plan.policy.min_time_s},
-                           {"max_time_s", plan.policy.max_time_s}};
+                           {"max_time_s", plan.policy.max_time_s},
+                           {"rounds", plan.policy.rounds}};
   if (plan.policy.reps) policy["reps"] = *plan.policy.reps;
   return {{k::kDevice, plan.device}, {k::kBackend, plan.backend}, {"cells", cells},
           {"policy", policy},        {"seed", plan.seed},         {"threads", plan.threads}};
@@ -126,6 +127,7 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   plan.policy.min_time_s = p.at("min_time_s").get<double>();
   plan.policy.max_time_s = p.at("max_time_s").get<double>();
   if (p.contains("reps")) plan.policy.reps = p.at("reps").get<int>();
+  plan.policy.rounds = p.value("rounds", 1);
   for (const auto& c : j.at("cells")) {
     Cell cell;
     cell.op = parse_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");

@@ -2,10 +2,12 @@
 #include "bench/config.h"
 
 #include "core/errors.h"
+#include "core/files.h"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -34,25 +36,40 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// A positive integer, or 2^K; nullopt when it is neither or does not fit 64 bits.
-std::optional<std::uint64_t> parse_count(std::string_view s) {
+// A count: an integer, or 2^K; nullopt and *why when it is neither or does not fit.
+std::optional<std::uint64_t> parse_count(std::string_view s, std::string* why) {
   s = trim(s);
   if (s.size() > 2 && s.substr(0, 2) == "2^") {
     unsigned exp = 0;
     auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), exp);
-    if (ec != std::errc() || p != s.data() + s.size() || exp > 62) return std::nullopt;
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && exp > 62)) {
+      *why = "too large: the largest power is 2^62";
+      return std::nullopt;
+    }
+    if (ec != std::errc() || p != s.data() + s.size()) {
+      *why = "2^K needs a whole exponent K";
+      return std::nullopt;
+    }
     return std::uint64_t{1} << exp;
   }
   std::uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    *why = "too large for 64 bits";
+    return std::nullopt;
+  }
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) {
+    *why = "a whole number or 2^K is expected";
+    return std::nullopt;
+  }
   return v;
 }
 
 std::uint64_t positive_count(std::string_view s, std::string_view flag, std::string_view what) {
-  auto v = parse_count(s);
+  std::string why = "it must be 1 or more";
+  auto v = parse_count(s, &why);
   if (!v || *v == 0)
-    throw UsageError(fmt::format("{}: '{}' is not a positive {}", flag, trim(s), what));
+    throw UsageError(fmt::format("{}: '{}' is not a positive {}: {}", flag, trim(s), what, why));
   return *v;
 }
 
@@ -71,14 +88,15 @@ GemmShape gemm_shape(std::string_view item, std::string_view flag) {
 ConvShape conv_shape(std::string_view item, std::string_view flag) {
   auto f = split(trim(item), ',');
   if (f.size() != 9)
-    throw UsageError(fmt::format(
-        "{}: '{}' has {} fields; a conv shape is N,C,H,W,K,R,S,stride,pad", flag, item, f.size()));
+    throw UsageError(fmt::format("{}: '{}' has {} fields; a conv shape is N,C,H,W,K,R,S,stride,pad",
+                                 flag, item, f.size()));
   ConvShape s;
   const char* names[] = {"N", "C", "H", "W", "K", "R", "S", "stride"};
   std::uint64_t* fields[] = {&s.n, &s.c, &s.h, &s.w, &s.k, &s.r, &s.s, &s.stride};
   for (int i = 0; i < 8; ++i) *fields[i] = positive_count(f[i], flag, names[i]);
-  auto pad = parse_count(f[8]);
-  if (!pad) throw UsageError(fmt::format("{}: pad '{}' is not a count", flag, trim(f[8])));
+  std::string why;
+  auto pad = parse_count(f[8], &why);
+  if (!pad) throw UsageError(fmt::format("{}: pad '{}' is not a count: {}", flag, trim(f[8]), why));
   s.pad = *pad;
   if (s.h + 2 * s.pad < s.r || s.w + 2 * s.pad < s.s)
     throw UsageError(fmt::format("{}: '{}': the filter ({}x{}) is larger than the padded input",
@@ -88,19 +106,30 @@ ConvShape conv_shape(std::string_view item, std::string_view flag) {
 
 std::uint64_t byte_size(std::string_view item, std::string_view flag) {
   item = trim(item);
+  const std::string_view given = item;
   std::uint64_t mult = 1;
+  bool suffixed = false;
   for (auto [suffix, m] : {std::pair<std::string_view, std::uint64_t>{"KiB", 1ull << 10},
                            {"MiB", 1ull << 20},
-                           {"GiB", 1ull << 30}}) {
+                           {"GiB", 1ull << 30},
+                           {"TiB", 1ull << 40}}) {
     if (item.size() > suffix.size() && item.substr(item.size() - suffix.size()) == suffix) {
       mult = m;
+      suffixed = true;
       item.remove_suffix(suffix.size());
       break;
     }
   }
-  auto v = positive_count(item, flag, "byte count");
-  if (v > UINT64_MAX / mult) throw UsageError(fmt::format("{}: '{}' is too large", flag, item));
-  return v * mult;
+  std::string why = "it must be 1 or more";
+  auto v = parse_count(item, &why);
+  if (!v || *v == 0) {
+    if (!suffixed && !item.empty() && std::isalpha(static_cast<unsigned char>(item.back())))
+      why = "bytes are a number with an optional KiB, MiB, GiB or TiB suffix";
+    throw UsageError(fmt::format("{}: '{}' is not a positive byte count: {}", flag, given, why));
+  }
+  if (*v > UINT64_MAX / mult)
+    throw UsageError(fmt::format("{}: '{}' is too large for 64-bit byte counts", flag, given));
+  return *v * mult;
 }
 
 template <typename T, typename F>
@@ -144,8 +173,7 @@ std::vector<T> preset_list(const toml::node& node, const std::string& key,
       text = std::to_string(item.as_integer()->get());
     } else {
       throw UsageError(fmt::format("{}: key '{}' holds {}; expected {}", where(source, item), key,
-                                   type_name(item),
-                                   strings ? "strings" : "positive integers"));
+                                   type_name(item), strings ? "strings" : "positive integers"));
     }
     try {
       out.push_back(one(text, key));
@@ -222,11 +250,7 @@ Presets default_presets() {
 }
 
 Presets load_presets_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("--config: cannot read '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_presets(ss.str(), path);
+  return parse_presets(read_input_file(path, kMaxConfigBytes, "--config"), path);
 }
 
 }  // namespace gpucheck::bench

@@ -12,8 +12,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <random>
 
 namespace gpucheck::bench {
 
@@ -53,15 +55,16 @@ Work work_of(const Cell& cell) {
         if constexpr (std::is_same_v<T, ExpShape>) {
           return {2.0 * static_cast<double>(s.n) * es, "GB/s"};
         } else if constexpr (std::is_same_v<T, GemmShape>) {
-          return {2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
-                      static_cast<double>(s.k),
-                  "TFLOP/s"};
+          return {
+              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k),
+              "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, ConvShape>) {
           return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
                       static_cast<double>(s.c * s.r * s.s),
                   "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, CopyShape>) {
-          bool both_sides_same_memory = s.direction == Direction::kD2d || s.direction == Direction::kH2h;
+          bool both_sides_same_memory =
+              s.direction == Direction::kD2d || s.direction == Direction::kH2h;
           return {static_cast<double>(s.bytes) * (both_sides_same_memory ? 2.0 : 1.0), "GB/s"};
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
@@ -94,8 +97,11 @@ nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transf
 }
 
 nlohmann::json time_json(const TimeStats& t) {
-  return {{k::kMedian, t.median}, {k::kMin, t.min},   {k::kMax, t.max},
-          {k::kStddev, t.stddev}, {k::kReps, t.reps}, {k::kTruncated, t.truncated}};
+  nlohmann::json j = {{k::kMedian, t.median}, {k::kMin, t.min},   {k::kMax, t.max},
+                      {k::kStddev, t.stddev}, {k::kReps, t.reps}, {k::kTruncated, t.truncated}};
+  j[k::kSamples] = t.samples;
+  if (!t.round_medians.empty()) j[k::kRoundMedians] = t.round_medians;
+  return j;
 }
 
 nlohmann::json verification_json(const Verification& v) {
@@ -107,10 +113,12 @@ nlohmann::json verification_json(const Verification& v) {
   return j;
 }
 
-// Completes a record from timings and a verification; a failed verification is a mismatch.
-void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double>& times,
-                   bool truncated, const std::optional<Verification>& v) {
-  TimeStats t = summarize(times, truncated);
+// Completes a record from every round's timings and the worst round's verification; a failed
+// verification is a mismatch.
+void finish_record(nlohmann::json& r, const Cell& cell,
+                   const std::vector<std::vector<double>>& round_times, bool truncated,
+                   const std::optional<Verification>& v) {
+  TimeStats t = summarize_rounds(round_times, truncated);
   r[k::kTimeS] = time_json(t);
   Work w = work_of(cell);
   if (w.amount > 0 && t.median > 0) {
@@ -121,7 +129,8 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
     r[k::kVerification] = verification_json(*v);
     if (!v->ok) {
       r[k::kStatus] = "mismatch";
-      std::string where = v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
+      std::string where =
+          v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
       r[k::kReason] = fmt::format("verification failed{}: {}", where, v->detail);
       return;
     }
@@ -137,6 +146,30 @@ void plant(HostBuffer& out, PlantedError kind) {
   else
     out.set(i, 2.0 * out.get(i) + 1.0);
 }
+
+// One record of a cell across its rounds: the latest round's record (identity, context) and
+// every round's timings; the record is finished once the cell's last round ran.
+struct RecordRounds {
+  nlohmann::json record;
+  std::vector<std::vector<double>> times;  // per round
+  bool truncated = false;
+  std::optional<Verification> verification;  // the worst round's
+};
+
+// A failed verification beats a passed one; among equals the larger error.
+bool worse(const Verification& a, const Verification& b) {
+  if (a.ok != b.ok) return !a.ok;
+  return a.max_rel_error > b.max_rel_error;
+}
+
+// What a cell collected so far: one RecordRounds per record it makes (1, or 2 with transfers).
+struct CellRounds {
+  std::vector<RecordRounds> records;
+  std::size_t next = 0;  // the record the running round fills next
+  int rounds_run = 0;
+  double seconds = 0;     // wall time of its rounds so far, for --max-time
+  bool finished = false;  // emitted (or failed): no more rounds
+};
 
 // One cell's buffers on the device, uploaded from host inputs.
 struct DeviceTensor {
@@ -155,28 +188,55 @@ using Launch = std::function<void()>;
 
 class CellRunner {
  public:
-  CellRunner(const BenchPlan& plan, Device& dev, const EngineCallbacks& cb,
-             std::optional<PlantedError> plant)
-      : plan_(plan), dev_(dev), cb_(cb), plant_(plant) {}
+  CellRunner(const BenchPlan& plan, Device& dev, const EngineCallbacks& cb, const TestHooks& hooks)
+      : plan_(plan), dev_(dev), cb_(cb), plant_(hooks.plant), slowdown_(hooks.slowdown) {}
 
-  void run(const Cell& cell) {
+  // Runs one round of the cell under `policy`, adding its records' timings to `into`.
+  void run_round(const Cell& cell, const RepPolicy& policy, CellRounds& into) {
     cell_ = &cell;
+    policy_ = &policy;
+    into_ = &into;
+    into.next = 0;
     switch (cell.op) {
-      case Op::kExp: run_exp(cell); break;
-      case Op::kGemm: run_gemm(cell); break;
-      case Op::kConv: run_conv(cell); break;
-      case Op::kCopy: run_copy(cell); break;
-      case Op::kLatency: run_latency(cell); break;
-      case Op::kSeedloop: run_seedloop(cell); break;
+      case Op::kExp:
+        run_exp(cell);
+        break;
+      case Op::kGemm:
+        run_gemm(cell);
+        break;
+      case Op::kConv:
+        run_conv(cell);
+        break;
+      case Op::kCopy:
+        run_copy(cell);
+        break;
+      case Op::kLatency:
+        run_latency(cell);
+        break;
+      case Op::kSeedloop:
+        run_seedloop(cell);
+        break;
     }
+  }
+
+  // Finishes the cell's records from all its rounds and hands them on.
+  void emit_all(std::size_t index, const Cell& cell, CellRounds& rounds) {
+    for (auto& rr : rounds.records) {
+      finish_record(rr.record, cell, rr.times, rr.truncated, rr.verification);
+      add_peak_fraction(rr.record);
+      cb_.record(index, rr.record);
+    }
+    rounds.finished = true;
   }
 
  private:
   std::vector<double> reps(const std::function<double()>& once, bool* truncated) {
     dev_.timed_region_begin(cell_->op, cell_->dtype);
     try {
-      auto times = run_reps(plan_.policy, once, truncated);
+      auto times = run_reps(*policy_, once, truncated);
       dev_.timed_region_end();
+      // GPUCHECK_TEST_SLOWDOWN: every repetition took this many times as long.
+      for (double& t : times) t *= slowdown_;
       return times;
     } catch (...) {
       dev_.timed_region_end();
@@ -184,13 +244,29 @@ class CellRunner {
     }
   }
 
-  // The record's context describes the timed region just ended; a peak the device names
-  // becomes the record's peak_fraction (device time only: transfers are no FLOP).
-  void emit(nlohmann::json& r) {
+  // Adds one round's record: the context describes the timed region just ended.
+  void collect(nlohmann::json r, std::vector<double> times, bool truncated,
+               std::optional<Verification> v) {
     nlohmann::json ctx = dev_.context();
-    if (ctx.empty()) {
+    if (ctx.empty())
       r.erase(k::kContext);
-    } else {
+    else
+      r[k::kContext] = std::move(ctx);
+    auto& records = into_->records;
+    if (into_->next == records.size()) records.emplace_back();
+    RecordRounds& rr = records[into_->next++];
+    rr.record = std::move(r);
+    rr.times.push_back(std::move(times));
+    rr.truncated = rr.truncated || truncated;
+    if (v && (!rr.verification || worse(*v, *rr.verification))) rr.verification = std::move(v);
+  }
+
+  // A peak the device names in the context becomes the record's peak_fraction (device time
+  // only: transfers are no FLOP).
+  static void add_peak_fraction(nlohmann::json& r) {
+    auto ctx_it = r.find(k::kContext);
+    if (ctx_it != r.end()) {
+      nlohmann::json& ctx = *ctx_it;
       const auto thr = r.find(k::kThroughput);
       if (thr != r.end() && (*thr)[k::kUnit] == "TFLOP/s" &&
           r[k::kTransfers] == to_string(Transfers::kExcluded)) {
@@ -200,16 +276,15 @@ class CellRunner {
         if (auto p = ctx.find(k::kPeakTflopsAtMaxSmClock); p != ctx.end() && *p > 0)
           ctx[k::kPeakFractionAtMaxSmClock] = v / p->get<double>();
       }
-      r[k::kContext] = std::move(ctx);
     }
-    cb_.record(r);
   }
 
   // Times `launch` on the device's clock, brings `out` back and verifies it; then, for
   // accelerators, the same end to end (inputs up, op, result down) on the host clock.
   void measure_op(const Cell& cell, const std::vector<const HostBuffer*>& inputs,
                   std::vector<DeviceTensor>& dev_inputs, HostBuffer& out, DeviceTensor& dev_out,
-                  const Launch& launch, const std::function<Verification(const HostBuffer&)>& verify) {
+                  const Launch& launch,
+                  const std::function<Verification(const HostBuffer&)>& verify) {
     // Device time: the operation alone.
     {
       nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
@@ -221,8 +296,7 @@ class CellRunner {
       dev_.download(out.data(), *dev_out.buf, dev_out.bytes);
       dev_.synchronize();
       if (plant_) plant(out, *plant_);
-      finish_record(r, cell, times, truncated, verify(out));
-      emit(r);
+      collect(std::move(r), std::move(times), truncated, verify(out));
     }
     if (dev_.is_host()) return;
     // End to end: what a program that starts and ends with host data sees.
@@ -251,8 +325,7 @@ class CellRunner {
         &truncated);
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
     if (plant_) plant(out, *plant_);
-    finish_record(r, cell, times, truncated, verify(out));
-    emit(r);
+    collect(std::move(r), std::move(times), truncated, verify(out));
   }
 
   void run_exp(const Cell& cell) {
@@ -282,7 +355,8 @@ class CellRunner {
     DType compute =
         dev_.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
     measure_op(
-        cell, {&in.a, &in.b}, d, c, dc, [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
+        cell, {&in.a, &in.b}, d, c, dc,
+        [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
         [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
   }
 
@@ -363,8 +437,7 @@ class CellRunner {
       v.first_bad_index = static_cast<std::uint64_t>(diff.first - back.begin());
       v.detail = "copied bytes differ from the source";
     }
-    finish_record(r, cell, times, truncated, v);
-    emit(r);
+    collect(std::move(r), std::move(times), truncated, v);
   }
 
   void run_latency(const Cell& cell) {
@@ -390,8 +463,7 @@ class CellRunner {
     // Each asynchronous repetition timed a batch; the record is per launch.
     if (s.mode == LatencyMode::kAsync)
       for (double& t : times) t /= kLaunchesPerRep;
-    finish_record(r, cell, times, truncated, std::nullopt);
-    emit(r);
+    collect(std::move(r), std::move(times), truncated, std::nullopt);
   }
 
   // Theano's gputest: the same exp called `calls` times; host wall time per call.
@@ -428,15 +500,17 @@ class CellRunner {
     if (plant_) plant(y, *plant_);
     VerifyOptions vo;
     vo.seed = plan_.seed;
-    finish_record(r, cell, times, truncated, verify_exp(x, y, vo));
-    emit(r);
+    collect(std::move(r), std::move(times), truncated, verify_exp(x, y, vo));
   }
 
   const BenchPlan& plan_;
   Device& dev_;
   const EngineCallbacks& cb_;
   std::optional<PlantedError> plant_;
+  double slowdown_ = 1;
   const Cell* cell_ = nullptr;
+  const RepPolicy* policy_ = nullptr;
+  CellRounds* into_ = nullptr;
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
@@ -545,68 +619,139 @@ std::optional<PlantedError> planted_error_from_env(const char* value) {
   return std::nullopt;
 }
 
-Footprint footprint(const Cell& cell, bool host_device) { return footprint_of(cell, host_device); }
+Footprint footprint(const Cell& cell, bool host_device) {
+  return footprint_of(cell, host_device);
+}
+
+std::optional<double> planted_slowdown_from_env(const char* value) {
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double f = std::strtod(value, &end);
+  if (*end != '\0' || !std::isfinite(f) || f < 1) return std::nullopt;
+  return f;
+}
+
+namespace {
+
+// What becomes of a cell before any round: nullopt to run it, else its only record.
+std::optional<nlohmann::json> decide_before_running(Cell& cell, Device& device,
+                                                    const Budget& budget) {
+  const Transfers t = Transfers::kExcluded;
+  Layout layout = std::holds_alternative<ConvShape>(cell.shape)
+                      ? std::get<ConvShape>(cell.shape).layout
+                      : Layout::kNchw;
+  if (auto why = device.unsupported_reason(cell.op, cell.dtype, layout)) {
+    nlohmann::json r = base_record(device, cell, t);
+    r[k::kStatus] = "unsupported";
+    r[k::kReason] = *why;
+    return r;
+  }
+  try {
+    std::uint64_t need = 0, limit = 0;
+    auto why = over_budget(footprint(cell, budget.host_device), budget, &need, &limit);
+    if (why && !cell.explicit_size) {
+      nlohmann::json original = shape_to_json(cell.shape);
+      while (why && shrink(cell))
+        why = over_budget(footprint(cell, budget.host_device), budget, &need, &limit);
+      if (!why) cell.scaled_from = original;
+    }
+    if (!why) return std::nullopt;
+    nlohmann::json r = base_record(device, cell, t);
+    r[k::kStatus] = "skipped";
+    r[k::kReason] = *why;
+    r[k::kBytesNeeded] = need;
+    r[k::kBytesLimit] = limit;
+    return r;
+  } catch (const std::overflow_error& e) {
+    nlohmann::json r = base_record(device, cell, t);
+    r[k::kStatus] = "skipped";
+    r[k::kReason] = fmt::format("the sizes overflow 64-bit byte counts ({})", e.what());
+    return r;
+  }
+}
+
+// The cells of one round: shuffled (seeded: a rerun runs the same order), except the last
+// round, which runs in plan order so the finished records stream out in plan order.
+std::vector<std::size_t> round_order(std::size_t cells, int round, int rounds, std::uint64_t seed) {
+  std::vector<std::size_t> order(cells);
+  for (std::size_t i = 0; i < cells; ++i) order[i] = i;
+  if (round + 1 == rounds) return order;
+  std::mt19937_64 rng(seed ^ (0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(round + 1)));
+  for (std::size_t i = cells; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  return order;
+}
+
+}  // namespace
 
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
-              std::optional<PlantedError> plant_kind) {
+              const TestHooks& hooks) {
   Budget budget;
   budget.device = device.memory_budget();
   budget.host_device = device.is_host();
   auto mem = probe::read_memory_facts("/");
   budget.host = mem.available_bytes.value_or(0) / 2;
-  CellRunner runner(plan, device, callbacks, plant_kind);
+  CellRunner runner(plan, device, callbacks, hooks);
 
-  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
-    Cell cell = plan.cells[i];
-    if (callbacks.cell_started) callbacks.cell_started(i, cell);
-    Transfers t = Transfers::kExcluded;
-    Layout layout = std::holds_alternative<ConvShape>(cell.shape)
-                        ? std::get<ConvShape>(cell.shape).layout
-                        : Layout::kNchw;
-    if (auto why = device.unsupported_reason(cell.op, cell.dtype, layout)) {
-      if (!cell.explicit_request) continue;  // a default the device cannot run: not asked for
-      nlohmann::json r = base_record(device, cell, t);
-      r[k::kStatus] = "unsupported";
-      r[k::kReason] = *why;
-      callbacks.record(r);
-      continue;
+  const std::size_t n = plan.cells.size();
+  std::vector<Cell> cells = plan.cells;
+  std::vector<std::optional<nlohmann::json>> decided(n);  // a record that needs no round
+  std::vector<bool> dropped(n, false);  // a default the device cannot run: not asked for
+  std::vector<CellRounds> state(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    decided[i] = decide_before_running(cells[i], device, budget);
+    if (decided[i] && (*decided[i])[k::kStatus] == "unsupported" && !cells[i].explicit_request)
+      dropped[i] = true;
+  }
+  // The cell's records as they stand: its decided record, or what its rounds collected.
+  auto finish = [&](std::size_t i) {
+    if (state[i].finished || dropped[i]) return;
+    if (decided[i]) {
+      callbacks.record(i, *decided[i]);
+      state[i].finished = true;
+    } else if (state[i].rounds_run > 0) {
+      runner.emit_all(i, cells[i], state[i]);
     }
-    try {
-      std::uint64_t need = 0, limit = 0;
-      auto why = over_budget(footprint(cell, budget.host_device), budget, &need, &limit);
-      if (why && !cell.explicit_size) {
-        nlohmann::json original = shape_to_json(cell.shape);
-        while (why && shrink(cell))
-          why = over_budget(footprint(cell, budget.host_device), budget, &need, &limit);
-        if (!why) cell.scaled_from = original;
-      }
-      if (why) {
-        nlohmann::json r = base_record(device, cell, t);
-        r[k::kStatus] = "skipped";
-        r[k::kReason] = *why;
-        r[k::kBytesNeeded] = need;
-        r[k::kBytesLimit] = limit;
-        callbacks.record(r);
+  };
+  const int rounds = effective_rounds(plan.policy);
+  for (int round = 0; round < rounds; ++round) {
+    const bool last = round + 1 == rounds;
+    const RepPolicy policy = round_policy(plan.policy, round);
+    for (std::size_t i : round_order(n, round, rounds, plan.seed)) {
+      if (dropped[i] || state[i].finished) continue;
+      if (decided[i] || (round > 0 && state[i].seconds > plan.policy.max_time_s)) {
+        // No round for it (any more): --max-time is spent, and the record says truncated.
+        for (auto& rr : state[i].records) rr.truncated = rr.truncated || !decided[i];
+        if (last) {
+          if (callbacks.cell_started) callbacks.cell_started(i, cells[i], round, rounds);
+          finish(i);
+        }
         continue;
       }
-      runner.run(cell);
-    } catch (const std::overflow_error& e) {
-      nlohmann::json r = base_record(device, cell, t);
-      r[k::kStatus] = "skipped";
-      r[k::kReason] = fmt::format("the sizes overflow 64-bit byte counts ({})", e.what());
-      callbacks.record(r);
-    } catch (const DeviceLostError& e) {
-      nlohmann::json r = base_record(device, cell, t);
-      r[k::kStatus] = "failed";
-      r[k::kReason] = std::string(e.what()) + " (the device is unusable: its child ends here)";
-      callbacks.record(r);
-      throw;
-    } catch (const std::exception& e) {
-      // The per-cell catch boundary: the run goes on with the next cell.
-      nlohmann::json r = base_record(device, cell, t);
-      r[k::kStatus] = "failed";
-      r[k::kReason] = e.what();
-      callbacks.record(r);
+      if (callbacks.cell_started) callbacks.cell_started(i, cells[i], round, rounds);
+      const Cell& cell = cells[i];
+      const auto t0 = Clock::now();
+      try {
+        runner.run_round(cell, policy, state[i]);
+        state[i].rounds_run++;
+        state[i].seconds += seconds_since(t0);
+        if (last) finish(i);
+      } catch (const DeviceLostError& e) {
+        nlohmann::json r = base_record(device, cell, Transfers::kExcluded);
+        r[k::kStatus] = "failed";
+        r[k::kReason] = std::string(e.what()) + " (the device is unusable: its child ends here)";
+        decided[i] = std::move(r);
+        // What the other cells measured before the device was lost is kept.
+        for (std::size_t j = 0; j < n; ++j) finish(j);
+        throw;
+      } catch (const std::exception& e) {
+        // The per-cell catch boundary: the run goes on with the next cell.
+        nlohmann::json r = base_record(device, cell, Transfers::kExcluded);
+        r[k::kStatus] = "failed";
+        r[k::kReason] = e.what();
+        decided[i] = std::move(r);
+        state[i].records.clear();
+        if (last) finish(i);
+      }
     }
   }
 }

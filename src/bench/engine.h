@@ -19,14 +19,28 @@ namespace gpucheck::bench {
 enum class PlantedError { kWrongValue, kNaN };
 std::optional<PlantedError> planted_error_from_env(const char* value);
 
-struct EngineCallbacks {
-  std::function<void(std::size_t index, const Cell& cell)> cell_started;
-  std::function<void(const nlohmann::json& record)> record;
+// Test hook (GPUCHECK_TEST_SLOWDOWN=F, F >= 1): every timed repetition reports F times its
+// time, so the tests plant a slowdown of known size (report compare must catch 3x and 25 %).
+std::optional<double> planted_slowdown_from_env(const char* value);
+
+struct TestHooks {
+  std::optional<PlantedError> plant;
+  double slowdown = 1;
 };
 
-// Runs every cell; a cell's failure becomes a "failed" record and the next cell runs.
+struct EngineCallbacks {
+  // Before a cell runs a round (0-based, of `rounds`), and before its records are emitted.
+  std::function<void(std::size_t index, const Cell& cell, int round, int rounds)> cell_started;
+  // Each finished record, with the index of its cell in the plan.
+  std::function<void(std::size_t index, const nlohmann::json& record)> record;
+};
+
+// Runs every cell in policy.rounds rounds: each round runs every cell once (shuffled, the last
+// round in plan order), so a cell's rounds are spread over the whole run and its record carries
+// the spread between them (time_s.round_medians). A cell's records are emitted, in plan order,
+// after its last round; a cell's failure becomes a "failed" record and the next cell runs.
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
-              std::optional<PlantedError> plant = std::nullopt);
+              const TestHooks& hooks = {});
 
 // Bytes a cell needs: on the device (all buffers together and the largest one) and in host
 // memory. Overflow-checked: std::overflow_error for sizes beyond 64 bits.

@@ -22,6 +22,25 @@ void validate(const RepPolicy& policy) {
   if (!std::isfinite(policy.max_time_s) || policy.max_time_s <= 0)
     throw UsageError(
         fmt::format("--max-time must be more than 0 seconds, not {}", policy.max_time_s));
+  if (policy.rounds < 1 || policy.rounds > kMaxRounds)
+    throw UsageError(
+        fmt::format("--rounds must be between 1 and {}, not {}", kMaxRounds, policy.rounds));
+}
+
+int effective_rounds(const RepPolicy& policy) {
+  return policy.reps ? std::min(policy.rounds, *policy.reps) : policy.rounds;
+}
+
+RepPolicy round_policy(const RepPolicy& policy, int round) {
+  const int rounds = effective_rounds(policy);
+  RepPolicy p = policy;
+  p.rounds = 1;
+  if (round > 0) p.warmup = std::min(policy.warmup, 1);
+  if (policy.reps) p.reps = *policy.reps / rounds + (round < *policy.reps % rounds ? 1 : 0);
+  p.min_time_s = policy.min_time_s / rounds;
+  p.max_time_s = policy.max_time_s / rounds;
+  p.min_auto_reps = (policy.min_auto_reps + rounds - 1) / rounds;
+  return p;
 }
 
 int planned_reps(const RepPolicy& policy, double t1) {
@@ -29,7 +48,7 @@ int planned_reps(const RepPolicy& policy, double t1) {
   if (!(t1 > 0)) return kMaxAutoReps;  // a zero (or broken) time: only the budget can stop us
   const double wanted = std::ceil(policy.min_time_s / t1);
   if (!(wanted < kMaxAutoReps)) return kMaxAutoReps;
-  return std::max(3, static_cast<int>(wanted));
+  return std::max(std::max(1, policy.min_auto_reps), static_cast<int>(wanted));
 }
 
 std::vector<double> run_reps(const RepPolicy& policy, const std::function<double()>& timed_once,

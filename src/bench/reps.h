@@ -13,18 +13,34 @@ struct RepPolicy {
   std::optional<int> reps;  // --reps: exactly this many timed runs (budget permitting)
   double min_time_s = 0.5;  // --min-time: without --reps, aim for this much timed work
   double max_time_s = 20;   // --max-time: stop once this much has been spent, warm-up included
+  // --rounds: the cell's repetitions are spread over this many rounds, each round running every
+  // cell once (bench/engine.cpp), so a record carries the spread between moments of the run.
+  int rounds = 1;
+  int min_auto_reps = 3;  // without --reps, at least this many timed runs
 };
+
+// Most rounds --rounds accepts: each is a full set-up, run and verification of every cell.
+inline constexpr int kMaxRounds = 100;
+
+// The rounds a cell gets: policy.rounds, but never more than an exact --reps count.
+int effective_rounds(const RepPolicy& policy);
+
+// The policy of one of the rounds (0-based) of effective_rounds(policy): --reps split evenly
+// (earlier rounds take the remainder), min_time and max_time divided by the round count, at
+// least ⌈3 / rounds⌉ runs without --reps, and after the first round a single warm-up run (the
+// other cells ran in between), none when --warmup is 0. The result has rounds = 1.
+RepPolicy round_policy(const RepPolicy& policy, int round);
 
 // Without --reps the count is never more than this, so a zero or tiny first time cannot ask for
 // an unbounded number of runs.
 inline constexpr int kMaxAutoReps = 1000000;
 
-// Throws UsageError naming the flag for warmup < 0, reps < 1, min_time < 0, max_time <= 0 or a
-// non-finite value.
+// Throws UsageError naming the flag for warmup < 0, reps < 1, min_time < 0, max_time <= 0, a
+// non-finite value or rounds outside 1…kMaxRounds.
 void validate(const RepPolicy& policy);
 
 // How many timed runs the policy asks for, given t1, the first timed run's seconds:
-// *reps when given, else max(3, ⌈min_time / t1⌉) capped at kMaxAutoReps.
+// *reps when given, else max(min_auto_reps, ⌈min_time / t1⌉) capped at kMaxAutoReps.
 int planned_reps(const RepPolicy& policy, double t1);
 
 // Runs timed_once (which does one repetition and returns its seconds) policy.warmup times

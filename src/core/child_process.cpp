@@ -2,18 +2,21 @@
 #include "core/child_process.h"
 
 #include "core/errors.h"
+#include "core/stop_signals.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 extern char** environ;
@@ -30,6 +33,8 @@ struct Running {
   int err_fd = -1;
   Clock::time_point start;
   bool done = false;
+  // Registered while running: a stop signal kills the child's process group.
+  std::unique_ptr<StoppableChild> stoppable;
 };
 
 std::vector<std::string> make_environment(const ChildSpec& spec) {
@@ -56,14 +61,39 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// An anonymous file holding data, read from its start; -1 and *error on failure.
+int memory_file(const std::string& data, std::string* error) {
+  int fd = ::memfd_create("gpucheck-child-stdin", MFD_CLOEXEC);
+  if (fd < 0) {
+    *error = fmt::format("memfd_create failed: {}", std::strerror(errno));
+    return -1;
+  }
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = fmt::format("writing the child's input failed: {}", std::strerror(errno));
+      ::close(fd);
+      return -1;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
 // Spawns one child with stdout and stderr on pipes; the result records a spawn failure.
 Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   Running r;
+  int in_fd = -1;
+  if (!spec.stdin_data.empty() && (in_fd = memory_file(spec.stdin_data, &result.spawn_error)) < 0)
+    return r;
   int out_pipe[2] = {-1, -1};
   int err_pipe[2] = {-1, -1};
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
     result.spawn_error = fmt::format("pipe2 failed: {}", std::strerror(errno));
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], in_fd})
       if (fd >= 0) ::close(fd);
     return r;
   }
@@ -71,7 +101,19 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (in_fd >= 0)
+    posix_spawn_file_actions_adddup2(&actions, in_fd, STDIN_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Its own process group, so stopping it stops whatever it started too; no signal blocked
+  // (the parent blocks the stop signals around the spawn).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> argv_s{"gpucheck"};
   argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
@@ -80,10 +122,17 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   auto envp = c_array(env_s);
 
   r.start = Clock::now();
-  int rc = ::posix_spawn(&r.pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
+  int rc = 0;
+  {
+    StopSignalsBlocked blocked;  // registered before a stop signal can look for it
+    rc = ::posix_spawn(&r.pid, "/proc/self/exe", &actions, &attr, argv.data(), envp.data());
+    if (rc == 0) r.stoppable = std::make_unique<StoppableChild>(r.pid);
+  }
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  if (in_fd >= 0) ::close(in_fd);
   if (rc != 0) {
     result.spawn_error = fmt::format("posix_spawn(/proc/self/exe) failed: {}", std::strerror(rc));
     ::close(out_pipe[0]);
@@ -112,10 +161,12 @@ void finish(Running& r, ChildResult& res, ChildResult::End forced) {
   close_fd(r.out_fd);
   close_fd(r.err_fd);
   int status = 0;
-  if (forced != ChildResult::End::kExited) ::kill(r.pid, SIGKILL);
-  bool reaped = reap(r.pid, status, forced != ChildResult::End::kExited
-                                        ? std::chrono::milliseconds(5000)
-                                        : std::chrono::milliseconds(60000));
+  if (forced != ChildResult::End::kExited) ::kill(-r.pid, SIGKILL);
+  // Deregistered before reaping: after waitpid the pid may belong to another process.
+  r.stoppable.reset();
+  bool reaped = reap(r.pid, status,
+                     forced != ChildResult::End::kExited ? std::chrono::milliseconds(5000)
+                                                         : std::chrono::milliseconds(60000));
   res.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
   r.done = true;
   if (!reaped) {
@@ -138,16 +189,19 @@ void finish(Running& r, ChildResult& res, ChildResult::End forced) {
 std::string ChildResult::describe(std::chrono::duration<double> timeout,
                                   std::size_t max_output) const {
   switch (end) {
-    case End::kExited: return fmt::format("exited with status {}", exit_code);
+    case End::kExited:
+      return fmt::format("exited with status {}", exit_code);
     case End::kSignaled: {
       const char* abbrev = sigabbrev_np(signal);
       return fmt::format("killed by signal {} (SIG{}: {})", signal, abbrev ? abbrev : "?",
                          strsignal(signal));
     }
-    case End::kTimedOut: return fmt::format("timed out after {:g} s and was killed", timeout.count());
+    case End::kTimedOut:
+      return fmt::format("timed out after {:g} s and was killed", timeout.count());
     case End::kOutputTooLarge:
       return fmt::format("wrote more than {} bytes of output and was killed", max_output);
-    case End::kSpawnFailed: return spawn_error;
+    case End::kSpawnFailed:
+      return spawn_error;
     case End::kNotReaped:
       return "did not end after SIGKILL (stuck in the kernel, likely in the driver)";
   }
@@ -196,7 +250,8 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
     auto next_deadline = Clock::time_point::max();
     for (const auto& r : running)
       if (!r.done) next_deadline = std::min(next_deadline, deadline_of(r));
-    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
+    auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
     int timeout_ms = static_cast<int>(std::clamp<long long>(wait_ms.count() + 1, 0, 1000));
     int n = ::poll(fds.data(), fds.size(), timeout_ms);
     if (n < 0 && errno != EINTR) throw_errno("poll", __FILE__, __LINE__);

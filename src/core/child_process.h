@@ -14,8 +14,14 @@
 namespace gpucheck {
 
 struct ChildSpec {
-  std::vector<std::string> args;                            // argv[1..]; argv[0] is gpucheck
-  std::map<std::string, std::optional<std::string>> env;  // value set, or nullopt to unset
+  using Env = std::map<std::string, std::optional<std::string>>;
+  ChildSpec(std::vector<std::string> a, Env e = {}, std::string in = {})
+      : args(std::move(a)), env(std::move(e)), stdin_data(std::move(in)) {}
+  std::vector<std::string> args;  // argv[1..]; argv[0] is gpucheck
+  Env env;                        // value set, or nullopt to unset
+  // The child's stdin (an anonymous in-memory file holding it); /dev/null when empty. Input
+  // too large for argv (ARG_MAX, 128 KiB a string) goes here.
+  std::string stdin_data;
 };
 
 struct ChildResult {
@@ -43,7 +49,8 @@ struct ChildLimits {
 using OutputObserver = std::function<void(std::size_t child, std::string_view chunk)>;
 
 // Starts every child at once and waits for all of them; never throws for a child's failure.
-std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs, const ChildLimits& limits,
+std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
+                                      const ChildLimits& limits,
                                       const OutputObserver& observer = {});
 
 // Inside a child: keeps the real stdout for the result and points fd 1 at stderr, so that a

@@ -13,10 +13,11 @@ namespace gpucheck {
 nlohmann::json make_provenance(const std::vector<std::string>& argv, const EnvMap& env) {
   namespace k = keys;
   nlohmann::json vars = nlohmann::json::object();
-  for (const auto& [name, value] : env)
-    if (is_gpu_relevant_variable(name)) vars[sanitize(name)] = sanitize(value);
+  // Secrets stay out: an allowlist of names, credentials recorded as set only, no user:pass@.
+  for (const auto& [name, value] : recorded_environment(env))
+    vars[sanitize(name)] = sanitize(value);
   nlohmann::json args = nlohmann::json::array();
-  for (const auto& a : argv) args.push_back(sanitize(a));
+  for (const auto& a : argv) args.push_back(sanitize(strip_url_credentials(a)));
   std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);

@@ -1,8 +1,10 @@
-// The process environment as a map, and the variables that change GPU behaviour.
+// The process environment as a map, the variables that change GPU behaviour, and how a document
+// records them without secrets.
 #pragma once
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace gpucheck {
 
@@ -10,8 +12,28 @@ using EnvMap = std::map<std::string, std::string>;
 
 EnvMap current_environment();
 
-// The variables a report records because they change what GPU stacks do (DESIGN.md):
-// device visibility and order, loader and ICD selection, BLAS threads, library paths.
+// The variables a report records because they change what GPU stacks do (DESIGN.md): an
+// allowlist of names and of prefixes of GPU and BLAS stacks (CUDA_, NCCL_, POCL_, ...) for
+// device visibility and order, loader and ICD selection, BLAS threads and library paths.
 bool is_gpu_relevant_variable(const std::string& name);
+
+// A name that looks like it holds a credential: it contains TOKEN, SECRET, PASSWORD, PASSWD,
+// KEY, CREDENTIAL, AUTH, COOKIE or SESSION (any case).
+bool is_credential_name(std::string_view name);
+
+// What a document records for a credential's value: that it is set, nothing more.
+inline constexpr std::string_view kSetNotRecorded = "(set, not recorded)";
+
+// `text` with the user information of every URL in it removed: "https://user:pass@host/x" →
+// "https://host/x" (also "git+ssh://u@h", and URLs inside "--flag=URL").
+std::string strip_url_credentials(std::string_view text);
+
+// The recorded variables: GPU-relevant names only, a credential's value as kSetNotRecorded, URL
+// user information stripped from every value.
+EnvMap recorded_environment(const EnvMap& env);
+
+// The whole environment with credentials' values replaced and URL user information stripped:
+// what doctor's checks see, since their evidence quotes values.
+EnvMap redacted_environment(const EnvMap& env);
 
 }  // namespace gpucheck

@@ -263,4 +263,15 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
+// Issue 16: verdicts to trust. Bench rounds and kept samples (time_s), the statistics of
+// report compare (several bases, rank test, NOISY).
+inline constexpr K kSamples = "samples";             // time_s: ≤ 64 repetitions, seconds
+inline constexpr K kRoundMedians = "round_medians";  // time_s: one median per round, seconds
+inline constexpr K kBases = "bases";                 // comparison: every base document
+inline constexpr K kAlpha = "alpha";                 // comparison: the rank test's level
+inline constexpr K kPValue = "p_value";              // row: Mann-Whitney U, two-sided
+inline constexpr K kBand = "band";                   // row: the base runs' relative band
+inline constexpr K kSpread = "spread";               // row: the new run's relative spread
+inline constexpr K kBaseRecords = "base_records";    // row: how many bases held the cell
+
 }  // namespace gpucheck::keys

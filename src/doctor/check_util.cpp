@@ -129,4 +129,24 @@ CheckResult combine(const std::vector<Finding>& findings, std::vector<std::strin
   return r;
 }
 
+std::optional<std::string> dpkg_owner(const SystemView& view, std::string_view path) {
+  std::vector<std::string> names{std::string(path)};
+  if (path.starts_with("/usr/lib/") || path.starts_with("/usr/bin/"))
+    names.push_back(std::string(path.substr(4)));
+  else if (path.starts_with("/lib/") || path.starts_with("/bin/"))
+    names.push_back("/usr" + std::string(path));
+  for (const auto& list : view.glob("/var/lib/dpkg/info/*.list")) {
+    auto text = view.read_file(list, std::size_t{64} << 20);
+    if (!text) continue;
+    for (const auto& name : names) {
+      const std::string line = name + "\n";
+      if (text->starts_with(line) || text->find("\n" + line) != std::string::npos) {
+        std::string file = list.substr(list.rfind('/') + 1);
+        return file.substr(0, file.size() - 5);  // "cuda-opencl-13-0.list" -> the package
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpucheck::doctor

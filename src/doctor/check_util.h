@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -55,6 +56,12 @@ GpuExpectation expected_gpu_vendors(const SystemView& view);
 std::string vendor_display_name(std::string_view vendor);
 // The display names of a set of vendor ids, joined with ", ".
 std::string vendor_display_names(const std::set<std::string>& vendors);
+
+// The Debian package that installed `path`, from the dpkg database under the view's root
+// (/var/lib/dpkg/info/*.list, what `dpkg -S` reads; /lib and /usr/lib are the same directory on
+// merged-/usr systems); nullopt when no package lists it or there is no dpkg database. A file a
+// package owns is never to be removed with rm: the package manager puts it back.
+std::optional<std::string> dpkg_owner(const SystemView& view, std::string_view path);
 
 // Known locations of the NVIDIA user-space driver library (libcuda.so.1) that exist here.
 std::vector<std::string> libcuda_locations(const SystemView& view);

@@ -136,6 +136,12 @@ std::string toolkit_loader_fix(const SystemView& view, const Json& loader, const
   add(loader);
   for (const auto& c : copies) add(c);
   if (files.empty()) return {};
+  std::vector<std::string> owners;
+  for (const auto& f : files)
+    if (auto owner = dpkg_owner(view, f)) {
+      evidence->push_back(fmt::format("{} belongs to the package {} (dpkg -S)", f, *owner));
+      if (std::find(owners.begin(), owners.end(), *owner) == owners.end()) owners.push_back(*owner);
+    }
   // A line puts the toolkit's loader on the path when it names a directory seen above, or any
   // toolkit directory holding a libOpenCL.so.1 (/usr/local/cuda-13 is /usr/local/cuda-13.0).
   for (const auto& conf : view.glob("/etc/ld.so.conf.d/*.conf")) {
@@ -152,12 +158,26 @@ std::string toolkit_loader_fix(const SystemView& view, const Json& loader, const
             fmt::format("{} names {} (the CUDA toolkit's libOpenCL.so.1)", conf, line));
     }
   }
+  const std::string either_way =
+      "but keep its directory on the linker's path (cuBLAS and the CUDA runtime live there); or "
+      "keep both and register every ICD in /etc/OpenCL/vendors, which both loaders read";
+  if (!owners.empty()) {
+    // A package's file removed with rm comes back with the next upgrade, and dpkg --verify
+    // reports it: a diversion moves it aside for good, the package manager's own way.
+    std::vector<std::string> divert;
+    for (const auto& f : files)
+      divert.push_back(
+          fmt::format("sudo dpkg-divert --local --rename --divert {}.disabled --add {}", f, f));
+    return fmt::format(
+        "keep one loader for every program: the CUDA toolkit's copy belongs to the package {} "
+        "(do not rm it: the package manager owns it); set it aside with a diversion ({}; sudo "
+        "ldconfig) {}",
+        join(owners, ", "), join(divert, "; "), either_way);
+  }
   return fmt::format(
       "keep one loader for every program: remove the CUDA toolkit's copy (sudo rm {}; sudo "
-      "ldconfig) but keep its directory on the linker's path (cuBLAS and the CUDA runtime live "
-      "there); or keep both and register every ICD in /etc/OpenCL/vendors, which both loaders "
-      "read",
-      join(files, " "));
+      "ldconfig) {}",
+      join(files, " "), either_way);
 }
 
 }  // namespace
@@ -248,15 +268,35 @@ CheckResult check_opencl_loader_copies(const SystemView& view) {
   std::string fix;
   if (!loaded) {
     fix = std::string(kInstallLoader);
-  } else if (dangling && !other_kind) {
-    fix = "remove the dangling link: sudo rm " + join(paths, " ");
   } else {
-    fix = toolkit_loader_fix(view, loader, copies, &evidence);
-    if (fix.empty())
-      fix = fmt::format(
-          "keep one loader: remove {} or its directory from ld.so.conf.d and "
-          "LD_LIBRARY_PATH, then sudo ldconfig",
-          join(paths, ", "));
+    std::vector<std::string> owners;
+    for (const auto& p : paths)
+      if (auto owner = dpkg_owner(view, p)) {
+        evidence.push_back(fmt::format("{} belongs to the package {} (dpkg -S)", p, *owner));
+        if (std::find(owners.begin(), owners.end(), *owner) == owners.end())
+          owners.push_back(*owner);
+      }
+    if (dangling && !other_kind) {
+      fix = owners.empty()
+                ? "remove the dangling link: sudo rm " + join(paths, " ")
+                : fmt::format(
+                      "the dangling link belongs to the package {}: reinstall it (sudo apt "
+                      "install --reinstall {}) rather than removing its files",
+                      join(owners, ", "), join(owners, " "));
+    } else {
+      fix = toolkit_loader_fix(view, loader, copies, &evidence);
+      if (fix.empty() && !owners.empty())
+        fix = fmt::format(
+            "keep one loader: {} belongs to the package {}: remove the package if no program "
+            "needs it (sudo apt remove {}), or take its directory out of ld.so.conf.d and "
+            "LD_LIBRARY_PATH; then sudo ldconfig (never rm a package's files)",
+            join(paths, ", "), join(owners, ", "), join(owners, " "));
+      if (fix.empty())
+        fix = fmt::format(
+            "keep one loader: remove {} or its directory from ld.so.conf.d and "
+            "LD_LIBRARY_PATH, then sudo ldconfig",
+            join(paths, ", "));
+    }
   }
   return warn(finding, fix, evidence);
 }

@@ -1,6 +1,7 @@
 // Reading the described system through its root prefix, and the identity permission checks use.
 #include "doctor/system_view.h"
 
+#include "core/files.h"
 #include "core/json_keys.h"
 #include "doctor/check.h"
 
@@ -71,13 +72,8 @@ std::string SystemView::host_path(std::string_view path) const {
 
 std::optional<std::string> SystemView::read_file(std::string_view path,
                                                  std::size_t max_bytes) const {
-  std::ifstream in(host_path(path), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string data(max_bytes, '\0');
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  if (in.bad()) return std::nullopt;
-  data.resize(static_cast<std::size_t>(in.gcount()));
-  return data;
+  // Regular files only, opened without blocking: a FIFO under --sysroot must not hang doctor.
+  return read_text_file(host_path(path), max_bytes);
 }
 
 bool SystemView::exists(std::string_view path) const {

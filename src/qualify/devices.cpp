@@ -2,6 +2,7 @@
 // version tuples.
 #include "qualify/judge.h"
 
+#include "core/files.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace gpucheck::qualify {
 
@@ -55,7 +57,10 @@ std::optional<std::string> read_pci_device_id(const std::string& root, const std
   if (bus_id.empty() || bus_id.find('/') != std::string::npos ||
       bus_id.find("..") != std::string::npos)
     return std::nullopt;
-  std::ifstream in(std::filesystem::path(root) / "sys/bus/pci/devices" / bus_id / "device");
+  auto text =
+      read_text_file(std::filesystem::path(root) / "sys/bus/pci/devices" / bus_id / "device", 4096);
+  if (!text) return std::nullopt;
+  std::istringstream in(*text);
   std::string id;
   if (!(in >> id)) return std::nullopt;
   return id;

@@ -78,7 +78,9 @@ DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
     std::string cc = d.properties.value("compute_capability", "");
     auto have = version_tuple(cc);
     auto need = version_tuple(*r.compute_capability_min);
-    criterion(have.has_value(), have && compare_versions(*have, *need) >= 0,
+    // The profile reader refuses versions that do not parse; a requirement made otherwise
+    // (no reader) is unmet, never judged through an empty optional.
+    criterion(have.has_value(), have && need && compare_versions(*have, *need) >= 0,
               have ? "compute capability " + cc
                    : fmt::format("compute capability not known for a {} device", d.backend),
               "≥ " + *r.compute_capability_min);
@@ -103,7 +105,8 @@ DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
           b.contains(k::kNvml))
         version = b[k::kNvml].value(std::string(k::kDriverVersion), "");
     auto have = version_tuple(version);
-    criterion(have.has_value(), have && compare_versions(*have, *version_tuple(*r.driver_min)) >= 0,
+    auto need = version_tuple(*r.driver_min);
+    criterion(have.has_value(), have && need && compare_versions(*have, *need) >= 0,
               have ? "driver " + version : fmt::format("driver version not known for {}", d.device),
               "≥ " + *r.driver_min);
   }

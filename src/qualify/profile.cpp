@@ -5,7 +5,9 @@
 #include "qualify/toml_reader.h"
 
 #include "bench/cell.h"
+#include "bench/reps.h"
 #include "core/errors.h"
+#include "core/files.h"
 #include "core/json_keys.h"
 #include "doctor/registry.h"
 
@@ -27,6 +29,37 @@ namespace k = keys;
 
 const std::vector<std::string> kBackends{"cpu", "cuda", "opencl", "metal"};
 
+constexpr std::size_t kMaxRegexLength = 256;
+constexpr int kMaxRegexNesting = 8;
+
+// Why a name_regex is refused before std::regex sees it, or nullopt.
+std::optional<std::string> regex_too_complex(std::string_view re) {
+  if (re.size() > kMaxRegexLength)
+    return fmt::format("a pattern of at most {} characters (this one has {})", kMaxRegexLength,
+                       re.size());
+  int depth = 0, deepest = 0;
+  bool escaped = false, in_class = false;
+  for (char c : re) {
+    if (escaped) {
+      escaped = false;
+    } else if (c == '\\') {
+      escaped = true;
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '(') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ')') {
+      --depth;
+    }
+  }
+  if (deepest > kMaxRegexNesting)
+    return fmt::format("groups nested at most {} deep (this pattern nests {})", kMaxRegexNesting,
+                       deepest);
+  return std::nullopt;
+}
+
 void read_selector(TableReader& r, Requirement& q) {
   auto dev = r.string("device");
   std::string d = dev.value_or("any");
@@ -41,7 +74,7 @@ void read_selector(TableReader& r, Requirement& q) {
           *r.take("device"), "device",
           "\"any\", \"each\" or a device: cpu, cuda0, opencl0, cuda:<uuid>, opencl:<pci-bus-id>");
     q.selector = Selector::kNamed;
-    if (r.has("backend")) r.fail("'backend' restricts device = \"any\" or \"each\" only");
+    if (r.has("backend")) r.fail_value("backend", "restricts device = \"any\" or \"each\" only");
   }
   q.device = d;
 }
@@ -59,6 +92,9 @@ void read_device(TableReader& r, Requirement& q) {
   read_selector(r, q);
   q.backend = r.one_of("backend", kBackends, "");
   if (auto re = r.string("name_regex")) {
+    // std::regex compiles and matches by recursion: a pattern of 20,000 nested groups or a
+    // 100,000-character literal overflows the stack. A device name needs neither.
+    if (auto why = regex_too_complex(*re)) r.fail_value("name_regex", *why);
     try {
       std::regex check(*re, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
@@ -97,7 +133,7 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   if (typed)
     q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64"}, "f32");
   else if (r.has("dtype"))
-    r.fail(fmt::format("'dtype' does not apply to {}", q.op));
+    r.fail_value("dtype", fmt::format("does not apply to {}", q.op));
   q.shape = read_shape(r, q.op, file);
   q.transfers = r.one_of("transfers", {"excluded", "included"}, "excluded");
   if (!typed && q.transfers == "included")
@@ -129,7 +165,7 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
     q.reference = r.one_of("reference", {"measured", "datasheet"}, "measured");
   }
   if (q.criterion != Criterion::kMin && q.criterion != Criterion::kMax && r.has("unit"))
-    r.fail(fmt::format("'unit' goes with min or max, not {}", c));
+    r.fail_value("unit", fmt::format("goes with min or max, not {}", c));
   if (q.criterion == Criterion::kSpeedupMin && q.selector == Selector::kNamed && q.device == "cpu")
     r.fail("speedup_min on the CPU: the CPU is the baseline speedups are measured against");
   r.reject_unknown({"kind", "id", "device", "backend", "op", "dtype", "shape", "transfers", "min",
@@ -138,13 +174,12 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
 
 BenchSettings read_bench_settings(TableReader& b) {
   BenchSettings s;
-  if (auto v = b.integer("warmup", 0)) s.warmup = static_cast<int>(*v);
-  if (auto v = b.integer("reps", 1)) s.reps = static_cast<int>(*v);
-  if (auto v = b.number("min_time_s", false)) s.min_time_s = *v;
+  if (auto v = b.integer("warmup", 0, 1000)) s.warmup = static_cast<int>(*v);
+  if (auto v = b.integer("reps", 1, bench::kMaxAutoReps)) s.reps = static_cast<int>(*v);
+  if (auto v = b.number("min_time_s", false, true)) s.min_time_s = *v;
   if (auto v = b.number("max_time_s", true)) s.max_time_s = *v;
   if (auto v = b.integer("seed", 0)) s.seed = static_cast<std::uint64_t>(*v);
-  if (auto v = b.integer("threads", 0)) s.threads = static_cast<int>(*v);
-  if (s.min_time_s < 0) b.fail("min_time_s: expected a number ≥ 0");
+  if (auto v = b.integer("threads", 0, 65536)) s.threads = static_cast<int>(*v);
   b.reject_unknown({"warmup", "reps", "min_time_s", "max_time_s", "seed", "threads"});
   return s;
 }
@@ -205,7 +240,7 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
     } else {
       q.id = fmt::format("{}_{}", kind, index);
     }
-    if (!ids.insert(q.id).second) r.fail(fmt::format("id '{}' is used twice", q.id));
+    if (!ids.insert(q.id).second) r.fail_value("id", fmt::format("'{}' is used twice", q.id));
     if (kind == "backend") {
       q.kind = Kind::kBackend;
       read_backend(r, q);
@@ -226,10 +261,7 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
 }
 
 Profile load_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("--profile: cannot read '{}'", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_profile(text, path);
+  return parse_profile(read_input_file(path, kMaxConfigBytes, "--profile"), path);
 }
 
 }  // namespace gpucheck::qualify

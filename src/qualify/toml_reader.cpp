@@ -88,7 +88,7 @@ nlohmann::json read_shape(TableReader& req, const std::string& op, const std::st
     bool copy_memory = key == "host_memory";
     std::string dir = shape.value("direction", "");
     if (copy_memory && dir != "h2d" && dir != "d2h") {
-      if (s.has(key)) s.fail(fmt::format("'{}' applies to h2d and d2h copies only", key));
+      if (s.has(key)) s.fail_value(key, "applies to h2d and d2h copies only");
       continue;
     }
     std::optional<std::string> dflt;

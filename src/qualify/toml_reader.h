@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <regex>
@@ -25,6 +28,19 @@ std::string join(const std::vector<std::string>& items);
 
 // The TOML text parsed; a syntax error is a UsageError "FILE:LINE:COLUMN: not valid TOML: ...".
 toml::table parse_toml(std::string_view text, const std::string& path);
+
+// Every dot-separated part of a version parses as a long (no overflow).
+inline bool version_parts_fit(std::string_view text) {
+  while (true) {
+    const std::size_t dot = text.find('.');
+    std::string_view part = text.substr(0, dot);
+    long v = 0;
+    auto r = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || r.ec != std::errc() || r.ptr != part.data() + part.size()) return false;
+    if (dot == std::string_view::npos) return true;
+    text.remove_prefix(dot + 1);
+  }
+}
 
 // One TOML table being read: remembers the keys taken, so what is left is an unknown key.
 class TableReader {
@@ -77,25 +93,44 @@ class TableReader {
     if (!n->is_boolean()) fail_at(*n, key, "true or false");
     return n->as_boolean()->get();
   }
-  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min_value) {
+  // An integer in min_value…max_value (a count that must fit the int it is stored in).
+  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min_value,
+                                      std::int64_t max_value = INT64_MAX) {
     const toml::node* n = take(key);
     if (!n) return std::nullopt;
-    if (!n->is_integer() || n->as_integer()->get() < min_value)
-      fail_at(*n, key, fmt::format("an integer ≥ {}", min_value));
+    if (!n->is_integer() || n->as_integer()->get() < min_value ||
+        n->as_integer()->get() > max_value)
+      fail_at(*n, key,
+              max_value == INT64_MAX
+                  ? fmt::format("an integer ≥ {}", min_value)
+                  : fmt::format("an integer from {} to {}", min_value, max_value));
     return n->as_integer()->get();
   }
-  std::optional<double> number(std::string_view key, bool positive) {
+  // A finite number (TOML has inf and nan literals), above 0 when `positive`, else ≥ 0 when
+  // `non_negative`.
+  std::optional<double> number(std::string_view key, bool positive, bool non_negative = false) {
     const toml::node* n = take(key);
     if (!n) return std::nullopt;
+    const char* expected = positive       ? "a finite number above 0"
+                           : non_negative ? "a finite number ≥ 0"
+                                          : "a finite number";
     double v = 0;
     if (n->is_integer())
       v = static_cast<double>(n->as_integer()->get());
     else if (n->is_floating_point())
       v = n->as_floating_point()->get();
     else
-      fail_at(*n, key, positive ? "a positive number" : "a number");
-    if (positive && !(v > 0)) fail_at(*n, key, "a positive number");
+      fail_at(*n, key, expected);
+    if (!std::isfinite(v) || (positive && !(v > 0)) || (non_negative && !(v >= 0)))
+      fail_at(*n, key, expected);
     return v;
+  }
+  // A node's own line, for errors about a value that was read fine but does not fit.
+  [[noreturn]] void fail_value(std::string_view key, std::string_view message) {
+    const toml::node* n = table_.get(key);
+    if (!n) fail(message);
+    throw UsageError(
+        fmt::format("{}:{}: {}: {}", file_, n->source().begin.line, dotted(key), message));
   }
   // A version as a numeric tuple: "8.0", "535.104.05", or a number (8.0 → "8.0").
   std::optional<std::string> version(std::string_view key) {
@@ -109,8 +144,8 @@ class TableReader {
       text = std::to_string(n->as_integer()->get());
     else if (n->is_floating_point())
       text = fmt::format("{}", n->as_floating_point()->get());
-    if (!std::regex_match(text, tuple))
-      fail_at(*n, key, "a version such as \"8.0\" or \"535.104\"");
+    if (!std::regex_match(text, tuple) || !version_parts_fit(text))
+      fail_at(*n, key, "a version such as \"8.0\" or \"535.104\" (each part below 2^63)");
     return text;
   }
 

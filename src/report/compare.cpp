@@ -1,16 +1,17 @@
-// Matching records of two documents and judging each pair against the tolerance and the runs'
-// own spread (benchmark's compare.py and clpeak --compare do the same with a fixed tolerance).
+// Matching records of base documents and a new one, and judging each cell against the
+// tolerance, the runs' own spread and a rank test (benchmark's compare.py runs the same test
+// beside the relative change; clpeak --compare uses a fixed tolerance alone).
 #include "report/compare.h"
 
 #include "core/json_keys.h"
+#include "report/rank_test.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <map>
-#include <vector>
+#include <unordered_map>
 
 namespace gpucheck::report {
 
@@ -23,102 +24,176 @@ std::string str(const nlohmann::json& r, std::string_view key) {
   return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+std::optional<double> num(const nlohmann::json& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+const nlohmann::json& object_at(const nlohmann::json& r, std::string_view key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  auto it = r.find(key);
+  return it != r.end() && it->is_object() ? *it : kEmpty;
+}
+
 // The device as matched: UUID, else PCI bus id, else name (or name alone with --match name).
 std::string device_key(const nlohmann::json& r, bool by_name) {
-  for (auto key : {k::kDeviceUuid, k::kPciBusId}) {
-    if (by_name) break;
-    if (std::string v = str(r, key); !v.empty()) return v;
-  }
+  if (!by_name)
+    for (auto key : {k::kDeviceUuid, k::kPciBusId})
+      if (std::string v = str(r, key); !v.empty()) return v;
   if (std::string v = str(r, k::kDeviceName); !v.empty()) return v;
   return str(r, k::kDevice);
 }
 
-std::string match_key(const nlohmann::json& r, bool by_name) {
-  return nlohmann::json::array({str(r, k::kBackend), device_key(r, by_name), str(r, k::kOp),
-                                str(r, k::kImpl), str(r, k::kDtype),
-                                r.value(std::string(k::kShape), nlohmann::json()),
-                                str(r, k::kTransfers)})
-      .dump();
+// Times (seconds) of a record in the metric's unit: a throughput scales as 1 / time.
+double in_metric(const CompareRecord& c, double median_time, double t) {
+  return c.time_metric ? t : *c.metric * median_time / t;
 }
 
-bool is_time_metric(const nlohmann::json& r) {
-  return str(r, k::kOp) == "latency";
-}
-
-std::optional<double> metric(const nlohmann::json& r) {
-  if (str(r, k::kStatus) != "ok") return std::nullopt;
-  const nlohmann::json* v = nullptr;
-  if (is_time_metric(r)) {
-    if (auto t = r.find(k::kTimeS); t != r.end())
-      v = t->contains(k::kMedian) ? &(*t)[k::kMedian] : nullptr;
-  } else if (auto tp = r.find(k::kThroughput); tp != r.end()) {
-    v = tp->contains(k::kValue) ? &(*tp)[k::kValue] : nullptr;
+void set_range(CompareRecord& c, const nlohmann::json& time) {
+  c.lo = c.hi = *c.metric;
+  auto median = num(time, k::kMedian);
+  if (!median || !(*median > 0)) return;
+  auto widen = [&](double t) {
+    if (!(t > 0) || !std::isfinite(t)) return;
+    const double v = in_metric(c, *median, t);
+    c.lo = std::min(c.lo, v);
+    c.hi = std::max(c.hi, v);
+  };
+  auto rounds = time.find(k::kRoundMedians);
+  if (rounds != time.end() && rounds->is_array() && rounds->size() > 1) {
+    for (const auto& t : *rounds)
+      if (t.is_number()) widen(t.get<double>());
+    return;
   }
-  if (!v || !v->is_number() || !(v->get<double>() > 0)) return std::nullopt;
-  return v->get<double>();
-}
-
-// The relative stddev of the record's central value: the repetitions' stddev over √reps, over
-// the median. A preempted repetition only ever adds time, so the stddev is capped at
-// median − min: one repetition stalled for 100 ms among thousands of 1 ms ones says nothing
-// about how well the median is known, yet alone it would make the threshold hide a 3x slowdown.
-double relative_stddev(const nlohmann::json& r) {
-  auto t = r.find(k::kTimeS);
-  if (t == r.end() || !t->contains(k::kStddev) || !t->contains(k::kMedian)) return 0;
-  double median = (*t)[k::kMedian].get<double>();
-  double stddev = (*t)[k::kStddev].get<double>();
-  if (t->contains(k::kMin))
-    stddev = std::min(stddev, std::max(0.0, median - (*t)[k::kMin].get<double>()));
-  double reps = t->contains(k::kReps) ? std::max(1.0, (*t)[k::kReps].get<double>()) : 1.0;
-  return median > 0 ? stddev / std::sqrt(reps) / median : 0;
-}
-
-nlohmann::json row_of(const nlohmann::json& r, bool by_name) {
-  nlohmann::json row = {
-      {k::kBackend, str(r, k::kBackend)},
-      {k::kDevice, device_key(r, by_name)},
-      {k::kOp, str(r, k::kOp)},
-      {k::kImpl, str(r, k::kImpl)},
-      {k::kShape, r.value(std::string(k::kShape), nlohmann::json::object())},
-      {k::kTransfers, r.value(std::string(k::kTransfers), "excluded")},
-      {k::kMetric, is_time_metric(r) ? "time" : "throughput"},
-      {k::kUnit, is_time_metric(r) ? std::string("s")
-                                   : r.value(std::string(k::kThroughput), nlohmann::json::object())
-                                         .value(std::string(k::kUnit), "")}};
-  if (std::string name = str(r, k::kDeviceName); !name.empty()) row[k::kDeviceName] = name;
-  if (std::string dtype = str(r, k::kDtype); !dtype.empty()) row[k::kDtype] = dtype;
-  return row;
+  // No rounds (an older document, or --rounds 1): the repetitions' stddev, capped at median −
+  // min, since a preempted repetition only adds time and says nothing about the median.
+  auto sd = num(time, k::kStddev);
+  if (!sd) return;
+  double s = *sd;
+  if (auto min = num(time, k::kMin)) s = std::min(s, std::max(0.0, *median - *min));
+  widen(*median + s);
+  widen(std::max(*median - s, *median * 1e-3));
 }
 
 nlohmann::json value_or_null(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-nlohmann::json judge_pair(const nlohmann::json& b, const nlohmann::json& n,
-                          const CompareOptions& o) {
-  nlohmann::json row = row_of(b, o.match_by_name);
-  if (row[k::kUnit] == "") row[k::kUnit] = row_of(n, o.match_by_name)[k::kUnit];
-  auto mb = metric(b), mn = metric(n);
-  row[k::kBase] = value_or_null(mb);
-  row[k::kNew] = value_or_null(mn);
-  if (!mb || !mn) {
-    row[k::kChange] = nullptr;
-    row[k::kThreshold] = nullptr;
-    // A record that stopped working is a regression; one that started is an improvement.
-    row[k::kVerdict] = mb ? "regression" : mn ? "improvement" : "same";
-    row[k::kReason] = fmt::format("status {} -> {}", str(b, k::kStatus), str(n, k::kStatus));
+nlohmann::json row_of(const CompareRecord& r) {
+  nlohmann::json row = {{k::kBackend, r.backend},
+                        {k::kDevice, r.device},
+                        {k::kOp, r.op},
+                        {k::kImpl, r.impl},
+                        {k::kShape, r.shape},
+                        {k::kTransfers, r.transfers},
+                        {k::kMetric, r.time_metric ? "time" : "throughput"},
+                        {k::kUnit, r.unit}};
+  if (!r.device_name.empty() && r.device_name != r.device) row[k::kDeviceName] = r.device_name;
+  if (!r.dtype.empty()) row[k::kDtype] = r.dtype;
+  return row;
+}
+
+std::string pct(double v) {
+  return fmt::format("{:.1f} %", v * 100);
+}
+
+class Judge {
+ public:
+  explicit Judge(const CompareOptions& o) : o_(o) {}
+
+  nlohmann::json operator()(const std::vector<const CompareRecord*>& bases,
+                            const CompareRecord& n) {
+    nlohmann::json row = row_of(*bases.front());
+    if (row[k::kUnit] == "") row[k::kUnit] = n.unit;
+    row[k::kBaseRecords] = bases.size();
+    std::vector<double> base_metrics;
+    for (const auto* b : bases)
+      if (b->metric) base_metrics.push_back(*b->metric);
+    const CompareRecord& latest = *bases.back();
+    if (base_metrics.empty() || !n.metric) {
+      row[k::kBase] =
+          base_metrics.empty() ? nlohmann::json() : nlohmann::json(median(base_metrics));
+      row[k::kNew] = value_or_null(n.metric);
+      row[k::kChange] = nullptr;
+      row[k::kThreshold] = nullptr;
+      // A record that stopped working is a regression; one that started is an improvement.
+      row[k::kVerdict] = !base_metrics.empty() ? "regression" : n.metric ? "improvement" : "same";
+      row[k::kReason] = fmt::format("status {} -> {}", latest.status, n.status);
+      return row;
+    }
+    const double mb = median(base_metrics), mn = *n.metric;
+    double band_lo = mb, band_hi = mb;
+    std::vector<double> base_samples, new_samples(n.samples.begin(), n.samples.end());
+    for (const auto* b : bases) {
+      if (!b->metric) continue;
+      band_lo = std::min(band_lo, b->lo);
+      band_hi = std::max(band_hi, b->hi);
+      base_samples.insert(base_samples.end(), b->samples.begin(), b->samples.end());
+    }
+    const double change = mn / mb - 1;
+    // The medians must differ by more than the base band and the new run's range together: the
+    // two ranges then lie apart with room to spare. (Merely apart is too little: three rounds
+    // a side fall apart by chance once in ten, in one direction or the other.)
+    const double threshold = std::max(o_.tolerance, ((band_hi - band_lo) + (n.hi - n.lo)) / mb);
+    const double spread = (n.hi - n.lo) / mn;
+    row[k::kBase] = mb;
+    row[k::kNew] = mn;
+    row[k::kChange] = change;
+    row[k::kThreshold] = threshold;
+    row[k::kBand] = (band_hi - band_lo) / mb;
+    row[k::kSpread] = spread;
+
+    std::optional<double> p;
+    bool test_can_decide = false;
+    if (!base_samples.empty() && !n.samples.empty()) {
+      p = mw_.p_value(base_samples, new_samples);
+      test_can_decide = mw_.min_p(base_samples.size(), n.samples.size()) <= o_.alpha;
+    }
+    row[k::kPValue] = value_or_null(p);
+    const bool beyond = std::abs(change) > threshold;
+    const bool test_agrees = !test_can_decide || *p <= o_.alpha;
+    const bool better = n.time_metric ? change < 0 : change > 0;
+    std::string verdict = "same", reason;
+    if (beyond && test_agrees) {
+      verdict = better ? "improvement" : "regression";
+      reason = fmt::format("{} beyond the threshold {}", pct(change), pct(threshold));
+      if (p) reason += fmt::format("; rank test p = {:.2g}", *p);
+      if (p && !test_can_decide) reason += " (too few samples to decide)";
+    } else if (beyond) {
+      reason = fmt::format(
+          "{} beyond the threshold {}, but the rank test does not agree "
+          "(p = {:.2g} > alpha {})",
+          pct(change), pct(threshold), *p, o_.alpha);
+    }
+    if (verdict == "same" && spread > o_.tolerance) {
+      verdict = "noisy";
+      reason += fmt::format("{}the new run's own spread {} exceeds the tolerance {}",
+                            reason.empty() ? "" : "; ", pct(spread), pct(o_.tolerance));
+    }
+    row[k::kVerdict] = verdict;
+    // A plain SAME needs no words beyond its change and threshold (250,000 rows add up).
+    if (!reason.empty()) row[k::kReason] = reason;
     return row;
   }
-  double change = *mn / *mb - 1;
-  double spread = std::hypot(relative_stddev(b), relative_stddev(n));
-  double threshold = std::max(o.tolerance, 2 * spread);
-  double better = is_time_metric(b) ? -change : change;  // positive: the new run is better
-  row[k::kChange] = change;
-  row[k::kThreshold] = threshold;
-  row[k::kVerdict] = better < -threshold  ? "regression"
-                     : better > threshold ? "improvement"
-                                          : "same";
-  return row;
+
+ private:
+  static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+
+  const CompareOptions& o_;
+  MannWhitney mw_;
+};
+
+std::vector<CompareRecord> records_of(const nlohmann::json& results, RecordReader& read) {
+  std::vector<CompareRecord> out;
+  if (!results.is_array()) return out;
+  out.reserve(results.size());
+  for (const auto& r : results) out.push_back(read(r));
+  return out;
 }
 
 }  // namespace
@@ -133,57 +208,132 @@ std::optional<double> parse_tolerance(std::string_view text) {
   if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || !(v >= 0) ||
       !std::isfinite(v))
     return std::nullopt;
+  if (!percent && v >= 1) return std::nullopt;
   return percent ? v / 100 : v;
+}
+
+std::string_view RecordReader::pooled(std::string_view s) {
+  return *pool_.emplace(s).first;
+}
+
+CompareRecord RecordReader::operator()(const nlohmann::json& r) {
+  CompareRecord c;
+  if (!r.is_object()) return c;
+  c.backend = pooled(str(r, k::kBackend));
+  c.device = pooled(device_key(r, by_name_));
+  c.device_name = pooled(str(r, k::kDeviceName));
+  c.op = pooled(str(r, k::kOp));
+  c.impl = pooled(str(r, k::kImpl));
+  c.dtype = pooled(str(r, k::kDtype));
+  c.transfers = pooled(r.contains(k::kTransfers) ? str(r, k::kTransfers) : "excluded");
+  c.status = pooled(str(r, k::kStatus));
+  c.shape = object_at(r, k::kShape);
+  c.time_metric = c.op == "latency";
+  c.unit = pooled(c.time_metric ? "s" : str(object_at(r, k::kThroughput), k::kUnit));
+  // Fields joined by a separator no name holds; the shape as its canonical dump.
+  c.key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", c.backend, c.device, c.op, c.impl,
+                      c.dtype, c.shape.dump(), str(r, k::kTransfers));
+  const nlohmann::json& time = object_at(r, k::kTimeS);
+  if (c.status == "ok") {
+    auto v = c.time_metric ? num(time, k::kMedian) : num(object_at(r, k::kThroughput), k::kValue);
+    if (v && *v > 0 && std::isfinite(*v)) c.metric = v;
+  }
+  if (c.metric) set_range(c, time);
+  if (auto s = time.find(k::kSamples); s != time.end() && s->is_array())
+    for (const auto& t : *s)
+      if (t.is_number()) c.samples.push_back(t.get<float>());
+  return c;
+}
+
+nlohmann::json compare_records(const std::vector<std::vector<CompareRecord>>& bases,
+                               const std::vector<CompareRecord>& fresh, const CompareOptions& o) {
+  // A cell is its key and the how-many-th record with that key (a size given twice).
+  struct Group {
+    std::vector<const CompareRecord*> bases;
+    const CompareRecord* fresh = nullptr;
+    bool done = false;
+  };
+  std::unordered_map<std::string, Group> groups;
+  auto cell_of = [](const CompareRecord& r, std::unordered_map<std::string, int>& seen) {
+    return fmt::format("{}#{}", r.key, seen[r.key]++);
+  };
+  std::vector<std::vector<std::string>> base_cells(bases.size());
+  for (std::size_t d = 0; d < bases.size(); ++d) {
+    std::unordered_map<std::string, int> seen;
+    for (const auto& r : bases[d]) {
+      base_cells[d].push_back(cell_of(r, seen));
+      groups[base_cells[d].back()].bases.push_back(&r);
+    }
+  }
+  std::vector<std::string> fresh_cells;
+  {
+    std::unordered_map<std::string, int> seen;
+    for (const auto& r : fresh) {
+      fresh_cells.push_back(cell_of(r, seen));
+      groups[fresh_cells.back()].fresh = &r;
+    }
+  }
+  Judge judge(o);
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t d = 0; d < bases.size(); ++d) {
+    for (const auto& cell : base_cells[d]) {
+      Group& g = groups[cell];
+      if (g.done) continue;
+      g.done = true;
+      if (g.fresh) {
+        rows.push_back(judge(g.bases, *g.fresh));
+        continue;
+      }
+      const CompareRecord& latest = *g.bases.back();
+      nlohmann::json row = row_of(latest);
+      row[k::kBase] = value_or_null(latest.metric);
+      row[k::kNew] = nullptr;
+      row[k::kVerdict] = "missing";
+      row[k::kReason] = "no record of this cell in the new document";
+      rows.push_back(std::move(row));
+    }
+  }
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    Group& g = groups[fresh_cells[i]];
+    if (g.done) continue;
+    g.done = true;
+    nlohmann::json row = row_of(fresh[i]);
+    row[k::kBase] = nullptr;
+    row[k::kNew] = value_or_null(fresh[i].metric);
+    row[k::kVerdict] = "new";
+    row[k::kReason] = "no record of this cell in the base document";
+    rows.push_back(std::move(row));
+  }
+  std::map<std::string, int> counts{{"same", 0},  {"regression", 0}, {"improvement", 0},
+                                    {"noisy", 0}, {"missing", 0},    {"new", 0}};
+  for (const auto& r : rows) counts[r[k::kVerdict].get<std::string>()]++;
+  nlohmann::json summary = nlohmann::json::object();
+  for (const auto& [verdict, n] : counts) summary[verdict] = n;
+  std::string verdict = counts["regression"] > 0                     ? "regression"
+                        : o.strict && counts["noisy"] > 0            ? "noisy"
+                        : o.fail_on_missing && counts["missing"] > 0 ? "missing"
+                                                                     : "ok";
+  return {{k::kTolerance, o.tolerance},
+          {k::kAlpha, o.alpha},
+          {k::kStrict, o.strict},
+          {k::kMatch, o.match_by_name ? "name" : "id"},
+          {k::kFailOnMissing, o.fail_on_missing},
+          {k::kSummary, summary},
+          {k::kRows, std::move(rows)},
+          {k::kVerdict, verdict}};
+}
+
+nlohmann::json compare_results(const std::vector<nlohmann::json>& base_results,
+                               const nlohmann::json& new_results, const CompareOptions& o) {
+  RecordReader read(o.match_by_name);
+  std::vector<std::vector<CompareRecord>> bases;
+  for (const auto& b : base_results) bases.push_back(records_of(b, read));
+  return compare_records(bases, records_of(new_results, read), o);
 }
 
 nlohmann::json compare_results(const nlohmann::json& base_results,
                                const nlohmann::json& new_results, const CompareOptions& o) {
-  // Records with the same key pair up in order of appearance.
-  std::map<std::string, std::vector<std::size_t>> unmatched_new;
-  for (std::size_t i = 0; i < new_results.size(); ++i)
-    unmatched_new[match_key(new_results[i], o.match_by_name)].push_back(i);
-  std::vector<bool> used(new_results.size(), false);
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& b : base_results) {
-    auto& candidates = unmatched_new[match_key(b, o.match_by_name)];
-    if (candidates.empty()) {
-      nlohmann::json row = row_of(b, o.match_by_name);
-      row[k::kBase] = value_or_null(metric(b));
-      row[k::kNew] = nullptr;
-      row[k::kVerdict] = "missing";
-      row[k::kReason] = "no record of this cell in the new document";
-      rows.push_back(row);
-      continue;
-    }
-    std::size_t i = candidates.front();
-    candidates.erase(candidates.begin());
-    used[i] = true;
-    rows.push_back(judge_pair(b, new_results[i], o));
-  }
-  for (std::size_t i = 0; i < new_results.size(); ++i) {
-    if (used[i]) continue;
-    nlohmann::json row = row_of(new_results[i], o.match_by_name);
-    row[k::kBase] = nullptr;
-    row[k::kNew] = value_or_null(metric(new_results[i]));
-    row[k::kVerdict] = "new";
-    row[k::kReason] = "no record of this cell in the base document";
-    rows.push_back(row);
-  }
-  nlohmann::json summary = {
-      {"same", 0}, {"regression", 0}, {"improvement", 0}, {"missing", 0}, {"new", 0}};
-  for (const auto& r : rows)
-    summary[r[k::kVerdict].get<std::string>()] =
-        summary[r[k::kVerdict].get<std::string>()].get<int>() + 1;
-  nlohmann::json out = {{k::kTolerance, o.tolerance},
-                        {k::kMatch, o.match_by_name ? "name" : "id"},
-                        {k::kFailOnMissing, o.fail_on_missing},
-                        {k::kSummary, summary},
-                        {k::kRows, rows}};
-  std::string verdict = summary["regression"].get<int>() > 0                     ? "regression"
-                        : o.fail_on_missing && summary["missing"].get<int>() > 0 ? "missing"
-                                                                                 : "ok";
-  out[k::kVerdict] = verdict;
-  return out;
+  return compare_results(std::vector<nlohmann::json>{base_results}, new_results, o);
 }
 
 bool comparison_failed(const nlohmann::json& comparison) {

@@ -1,5 +1,6 @@
-// `report compare`: the result records of two bench documents matched by backend, device, op,
-// impl, dtype, full shape and transfers, each pair judged SAME, REGRESSION or IMPROVEMENT.
+// `report compare`: the result records of one or more base documents (a history) and a new
+// one, matched by backend, device, op, impl, dtype, full shape and transfers, each judged SAME,
+// REGRESSION, IMPROVEMENT or NOISY, and MISSING or NEW when unmatched.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,26 +8,70 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 namespace gpucheck::report {
 
 struct CompareOptions {
   double tolerance = 0.05;       // relative
+  double alpha = 0.01;           // the rank test's level
   bool match_by_name = false;    // devices by name, not UUID / PCI bus id
   bool fail_on_missing = false;  // a MISSING record fails like a regression
+  bool strict = false;           // a NOISY record fails like a regression
 };
 
-// "5%", "5 %", "0.05" → 0.05; nullopt for anything else or a negative value.
+// "5%", "5 %", "0.05" → 0.05; nullopt for anything else, a negative value, or a bare number of
+// 1 or more ("5" would mean 500 %: a percentage needs its %).
 std::optional<double> parse_tolerance(std::string_view text);
 
-// The "comparison" section without its base/new descriptions: tolerance, match, verdict,
-// summary and one row per matched or unmatched record. A change counts when it is beyond
-// max(tolerance, 2 × the two records' combined relative stddev), the stddev being that of
-// each record's central value (the repetitions' stddev, at most median − min, / √reps).
+// A result record reduced to what the comparison reads, so a document of 250,000 records never
+// sits in memory as JSON. The names point into the RecordReader's pool (they repeat).
+struct CompareRecord {
+  std::string key;  // the match key
+  std::string_view backend, device, device_name, op, impl, dtype, transfers, unit, status;
+  nlohmann::json shape;
+  bool time_metric = false;      // latency: lower is better; else throughput, higher is better
+  std::optional<double> metric;  // the median throughput (or time) of an ok record
+  // The record's own range in the metric's unit: its round medians (bench --rounds), or for a
+  // document without rounds the median ± its stddev (capped at median − min); [metric, metric]
+  // when nothing says more.
+  double lo = 0, hi = 0;
+  std::vector<float> samples;  // time_s.samples, seconds (ranks need no more precision)
+};
+
+// Reduces records, sharing the strings they repeat; it must outlive the records it made.
+class RecordReader {
+ public:
+  explicit RecordReader(bool match_by_name) : by_name_(match_by_name) {}
+  CompareRecord operator()(const nlohmann::json& record);
+
+ private:
+  std::string_view pooled(std::string_view s);
+  bool by_name_;
+  std::unordered_set<std::string> pool_;
+};
+
+// The "comparison" section without its base/new descriptions: tolerance, alpha, strict, match,
+// verdict, summary and one row per matched or unmatched cell (in the first base's order, then
+// cells only other bases hold, then NEW ones). A cell is REGRESSION or IMPROVEMENT when its
+// change is beyond the tolerance and beyond the width of the base runs' band (their ranges
+// together) plus the new run's range, and the Mann-Whitney U test over the kept samples (base
+// runs pooled) agrees at alpha (a test that cannot reach alpha with so few samples, or without
+// samples, does not veto). Else NOISY when the new run's own range is wider than the
+// tolerance, else SAME.
+nlohmann::json compare_records(const std::vector<std::vector<CompareRecord>>& bases,
+                               const std::vector<CompareRecord>& fresh,
+                               const CompareOptions& options);
+
+// The same from JSON result arrays: one base, or several.
 nlohmann::json compare_results(const nlohmann::json& base_results,
                                const nlohmann::json& new_results, const CompareOptions& options);
+nlohmann::json compare_results(const std::vector<nlohmann::json>& base_results,
+                               const nlohmann::json& new_results, const CompareOptions& options);
 
-// True when the comparison fails: a regression, or a missing record with fail_on_missing.
+// True when the comparison fails: a regression, a NOISY record with strict, or a missing record
+// with fail_on_missing.
 bool comparison_failed(const nlohmann::json& comparison);
 
 }  // namespace gpucheck::report

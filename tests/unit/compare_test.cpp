@@ -1,11 +1,13 @@
 // report compare's matching and verdicts on hand-made records: a planted 3x slowdown, a document
-// against itself, the spread widening the threshold, latency lower-better, MISSING and NEW, and
-// devices matched by UUID or by name.
+// against itself, older documents' stddev ranges, rounds and NOISY, several bases and their band,
+// the rank test's veto, latency lower-better, MISSING and NEW, and devices by UUID or by name.
 #include "report/compare.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace {
 
@@ -34,13 +36,39 @@ std::string verdict(const Json& c, std::size_t i = 0) {
   return c["rows"][i]["verdict"];
 }
 
+// A record of a rounds-aware document: its median the middle round median, throughput
+// 1e-3 / median (GB/s), round medians and kept samples in seconds.
+Json rounds_rec(std::vector<double> round_medians, std::vector<double> samples) {
+  Json j = rec("exp", 1);
+  std::vector<double> sorted = samples, rounds = round_medians;
+  std::sort(sorted.begin(), sorted.end());
+  std::sort(rounds.begin(), rounds.end());
+  const double median = rounds[rounds.size() / 2];
+  j["time_s"] = {{"median", median},   {"min", sorted.front()},         {"max", sorted.back()},
+                 {"stddev", 0.0},      {"reps", samples.size()},        {"truncated", false},
+                 {"samples", samples}, {"round_medians", round_medians}};
+  j["throughput"]["value"] = 1e-3 / median;
+  return j;
+}
+
+// n samples around t (seconds), spread ±jitter evenly, in round order.
+std::vector<double> around(double t, double jitter, int n = 30) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(t * (1 + jitter * ((i * 7 % n) / double(n - 1) * 2 - 1)));
+  return v;
+}
+
 TEST(Compare, Tolerance) {
   EXPECT_DOUBLE_EQ(*r::parse_tolerance("5%"), 0.05);
   EXPECT_DOUBLE_EQ(*r::parse_tolerance("10 %"), 0.10);
   EXPECT_DOUBLE_EQ(*r::parse_tolerance("0.2"), 0.2);
+  EXPECT_DOUBLE_EQ(*r::parse_tolerance("150%"), 1.5);
   EXPECT_FALSE(r::parse_tolerance("five").has_value());
   EXPECT_FALSE(r::parse_tolerance("-1%").has_value());
   EXPECT_FALSE(r::parse_tolerance("").has_value());
+  // A bare 5 would be 500 %, under which a 3x slowdown passes: a percentage needs its %.
+  EXPECT_FALSE(r::parse_tolerance("5").has_value());
+  EXPECT_FALSE(r::parse_tolerance("1").has_value());
 }
 
 TEST(Compare, PlantedSlowdownIsARegression) {
@@ -61,29 +89,111 @@ TEST(Compare, SelfIsSame) {
   EXPECT_EQ(verdict(c, 0), "same");
   EXPECT_EQ(verdict(c, 1), "same");
   EXPECT_EQ(c["summary"]["same"], 2);
+  EXPECT_EQ(c["summary"]["noisy"], 0);
   EXPECT_EQ(c["verdict"], "ok");
 }
 
-TEST(Compare, SpreadWidensTheThreshold) {
-  // 8 % slower: beyond 5 %, but within 2 x hypot(5 %, 5 %) = 14 % of two noisy runs.
+TEST(Compare, OlderDocumentsUseTheirStddevAsTheirRange) {
+  // No rounds, no samples: each run's range is its median ± stddev (no division by √reps: the
+  // repetitions of one run are not independent of its moment). 2 % each: 10 % slower is beyond
+  // the 5 % tolerance and both ranges (4 % wide each).
   Json quiet =
-      r::compare_results(Json::array({rec("exp", 100)}), Json::array({rec("exp", 92)}), {});
+      r::compare_results(Json::array({rec("exp", 100)}), Json::array({rec("exp", 90)}), {});
   EXPECT_EQ(verdict(quiet), "regression");
+  EXPECT_TRUE(quiet["rows"][0]["p_value"].is_null());
+  // 10 % each: the ranges overlap, and the new run alone spreads 20 %: NOISY, not a failure.
   Json noisy = r::compare_results(Json::array({rec("exp", 100, 0.05)}),
                                   Json::array({rec("exp", 92, 0.05)}), {});
-  EXPECT_EQ(verdict(noisy), "same");
-  EXPECT_NEAR(noisy["rows"][0]["threshold"].get<double>(), 2 * std::hypot(0.05, 0.05), 1e-12);
+  EXPECT_EQ(verdict(noisy), "noisy");
+  EXPECT_NEAR(noisy["rows"][0]["threshold"].get<double>(), (1 / 0.9 - 1 / 1.1) * (1 + 0.92), 1e-12);
+  EXPECT_FALSE(r::comparison_failed(noisy));
+  r::CompareOptions strict;
+  strict.strict = true;
+  Json failed = r::compare_results(Json::array({rec("exp", 100, 0.05)}),
+                                   Json::array({rec("exp", 92, 0.05)}), strict);
+  EXPECT_EQ(failed["verdict"], "noisy");
+  EXPECT_TRUE(r::comparison_failed(failed));
 }
 
 TEST(Compare, OneOutlierRepetitionDoesNotHideASlowdown) {
-  // 10000 repetitions whose stddev is 20x the median (one preempted run): per repetition the
-  // threshold would be 2800 %; the median's own stddev is 0.2 x, the threshold 57 %.
+  // 10000 repetitions whose stddev is 20x the median (one preempted run): the range is capped
+  // at median - min (5 %), since a stalled repetition only adds time.
   Json base = rec("exp", 300), slow = rec("exp", 100);
-  for (Json* r : {&base, &slow})
-    r->at("time_s") = {{"median", 1e-3}, {"stddev", 2e-2}, {"reps", 10000}};
+  base["time_s"] = {{"median", 1e-3}, {"min", 0.95e-3}, {"stddev", 2e-2}, {"reps", 10000}};
+  slow["time_s"] = {{"median", 3e-3}, {"min", 2.85e-3}, {"stddev", 6e-2}, {"reps", 10000}};
   Json c = r::compare_results(Json::array({base}), Json::array({slow}), {});
-  EXPECT_NEAR(c["rows"][0]["threshold"].get<double>(), 2 * std::hypot(0.2, 0.2), 1e-12);
   EXPECT_EQ(verdict(c), "regression");
+  EXPECT_LT(c["rows"][0]["threshold"].get<double>(), 0.15);
+}
+
+TEST(Compare, RoundsWithinTheToleranceAreSame) {
+  Json a = rounds_rec({1.00e-3, 1.01e-3, 0.99e-3}, around(1e-3, 0.02));
+  Json b = rounds_rec({1.02e-3, 1.01e-3, 1.03e-3}, around(1.02e-3, 0.02));
+  Json c = r::compare_results(Json::array({a}), Json::array({b}), {});
+  EXPECT_EQ(verdict(c), "same");
+  EXPECT_TRUE(c["rows"][0]["p_value"].is_number());
+  EXPECT_NEAR(c["rows"][0]["spread"].get<double>(), 1.02 / 1.01 - 1.02 / 1.03, 1e-9);
+}
+
+TEST(Compare, NoisyRoundsAreNoisyNotRegressions) {
+  // The new run's rounds drift 30 %: its median moved 10 %, but its own range covers the base.
+  Json a = rounds_rec({1.00e-3, 1.00e-3, 1.01e-3}, around(1e-3, 0.01));
+  Json b = rounds_rec({1.00e-3, 1.10e-3, 1.30e-3}, around(1.1e-3, 0.2));
+  Json c = r::compare_results(Json::array({a}), Json::array({b}), {});
+  EXPECT_EQ(verdict(c), "noisy");
+  EXPECT_GT(c["rows"][0]["spread"].get<double>(), 0.05);
+  EXPECT_EQ(c["summary"]["noisy"], 1);
+  EXPECT_EQ(c["verdict"], "ok");
+}
+
+TEST(Compare, ThreeBasesCatchA25PercentSlowdown) {
+  std::vector<Json> bases;
+  for (double t : {1.00e-3, 1.03e-3, 0.98e-3})
+    bases.push_back(Json::array({rounds_rec({t, t * 1.01, t * 0.99}, around(t, 0.02))}));
+  Json slow = Json::array({rounds_rec({1.25e-3, 1.26e-3, 1.24e-3}, around(1.25e-3, 0.02))});
+  Json c = r::compare_results(bases, slow, {});
+  EXPECT_EQ(verdict(c), "regression");
+  EXPECT_EQ(c["rows"][0]["base_records"], 3);
+  EXPECT_LT(c["rows"][0]["p_value"].get<double>(), 0.01);
+  // The base median is the middle of the three, the band their full range.
+  EXPECT_NEAR(c["rows"][0]["base"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(c["rows"][0]["band"].get<double>(), 1 / (0.98 * 0.99) - 1 / (1.03 * 1.01), 1e-9);
+}
+
+TEST(Compare, TheBandOfTheBasesWidensTheThreshold) {
+  // Three history runs 0.8 … 1.2 ms: a new run at 1.1 ms lies inside their band.
+  std::vector<Json> bases;
+  for (double t : {0.8e-3, 1.0e-3, 1.2e-3})
+    bases.push_back(Json::array({rounds_rec({t, t, t * 1.001}, around(t, 0.01))}));
+  Json c = r::compare_results(
+      bases, Json::array({rounds_rec({1.1e-3, 1.1e-3, 1.101e-3}, around(1.1e-3, 0.01))}), {});
+  EXPECT_EQ(verdict(c), "same");
+  EXPECT_GT(c["rows"][0]["threshold"].get<double>(), 0.2);
+}
+
+TEST(Compare, TheRankTestMustAgree) {
+  // Medians 12 % apart, rounds consistent, but the repetitions overlap almost entirely.
+  std::vector<double> base_samples, new_samples;
+  for (int i = 0; i < 20; ++i) {
+    base_samples.push_back(1e-3 * (0.5 + i * 0.05));
+    new_samples.push_back(1e-3 * (0.55 + i * 0.05));
+  }
+  Json a = rounds_rec({1.0e-3, 1.0e-3, 1.0e-3}, base_samples);
+  Json b = rounds_rec({1.12e-3, 1.12e-3, 1.12e-3}, new_samples);
+  Json c = r::compare_results(Json::array({a}), Json::array({b}), {});
+  EXPECT_EQ(verdict(c), "same");
+  EXPECT_GT(c["rows"][0]["p_value"].get<double>(), 0.01);
+  EXPECT_NE(c["rows"][0]["reason"].get<std::string>().find("rank test does not agree"),
+            std::string::npos);
+}
+
+TEST(Compare, TooFewSamplesForTheRankTestDoNotVeto) {
+  // Three repetitions each cannot reach p < 0.01 (at best 0.1): a 3x slowdown still fails.
+  Json a = rounds_rec({1.0e-3, 1.01e-3, 0.99e-3}, {1.0e-3, 1.01e-3, 0.99e-3});
+  Json b = rounds_rec({3.0e-3, 3.03e-3, 2.97e-3}, {3.0e-3, 3.03e-3, 2.97e-3});
+  Json c = r::compare_results(Json::array({a}), Json::array({b}), {});
+  EXPECT_EQ(verdict(c), "regression");
+  EXPECT_NEAR(c["rows"][0]["p_value"].get<double>(), 0.1, 1e-12);
 }
 
 TEST(Compare, LatencyIsLowerBetter) {

@@ -206,3 +206,70 @@ TEST(Reps, InvalidPolicyIsAUsageErrorNamingTheFlag) {
 }
 
 }  // namespace
+
+// Issue 16: rounds and kept samples.
+namespace {
+
+TEST(Rounds, PooledStatisticsRoundMediansAndKeptSamples) {
+  const std::vector<std::vector<double>> rounds = {{1, 2, 3}, {}, {10, 20}};
+  const TimeStats t = summarize_rounds(rounds, false);
+  EXPECT_EQ(t.reps, 5u);
+  EXPECT_EQ(t.median, 3);
+  EXPECT_EQ(t.min, 1);
+  EXPECT_EQ(t.max, 20);
+  EXPECT_EQ(t.round_medians, (std::vector<double>{2, 15}));  // the empty round is no round
+  EXPECT_EQ(t.samples, (std::vector<double>{1, 2, 3, 10, 20}));
+  // One round: no round medians (nothing to spread), samples still kept.
+  const TimeStats one = summarize_rounds({{5, 6}}, false);
+  EXPECT_TRUE(one.round_medians.empty());
+  EXPECT_EQ(one.samples.size(), 2u);
+}
+
+TEST(Rounds, AtMost64SamplesEvenlySpaced) {
+  std::vector<double> many(1000);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<double>(i);
+  const TimeStats t = summarize(many, false);
+  ASSERT_EQ(t.samples.size(), kMaxKeptSamples);
+  EXPECT_EQ(t.samples.front(), 0);
+  EXPECT_EQ(t.samples[1], 15);       // floor(1 * 1000 / 64)
+  EXPECT_EQ(t.samples.back(), 984);  // floor(63 * 1000 / 64)
+  EXPECT_EQ(evenly_spaced(std::vector<double>{1, 2}, 64), (std::vector<double>{1, 2}));
+}
+
+TEST(Rounds, RoundPoliciesSplitRepsTimeAndWarmup) {
+  RepPolicy p;
+  p.rounds = 3;
+  p.reps = 10;
+  p.warmup = 2;
+  p.min_time_s = 0.6;
+  p.max_time_s = 30;
+  EXPECT_EQ(effective_rounds(p), 3);
+  EXPECT_EQ(*round_policy(p, 0).reps, 4);  // 10 = 4 + 3 + 3
+  EXPECT_EQ(*round_policy(p, 1).reps, 3);
+  EXPECT_EQ(*round_policy(p, 2).reps, 3);
+  EXPECT_EQ(round_policy(p, 0).warmup, 2);
+  EXPECT_EQ(round_policy(p, 1).warmup, 1);  // the other cells ran in between
+  EXPECT_DOUBLE_EQ(round_policy(p, 1).max_time_s, 10);
+  EXPECT_DOUBLE_EQ(round_policy(p, 1).min_time_s, 0.2);
+  EXPECT_EQ(round_policy(p, 1).rounds, 1);
+  p.reps = 2;  // fewer reps than rounds: one rep a round, two rounds
+  EXPECT_EQ(effective_rounds(p), 2);
+  EXPECT_EQ(*round_policy(p, 1).reps, 1);
+  p.reps.reset();
+  p.warmup = 0;
+  EXPECT_EQ(round_policy(p, 2).warmup, 0);
+  EXPECT_EQ(round_policy(p, 0).min_auto_reps, 1);  // ⌈3 / 3⌉: three rounds give three runs
+  EXPECT_EQ(planned_reps(round_policy(p, 0), 1.0), 1);
+}
+
+TEST(Rounds, RoundsOutsideTheRangeAreAUsageError) {
+  RepPolicy p;
+  p.rounds = 0;
+  EXPECT_THROW(validate(p), UsageError);
+  p.rounds = kMaxRounds + 1;
+  EXPECT_THROW(validate(p), UsageError);
+  p.rounds = kMaxRounds;
+  EXPECT_NO_THROW(validate(p));
+}
+
+}  // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
@@ -76,22 +77,10 @@ void add_unique(std::vector<std::string>* list, std::string item) {
   if (std::find(list->begin(), list->end(), item) == list->end()) list->push_back(std::move(item));
 }
 
-// Reads a whole file (up to kMaxFileBytes); nullopt and *error set when it cannot be read.
+// Reads a whole regular file (up to kMaxFileBytes, without blocking on a FIFO); nullopt and
+// *error set when it cannot be read.
 std::optional<std::string> read_file(const std::string& host_path, std::string* error) {
-  std::ifstream in(host_path, std::ios::binary);
-  if (!in) {
-    *error = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string data;
-  data.resize(kMaxFileBytes);
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  data.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) {
-    *error = "read error";
-    return std::nullopt;
-  }
-  return data;
+  return read_text_file(host_path, kMaxFileBytes, error);
 }
 
 // Paths of the described system matching a glob pattern, sorted.
@@ -198,12 +187,17 @@ bool ends_with_icd(std::string_view name) {
   return name.size() >= 5 && name.ends_with(".icd");
 }
 
+// The .icd entries of a directory: regular files, and links that lead nowhere (dangling, or a
+// loop) so that they are reported as broken ICDs instead of silently dropped.
 std::vector<std::string> icd_files_in(const SystemFacts& facts, const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& name : list_dir(facts, dir)) {
     if (!ends_with_icd(name)) continue;
     std::error_code ec;
-    if (fs::is_regular_file(facts.host_path(join(dir, name)), ec)) out.push_back(join(dir, name));
+    const auto st = fs::status(facts.host_path(join(dir, name)), ec);
+    if (fs::is_regular_file(st) ||
+        (ec && fs::is_symlink(fs::symlink_status(facts.host_path(join(dir, name)), ec))))
+      out.push_back(join(dir, name));
   }
   return out;
 }

@@ -1,0 +1,152 @@
+// Issue 16: nothing half-written. -o is written complete or not at all (a usage error or a
+// signal leaves the previous file), write errors on stdout are exit 2 with the reason, and
+// SIGINT/SIGTERM/SIGHUP stop the bench child too and exit 128 + the signal.
+#include "run_gpucheck.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace {
+
+using gpucheck::testing::run_gpucheck;
+using gpucheck::testing::write_temp_file;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::size_t files_in(const fs::path& dir) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+TEST(Outputs, AUsageErrorLeavesThePreviousOutput) {
+  const std::string good = write_temp_file("keep/good.json", "previous document");
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--exp", "0", "-o", good});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(slurp(good), "previous document");
+  EXPECT_EQ(files_in(fs::path(good).parent_path()), 1u);
+}
+
+TEST(Outputs, WriteFailuresSayWhy) {
+  auto r =
+      run_gpucheck({"bench", "--device", "cpu", "--exp", "1024", "-o", "/nonexistent-dir/x.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot write '/nonexistent-dir/x.json' (directory "
+                               "'/nonexistent-dir'): No such file or directory"));
+  const std::string dir = fs::path(write_temp_file("adir/x", "")).parent_path();
+  r = run_gpucheck(
+      {"report", "show", write_temp_file("doc.json", R"({"schema":"gpucheck/1"})"), "-o", dir});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("Is a directory"));
+}
+
+// Runs gpucheck through sh so stdout can be redirected or closed.
+int shell_status(const std::string& script, std::string* err) {
+  const std::string err_file = write_temp_file("shell.err", "");
+  const std::string cmd = script + " 2>" + err_file;
+  int status = std::system(cmd.c_str());
+  *err = slurp(err_file);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(Outputs, StdoutWriteErrorsAreExit2WithTheReason) {
+  std::string err;
+  const std::string bin = GPUCHECK_BINARY;
+  EXPECT_EQ(shell_status(bin + " doctor --list >/dev/full", &err), 2);
+  EXPECT_THAT(err, HasSubstr("cannot write to stdout: No space left on device"));
+  EXPECT_EQ(shell_status(bin + " probe --json --probe-timeout 20 >/dev/full", &err), 2);
+  EXPECT_THAT(err, HasSubstr("No space left on device"));
+  EXPECT_EQ(shell_status(bin + " doctor --list >&-", &err), 2);
+  EXPECT_THAT(err, HasSubstr("cannot write to stdout: it is closed"));
+}
+
+// Child processes of gpucheck that carry `marker` in their environment.
+std::vector<pid_t> processes_with(const std::string& marker) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string env = slurp(e.path() / "environ");
+    if (env.find(marker) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+class Signals : public ::testing::TestWithParam<int> {};
+
+TEST_P(Signals, StopTheChildKeepThePreviousOutputAndExit128PlusTheSignal) {
+  const int sig = GetParam();
+  const std::string out = write_temp_file("signal/out.json", "previous document");
+  const std::string marker =
+      "GPUCHECK_TEST_MARKER=signal" + std::to_string(sig) + "-" + std::to_string(::getpid());
+  std::vector<std::string> args{
+      GPUCHECK_BINARY, "bench",  "--device",  "cpu",        "--ops", "gemm",       "--dtype",
+      "f32",           "--gemm", "512",       "--min-time", "60",    "--max-time", "60",
+      "--rounds",      "1",      "--threads", "1",          "-o",    out};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s{marker};
+  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  // Wait until the bench child runs (it inherits the marker), then signal the parent only.
+  bool child_running = false;
+  for (int i = 0; i < 300 && !child_running; ++i) {
+    std::this_thread::sleep_for(100ms);
+    child_running = processes_with(marker).size() >= 2;
+  }
+  ASSERT_TRUE(child_running) << "the bench child never started";
+  std::this_thread::sleep_for(500ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid, sig), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+  EXPECT_EQ(slurp(out), "previous document");
+  EXPECT_EQ(files_in(fs::path(out).parent_path()), 1u);
+  // The child is gone too (reaped by init once killed; give it a moment).
+  std::vector<pid_t> left;
+  for (int i = 0; i < 50; ++i) {
+    left = processes_with(marker);
+    if (left.empty()) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " process(es) of the run survived";
+}
+
+INSTANTIATE_TEST_SUITE_P(Stop, Signals, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
+                         [](const auto& info) { return std::string(sigabbrev_np(info.param)); });
+
+}  // namespace
