@@ -10,11 +10,19 @@
 
 namespace gpucheck::app {
 
-void add_output_options(CLI::App& cmd, OutputOptions& opts) {
+void add_output_options(CLI::App& cmd, OutputOptions& opts,
+                        const std::vector<std::string>& extra_formats) {
+  std::vector<std::string> formats{"table", "json", "csv", "markdown", "md", "html", "prometheus"};
+  std::string extra;
+  for (const auto& f : extra_formats) {
+    formats.push_back(f);
+    extra += ", " + f;
+  }
   cmd.add_option("--format", opts.format,
                  "Output format: table, json, csv, markdown, html (self-contained page with "
-                 "charts), prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md", "html", "prometheus"}))
+                 "charts), prometheus (node_exporter textfile)" +
+                     extra)
+      ->check(CLI::IsMember(formats))
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
   cmd.add_option("-o,--output", opts.output_path, "Write the output to FILE instead of stdout")
@@ -24,7 +32,8 @@ void add_output_options(CLI::App& cmd, OutputOptions& opts) {
   cmd.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr")->group("Output");
 }
 
-Output::Output(const OutputOptions& opts) : format_(report::Format::kTable), path_(opts.output_path) {
+Output::Output(const OutputOptions& opts)
+    : format_(report::Format::kTable), path_(opts.output_path) {
   auto f = report::format_from_string(opts.json ? "json" : opts.format);
   if (!f) throw UsageError("--format: unknown format '" + opts.format + "'");
   format_ = *f;
@@ -40,7 +49,10 @@ void Output::write(const nlohmann::json& doc) {
   const char* no_color = std::getenv("NO_COLOR");
   report::RenderOptions ro;
   ro.color = to_terminal && (no_color == nullptr || *no_color == '\0');
-  std::string text = report::render(doc, format_, ro);
+  write_text(report::render(doc, format_, ro));
+}
+
+void Output::write_text(const std::string& text) {
   if (file_) {
     *file_ << text;
     file_->flush();
@@ -65,10 +77,11 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
 }
 
 void apply_library_options(const LibraryOptions& opts) {
-  const std::pair<const char*, const std::string*> vars[] = {{"GPUCHECK_CUBLAS_LIB", &opts.cublas},
-                                                             {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
-                                                             {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-                                                             {"GPUCHECK_NVML_LIB", &opts.nvml}};
+  const std::pair<const char*, const std::string*> vars[] = {
+      {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
+      {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
+      {"GPUCHECK_NVML_LIB", &opts.nvml}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }
@@ -80,10 +93,14 @@ void configure_logging(int verbosity, bool quiet) {
   auto logger = spdlog::stderr_color_mt("gpucheck", mode);
   logger->set_pattern("%^gpucheck %l:%$ %v");
   spdlog::set_default_logger(logger);
-  if (quiet) spdlog::set_level(spdlog::level::err);
-  else if (verbosity >= 2) spdlog::set_level(spdlog::level::debug);
-  else if (verbosity == 1) spdlog::set_level(spdlog::level::info);
-  else spdlog::set_level(spdlog::level::warn);
+  if (quiet)
+    spdlog::set_level(spdlog::level::err);
+  else if (verbosity >= 2)
+    spdlog::set_level(spdlog::level::debug);
+  else if (verbosity == 1)
+    spdlog::set_level(spdlog::level::info);
+  else
+    spdlog::set_level(spdlog::level::warn);
 }
 
 }  // namespace gpucheck::app

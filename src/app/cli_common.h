@@ -23,7 +23,10 @@ struct OutputOptions {
   bool quiet = false;
 };
 
-void add_output_options(CLI::App& cmd, OutputOptions& opts);
+// extra_formats: formats only this command knows (doctor's "oneline"), which it writes itself
+// through Output::write_text.
+void add_output_options(CLI::App& cmd, OutputOptions& opts,
+                        const std::vector<std::string>& extra_formats = {});
 
 // Resolves the options once the command line is parsed: the format, the destination (opened
 // now, so an unwritable file is a usage error before any work) and the log level.
@@ -33,6 +36,8 @@ class Output {
   report::Format format() const { return format_; }
   // Renders the document in the chosen format to the chosen destination.
   void write(const nlohmann::json& doc);
+  // Writes text as it is to the chosen destination (a command's own format).
+  void write_text(const std::string& text);
 
  private:
   report::Format format_;

@@ -263,4 +263,35 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
+// Issue 19: doctor as a node health check (--quick, --timeout, --state, --format oneline)
+inline constexpr K kHealth = "health";  // the section: verdict healthy | unhealthy | unknown
+inline constexpr K kQuick = "quick";
+inline constexpr K kTimeoutS = "timeout_s";
+inline constexpr K kExitCode = "exit_code";
+inline constexpr K kFailing = "failing";
+inline constexpr K kUnanswered = "unanswered";
+inline constexpr K kStateFile = "state_file";
+inline constexpr K kEventsRaised = "events_raised";
+inline constexpr K kUnacknowledged = "unacknowledged";
+inline constexpr K kCheck = "check";
+
+// Issue 19: report fleet, the slow node among many (groups of records, outliers per node)
+inline constexpr K kFleet = "fleet";
+inline constexpr K kDocuments = "documents";
+inline constexpr K kRules = "rules";
+inline constexpr K kGroups = "groups";
+inline constexpr K kMembers = "members";
+inline constexpr K kOutliers = "outliers";
+inline constexpr K kNodes = "nodes";
+inline constexpr K kMad = "mad";
+inline constexpr K kZScore = "z_score";       // modified z-score, 0.6745 (x - median) / MAD
+inline constexpr K kDeviation = "deviation";  // (x - median) / median
+inline constexpr K kOutlier = "outlier";
+inline constexpr K kWorst = "worst";  // this node's worst GPU in its group
+inline constexpr K kHigherIsBetter = "higher_is_better";
+inline constexpr K kZThreshold = "z_threshold";
+inline constexpr K kSmallFleetNodes = "small_fleet_nodes";
+inline constexpr K kSmallFleetDrop = "small_fleet_drop";
+inline constexpr K kFailOnOutlier = "fail_on_outlier";
+
 }  // namespace gpucheck::keys
