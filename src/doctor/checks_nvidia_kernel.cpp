@@ -276,9 +276,10 @@ CheckResult check_nvidia_xid(const SystemView& view) {
       hardware = hardware || kHardwareXids.contains(code);
       other = other || !kProgramXids.contains(code);
     }
+    // The codes first: a drain reason or a node condition shows the start of the finding.
     const std::string found =
-        fmt::format("the kernel log ({}) holds {}NVIDIA Xid errors: {}", log.source,
-                    old_per_code.empty() ? "" : "new ", summary_of(new_per_code));
+        fmt::format("{}: {}NVIDIA Xid errors in the kernel log ({})", summary_of(new_per_code),
+                    old_per_code.empty() ? "" : "new ", log.source);
     const std::string fix =
         "look the codes up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors); "
         "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "

@@ -89,7 +89,11 @@ HealthVerdict judge_health(const std::vector<CheckResult>& results,
 
 std::string fit_line(std::string_view text, std::size_t max) {
   std::string ascii;
-  for (unsigned char c : text) {
+  // "Xid 79 ×2" reads as "Xid 79 x2", not "Xid 79 ?2".
+  std::string spelled(text);
+  for (auto at = spelled.find("\xc3\x97"); at != std::string::npos; at = spelled.find("\xc3\x97"))
+    spelled.replace(at, 2, "x");
+  for (unsigned char c : spelled) {
     if (c == '\n' || c == '\r' || c == '\t')
       ascii += ' ';
     else if (c < 0x20 || c == 0x7f)

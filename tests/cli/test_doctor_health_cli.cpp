@@ -107,7 +107,7 @@ TEST_F(QuickCli, AFailIsOneLineNamingTheCheck) {
   // Three checks fail (no /dev/nvidia* nodes either); the third is counted to leave the finding
   // room.
   EXPECT_THAT(line, StartsWith("FAIL nouveau_module,nvidia_kernel_module+1: the open-source "
-                               "nouveau driver is loaded"));
+                               "nouveau driver is"));
 }
 
 TEST_F(QuickCli, AnUnreadableKernelLogIsSkipNotUnhealthy) {
@@ -157,7 +157,7 @@ TEST_F(QuickCli, AnXidFailsUntilAcknowledgedThenNotAgain) {
   const std::vector<std::string> args{"--state", state(), "--format", "oneline"};
   auto r = quick(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: "));
+  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: Xid 79 x1: NVIDIA Xid errors in the kernel log"));
   // Nothing new in the log, but the event is unacknowledged: still unhealthy.
   r = quick(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -176,7 +176,7 @@ TEST_F(QuickCli, AnXidFailsUntilAcknowledgedThenNotAgain) {
         "fallen off the bus.\n4,1200,9900000,-;NVRM: Xid (PCI:0000:17:00): 48, DBE.\n");
   r = quick(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("Xid 48"));
+  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: Xid 48 x1: new NVIDIA Xid errors"));
 }
 
 TEST_F(QuickCli, BadAckAndBadStateAreUsageErrors) {

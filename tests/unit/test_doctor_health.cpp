@@ -106,6 +106,10 @@ TEST(Oneline, UnknownNamesTheSilentChecksAndOkSaysHowMany) {
 TEST(Oneline, FitLineMakesOnePrintableAsciiLine) {
   EXPECT_EQ(fit_line("a\nb\tc\x01 d", 80), "a b c d");
   EXPECT_EQ(fit_line("GPU \xc3\xa9t\xc3\xa9", 80), "GPU ?t?");
+  EXPECT_EQ(fit_line("Xid 79 \xc3\x97"
+                     "2",
+                     80),
+            "Xid 79 x2");
   const std::string cut = fit_line(std::string(100, 'x'), 80);
   EXPECT_EQ(cut.size(), 80u);
   EXPECT_TRUE(cut.ends_with("..."));
@@ -203,7 +207,7 @@ TEST_F(XidDeltaTest, OnlyGrowthWithinOneBootIsJudged) {
   write("dev/kmsg", xid(1, 79) + xid(2, 13));
   auto grown = check_nvidia_xid(view({{"nvidia_xid", first.state}}));
   EXPECT_EQ(grown.status, CheckStatus::kInfo);
-  EXPECT_THAT(grown.finding, HasSubstr("new NVIDIA Xid errors: Xid 13 ×1"));
+  EXPECT_THAT(grown.finding, HasSubstr("Xid 13 ×1: new NVIDIA Xid errors"));
 
   // Another boot: the kept counts belong to the last one, so the line is new again.
   write("proc/sys/kernel/random/boot_id", "boot-b\n");
