@@ -140,7 +140,9 @@ ExitCode run_fleet(const ReportOptions& o) {
 Command add_report_command(CLI::App& root, const std::vector<std::string>& argv) {
   auto o = std::make_shared<ReportOptions>();
   o->argv = argv;
-  auto* cmd = root.add_subcommand("report", "Render or compare saved gpucheck JSON documents");
+  auto* cmd = root.add_subcommand(
+      "report",
+      "Render or compare saved gpucheck JSON documents, or find the slow node of a fleet");
   cmd->require_subcommand(1);
   auto* show =
       cmd->add_subcommand("show", "Render a saved document (probe, bench, doctor, qualify)");
