@@ -197,12 +197,15 @@ ExitCode run_doctor(const DoctorOptions& opts) {
         "~/.local/state): counters are judged without deltas (give --state FILE)");
   std::optional<doctor::HealthState> state;
   if (state_file) state = doctor::HealthState::load(*state_file);
-  // --timeout bounds the whole run; --quick has one unless told otherwise. The probe children
-  // get under half the rest each: a hung OpenCL probe is re-run per ICD to name the culprit.
+  // --timeout bounds the whole run; --quick has one unless told otherwise. A hung OpenCL probe
+  // is re-run per ICD to name the culprit, so the probe can take two of its timeouts plus the
+  // spawning (about a second on a loaded two-core machine): each stage gets under a third of
+  // the budget, so the children are killed and reaped before the deadline and none outlives
+  // gpucheck.
   const double timeout_s = opts.timeout_s.value_or(opts.quick ? 30.0 : 0.0);
   double probe_timeout_s = opts.probe_timeout_s;
   if (timeout_s > 0)
-    probe_timeout_s = std::min(probe_timeout_s, std::max(0.5, (timeout_s - 1.0) / 2.0));
+    probe_timeout_s = std::min(probe_timeout_s, (timeout_s - std::min(1.0, timeout_s / 4.0)) / 3.0);
 
   const auto start = std::chrono::steady_clock::now();
   auto progress = std::make_shared<Progress>();
