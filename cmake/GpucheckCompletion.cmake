@@ -1,5 +1,6 @@
 # cmake -P: the bash completion from the built binary's --help: the subcommands and, for each,
 # the flags its --help lists. Inputs: GPUCHECK, COMMANDS (a list), TEMPLATE, OUT.
+cmake_minimum_required(VERSION 3.25)
 get_filename_component(out_dir ${OUT} DIRECTORY)
 file(MAKE_DIRECTORY ${out_dir})
 get_filename_component(source_root ${TEMPLATE} DIRECTORY)

@@ -1,5 +1,6 @@
 # cmake -P: gpucheck.1 from the built binary's --help with help2man, each subcommand's --help in
 # a COMMANDS section of the same page. Inputs: GPUCHECK, HELP2MAN, COMMANDS (a list), OUT.
+cmake_minimum_required(VERSION 3.25)
 get_filename_component(out_dir ${OUT} DIRECTORY)
 file(MAKE_DIRECTORY ${out_dir})
 set(include_file ${OUT}.h2m)
@@ -11,6 +12,8 @@ foreach(cmd IN LISTS COMMANDS)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "gpucheck ${cmd} --help exited ${rc}")
   endif()
+  # CLI11 prints the path it was run as: the page names the command.
+  string(REPLACE "${GPUCHECK}" "gpucheck" help "${help}")
   # roff: backslashes doubled, a line starting with . or ' protected.
   string(REPLACE "\\" "\\\\" help "${help}")
   string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" help "${help}")

@@ -100,4 +100,15 @@ extern "C" std::uint32_t arc4random_uniform(std::uint32_t upper) noexcept {
 }
 
 #endif  // glibc >= 2.36
+
+#if __GLIBC_PREREQ(2, 35) && defined(__x86_64__)
+
+// glibc 2.35 gave hypot a new symbol version (a faster implementation); its GLIBC_2.2.5 version
+// is still there on every glibc. The executable is linked with --wrap=hypot, so every call in
+// the program comes here and goes to the old version.
+extern "C" double gpucheck_hypot_2_2_5(double x, double y);
+__asm__(".symver gpucheck_hypot_2_2_5,hypot@GLIBC_2.2.5");
+extern "C" double __wrap_hypot(double x, double y) { return gpucheck_hypot_2_2_5(x, y); }
+
+#endif  // glibc >= 2.35 on x86-64
 #endif  // __GLIBC__
