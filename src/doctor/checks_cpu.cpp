@@ -104,6 +104,7 @@ CheckResult check_cpu_blas(const SystemView& view) {
   if (blas_it == props.end() || !blas_it->is_object())
     throw NotObservable("the cpu backend did not report its BLAS");
   Json blas = *blas_it;
+  const bool legacy = !blas.contains(k::kLibrary) && !blas.contains(k::kError);
   const Json cpu_facts = view.facts.value(k::kCpu, Json::object());
   const auto coretype = view.env_value(cpu::kOpenblasCoretypeEnv);
   legacy_kernel_facts(blas, cpu_facts);
@@ -194,7 +195,7 @@ CheckResult check_cpu_blas(const SystemView& view) {
                 "or BLIS)",
                 evidence);
   std::string name = description;
-  if (!blas.contains(k::kLibrary)) {
+  if (legacy) {
     // A document older than structured facts: "OpenBLAS 0.3.21 NO_LAPACKE ... (core: X)".
     if (auto cut = name.find(' '); cut != std::string::npos)
       name = name.substr(0, name.find(' ', cut + 1)) +
