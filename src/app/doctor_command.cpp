@@ -88,7 +88,8 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool lo
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
   if (load && !opts.no_load) add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds);
-  if (!opts.no_load) add_cpu_blas_cost(facts[keys::kBackends]);
+  // --quick runs no benchmark: the BLAS kernel's cost is two CPU GEMM children.
+  if (!opts.no_load && !opts.quick) add_cpu_blas_cost(facts[keys::kBackends]);
   return facts;
 }
 
