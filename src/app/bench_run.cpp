@@ -29,7 +29,8 @@ void Progress::clear() {
   if (enabled_) std::fprintf(stderr, "\r\x1b[K");
 }
 
-DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress) {
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress,
+                     const std::map<std::string, std::optional<std::string>>& env) {
   ChildLimits limits;
   // A cell may use its --max-time budget once per record (device time, end to end) plus time to
   // make inputs and verify in every round; the whole child gets the sum.
@@ -60,7 +61,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
     }
   };
   // The plan goes through stdin: 2,000 sizes are more than argv may hold.
-  ChildSpec spec{{"__child", "bench", "--plan", "-"}, {}, bench::to_json(plan).dump()};
+  ChildSpec spec{{"__child", "bench", "--plan", "-"}, env, bench::to_json(plan).dump()};
   auto results = run_children({spec}, limits, [&](std::size_t, std::string_view chunk) {
     pending.append(chunk);
     for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {

@@ -1,6 +1,7 @@
 // The hidden "__child" subcommand: what gpucheck runs in its isolated children.
 #include "app/backend_probes.h"
 #include "app/cli_common.h"
+#include "app/cpu_blas_selection.h"
 #include "backends/registry.h"
 #include "bench/engine.h"
 #include "core/child_process.h"
@@ -47,6 +48,7 @@ int run_bench_child(const std::string& plan_arg) {
   if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
   DeviceOptions options;
   options.threads = plan.threads;
+  if (plan.backend == "cpu") learn_library_blas_kernel(env, options);
   auto device = backend->open_device(plan.device, options);
   if (!device)
     throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
@@ -63,7 +65,11 @@ int run_bench_child(const std::string& plan_arg) {
           {"label", bench::describe(c)}});
   };
   cb.record = [&](std::size_t i, const nlohmann::json& r) {
-    emit({{"event", "record"}, {"index", i}, {"record", r}});
+    // A kernel gpucheck selected that computes wrong results: the library's own choice instead.
+    if (plan.backend == "cpu" && selected_blas_kernel_failed(r))
+      emit({{"event", "record"}, {"index", i}, {"record", rerun_with_library_kernel(plan, i, r)}});
+    else
+      emit({{"event", "record"}, {"index", i}, {"record", r}});
   };
   bench::TestHooks hooks;
   hooks.plant = bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT"));

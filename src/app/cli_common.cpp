@@ -9,14 +9,23 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 
 namespace gpucheck::app {
 
-void add_output_options(CLI::App& cmd, OutputOptions& opts) {
+void add_output_options(CLI::App& cmd, OutputOptions& opts,
+                        const std::vector<std::string>& extra_formats) {
+  std::vector<std::string> formats{"table", "json", "csv", "markdown", "md", "html", "prometheus"};
+  std::string extra;
+  for (const auto& f : extra_formats) {
+    formats.push_back(f);
+    extra += ", " + f;
+  }
   cmd.add_option("--format", opts.format,
                  "Output format: table, json, csv, markdown, html (self-contained page with "
-                 "charts), prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md", "html", "prometheus"}))
+                 "charts), prometheus (node_exporter textfile)" +
+                     extra)
+      ->check(CLI::IsMember(formats))
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
   cmd.add_option("-o,--output", opts.output_path, "Write the output to FILE instead of stdout")
@@ -40,7 +49,10 @@ void Output::write(const nlohmann::json& doc) {
   const char* no_color = std::getenv("NO_COLOR");
   report::RenderOptions ro;
   ro.color = to_terminal && (no_color == nullptr || *no_color == '\0');
-  std::string text = report::render(doc, format_, ro);
+  write_text(report::render(doc, format_, ro));
+}
+
+void Output::write_text(const std::string& text) {
   if (path_.empty())
     write_stdout(text);
   else
@@ -77,6 +89,10 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
   cmd.add_option("--cudnn", opts.cudnn, "Use this libcudnn.so instead of searching")
       ->check(CLI::ExistingFile)
       ->group("Libraries");
+  cmd.add_option("--blas", opts.blas,
+                 "Use this BLAS (libopenblas, libblis, libmkl_rt) for the CPU instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
@@ -86,9 +102,18 @@ void apply_library_options(const LibraryOptions& opts) {
       {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
       {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
       {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-      {"GPUCHECK_NVML_LIB", &opts.nvml}};
+      {"GPUCHECK_NVML_LIB", &opts.nvml},
+      {"GPUCHECK_BLAS_LIB", &opts.blas}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
+}
+
+int clamp_cpu_threads(int requested, const char* what) {
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  if (hardware <= 0 || requested <= hardware) return requested;
+  spdlog::warn("{} {} is more than this CPU's {} hardware threads: using {}", what, requested,
+               hardware, hardware);
+  return hardware;
 }
 
 void configure_logging(int verbosity, bool quiet) {

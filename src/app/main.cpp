@@ -25,7 +25,9 @@ constexpr const char* kExitCodes =
     "     writing any record\n"
     "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): its children are\n"
     "     stopped and no output is written (an existing -o FILE stays as it was)\n"
-    "When several apply: 2 over 3 over 1 over 0.";
+    "When several apply: 2 over 3 over 1 over 0.\n"
+    "doctor --quick (health check): 0 healthy, 1 unhealthy (a FAIL outranks a check\n"
+    "that did not answer), 2 could not decide (no answer within --timeout).";
 
 std::string version_text() {
   std::string backends;

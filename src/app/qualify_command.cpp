@@ -7,6 +7,7 @@
 #include "app/doctor_facts.h"
 #include "core/document.h"
 #include "core/files.h"
+#include "core/install_dirs.h"
 #include "core/json_keys.h"
 #include "core/output_file.h"
 #include "doctor/registry.h"
@@ -14,6 +15,7 @@
 #include "qualify/bench_plan.h"
 #include "qualify/judge.h"
 #include "qualify/profile.h"
+#include "qualify/profile_search.h"
 #include "qualify/skus.h"
 #include "report/junit.h"
 #include "report/speedup.h"
@@ -86,7 +88,8 @@ nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quie
 
 ExitCode run_qualify(const QualifyOptions& o) {
   // A bad profile, SKU table or output path is exit 2 before any work.
-  const q::Profile profile = q::load_profile(o.profile);
+  q::Profile profile = q::load_profile(q::find_profile(o.profile, data_dirs()));
+  profile.bench.threads = clamp_cpu_threads(profile.bench.threads, "the profile's [bench] threads");
   const std::vector<q::Sku> skus = custom_skus(o.skus);
   Output output(o.out);
   if (!o.junit.empty()) check_output_path(o.junit, "--junit");
@@ -107,6 +110,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   if (needs(profile, q::Kind::kDoctor)) {
     // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs.
     add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds);
+    add_cpu_blas_cost(facts[k::kBackends]);
     doc[k::kBackends] = facts[k::kBackends];
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
@@ -155,7 +159,10 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
       "qualify",
       "Probe, doctor and benches against a TOML profile of requirements: a CI gate "
       "with JUnit output (exit 1 when a requirement is unmet)");
-  cmd->add_option("--profile", o->profile, "TOML profile (configs/qualify/*.toml)")->required();
+  cmd->add_option("--profile", o->profile,
+                  "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
+                  "cuda-training, cuda-hopper)")
+      ->required();
   cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");

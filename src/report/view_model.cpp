@@ -1,6 +1,8 @@
 // Flattening the document into sections for the table, markdown and CSV writers.
 #include "report/view_model.h"
 
+#include "report/fleet.h"
+
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 
@@ -208,6 +210,8 @@ ViewModel make_view_model(const nlohmann::json& doc) {
   if (doc.contains(k::kQualify))
     vm.tables.insert(vm.tables.begin(), verdicts_table(doc[k::kQualify]));
   if (doc.contains(k::kComparison)) vm.tables.push_back(comparison_table(doc[k::kComparison]));
+  if (doc.contains(k::kFleet))
+    for (auto& t : fleet_tables(doc[k::kFleet])) vm.tables.push_back(std::move(t));
   return vm;
 }
 
