@@ -33,4 +33,9 @@ struct DeviceRun {
 // A child that dies marks the cell in progress and every later one failed with its fate.
 DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress);
 
+// The same for several devices at once (distinct physical GPUs: bench's concurrent children),
+// one child each; results in the plans' order.
+std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
+                                   const std::vector<bench::BenchPlan>& plans, Progress& progress);
+
 }  // namespace gpucheck::app

@@ -60,15 +60,20 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
   cmd.add_option("--cudnn", opts.cudnn, "Use this libcudnn.so instead of searching")
       ->check(CLI::ExistingFile)
       ->group("Libraries");
+  cmd.add_option("--nccl", opts.nccl, "Use this libnccl.so instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
 
 void apply_library_options(const LibraryOptions& opts) {
-  const std::pair<const char*, const std::string*> vars[] = {{"GPUCHECK_CUBLAS_LIB", &opts.cublas},
-                                                             {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
-                                                             {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-                                                             {"GPUCHECK_NVML_LIB", &opts.nvml}};
+  const std::pair<const char*, const std::string*> vars[] = {
+      {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
+      {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
+      {"GPUCHECK_NVML_LIB", &opts.nvml},
+      {"GPUCHECK_NCCL_LIB", &opts.nccl}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }
