@@ -219,29 +219,48 @@ class GroupRunner {
     return p;
   }
 
+  // One direction of a copy: the seeded pattern sent, its source buffer holding it, and the
+  // receiving buffer poisoned (0xA5), so a byte never written cannot pass.
+  struct Transfer {
+    HostBuffer sent;
+    std::unique_ptr<DeviceBuffer> src, dst;
+  };
+  Transfer prepare(std::size_t from, std::size_t to, std::size_t bytes, std::uint64_t stream) {
+    Transfer t{pattern(bytes, stream), group_.allocate(from, bytes), group_.allocate(to, bytes)};
+    const std::vector<unsigned char> poison(bytes, 0xA5);
+    group_.upload(from, *t.src, t.sent.data(), bytes);
+    group_.upload(to, *t.dst, poison.data(), bytes);
+    return t;
+  }
+  // The received bytes against the pattern sent.
+  Verification check(const Transfer& t, std::size_t to, std::size_t bytes,
+                     const std::string& from_name, const std::string& to_name) {
+    std::vector<unsigned char> back(bytes);
+    group_.download(to, back.data(), *t.dst, bytes);
+    plant_into(back.data(), bytes);
+    return verify_exact(t.sent.data(), back.data(), bytes,
+                        fmt::format("bytes received by {} differ from {}'s", to_name, from_name));
+  }
+  static void note_spin(nlohmann::json& extra, bool timed_out) {
+    if (timed_out)
+      extra["spin_timed_out"] =
+          "a spin kernel gave up waiting for the host (an enqueue blocked): launch overhead is "
+          "part of these times";
+  }
+
   void run_p2p(const Cell& cell) {
     const auto& s = std::get<P2pShape>(cell.shape);
     const std::size_t src = index_of(group_, s.src), dst = index_of(group_, s.dst);
     const std::size_t bytes = s.bytes;
     nlohmann::json r = base(cell);
     // Forward src→dst; bidirectional adds dst→src on the other device's engines.
-    HostBuffer fwd = pattern(bytes, kStreamP2pForward);
-    std::vector<unsigned char> back(bytes, 0xA5);
-    auto fwd_src = group_.allocate(src, bytes), fwd_dst = group_.allocate(dst, bytes);
-    group_.upload(src, *fwd_src, fwd.data(), bytes);
-    group_.upload(dst, *fwd_dst, back.data(), bytes);
-    std::vector<PeerCopy> copies = {
-        {src, dst, src, fwd_src.get(), fwd_dst.get(), bytes, 1, s.engine == CopyEngine::kSm}};
-    HostBuffer rev;
-    std::unique_ptr<DeviceBuffer> rev_src, rev_dst;
+    const bool sm = s.engine == CopyEngine::kSm;
+    Transfer fwd = prepare(src, dst, bytes, kStreamP2pForward);
+    std::vector<PeerCopy> copies = {{src, dst, src, fwd.src.get(), fwd.dst.get(), bytes, 1, sm}};
+    std::optional<Transfer> rev;
     if (s.bidirectional) {
-      rev = pattern(bytes, kStreamP2pReverse);
-      rev_src = group_.allocate(dst, bytes);
-      rev_dst = group_.allocate(src, bytes);
-      group_.upload(dst, *rev_src, rev.data(), bytes);
-      group_.upload(src, *rev_dst, back.data(), bytes);
-      copies.push_back(
-          {dst, src, dst, rev_src.get(), rev_dst.get(), bytes, 1, s.engine == CopyEngine::kSm});
+      rev = prepare(dst, src, bytes, kStreamP2pReverse);
+      copies.push_back({dst, src, dst, rev->src.get(), rev->dst.get(), bytes, 1, sm});
     }
     group_.set_peer_access(src, dst, s.peer_access);
     std::vector<std::vector<double>> per_direction(copies.size());
@@ -269,20 +288,9 @@ class GroupRunner {
     }
     extra["direction_gbps"] = gbps;  // median of each direction: src→dst, then dst→src
     extra["copies_per_repetition"] = kPeerCopiesPerRep;
-    if (spin_timed_out)
-      extra["spin_timed_out"] =
-          "a spin kernel gave up waiting for the host (an enqueue blocked): launch overhead is "
-          "part of these times";
-    group_.download(dst, back.data(), *fwd_dst, bytes);
-    plant_into(back.data(), bytes);
-    Verification v =
-        verify_exact(fwd.data(), back.data(), bytes,
-                     fmt::format("bytes received by {} differ from {}'s", s.dst, s.src));
-    if (v.ok && s.bidirectional) {
-      group_.download(src, back.data(), *rev_dst, bytes);
-      v = verify_exact(rev.data(), back.data(), bytes,
-                       fmt::format("bytes received by {} differ from {}'s", s.src, s.dst));
-    }
+    note_spin(extra, spin_timed_out);
+    Verification v = check(fwd, dst, bytes, s.src, s.dst);
+    if (v.ok && rev) v = check(*rev, src, bytes, s.dst, s.src);
     finish_record(r, cell, times, truncated, v);
     emit(r, extra);
   }
@@ -292,36 +300,25 @@ class GroupRunner {
     const std::size_t src = index_of(group_, s.src), dst = index_of(group_, s.dst);
     const std::size_t bytes = s.bytes * kLatencyCopiesPerRep;
     nlohmann::json r = base(cell);
-    HostBuffer sent = pattern(bytes, kStreamP2pForward);
-    std::vector<unsigned char> back(bytes, 0xA5);
-    auto dsrc = group_.allocate(src, bytes), ddst = group_.allocate(dst, bytes);
-    group_.upload(src, *dsrc, sent.data(), bytes);
-    group_.upload(dst, *ddst, back.data(), bytes);
+    Transfer t = prepare(src, dst, bytes, kStreamP2pForward);
     group_.set_peer_access(src, dst, s.peer_access);
     // Each piece is its own small copy: the batch's time over the count is one copy's latency.
-    const std::vector<PeerCopy> copies = {{src, dst, src, dsrc.get(), ddst.get(), bytes,
+    const std::vector<PeerCopy> copies = {{src, dst, src, t.src.get(), t.dst.get(), bytes,
                                            static_cast<std::size_t>(kLatencyCopiesPerRep), false}};
     bool truncated = false;
     bool spin_timed_out = false;
     auto times = run_reps(
         plan_.policy,
         [&] {
-          CopyTiming t = group_.timed_copies(copies, 1);
-          spin_timed_out = spin_timed_out || t.spin_timed_out;
-          return t.seconds[0];
+          CopyTiming ct = group_.timed_copies(copies, 1);
+          spin_timed_out = spin_timed_out || ct.spin_timed_out;
+          return ct.seconds[0];
         },
         &truncated);
-    for (double& t : times) t /= kLatencyCopiesPerRep;
+    for (double& x : times) x /= kLatencyCopiesPerRep;
     nlohmann::json extra = {{"copies_per_repetition", kLatencyCopiesPerRep}};
-    if (spin_timed_out)
-      extra["spin_timed_out"] =
-          "a spin kernel gave up waiting for the host (an enqueue blocked): launch overhead is "
-          "part of these times";
-    group_.download(dst, back.data(), *ddst, bytes);
-    plant_into(back.data(), bytes);
-    finish_record(r, cell, times, truncated,
-                  verify_exact(sent.data(), back.data(), bytes,
-                               fmt::format("bytes received by {} differ from {}'s", s.dst, s.src)));
+    note_spin(extra, spin_timed_out);
+    finish_record(r, cell, times, truncated, check(t, dst, bytes, s.src, s.dst));
     emit(r, extra);
   }
 

@@ -17,14 +17,14 @@ namespace gpucheck::cuda {
 namespace fs = std::filesystem;
 namespace k = keys;
 
-namespace {
-
 std::string link_map_path(void* handle) {
   link_map* map = nullptr;
   if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
     return {};
   return map->l_name;
 }
+
+namespace {
 
 bool try_open(const std::string& what, const std::string& source, LoadedLibrary* lib,
               std::vector<std::string>* errors, int extra_flags = 0) {

@@ -38,6 +38,9 @@ nlohmann::json library_json(const LoadedLibrary& lib, const std::string& version
 
 void* dlsym_checked(void* handle, const char* symbol);
 
+// The path the dynamic linker loaded a handle from (its link map); empty when it cannot say.
+std::string link_map_path(void* handle);
+
 template <typename Fn>
 bool resolve_symbol(void* handle, const char* symbol, Fn* out, std::string* missing) {
   void* p = dlsym_checked(handle, symbol);

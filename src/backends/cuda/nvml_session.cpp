@@ -1,25 +1,14 @@
 // dlopen of NVML with nvmlInit_v2, shared by the probe and the NVLink counter reads.
 #include "backends/cuda/nvml_session.h"
 
+#include "backends/cuda/dynamic_library.h"
 #include "backends/cuda/nvml_probe.h"
 #include "core/sanitize.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <link.h>
 
 namespace gpucheck::cuda {
-
-namespace {
-
-std::string link_map_path(void* handle) {
-  link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
-    return {};
-  return map->l_name;
-}
-
-}  // namespace
 
 std::string nvml_error_name(nvml::Return r) {
   switch (r) {
