@@ -4,6 +4,7 @@
 #include "app/cpu_blas_selection.h"
 #include "backends/registry.h"
 #include "bench/engine.h"
+#include "bench/group_engine.h"
 
 #include <fmt/format.h>
 
@@ -21,11 +22,6 @@ int run_bench_child(const std::string& plan_text) {
   EnvMap env = current_environment();
   auto backend = make_backend(plan.backend, env);
   if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
-  DeviceOptions options;
-  options.threads = plan.threads;
-  if (plan.backend == "cpu") learn_library_blas_kernel(env, options);
-  auto device = backend->open_device(plan.device, options);
-  if (!device) throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
   auto emit = [&](const nlohmann::json& line) {
     write_all(result_fd, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
@@ -42,7 +38,32 @@ int run_bench_child(const std::string& plan_text) {
     else
       emit({{"event", "record"}, {"record", r}});
   };
-  bench::run_plan(plan, *device, cb, bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
+  const auto plant = bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT"));
+  if (!plan.group.empty()) {
+    // Several devices in this one process: peer copies and all-reduce (issue 17).
+    auto group = backend->open_group(plan.group);
+    if (!group)
+      throw UsageError(fmt::format("the {} backend runs no work between devices", plan.backend));
+    bench::run_group_plan(plan, *group, cb, plant);
+    return 0;
+  }
+  DeviceOptions options;
+  options.threads = plan.threads;
+  if (plan.backend == "cpu") learn_library_blas_kernel(env, options);
+  auto device = backend->open_device(plan.device, options);
+  if (!device)
+    throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
+  bench::run_plan(plan, *device, cb, plant);
+  return 0;
+}
+
+// Writes the backend's counters (Backend::read_counters) as one JSON object to the reserved stdout.
+int run_counters_child(const std::string& name) {
+  int result_fd = reserve_stdout_for_result();
+  auto backend = make_backend(name, current_environment());
+  if (!backend) throw UsageError(fmt::format("__child counters: no backend '{}'", name));
+  write_all(result_fd, backend->read_counters().dump(-1, ' ', false,
+                                                     nlohmann::json::error_handler_t::replace));
   return 0;
 }
 
@@ -56,12 +77,17 @@ Command add_child_command(CLI::App& root) {
   auto* bench = cmd->add_subcommand("bench", "benchmark one device");
   auto plan = std::make_shared<std::string>();
   bench->add_option("--plan", *plan)->required();
+  auto* counters = cmd->add_subcommand("counters", "read a backend's growing counters");
+  auto counters_backend = std::make_shared<std::string>();
+  counters->add_option("--backend", *counters_backend)->required();
   cmd->require_subcommand(1);
-  return {cmd, [probe, bench, backend, plan]() {
+  return {cmd, [probe, bench, counters, backend, plan, counters_backend]() {
             configure_logging(0, false);
             if (probe->parsed())
               return static_cast<ExitCode>(run_probe_child(*backend, current_environment()));
             if (bench->parsed()) return static_cast<ExitCode>(run_bench_child(*plan));
+            if (counters->parsed())
+              return static_cast<ExitCode>(run_counters_child(*counters_backend));
             return ExitCode::kUsage;
           }};
 }

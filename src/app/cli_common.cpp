@@ -77,6 +77,9 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
                  "Use this BLAS (libopenblas, libblis, libmkl_rt) for the CPU instead of searching")
       ->check(CLI::ExistingFile)
       ->group("Libraries");
+  cmd.add_option("--nccl", opts.nccl, "Use this libnccl.so instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
@@ -87,7 +90,8 @@ void apply_library_options(const LibraryOptions& opts) {
       {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
       {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
       {"GPUCHECK_NVML_LIB", &opts.nvml},
-      {"GPUCHECK_BLAS_LIB", &opts.blas}};
+      {"GPUCHECK_BLAS_LIB", &opts.blas},
+      {"GPUCHECK_NCCL_LIB", &opts.nccl}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }

@@ -49,6 +49,7 @@ class Output {
 // backends' children through the environment (GPUCHECK_CUBLAS_LIB, ..., GPUCHECK_BLAS_LIB).
 struct LibraryOptions {
   std::string cublas, cublaslt, cudnn, nvml, blas;
+  std::string nccl;  // issue 17: --nccl, the library of bench --ops allreduce
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);

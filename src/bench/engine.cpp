@@ -2,6 +2,7 @@
 #include "bench/engine.h"
 
 #include "bench/inputs.h"
+#include "bench/record.h"
 #include "bench/stats.h"
 #include "bench/verify.h"
 #include "core/errors.h"
@@ -39,11 +40,7 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b) {
   return r;
 }
 
-// Work one run does: bytes moved through memory or floating-point operations.
-struct Work {
-  double amount = 0;
-  const char* unit = "GB/s";
-};
+}  // namespace
 
 Work work_of(const Cell& cell) {
   const double es = static_cast<double>(element_size(cell.dtype));
@@ -65,12 +62,24 @@ Work work_of(const Cell& cell) {
           return {static_cast<double>(s.bytes) * (both_sides_same_memory ? 2.0 : 1.0), "GB/s"};
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
+        } else if constexpr (std::is_same_v<T, P2pShape>) {
+          // Bytes over the link: both directions' for a bidirectional copy.
+          return {static_cast<double>(s.bytes) * (s.bidirectional ? 2.0 : 1.0), "GB/s"};
+        } else if constexpr (std::is_same_v<T, AllreduceShape>) {
+          // Bus bandwidth (nccl-tests): algbw · 2(n−1)/n, what each link carries.
+          return {static_cast<double>(s.bytes) * allreduce_bus_factor(s.devices.size()), "GB/s"};
         } else {
           return {0, ""};
         }
       },
       cell.shape);
 }
+
+double allreduce_bus_factor(std::size_t n) {
+  return n == 0 ? 0.0 : 2.0 * static_cast<double>(n - 1) / static_cast<double>(n);
+}
+
+namespace {
 
 nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transfers) {
   const auto& id = dev.identity();
@@ -107,6 +116,8 @@ nlohmann::json verification_json(const Verification& v) {
   return j;
 }
 
+}  // namespace
+
 // Completes a record from timings and a verification; a failed verification is a mismatch.
 void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double>& times,
                    bool truncated, const std::optional<Verification>& v) {
@@ -128,6 +139,8 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
   }
   r[k::kStatus] = "ok";
 }
+
+namespace {
 
 void plant(HostBuffer& out, PlantedError kind) {
   if (out.size() == 0) return;
@@ -168,6 +181,9 @@ class CellRunner {
       case Op::kCopy: run_copy(cell); break;
       case Op::kLatency: run_latency(cell); break;
       case Op::kSeedloop: run_seedloop(cell); break;
+      case Op::kP2p:
+      case Op::kAllreduce:
+        throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
     }
   }
 
@@ -352,18 +368,9 @@ class CellRunner {
         break;
       }
     }
-    Verification v;
-    v.method = "exact";
-    v.tolerance = 0;
-    const auto* expect = static_cast<const unsigned char*>(pattern.data());
-    auto diff = std::mismatch(back.begin(), back.end(), expect);
-    v.ok = diff.first == back.end();
-    v.max_rel_error = v.ok ? 0.0 : std::numeric_limits<double>::infinity();
-    if (!v.ok) {
-      v.first_bad_index = static_cast<std::uint64_t>(diff.first - back.begin());
-      v.detail = "copied bytes differ from the source";
-    }
-    finish_record(r, cell, times, truncated, v);
+    finish_record(
+        r, cell, times, truncated,
+        verify_exact(pattern.data(), back.data(), bytes, "copied bytes differ from the source"));
     emit(r);
   }
 

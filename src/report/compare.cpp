@@ -33,11 +33,19 @@ std::string device_key(const nlohmann::json& r, bool by_name) {
   return str(r, k::kDevice);
 }
 
+// A record measured beside other GPUs (bench's concurrent children) is compared only with one
+// measured beside others too, and a lone one with a lone one: a shared host or power budget
+// moves the figures.
+bool ran_concurrently(const nlohmann::json& r) {
+  auto it = r.find(k::kConcurrentWith);
+  return it != r.end() && it->is_array() && !it->empty();
+}
+
 std::string match_key(const nlohmann::json& r, bool by_name) {
   return nlohmann::json::array({str(r, k::kBackend), device_key(r, by_name), str(r, k::kOp),
                                 str(r, k::kImpl), str(r, k::kDtype),
                                 r.value(std::string(k::kShape), nlohmann::json()),
-                                str(r, k::kTransfers)})
+                                str(r, k::kTransfers), ran_concurrently(r)})
       .dump();
 }
 
