@@ -30,6 +30,7 @@ namespace {
 struct BenchOptions {
   OutputOptions out;
   LibraryOptions libraries;
+  TuningOptions tuning;
   std::string devices = "all";
   std::string ops, dtypes, layouts;
   std::string size = "small";
@@ -200,6 +201,7 @@ ExitCode run_bench(const BenchOptions& given) {
   apply_library_options(o.libraries);
   bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
   bench::validate(policy);
+  const bench::TuningPlan tuning = tuning_plan(o.tuning);
   bench::SizeSet sizes = size_set(o);
   auto names = split_list(o.devices);
   if (names.empty()) throw UsageError("--device: empty list");
@@ -222,7 +224,8 @@ ExitCode run_bench(const BenchOptions& given) {
   std::vector<bench::BenchPlan> plans;
   for (const auto& t : res.targets) {
     bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
-                          policy,   o.seed,    o.threads};
+                          policy,   o.seed,    o.threads,
+                          tuning};
     plans.push_back(std::move(plan));
   }
 
@@ -270,6 +273,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       "verified against float64, with speedups over the CPU");
   add_output_options(*cmd, o->out);
   add_library_options(*cmd, o->libraries);
+  add_tuning_options(*cmd, o->tuning);
   cmd->add_option("--device", o->devices,
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
       ->capture_default_str();

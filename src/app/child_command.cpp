@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <string_view>
 
 namespace gpucheck::app {
 
@@ -23,16 +24,32 @@ int run_bench_child(const std::string& plan_text) {
   DeviceOptions options;
   options.threads = plan.threads;
   auto device = backend->open_device(plan.device, options);
-  if (!device) throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
+  if (!device)
+    throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
   auto emit = [&](const nlohmann::json& line) {
-    write_all(result_fd, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_all(result_fd,
+              line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   bench::EngineCallbacks cb;
   cb.cell_started = [&](std::size_t i, const bench::Cell& c) {
     emit({{"event", "cell"}, {"index", i}, {"label", bench::describe(c)}});
   };
   cb.record = [&](const nlohmann::json& r) { emit({{"event", "record"}, {"record", r}}); };
-  bench::run_plan(plan, *device, cb, bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
+  cb.tuning_progress = [&](const std::string& what) { emit({{"event", "tune"}, {"label", what}}); };
+  cb.tuning_log = [&](TuningLog level, const std::string& message) {
+    emit({{"event", "log"},
+          {"level", level == TuningLog::kWarn ? "warn" : "info"},
+          {"message", message}});
+  };
+  bench::EngineOptions engine;
+  engine.plant = bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT"));
+  const char* plant_tune = std::getenv("GPUCHECK_TEST_PLANT_TUNE");
+  engine.plant_bad_tuning_candidate =
+      plant_tune != nullptr && std::string_view(plant_tune) == "wrong";
+  if (auto dir = user_cache_dir(env)) engine.tuning_cache_dir = dir->string();
+  if (const char* forced = std::getenv("GPUCHECK_TEST_GEMM_PARAMS"))
+    engine.forced_gemm_parameters = forced;
+  bench::run_plan(plan, *device, cb, engine);
   return 0;
 }
 

@@ -24,7 +24,8 @@ void add_output_options(CLI::App& cmd, OutputOptions& opts) {
   cmd.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr")->group("Output");
 }
 
-Output::Output(const OutputOptions& opts) : format_(report::Format::kTable), path_(opts.output_path) {
+Output::Output(const OutputOptions& opts)
+    : format_(report::Format::kTable), path_(opts.output_path) {
   auto f = report::format_from_string(opts.json ? "json" : opts.format);
   if (!f) throw UsageError("--format: unknown format '" + opts.format + "'");
   format_ = *f;
@@ -65,12 +66,39 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
 }
 
 void apply_library_options(const LibraryOptions& opts) {
-  const std::pair<const char*, const std::string*> vars[] = {{"GPUCHECK_CUBLAS_LIB", &opts.cublas},
-                                                             {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
-                                                             {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-                                                             {"GPUCHECK_NVML_LIB", &opts.nvml}};
+  const std::pair<const char*, const std::string*> vars[] = {
+      {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
+      {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
+      {"GPUCHECK_NVML_LIB", &opts.nvml}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
+}
+
+void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
+  cmd.add_option("--tune-budget", opts.budget_s,
+                 "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
+                 "(default 45, 20 on CPU implementations); timing the defaults comes first")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->group("Tuning");
+  cmd.add_flag("--no-tune", opts.no_tune,
+               "OpenCL GEMM and conv with the library's defaults: no search, no cache")
+      ->group("Tuning");
+  cmd.add_flag("--retune", opts.retune,
+               "Search again even where the cache has this device's GEMM parameters")
+      ->group("Tuning");
+}
+
+bench::TuningPlan tuning_plan(const TuningOptions& opts) {
+  if (opts.no_tune && opts.retune) throw UsageError("--no-tune and --retune contradict each other");
+  if (opts.no_tune && opts.budget_s)
+    throw UsageError("--tune-budget: nothing is tuned with --no-tune");
+  bench::TuningPlan plan;
+  plan.mode = opts.no_tune  ? TuningMode::kOff
+              : opts.retune ? TuningMode::kRetune
+                            : TuningMode::kAuto;
+  plan.budget_s = opts.budget_s;
+  return plan;
 }
 
 void configure_logging(int verbosity, bool quiet) {
@@ -80,10 +108,14 @@ void configure_logging(int verbosity, bool quiet) {
   auto logger = spdlog::stderr_color_mt("gpucheck", mode);
   logger->set_pattern("%^gpucheck %l:%$ %v");
   spdlog::set_default_logger(logger);
-  if (quiet) spdlog::set_level(spdlog::level::err);
-  else if (verbosity >= 2) spdlog::set_level(spdlog::level::debug);
-  else if (verbosity == 1) spdlog::set_level(spdlog::level::info);
-  else spdlog::set_level(spdlog::level::warn);
+  if (quiet)
+    spdlog::set_level(spdlog::level::err);
+  else if (verbosity >= 2)
+    spdlog::set_level(spdlog::level::debug);
+  else if (verbosity == 1)
+    spdlog::set_level(spdlog::level::info);
+  else
+    spdlog::set_level(spdlog::level::warn);
 }
 
 }  // namespace gpucheck::app

@@ -36,6 +36,7 @@ constexpr double kDoctorLoadSeconds = 2;
 struct QualifyOptions {
   OutputOptions out;
   LibraryOptions libraries;
+  TuningOptions tuning;
   std::string profile;
   std::string junit;
   bool strict = false;
@@ -99,6 +100,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   Output output(o.out);
   auto junit = open_junit(o.junit);
   apply_library_options(o.libraries);
+  const bench::TuningPlan tuning = tuning_plan(o.tuning);
 
   const EnvMap env = current_environment();
   nlohmann::json doc = make_document("qualify", o.argv, env);
@@ -121,6 +123,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   }
   if (needs(profile, q::Kind::kBench)) {
     auto plans = q::plan_benches(profile, q::list_devices(obs.backends));
+    for (auto& plan : plans) plan.tuning = tuning;
     obs.results = run_benches(plans, o.out.quiet);
     doc[k::kResults] = obs.results;
   }
@@ -168,6 +171,7 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
       "Probe, doctor and benches against a TOML profile of requirements: a CI gate "
       "with JUnit output (exit 1 when a requirement is unmet)");
   cmd->add_option("--profile", o->profile, "TOML profile (configs/qualify/*.toml)")->required();
+  add_tuning_options(*cmd, o->tuning);
   cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");

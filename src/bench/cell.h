@@ -1,6 +1,7 @@
 // One benchmark cell (op × dtype × shape on one device) and the plan a bench child runs.
 #pragma once
 
+#include "backends/device.h"
 #include "bench/reps.h"
 #include "core/workload.h"
 
@@ -43,6 +44,13 @@ struct Cell {
   std::optional<nlohmann::json> scaled_from;
 };
 
+// How a device's GEMM parameters are chosen before its GEMM and conv cells (issue 20). Off unless
+// the command asks: doctor's and other fixed plans never tune.
+struct TuningPlan {
+  TuningMode mode = TuningMode::kOff;
+  std::optional<double> budget_s;  // per dtype; nullopt: the device's default
+};
+
 struct BenchPlan {
   std::string device;  // "cpu", "cuda0", ...
   std::string backend;
@@ -50,7 +58,12 @@ struct BenchPlan {
   RepPolicy policy;
   std::uint64_t seed = 0;
   int threads = 0;
+  TuningPlan tuning;
 };
+
+// "off", "auto", "retune" and back (nullopt for anything else).
+std::string_view to_string(TuningMode mode);
+std::optional<TuningMode> tuning_mode_from_string(std::string_view text);
 
 nlohmann::json shape_to_json(const Shape& shape);
 nlohmann::json to_json(const Cell& cell);

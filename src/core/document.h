@@ -18,4 +18,7 @@ nlohmann::json make_document(const std::string& command, const std::vector<std::
 // variables (set ones only) and the backends built.
 nlohmann::json make_provenance(const std::vector<std::string>& argv, const EnvMap& env);
 
+// Now, as "2026-11-26T05:47:00Z".
+std::string utc_timestamp();
+
 }  // namespace gpucheck

@@ -263,4 +263,8 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
+// GEMM tuning (issue 20): in a GEMM or conv record's context, which parameters ran
+inline constexpr K kTuning = "tuning";                       // tuned | cached | default
+inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}
+
 }  // namespace gpucheck::keys
