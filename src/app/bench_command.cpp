@@ -31,6 +31,7 @@ namespace {
 struct BenchOptions {
   OutputOptions out;
   LibraryOptions libraries;
+  TuningOptions tuning;
   std::string devices = "all";
   std::string ops, dtypes, layouts;
   std::string size = "small";
@@ -216,6 +217,7 @@ ExitCode run_bench(const BenchOptions& given) {
   apply_library_options(o.libraries);
   bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
   bench::validate(policy);
+  const bench::TuningPlan tuning = tuning_plan(o.tuning);
   bench::SizeSet sizes = size_set(o);
   const int threads = clamp_cpu_threads(o.threads, "--threads");
   auto names = split_list(o.devices);
@@ -256,7 +258,7 @@ ExitCode run_bench(const BenchOptions& given) {
   for (const auto& t : res.targets) {
     bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
                           policy,   o.seed,    threads,
-                          {}};
+                          {},       tuning};
     if (plan.cells.empty()) continue;  // only ops between devices were asked for
     plans.push_back(std::move(plan));
     targets.push_back(t);
@@ -332,6 +334,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       "verified against float64, with speedups over the CPU");
   add_output_options(*cmd, o->out);
   add_library_options(*cmd, o->libraries);
+  add_tuning_options(*cmd, o->tuning);
   cmd->add_option("--device", o->devices,
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
       ->capture_default_str();

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 namespace gpucheck::app {
 
@@ -52,6 +53,15 @@ struct ChildStream {
     } else if (ev.value("event", "") == "record") {
       records.push_back(ev["record"]);
       current_recorded = true;
+    } else if (ev.value("event", "") == "tune") {
+      progress.show(target->device, current.value_or(0), plan->cells.size(), ev.value("label", ""));
+    } else if (ev.value("event", "") == "log") {
+      progress.clear();  // a log line must not land inside the progress line
+      const std::string message = target->device + ": " + ev.value("message", "");
+      if (ev.value("level", "") == "warn")
+        spdlog::warn("{}", message);
+      else
+        spdlog::info("{}", message);
     }
   }
 };
@@ -103,6 +113,14 @@ std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
   for (const auto& plan : plans) {
     double b = 60;
     for (std::size_t i = 0; i < plan.cells.size(); ++i) b += 2 * plan.policy.max_time_s + 60;
+    // Tuning (issue 20) may come before each dtype's first GEMM or conv: its budget, the defaults
+    // it times first (a CLBlast build takes half a minute on pocl) and one candidate beyond.
+    if (plan.tuning.mode != TuningMode::kOff) {
+      std::set<DType> dtypes;
+      for (const auto& c : plan.cells)
+        if (c.op == Op::kGemm || c.op == Op::kConv) dtypes.insert(c.dtype);
+      b += static_cast<double>(dtypes.size()) * (plan.tuning.budget_s.value_or(60) * 1.5 + 120);
+    }
     budget = std::max(budget, b);
   }
   limits.timeout = std::chrono::duration<double>(budget);

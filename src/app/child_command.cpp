@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <string_view>
 
 namespace gpucheck::app {
 
@@ -23,7 +24,8 @@ int run_bench_child(const std::string& plan_text) {
   auto backend = make_backend(plan.backend, env);
   if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
   auto emit = [&](const nlohmann::json& line) {
-    write_all(result_fd, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_all(result_fd,
+              line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   bench::EngineCallbacks cb;
   std::size_t cell = 0;
@@ -38,22 +40,35 @@ int run_bench_child(const std::string& plan_text) {
     else
       emit({{"event", "record"}, {"record", r}});
   };
-  const auto plant = bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT"));
+  cb.tuning_progress = [&](const std::string& what) { emit({{"event", "tune"}, {"label", what}}); };
+  cb.tuning_log = [&](TuningLog level, const std::string& message) {
+    emit({{"event", "log"},
+          {"level", level == TuningLog::kWarn ? "warn" : "info"},
+          {"message", message}});
+  };
+  bench::EngineOptions engine;
+  engine.plant = bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT"));
   if (!plan.group.empty()) {
     // Several devices in this one process: peer copies and all-reduce (issue 17).
     auto group = backend->open_group(plan.group);
     if (!group)
       throw UsageError(fmt::format("the {} backend runs no work between devices", plan.backend));
-    bench::run_group_plan(plan, *group, cb, plant);
+    bench::run_group_plan(plan, *group, cb, engine.plant);
     return 0;
   }
+  const char* plant_tune = std::getenv("GPUCHECK_TEST_PLANT_TUNE");
+  engine.plant_bad_tuning_candidate =
+      plant_tune != nullptr && std::string_view(plant_tune) == "wrong";
+  if (auto dir = user_cache_dir(env)) engine.tuning_cache_dir = dir->string();
+  if (const char* forced = std::getenv("GPUCHECK_TEST_GEMM_PARAMS"))
+    engine.forced_gemm_parameters = forced;
   DeviceOptions options;
   options.threads = plan.threads;
   if (plan.backend == "cpu") learn_library_blas_kernel(env, options);
   auto device = backend->open_device(plan.device, options);
   if (!device)
     throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
-  bench::run_plan(plan, *device, cb, plant);
+  bench::run_plan(plan, *device, cb, engine);
   return 0;
 }
 

@@ -104,6 +104,32 @@ int clamp_cpu_threads(int requested, const char* what) {
   return hardware;
 }
 
+void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
+  cmd.add_option("--tune-budget", opts.budget_s,
+                 "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
+                 "(default 45, 20 on CPU implementations); timing the defaults comes first")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->group("Tuning");
+  cmd.add_flag("--no-tune", opts.no_tune,
+               "OpenCL GEMM and conv with the library's defaults: no search, no cache")
+      ->group("Tuning");
+  cmd.add_flag("--retune", opts.retune,
+               "Search again even where the cache has this device's GEMM parameters")
+      ->group("Tuning");
+}
+
+bench::TuningPlan tuning_plan(const TuningOptions& opts) {
+  if (opts.no_tune && opts.retune) throw UsageError("--no-tune and --retune contradict each other");
+  if (opts.no_tune && opts.budget_s)
+    throw UsageError("--tune-budget: nothing is tuned with --no-tune");
+  bench::TuningPlan plan;
+  plan.mode = opts.no_tune  ? TuningMode::kOff
+              : opts.retune ? TuningMode::kRetune
+                            : TuningMode::kAuto;
+  plan.budget_s = opts.budget_s;
+  return plan;
+}
+
 void configure_logging(int verbosity, bool quiet) {
   const char* no_color = std::getenv("NO_COLOR");
   auto mode = (no_color && *no_color) ? spdlog::color_mode::never : spdlog::color_mode::automatic;

@@ -38,6 +38,7 @@ constexpr double kDoctorLoadSeconds = 2;
 struct QualifyOptions {
   OutputOptions out;
   LibraryOptions libraries;
+  TuningOptions tuning;
   std::string profile;
   std::string junit;
   bool strict = false;
@@ -102,6 +103,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   Output output(o.out);
   auto junit = open_junit(o.junit);
   apply_library_options(o.libraries);
+  const bench::TuningPlan tuning = tuning_plan(o.tuning);
 
   const EnvMap env = current_environment();
   nlohmann::json doc = make_document("qualify", o.argv, env);
@@ -133,6 +135,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
     // The work between GPUs last, in one group child over every CUDA device.
     if (auto group = q::plan_group_bench(profile, q::list_devices(obs.backends)))
       plans.push_back(std::move(*group));
+    for (auto& plan : plans) plan.tuning = tuning;
     obs.results = run_benches(plans, o.out.quiet);
     doc[k::kResults] = obs.results;
   }
@@ -183,6 +186,7 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
                   "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
                   "cuda-training, cuda-hopper)")
       ->required();
+  add_tuning_options(*cmd, o->tuning);
   cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");

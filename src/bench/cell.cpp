@@ -158,11 +158,31 @@ nlohmann::json to_json(const BenchPlan& plan) {
                            {"min_time_s", plan.policy.min_time_s},
                            {"max_time_s", plan.policy.max_time_s}};
   if (plan.policy.reps) policy["reps"] = *plan.policy.reps;
+  nlohmann::json tuning = {{"mode", to_string(plan.tuning.mode)}};
+  if (plan.tuning.budget_s) tuning["budget_s"] = *plan.tuning.budget_s;
   nlohmann::json j = {{k::kDevice, plan.device}, {k::kBackend, plan.backend},
                       {"cells", cells},          {"policy", policy},
-                      {"seed", plan.seed},       {"threads", plan.threads}};
+                      {"seed", plan.seed},       {"threads", plan.threads},
+                      {"tuning", tuning}};
   if (!plan.group.empty()) j["group"] = plan.group;
   return j;
+}
+
+std::string_view to_string(TuningMode mode) {
+  switch (mode) {
+    case TuningMode::kAuto:
+      return "auto";
+    case TuningMode::kRetune:
+      return "retune";
+    default:
+      return "off";
+  }
+}
+
+std::optional<TuningMode> tuning_mode_from_string(std::string_view text) {
+  for (TuningMode m : {TuningMode::kOff, TuningMode::kAuto, TuningMode::kRetune})
+    if (to_string(m) == text) return m;
+  return std::nullopt;
 }
 
 BenchPlan plan_from_json(const nlohmann::json& j) {
@@ -177,6 +197,11 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   plan.policy.max_time_s = p.at("max_time_s").get<double>();
   if (p.contains("reps")) plan.policy.reps = p.at("reps").get<int>();
   if (j.contains("group")) plan.group = j.at("group").get<std::vector<std::string>>();
+  if (auto t = j.find("tuning"); t != j.end()) {
+    plan.tuning.mode =
+        parse_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");
+    if (t->contains("budget_s")) plan.tuning.budget_s = t->at("budget_s").get<double>();
+  }
   for (const auto& c : j.at("cells")) {
     Cell cell;
     cell.op = parse_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");

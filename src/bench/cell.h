@@ -1,6 +1,7 @@
 // One benchmark cell (op × dtype × shape on one device) and the plan a bench child runs.
 #pragma once
 
+#include "backends/device.h"
 #include "bench/reps.h"
 #include "core/workload.h"
 
@@ -70,6 +71,13 @@ struct Cell {
   std::optional<nlohmann::json> scaled_from;
 };
 
+// How a device's GEMM parameters are chosen before its GEMM and conv cells (issue 20). Off unless
+// the command asks: doctor's and other fixed plans never tune.
+struct TuningPlan {
+  TuningMode mode = TuningMode::kOff;
+  std::optional<double> budget_s;  // per dtype; nullopt: the device's default
+};
+
 struct BenchPlan {
   std::string device;  // "cpu", "cuda0", ...; a group's devices joined by ","
   std::string backend;
@@ -79,7 +87,12 @@ struct BenchPlan {
   int threads = 0;
   // Several devices opened together in one child (p2p, allreduce cells); empty for one device.
   std::vector<std::string> group;
+  TuningPlan tuning;
 };
+
+// "off", "auto", "retune" and back (nullopt for anything else).
+std::string_view to_string(TuningMode mode);
+std::optional<TuningMode> tuning_mode_from_string(std::string_view text);
 
 nlohmann::json shape_to_json(const Shape& shape);
 nlohmann::json to_json(const Cell& cell);

@@ -1,6 +1,7 @@
 // Cell execution: inputs → device → timed runs → results back → verification → records.
 #include "bench/engine.h"
 
+#include "bench/gemm_trial.h"
 #include "bench/inputs.h"
 #include "bench/record.h"
 #include "bench/stats.h"
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 namespace gpucheck::bench {
 
@@ -50,15 +52,16 @@ Work work_of(const Cell& cell) {
         if constexpr (std::is_same_v<T, ExpShape>) {
           return {2.0 * static_cast<double>(s.n) * es, "GB/s"};
         } else if constexpr (std::is_same_v<T, GemmShape>) {
-          return {2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
-                      static_cast<double>(s.k),
-                  "TFLOP/s"};
+          return {
+              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k),
+              "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, ConvShape>) {
           return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
                       static_cast<double>(s.c * s.r * s.s),
                   "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, CopyShape>) {
-          bool both_sides_same_memory = s.direction == Direction::kD2d || s.direction == Direction::kH2h;
+          bool both_sides_same_memory =
+              s.direction == Direction::kD2d || s.direction == Direction::kH2h;
           return {static_cast<double>(s.bytes) * (both_sides_same_memory ? 2.0 : 1.0), "GB/s"};
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
@@ -87,7 +90,7 @@ nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transf
                       {k::kDeviceName, id.device_name},
                       {k::kBackend, id.backend},
                       {k::kOp, to_string(cell.op)},
-                      {k::kImpl, dev.impl(cell.op)},
+                      {k::kImpl, dev.impl(cell.op, cell.dtype)},
                       {k::kShape, shape_to_json(cell.shape)},
                       {k::kTransfers, to_string(transfers)}};
   if (!id.device_uuid.empty()) r[k::kDeviceUuid] = id.device_uuid;
@@ -132,7 +135,8 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
     r[k::kVerification] = verification_json(*v);
     if (!v->ok) {
       r[k::kStatus] = "mismatch";
-      std::string where = v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
+      std::string where =
+          v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
       r[k::kReason] = fmt::format("verification failed{}: {}", where, v->detail);
       return;
     }
@@ -141,15 +145,6 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
 }
 
 namespace {
-
-void plant(HostBuffer& out, PlantedError kind) {
-  if (out.size() == 0) return;
-  std::size_t i = out.size() / 2;
-  if (kind == PlantedError::kNaN)
-    out.set(i, std::numeric_limits<double>::quiet_NaN());
-  else
-    out.set(i, 2.0 * out.get(i) + 1.0);
-}
 
 // One cell's buffers on the device, uploaded from host inputs.
 struct DeviceTensor {
@@ -169,18 +164,46 @@ using Launch = std::function<void()>;
 class CellRunner {
  public:
   CellRunner(const BenchPlan& plan, Device& dev, const EngineCallbacks& cb,
-             std::optional<PlantedError> plant)
-      : plan_(plan), dev_(dev), cb_(cb), plant_(plant) {}
+             const EngineOptions& options)
+      : plan_(plan), dev_(dev), cb_(cb), plant_(options.plant), options_(options) {}
+
+  // The dtype's GEMM parameters, chosen once before its first GEMM or conv cell (the device
+  // says nothing when it has none to choose). A failure fails this cell and is not retried.
+  void tune_gemm_once(DType dtype) {
+    if (tuned_.contains(dtype)) return;
+    tuned_[dtype] = std::nullopt;
+    GemmTuningRequest req;
+    req.mode = plan_.tuning.mode;
+    req.budget_s = plan_.tuning.budget_s;
+    req.cache_dir = options_.tuning_cache_dir;
+    req.plant_bad_candidate = options_.plant_bad_tuning_candidate;
+    req.forced_parameters = options_.forced_gemm_parameters;
+    req.log = cb_.tuning_log;
+    req.progress = cb_.tuning_progress;
+    tuned_[dtype] = dev_.tune_gemm(dtype, req, make_gemm_trial(dev_, dtype, plan_.seed));
+  }
 
   void run(const Cell& cell) {
     cell_ = &cell;
     switch (cell.op) {
-      case Op::kExp: run_exp(cell); break;
-      case Op::kGemm: run_gemm(cell); break;
-      case Op::kConv: run_conv(cell); break;
-      case Op::kCopy: run_copy(cell); break;
-      case Op::kLatency: run_latency(cell); break;
-      case Op::kSeedloop: run_seedloop(cell); break;
+      case Op::kExp:
+        run_exp(cell);
+        break;
+      case Op::kGemm:
+        run_gemm(cell);
+        break;
+      case Op::kConv:
+        run_conv(cell);
+        break;
+      case Op::kCopy:
+        run_copy(cell);
+        break;
+      case Op::kLatency:
+        run_latency(cell);
+        break;
+      case Op::kSeedloop:
+        run_seedloop(cell);
+        break;
       case Op::kP2p:
       case Op::kAllreduce:
         throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
@@ -204,6 +227,13 @@ class CellRunner {
   // becomes the record's peak_fraction (device time only: transfers are no FLOP).
   void emit(nlohmann::json& r) {
     nlohmann::json ctx = dev_.context();
+    if (cell_->op == Op::kGemm || cell_->op == Op::kConv) {
+      auto t = tuned_.find(cell_->dtype);
+      if (t != tuned_.end() && t->second) {
+        ctx[k::kTuning] = t->second->state;
+        ctx[k::kTuningParameters] = t->second->parameters;
+      }
+    }
     if (ctx.empty()) {
       r.erase(k::kContext);
     } else {
@@ -225,7 +255,8 @@ class CellRunner {
   // accelerators, the same end to end (inputs up, op, result down) on the host clock.
   void measure_op(const Cell& cell, const std::vector<const HostBuffer*>& inputs,
                   std::vector<DeviceTensor>& dev_inputs, HostBuffer& out, DeviceTensor& dev_out,
-                  const Launch& launch, const std::function<Verification(const HostBuffer&)>& verify) {
+                  const Launch& launch,
+                  const std::function<Verification(const HostBuffer&)>& verify) {
     // Device time: the operation alone.
     {
       nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
@@ -236,7 +267,7 @@ class CellRunner {
       auto times = reps([&] { return dev_.time_on_device(launch); }, &truncated);
       dev_.download(out.data(), *dev_out.buf, dev_out.bytes);
       dev_.synchronize();
-      if (plant_) plant(out, *plant_);
+      if (plant_) plant_error(out, *plant_);
       finish_record(r, cell, times, truncated, verify(out));
       emit(r);
     }
@@ -266,7 +297,7 @@ class CellRunner {
         },
         &truncated);
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
-    if (plant_) plant(out, *plant_);
+    if (plant_) plant_error(out, *plant_);
     finish_record(r, cell, times, truncated, verify(out));
     emit(r);
   }
@@ -298,7 +329,8 @@ class CellRunner {
     DType compute =
         dev_.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
     measure_op(
-        cell, {&in.a, &in.b}, d, c, dc, [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
+        cell, {&in.a, &in.b}, d, c, dc,
+        [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
         [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
   }
 
@@ -432,7 +464,7 @@ class CellRunner {
     for (double& t : times) t /= static_cast<double>(s.calls);  // the record is per call
     dev_.download(y.data(), *dy.buf, dy.bytes);
     dev_.synchronize();
-    if (plant_) plant(y, *plant_);
+    if (plant_) plant_error(y, *plant_);
     VerifyOptions vo;
     vo.seed = plan_.seed;
     finish_record(r, cell, times, truncated, verify_exp(x, y, vo));
@@ -443,7 +475,9 @@ class CellRunner {
   Device& dev_;
   const EngineCallbacks& cb_;
   std::optional<PlantedError> plant_;
+  const EngineOptions& options_;
   const Cell* cell_ = nullptr;
+  std::map<DType, std::optional<GemmTuning>> tuned_;
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
@@ -544,6 +578,15 @@ std::optional<std::string> over_budget(const Footprint& f, const Budget& b, std:
 
 }  // namespace
 
+void plant_error(HostBuffer& out, PlantedError kind) {
+  if (out.size() == 0) return;
+  std::size_t i = out.size() / 2;
+  if (kind == PlantedError::kNaN)
+    out.set(i, std::numeric_limits<double>::quiet_NaN());
+  else
+    out.set(i, 2.0 * out.get(i) + 1.0);
+}
+
 std::optional<PlantedError> planted_error_from_env(const char* value) {
   if (value == nullptr) return std::nullopt;
   std::string_view v(value);
@@ -552,16 +595,18 @@ std::optional<PlantedError> planted_error_from_env(const char* value) {
   return std::nullopt;
 }
 
-Footprint footprint(const Cell& cell, bool host_device) { return footprint_of(cell, host_device); }
+Footprint footprint(const Cell& cell, bool host_device) {
+  return footprint_of(cell, host_device);
+}
 
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
-              std::optional<PlantedError> plant_kind) {
+              const EngineOptions& options) {
   Budget budget;
   budget.device = device.memory_budget();
   budget.host_device = device.is_host();
   auto mem = probe::read_memory_facts("/");
   budget.host = mem.available_bytes.value_or(0) / 2;
-  CellRunner runner(plan, device, callbacks, plant_kind);
+  CellRunner runner(plan, device, callbacks, options);
 
   for (std::size_t i = 0; i < plan.cells.size(); ++i) {
     Cell cell = plan.cells[i];
@@ -596,6 +641,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
         callbacks.record(r);
         continue;
       }
+      if (cell.op == Op::kGemm || cell.op == Op::kConv) runner.tune_gemm_once(cell.dtype);
       runner.run(cell);
     } catch (const std::overflow_error& e) {
       nlohmann::json r = base_record(device, cell, t);

@@ -353,5 +353,8 @@ inline constexpr K kSpread = "spread";
 inline constexpr K kGbps = "gbps";
 inline constexpr K kP2pUnderLoad = "p2p_under_load";
 inline constexpr K kCountersAfterLoad = "counters_after_load";
+// GEMM tuning (issue 20): in a GEMM or conv record's context, which parameters ran
+inline constexpr K kTuning = "tuning";                       // tuned | cached | default
+inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}
 
 }  // namespace gpucheck::keys

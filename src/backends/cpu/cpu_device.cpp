@@ -99,7 +99,8 @@ class CpuDevice final : public Device {
     return std::string("unknown op");
   }
 
-  std::string impl(Op op) const override {
+  std::string impl(Op op, DType dtype) const override {
+    (void)dtype;
     switch (op) {
       case Op::kGemm:
         return blas_name();
