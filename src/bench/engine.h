@@ -5,6 +5,7 @@
 
 #include "backends/device.h"
 #include "bench/cell.h"
+#include "bench/inputs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -18,29 +19,39 @@ namespace gpucheck::bench {
 // computed it, so the tests can see verification turn a record into a mismatch end to end.
 enum class PlantedError { kWrongValue, kNaN };
 std::optional<PlantedError> planted_error_from_env(const char* value);
+// Corrupts the middle element of out as the hook says.
+void plant_error(HostBuffer& out, PlantedError kind);
 
 // Test hook (GPUCHECK_TEST_SLOWDOWN=F, F >= 1): every timed repetition reports F times its
 // time, so the tests plant a slowdown of known size (report compare must catch 3x and 25 %).
 std::optional<double> planted_slowdown_from_env(const char* value);
-
-struct TestHooks {
-  std::optional<PlantedError> plant;
-  double slowdown = 1;
-};
 
 struct EngineCallbacks {
   // Before a cell runs a round (0-based, of `rounds`), and before its records are emitted.
   std::function<void(std::size_t index, const Cell& cell, int round, int rounds)> cell_started;
   // Each finished record, with the index of its cell in the plan.
   std::function<void(std::size_t index, const nlohmann::json& record)> record;
+  // GEMM tuning (issue 20): what it is doing (for the progress line) and what it says.
+  std::function<void(const std::string& what)> tuning_progress;
+  std::function<void(TuningLog level, const std::string& message)> tuning_log;
+};
+
+// What the plan does not say: test hooks and where tuned parameters are kept.
+struct EngineOptions {
+  std::optional<PlantedError> plant;        // GPUCHECK_TEST_PLANT
+  double slowdown = 1;                      // GPUCHECK_TEST_SLOWDOWN
+  bool plant_bad_tuning_candidate = false;  // GPUCHECK_TEST_PLANT_TUNE=wrong
+  std::string forced_gemm_parameters;       // GPUCHECK_TEST_GEMM_PARAMS (JSON)
+  std::string tuning_cache_dir;             // empty: tuned parameters are not kept
 };
 
 // Runs every cell in policy.rounds rounds: each round runs every cell once (shuffled, the last
 // round in plan order), so a cell's rounds are spread over the whole run and its record carries
 // the spread between them (time_s.round_medians). A cell's records are emitted, in plan order,
 // after its last round; a cell's failure becomes a "failed" record and the next cell runs.
+// Before a dtype's first GEMM or conv cell, the device's GEMM is tuned as plan.tuning says.
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
-              const TestHooks& hooks = {});
+              const EngineOptions& options = {});
 
 // Bytes a cell needs: on the device (all buffers together and the largest one) and in host
 // memory. Overflow-checked: std::overflow_error for sizes beyond 64 bits.

@@ -112,4 +112,14 @@ EnvMap redacted_environment(const EnvMap& env) {
   return out;
 }
 
+std::optional<std::filesystem::path> user_cache_dir(const EnvMap& env) {
+  auto xdg = env.find("XDG_CACHE_HOME");
+  if (xdg != env.end() && !xdg->second.empty() && xdg->second.front() == '/')
+    return std::filesystem::path(xdg->second) / "gpucheck";
+  auto home = env.find("HOME");
+  if (home != env.end() && !home->second.empty())
+    return std::filesystem::path(home->second) / ".cache" / "gpucheck";
+  return std::nullopt;
+}
+
 }  // namespace gpucheck

@@ -2,7 +2,9 @@
 // records them without secrets.
 #pragma once
 
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,5 +37,8 @@ EnvMap recorded_environment(const EnvMap& env);
 // The whole environment with credentials' values replaced and URL user information stripped:
 // what doctor's checks see, since their evidence quotes values.
 EnvMap redacted_environment(const EnvMap& env);
+// gpucheck's directory of the user's cache: $XDG_CACHE_HOME/gpucheck (when absolute, as the XDG
+// base directory specification asks), else $HOME/.cache/gpucheck; nullopt when neither is set.
+std::optional<std::filesystem::path> user_cache_dir(const EnvMap& env);
 
 }  // namespace gpucheck

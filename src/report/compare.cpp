@@ -50,6 +50,24 @@ double in_metric(const CompareRecord& c, double median_time, double t) {
   return c.time_metric ? t : *c.metric * median_time / t;
 }
 
+// A record measured beside other GPUs (bench's concurrent children) is compared only with one
+// measured beside others too, and a lone one with a lone one: a shared host or power budget
+// moves the figures.
+bool ran_concurrently(const nlohmann::json& r) {
+  auto it = r.find(k::kConcurrentWith);
+  return it != r.end() && it->is_array() && !it->empty();
+}
+
+// Tuned parameters (issue 20) are compared only with tuned ones: "tuned" for a record whose
+// context says tuned or cached (the same search's winner), "" for the library's defaults and
+// for records that predate tuning (they ran the defaults too).
+std::string tuning_class(const nlohmann::json& r) {
+  auto ctx = r.find(k::kContext);
+  if (ctx == r.end() || !ctx->is_object()) return "";
+  const std::string t = str(*ctx, k::kTuning);
+  return t == "tuned" || t == "cached" ? "tuned" : "";
+}
+
 void set_range(CompareRecord& c, const nlohmann::json& time) {
   c.lo = c.hi = *c.metric;
   auto median = num(time, k::kMedian);
@@ -91,6 +109,7 @@ nlohmann::json row_of(const CompareRecord& r) {
                         {k::kUnit, r.unit}};
   if (!r.device_name.empty() && r.device_name != r.device) row[k::kDeviceName] = r.device_name;
   if (!r.dtype.empty()) row[k::kDtype] = r.dtype;
+  if (!r.tuning.empty()) row[k::kTuning] = r.tuning;
   return row;
 }
 
@@ -227,12 +246,14 @@ CompareRecord RecordReader::operator()(const nlohmann::json& r) {
   c.dtype = pooled(str(r, k::kDtype));
   c.transfers = pooled(r.contains(k::kTransfers) ? str(r, k::kTransfers) : "excluded");
   c.status = pooled(str(r, k::kStatus));
+  c.tuning = pooled(tuning_class(r));
   c.shape = object_at(r, k::kShape);
   c.time_metric = c.op == "latency";
   c.unit = pooled(c.time_metric ? "s" : str(object_at(r, k::kThroughput), k::kUnit));
   // Fields joined by a separator no name holds; the shape as its canonical dump.
-  c.key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", c.backend, c.device, c.op, c.impl,
-                      c.dtype, c.shape.dump(), str(r, k::kTransfers));
+  c.key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", c.backend, c.device,
+                      c.op, c.impl, c.dtype, c.shape.dump(), str(r, k::kTransfers),
+                      ran_concurrently(r) ? "concurrent" : "alone", c.tuning);
   const nlohmann::json& time = object_at(r, k::kTimeS);
   if (c.status == "ok") {
     auto v = c.time_metric ? num(time, k::kMedian) : num(object_at(r, k::kThroughput), k::kValue);

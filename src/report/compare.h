@@ -1,5 +1,6 @@
 // `report compare`: the result records of one or more base documents (a history) and a new
-// one, matched by backend, device, op, impl, dtype, full shape and transfers, each judged SAME,
+// one, matched by backend, device, op, impl, dtype, full shape, transfers, whether it ran beside
+// other GPUs and whether its GEMM was tuned, each judged SAME,
 // REGRESSION, IMPROVEMENT or NOISY, and MISSING or NEW when unmatched.
 #pragma once
 
@@ -30,6 +31,7 @@ std::optional<double> parse_tolerance(std::string_view text);
 struct CompareRecord {
   std::string key;  // the match key
   std::string_view backend, device, device_name, op, impl, dtype, transfers, unit, status;
+  std::string_view tuning;  // "tuned" (issue 20's tuned or cached parameters), else ""
   nlohmann::json shape;
   bool time_metric = false;      // latency: lower is better; else throughput, higher is better
   std::optional<double> metric;  // the median throughput (or time) of an ok record
