@@ -131,6 +131,10 @@ nlohmann::json parse_with(It first, It last, const std::string& source, const Re
                                  kMaxJsonDepth, position()));
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError(fmt::format("{}: not JSON: {}", source, e.what()));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double's range (1e999) is no value a gpucheck document holds.
+    throw UsageError(fmt::format("{}: a number out of range (byte {}): {}", source, position(),
+                                 e.what()));
   }
 }
 

@@ -121,7 +121,7 @@ TEST(HostileDocuments, DeepNestingBadTypesAndScalarsAreExit2WithThePointer) {
   for (const auto& c : std::vector<Case>{
            {"5", "at /results: expected array, got an integer"},
            {"[" + rec + R"({"n":"1024"}})" + "]", "at /results/0/shape/n: expected integer"},
-           {"[" + rec + R"({"n":1e999}})" + "]", "at /results/0"}}) {
+           {"[" + rec + R"({"n":1e999}})" + "]", "a number out of range"}}) {
     for (const auto& command : {"show", "compare"}) {
       const std::string file = write_temp_file("bad.json", doc_with(c.results));
       std::vector<std::string> args{"report", command, file};
