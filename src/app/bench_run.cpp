@@ -16,20 +16,30 @@ namespace gpucheck::app {
 namespace k = keys;
 using bench::Cell;
 
-void Progress::show(const std::string& device, std::size_t index, std::size_t total,
-                    const std::string& what) {
-  if (!enabled_) return;
-  std::string line = fmt::format("[{} {}/{}] {}", device, index + 1, total, what);
-  if (line.size() > 78) line.resize(78);
-  std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
-  std::fflush(stderr);
+BenchProgress::BenchProgress(Progress& progress, const std::vector<bench::BenchPlan>& plans)
+    : progress_(progress) {
+  for (const auto& p : plans) totals_.push_back(p.cells.size());
 }
 
-void Progress::clear() {
-  if (enabled_) std::fprintf(stderr, "\r\x1b[K");
+void BenchProgress::device_started(std::size_t device, std::size_t runnable) {
+  device_ = device;
+  if (device < totals_.size()) totals_[device] = runnable;
 }
 
-DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress) {
+void BenchProgress::cell_started(const std::string& device, std::size_t ordinal,
+                                 const std::string& label) {
+  std::size_t total = 0;
+  for (auto t : totals_) total += t;
+  const std::size_t here = device_ < totals_.size() ? totals_[device_] : 0;
+  progress_.update({fmt::format("{} {}/{}", device, ordinal, here), label, done_, total});
+}
+
+void BenchProgress::cell_finished() {
+  ++done_;
+}
+
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan,
+                     BenchProgress& progress, std::size_t device) {
   ChildLimits limits;
   // A cell may use its --max-time budget once per record (device time, end to end) plus time to
   // make inputs and verify; the whole child gets the sum.
@@ -46,10 +56,14 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
     if (line.empty()) return;
     auto ev = nlohmann::json::parse(line, nullptr, false);
     if (!ev.is_object()) return;  // not one of our event lines
-    if (ev.value("event", "") == "cell") {
+    if (ev.value("event", "") == "plan") {
+      progress.device_started(device, ev.value("cells", plan.cells.size()));
+    } else if (ev.value("event", "") == "cell") {
+      if (current) progress.cell_finished();
       current = ev.value("index", std::size_t{0});
       current_recorded = false;
-      progress.show(target.device, *current, plan.cells.size(), ev.value("label", ""));
+      progress.cell_started(target.device, ev.value("ordinal", *current + 1),
+                            ev.value("label", ""));
     } else if (ev.value("event", "") == "record") {
       records.push_back(ev["record"]);
       current_recorded = true;
@@ -64,6 +78,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
     }
   });
   handle_line(pending);
+  if (current) progress.cell_finished();
   const ChildResult& r = results.front();
   DeviceRun out;
   if (!r.exited_ok()) {

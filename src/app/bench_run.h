@@ -2,6 +2,7 @@
 #pragma once
 
 #include "app/bench_devices.h"
+#include "app/progress.h"
 #include "bench/cell.h"
 
 #include <nlohmann/json.hpp>
@@ -12,16 +13,19 @@
 
 namespace gpucheck::app {
 
-// Progress on stderr, only for a person watching a terminal.
-class Progress {
+// Progress over the devices of one run: each device's cell count (its plan's, until its child
+// says how many will really run) and the cells finished so far.
+class BenchProgress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  void show(const std::string& device, std::size_t index, std::size_t total,
-            const std::string& what);
-  void clear();
+  BenchProgress(Progress& progress, const std::vector<bench::BenchPlan>& plans);
+  void device_started(std::size_t device, std::size_t runnable);
+  void cell_started(const std::string& device, std::size_t ordinal, const std::string& label);
+  void cell_finished();
 
  private:
-  bool enabled_;
+  Progress& progress_;
+  std::vector<std::size_t> totals_;
+  std::size_t device_ = 0, done_ = 0;
 };
 
 struct DeviceRun {
@@ -31,6 +35,8 @@ struct DeviceRun {
 
 // Runs the plan in a `__child bench` process and collects its records, verified in the child.
 // A child that dies marks the cell in progress and every later one failed with its fate.
-DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress);
+// device: the plan's index in the BenchProgress.
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan,
+                     BenchProgress& progress, std::size_t device);
 
 }  // namespace gpucheck::app

@@ -23,16 +23,20 @@ int run_bench_child(const std::string& plan_text) {
   DeviceOptions options;
   options.threads = plan.threads;
   auto device = backend->open_device(plan.device, options);
-  if (!device) throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
+  if (!device)
+    throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
   auto emit = [&](const nlohmann::json& line) {
-    write_all(result_fd, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_all(result_fd,
+              line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   bench::EngineCallbacks cb;
-  cb.cell_started = [&](std::size_t i, const bench::Cell& c) {
-    emit({{"event", "cell"}, {"index", i}, {"label", bench::describe(c)}});
+  cb.planned = [&](std::size_t runnable) { emit({{"event", "plan"}, {"cells", runnable}}); };
+  cb.cell_started = [&](std::size_t i, std::size_t ordinal, const bench::Cell& c) {
+    emit({{"event", "cell"}, {"index", i}, {"ordinal", ordinal}, {"label", bench::describe(c)}});
   };
   cb.record = [&](const nlohmann::json& r) { emit({{"event", "record"}, {"record", r}}); };
-  bench::run_plan(plan, *device, cb, bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
+  bench::run_plan(plan, *device, cb,
+                  bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
   return 0;
 }
 

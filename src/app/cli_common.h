@@ -21,9 +21,26 @@ struct OutputOptions {
   std::string output_path;  // empty: stdout
   int verbosity = 0;
   bool quiet = false;
+  std::string color = "auto";  // auto | always | never (auto: a terminal without NO_COLOR)
+  // How much the table and markdown views show (report/text_view.h).
+  bool details = false;
+  bool full = false;
+  bool list = false;
+  std::string device;
 };
 
+// --format, --json, -o, --color, -v, -q.
 void add_output_options(CLI::App& cmd, OutputOptions& opts);
+// --details: the evidence of every check and the system facts after the result.
+void add_details_option(CLI::App& cmd, OutputOptions& opts, const std::string& what);
+// probe's views: --full, -L/--list, --device (a probe document's devices).
+void add_probe_view_options(CLI::App& cmd, OutputOptions& opts);
+
+// The terminal's width for the table view: COLUMNS when set, else the terminal's (stdout), else
+// 100 (a pipe or a file).
+std::size_t output_width(bool to_terminal);
+// Whether to colour: --color always/never, else a terminal and no NO_COLOR.
+bool use_color(const std::string& mode, bool to_terminal);
 
 // Resolves the options once the command line is parsed: the format, the destination (opened
 // now, so an unwritable file is a usage error before any work) and the log level.
@@ -36,6 +53,7 @@ class Output {
 
  private:
   report::Format format_;
+  OutputOptions opts_;
   std::string path_;
   std::unique_ptr<std::ofstream> file_;
 };
@@ -48,8 +66,9 @@ struct LibraryOptions {
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
 
-// Logs go to stderr only; machine-readable output on stdout never mixes with them.
-void configure_logging(int verbosity, bool quiet);
+// Logs go to stderr only; machine-readable output on stdout never mixes with them. color:
+// --color's value (auto: when stderr is a terminal and NO_COLOR is unset).
+void configure_logging(int verbosity, bool quiet, const std::string& color = "auto");
 
 // One subcommand: its CLI11 node and what runs when it was chosen.
 struct Command {

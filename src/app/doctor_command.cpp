@@ -68,7 +68,8 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool lo
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
-  if (load && !opts.no_load) add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds);
+  if (load && !opts.no_load)
+    add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds, opts.out.quiet);
   return facts;
 }
 
@@ -130,19 +131,24 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
       "device permissions, environment, Python frameworks, the NVIDIA driver, CUDA libraries "
       "and NVML readings under load), each with the fix");
   add_output_options(*cmd, opts->out);
+  add_details_option(*cmd, opts->out, "Every check's finding, fix and evidence (the table view)");
   cmd->add_flag("--list", opts->list, "Print every check id with one line, and exit");
   cmd->add_option("--only", opts->only, "Run only these checks (comma-separated ids)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->type_name("IDS");
   cmd->add_option("--skip", opts->skip, "Do not run these checks (comma-separated ids)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->type_name("IDS");
   cmd->add_option("--fail-on", opts->fail_on,
                   "Exit 1 when a check FAILs (fail), or WARNs or FAILs (warn)")
       ->check(CLI::IsMember({"fail", "warn"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("LEVEL");
   cmd->add_option("--probe-timeout", opts->probe_timeout_s,
                   "Seconds each backend's probe may take before it is killed")
       ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_flag("--ci", opts->ci,
                 "Judge as a CI runner (as when CI is set): persistence mode off is WARN");
   cmd->add_flag("--no-load", opts->no_load,
@@ -150,11 +156,13 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--load-seconds", opts->load_seconds,
                   "Seconds of copies and GEMM on each CUDA device while NVML is read")
       ->check(CLI::Range(0.2, 60.0))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory")
       ->check(CLI::ExistingDirectory)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DIR");
   // Hidden test hooks: a saved probe document instead of probing, and the identity that
   // permission checks judge (root passes every access(), so tests need another one).
   cmd->add_option("--facts", opts->facts_path, "Saved `gpucheck probe --json` output")

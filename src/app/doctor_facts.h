@@ -6,7 +6,8 @@
 
 namespace gpucheck::app {
 
-// Adds backends[cuda].under_load (doctor::run_cuda_load) to an available CUDA section.
-void add_cuda_load_readings(nlohmann::json& backends, double seconds);
+// Adds backends[cuda].under_load (doctor::run_cuda_load) to an available CUDA section, with
+// progress on stderr unless quiet.
+void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet);
 
 }  // namespace gpucheck::app

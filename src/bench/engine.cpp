@@ -53,15 +53,16 @@ Work work_of(const Cell& cell) {
         if constexpr (std::is_same_v<T, ExpShape>) {
           return {2.0 * static_cast<double>(s.n) * es, "GB/s"};
         } else if constexpr (std::is_same_v<T, GemmShape>) {
-          return {2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
-                      static_cast<double>(s.k),
-                  "TFLOP/s"};
+          return {
+              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k),
+              "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, ConvShape>) {
           return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
                       static_cast<double>(s.c * s.r * s.s),
                   "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, CopyShape>) {
-          bool both_sides_same_memory = s.direction == Direction::kD2d || s.direction == Direction::kH2h;
+          bool both_sides_same_memory =
+              s.direction == Direction::kD2d || s.direction == Direction::kH2h;
           return {static_cast<double>(s.bytes) * (both_sides_same_memory ? 2.0 : 1.0), "GB/s"};
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
@@ -121,7 +122,8 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
     r[k::kVerification] = verification_json(*v);
     if (!v->ok) {
       r[k::kStatus] = "mismatch";
-      std::string where = v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
+      std::string where =
+          v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
       r[k::kReason] = fmt::format("verification failed{}: {}", where, v->detail);
       return;
     }
@@ -162,12 +164,24 @@ class CellRunner {
   void run(const Cell& cell) {
     cell_ = &cell;
     switch (cell.op) {
-      case Op::kExp: run_exp(cell); break;
-      case Op::kGemm: run_gemm(cell); break;
-      case Op::kConv: run_conv(cell); break;
-      case Op::kCopy: run_copy(cell); break;
-      case Op::kLatency: run_latency(cell); break;
-      case Op::kSeedloop: run_seedloop(cell); break;
+      case Op::kExp:
+        run_exp(cell);
+        break;
+      case Op::kGemm:
+        run_gemm(cell);
+        break;
+      case Op::kConv:
+        run_conv(cell);
+        break;
+      case Op::kCopy:
+        run_copy(cell);
+        break;
+      case Op::kLatency:
+        run_latency(cell);
+        break;
+      case Op::kSeedloop:
+        run_seedloop(cell);
+        break;
     }
   }
 
@@ -209,7 +223,8 @@ class CellRunner {
   // accelerators, the same end to end (inputs up, op, result down) on the host clock.
   void measure_op(const Cell& cell, const std::vector<const HostBuffer*>& inputs,
                   std::vector<DeviceTensor>& dev_inputs, HostBuffer& out, DeviceTensor& dev_out,
-                  const Launch& launch, const std::function<Verification(const HostBuffer&)>& verify) {
+                  const Launch& launch,
+                  const std::function<Verification(const HostBuffer&)>& verify) {
     // Device time: the operation alone.
     {
       nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
@@ -282,7 +297,8 @@ class CellRunner {
     DType compute =
         dev_.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
     measure_op(
-        cell, {&in.a, &in.b}, d, c, dc, [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
+        cell, {&in.a, &in.b}, d, c, dc,
+        [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
         [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
   }
 
@@ -545,7 +561,9 @@ std::optional<PlantedError> planted_error_from_env(const char* value) {
   return std::nullopt;
 }
 
-Footprint footprint(const Cell& cell, bool host_device) { return footprint_of(cell, host_device); }
+Footprint footprint(const Cell& cell, bool host_device) {
+  return footprint_of(cell, host_device);
+}
 
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
               std::optional<PlantedError> plant_kind) {
@@ -556,15 +574,27 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
   budget.host = mem.available_bytes.value_or(0) / 2;
   CellRunner runner(plan, device, callbacks, plant_kind);
 
+  auto layout_of = [](const Cell& c) {
+    return std::holds_alternative<ConvShape>(c.shape) ? std::get<ConvShape>(c.shape).layout
+                                                      : Layout::kNchw;
+  };
+  // A default the device cannot run was not asked for: dropped without a record.
+  std::vector<bool> dropped(plan.cells.size(), false);
+  std::size_t runnable = 0;
   for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    const Cell& c = plan.cells[i];
+    dropped[i] = !c.explicit_request && device.unsupported_reason(c.op, c.dtype, layout_of(c));
+    runnable += dropped[i] ? 0 : 1;
+  }
+  if (callbacks.planned) callbacks.planned(runnable);
+  std::size_t ordinal = 0;
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    if (dropped[i]) continue;
     Cell cell = plan.cells[i];
-    if (callbacks.cell_started) callbacks.cell_started(i, cell);
+    if (callbacks.cell_started) callbacks.cell_started(i, ++ordinal, cell);
     Transfers t = Transfers::kExcluded;
-    Layout layout = std::holds_alternative<ConvShape>(cell.shape)
-                        ? std::get<ConvShape>(cell.shape).layout
-                        : Layout::kNchw;
+    const Layout layout = layout_of(cell);
     if (auto why = device.unsupported_reason(cell.op, cell.dtype, layout)) {
-      if (!cell.explicit_request) continue;  // a default the device cannot run: not asked for
       nlohmann::json r = base_record(device, cell, t);
       r[k::kStatus] = "unsupported";
       r[k::kReason] = *why;

@@ -263,4 +263,15 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
+// Issue 15 (output for people): the GPU stack's versions in a bench document's provenance, as
+// `--version -v` prints them (report/stack_versions.h)
+inline constexpr K kVersions = "versions";
+inline constexpr K kNvidiaDriver = "nvidia_driver";
+inline constexpr K kCudaDriver = "cuda_driver";
+inline constexpr K kCudaRuntime = "cuda_runtime";
+inline constexpr K kCublas = "cublas";
+inline constexpr K kCublaslt = "cublaslt";
+inline constexpr K kCudnn = "cudnn";
+inline constexpr K kOpenclLoader = "opencl_loader";
+
 }  // namespace gpucheck::keys

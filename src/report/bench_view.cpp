@@ -1,0 +1,300 @@
+// bench's text view: the records first (a table per op, device time and end to end side by
+// side, sizes too small for a GPU's peak marked), the GPU versus CPU answer in words, the
+// sweep's break-even sizes, the system facts with --details, and a closing count.
+#include "core/json_keys.h"
+#include "report/units.h"
+#include "report/view_model.h"
+#include "report/views.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+std::size_t index_in(std::vector<std::string>& order, const std::string& v) {
+  auto it = std::find(order.begin(), order.end(), v);
+  if (it != order.end()) return static_cast<std::size_t>(it - order.begin());
+  order.push_back(v);
+  return order.size() - 1;
+}
+
+bool accelerator(const Json& r) {
+  return text_at(r, k::kBackend) != "cpu";
+}
+
+bool included(const Json& r) {
+  return text_at(r, k::kTransfers) == "included";
+}
+
+// The work of a record, to judge whether it can keep a GPU busy: the medium preset's sizes
+// (configs/default.toml) are where an H100/H200 comes near its peak (docs/PERFORMANCE.md); the
+// small preset's GEMM 512 reaches 11 TFLOP/s of ~700 and its 1 MiB copy 294 of ~4000 GB/s.
+// A GPU's record: CUDA's, or an OpenCL device that names a GPU maker (pocl's CPU device is an
+// accelerator to the bench but has no GPU peak to miss).
+bool gpu_record(const Json& r) {
+  const std::string backend = text_at(r, k::kBackend), name = text_at(r, k::kDeviceName);
+  if (backend == "cuda") return true;
+  if (backend != "opencl") return false;
+  for (const char* maker : {"NVIDIA", "AMD", "Radeon", "Graphics", "Arc"})
+    if (name.find(maker) != std::string::npos) return true;
+  return false;
+}
+
+bool too_small_for_peak(const Json& r) {
+  if (!gpu_record(r) || text_at(r, k::kStatus) != "ok") return false;
+  if (auto pf = number_at(r, k::kPeakFraction); pf && *pf >= 0.7) return false;
+  const Json s = r.value(std::string(k::kShape), Json::object());
+  auto u = [&](std::string_view key) { return number_at(s, key).value_or(0); };
+  const std::string op = text_at(r, k::kOp);
+  if (op == "exp") return u(k::kN) < 16777216.0;
+  if (op == "copy") return u(k::kBytes) < 67108864.0;
+  if (op == "gemm") return u(k::kM) * u(k::kN) * u(k::kKk) < 2048.0 * 2048 * 2048;
+  if (op == "conv") {
+    const double p = (u(k::kH) + 2 * u(k::kPad) - u(k::kR)) / std::max(1.0, u(k::kStride)) + 1;
+    const double q = (u(k::kW) + 2 * u(k::kPad) - u(k::kS)) / std::max(1.0, u(k::kStride)) + 1;
+    return 2 * u(k::kN) * u(k::kKk) * p * q * u(k::kC) * u(k::kR) * u(k::kS) <
+           2.0 * 32 * 64 * 56 * 56 * 64 * 3 * 3;  // the medium conv
+  }
+  return false;
+}
+
+// A result cell: the record with device time and its end-to-end twin.
+struct Cell {
+  const Json* excluded = nullptr;
+  const Json* included = nullptr;
+  std::size_t shape = 0, dtype = 0, device = 0;
+  const Json& any() const { return excluded ? *excluded : *included; }
+};
+
+std::string median_text(const Json* r) {
+  if (!r || text_at(*r, k::kStatus) != "ok") return {};
+  const Json t = r->value(std::string(k::kTimeS), Json::object());
+  auto m = number_at(t, k::kMedian);
+  return m ? format_seconds(*m) : std::string();
+}
+
+std::string rate_text(const Json* r) {
+  if (!r || text_at(*r, k::kStatus) != "ok") return {};
+  const Json tp = r->value(std::string(k::kThroughput), Json::object());
+  auto v = number_at(tp, k::kValue);
+  return v ? format_rate(*v, text_at(tp, k::kUnit)) : std::string();
+}
+
+std::string speedup_text(const Json* r) {
+  if (!r) return {};
+  auto s = number_at(*r, k::kSpeedupVsCpu);
+  return s ? format_speedup(*s) : std::string();
+}
+
+std::string status_text(const Json* r) {
+  if (!r) return {};
+  std::string s = text_at(*r, k::kStatus);
+  if (s == "ok") return {};
+  if (s == "failed" || s == "mismatch")
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::vector<std::string> notes_of(const Cell& c) {
+  std::vector<std::string> notes;
+  for (const Json* r : {c.excluded, c.included}) {
+    if (!r) continue;
+    const std::string what =
+        c.excluded && c.included ? (r == c.included ? "end to end: " : "") : "";
+    if (auto reason = text_at(*r, k::kReason); !reason.empty() && text_at(*r, k::kStatus) != "ok")
+      notes.push_back(what + reason);
+    if (r->contains(k::kScaledFrom) && r == &c.any())
+      notes.push_back("scaled down from " + shape_label((*r)[k::kScaledFrom]) +
+                      " to fit the memory rule");
+    const Json t = r->value(std::string(k::kTimeS), Json::object());
+    if (t.value(std::string(k::kTruncated), false))
+      notes.push_back(what + "cut short at --max-time: fewer repetitions than planned");
+  }
+  return notes;
+}
+
+// One table per op, in the order the ops first appear.
+void op_tables(TextView& view, const Json& results, bool* any_small) {
+  std::vector<std::string> ops, shapes, dtypes, devices;
+  std::map<std::string, std::vector<Cell>> by_op;
+  std::map<std::string, std::size_t> cell_index;          // key → index in by_op[op]
+  std::map<std::string, std::vector<std::string>> impls;  // op → "device impl"
+  for (const auto& r : results) {
+    const std::string op = text_at(r, k::kOp);
+    index_in(ops, op);
+    const std::string shape = r.value(std::string(k::kShape), Json::object()).dump();
+    const std::string key = Json::array({op, text_at(r, k::kDevice), text_at(r, k::kImpl),
+                                         text_at(r, k::kDtype), shape})
+                                .dump();
+    auto [it, fresh] = cell_index.try_emplace(key, by_op[op].size());
+    if (fresh)
+      by_op[op].push_back({nullptr, nullptr, index_in(shapes, shape),
+                           index_in(dtypes, text_at(r, k::kDtype)),
+                           index_in(devices, text_at(r, k::kDevice))});
+    Cell& c = by_op[op][it->second];
+    (included(r) ? c.included : c.excluded) = &r;
+    const std::string impl = text_at(r, k::kDevice) + " " + text_at(r, k::kImpl);
+    if (text_at(r, k::kImpl) != "unknown" && !text_at(r, k::kImpl).empty())
+      index_in(impls[op], impl);
+  }
+  for (const auto& op : ops) {
+    auto cells = by_op[op];
+    std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
+      return std::tie(a.shape, a.dtype, a.device) < std::tie(b.shape, b.dtype, b.device);
+    });
+    std::string impl_list;
+    for (const auto& i : impls[op]) impl_list += (impl_list.empty() ? "" : ", ") + i;
+    view.text(op + (impl_list.empty() ? "" : " (" + impl_list + ")"), 0, 2, Tone::kBold);
+    TextTable t;
+    t.indent = 2;
+    t.columns = {{"device", false, false, false, false, 5},
+                 {"dtype", false, false, false, false, 4},
+                 {"size", false, true, true, false, 6},
+                 {"status", false, false, false, true, 6},
+                 {"time", true},
+                 {"throughput", true},
+                 {"vs CPU", true},
+                 {"+copies", true},
+                 {"vs CPU", true}};
+    for (const auto& c : cells) {
+      const Json& r = c.any();
+      std::string size = shape_label(r.value(std::string(k::kShape), Json::object()));
+      const Json* main = c.excluded ? c.excluded : c.included;
+      if (c.excluded && too_small_for_peak(*c.excluded)) {
+        size += "*";
+        *any_small = true;
+      }
+      std::string status = status_text(c.excluded);
+      if (status.empty()) status = status_text(c.included);
+      t.add({text_at(r, k::kDevice), text_at(r, k::kDtype), size, status, median_text(main),
+             rate_text(main), speedup_text(c.excluded), c.excluded ? median_text(c.included) : "",
+             c.excluded ? speedup_text(c.included) : ""},
+            notes_of(c));
+    }
+    view.table(std::move(t));
+  }
+}
+
+std::string times_phrase(double s) {
+  return s >= 1 ? format_speedup(s) + " faster than the CPU"
+                : format_speedup(s) + " (slower than the CPU)";
+}
+
+// "exp 2^20 f32: cuda0 3.40× faster than the CPU on resident data; 0.31× (slower than the
+// CPU) with the copies", per device, op and size, in f32 where it ran (else the first dtype).
+void gpu_versus_cpu(TextView& view, const Json& results) {
+  struct Line {
+    std::string head, text;
+    bool f32 = false;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Line> lines;
+  for (const auto& r : results) {
+    if (!accelerator(r) || included(r) || !number_at(r, k::kSpeedupVsCpu)) continue;
+    const std::string shape = shape_label(r.value(std::string(k::kShape), Json::object()));
+    const std::string key = text_at(r, k::kDevice) + "|" + text_at(r, k::kOp) + "|" + shape;
+    const bool f32 = text_at(r, k::kDtype) == "f32";
+    auto it = lines.find(key);
+    if (it != lines.end() && (it->second.f32 || !f32)) continue;
+    std::string text =
+        fmt::format("{} {}", text_at(r, k::kDevice), times_phrase(*number_at(r, k::kSpeedupVsCpu)));
+    text += " on resident data";
+    for (const auto& e : results)
+      if (included(e) && text_at(e, k::kDevice) == text_at(r, k::kDevice) &&
+          text_at(e, k::kOp) == text_at(r, k::kOp) &&
+          text_at(e, k::kDtype) == text_at(r, k::kDtype) &&
+          e.value(std::string(k::kShape), Json()) == r.value(std::string(k::kShape), Json()) &&
+          number_at(e, k::kSpeedupVsCpu)) {
+        double s = *number_at(e, k::kSpeedupVsCpu);
+        text += "; " + (s >= 1 ? format_speedup(s) : format_speedup(s) + " (slower)") +
+                " with the copies";
+        break;
+      }
+    if (it == lines.end()) order.push_back(key);
+    lines[key] = {fmt::format("{} {} {}:", text_at(r, k::kOp), shape, text_at(r, k::kDtype)), text,
+                  f32};
+  }
+  if (order.empty()) return;
+  view.blank();
+  const bool gpus = std::any_of(results.begin(), results.end(), gpu_record);
+  view.text(gpus ? "GPU versus CPU" : "Devices versus the CPU", 0, 0, Tone::kBold);
+  for (const auto& key : order) view.text(lines[key].head + " " + lines[key].text, 2, 2);
+}
+
+void sweep_view(TextView& view, const Json& sweep) {
+  const std::string op = text_at(sweep, k::kOp), parameter = text_at(sweep, k::kParameter);
+  view.text(fmt::format("break-even sweep of {} ({}): the smallest size from which the device "
+                        "beats the CPU, there and at every larger size",
+                        op, parameter),
+            0, 2, Tone::kBold);
+  TextTable t;
+  t.indent = 2;
+  t.columns = {{"device"},    {"dtype"},       {"layout"},
+               {"transfers"}, {"sizes", true}, {"break-even", false, true, true, false, 10}};
+  for (const auto& s : sweep.value(std::string(k::kSeries), Json::array())) {
+    std::size_t measured = 0;
+    for (const auto& p : s.value(std::string(k::kPoints), Json::array()))
+      measured += p.contains(k::kBeatsCpu) ? 1 : 0;
+    auto be = number_at(s, k::kBreakEven);
+    t.add({text_at(s, k::kDevice), text_at(s, k::kDtype), text_at(s, k::kLayout),
+           text_at(s, k::kTransfers), fmt::format("{}", measured),
+           be ? format_count(static_cast<std::uint64_t>(*be)) : "none in range"});
+  }
+  view.table(std::move(t));
+}
+
+}  // namespace
+
+std::pair<std::string, Tone> results_summary(const Json& results) {
+  std::map<std::string, std::size_t> n;
+  for (const auto& r : results) ++n[text_at(r, k::kStatus)];
+  const bool bad = n["failed"] + n["mismatch"] > 0;
+  return {fmt::format("{} record{}: {} ok, {} unsupported, {} skipped, {} failed, {} mismatch",
+                      results.size(), results.size() == 1 ? "" : "s", n["ok"], n["unsupported"],
+                      n["skipped"], n["failed"], n["mismatch"]),
+          bad ? Tone::kBad : Tone::kGood};
+}
+
+void results_view(TextView& view, const Json& results, const ViewOptions&) {
+  bool any_small = false;
+  op_tables(view, results, &any_small);
+  if (any_small)
+    view.text("* too small to keep a GPU busy: far below the card's peak", 2, 2, Tone::kMuted);
+  gpu_versus_cpu(view, results);
+}
+
+void bench_view(TextView& view, const Json& doc, const ViewOptions& o) {
+  const Json results = doc.value(std::string(k::kResults), Json::array());
+  view.heading("gpucheck bench: " + machine_line(doc));
+  view.blank();
+  if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object()) {
+    sweep_view(view, *s);
+    view.blank();
+  }
+  results_view(view, results, o);
+  for (const auto& e : doc.value(std::string(k::kErrors), Json::array()))
+    view.text("error: " + scalar_text(e), 0, 7, Tone::kBad);
+  if (o.details) {
+    view.blank();
+    system_facts_view(view, doc);
+  }
+  view.blank();
+  auto [line, tone] = results_summary(results);
+  view.text("bench: " + line, 0, 7, tone);
+  bool small = false;
+  for (const auto& r : results) small = small || too_small_for_peak(r);
+  if (small)
+    view.text(
+        "Sizes marked * do not reach a GPU's peak; --size large (or --size medium) "
+        "measures the card.",
+        0, 0, Tone::kWarn);
+}
+
+}  // namespace gpucheck::report
