@@ -36,19 +36,8 @@ bool included(const Json& r) {
 // The work of a record, to judge whether it can keep a GPU busy: the medium preset's sizes
 // (configs/default.toml) are where an H100/H200 comes near its peak (docs/PERFORMANCE.md); the
 // small preset's GEMM 512 reaches 11 TFLOP/s of ~700 and its 1 MiB copy 294 of ~4000 GB/s.
-// A GPU's record: CUDA's, or an OpenCL device that names a GPU maker (pocl's CPU device is an
-// accelerator to the bench but has no GPU peak to miss).
-bool gpu_record(const Json& r) {
-  const std::string backend = text_at(r, k::kBackend), name = text_at(r, k::kDeviceName);
-  if (backend == "cuda") return true;
-  if (backend != "opencl") return false;
-  for (const char* maker : {"NVIDIA", "AMD", "Radeon", "Graphics", "Arc"})
-    if (name.find(maker) != std::string::npos) return true;
-  return false;
-}
-
 bool too_small_for_peak(const Json& r) {
-  if (!gpu_record(r) || text_at(r, k::kStatus) != "ok") return false;
+  if (!is_gpu_record(r) || text_at(r, k::kStatus) != "ok") return false;
   if (auto pf = number_at(r, k::kPeakFraction); pf && *pf >= 0.7) return false;
   const Json s = r.value(std::string(k::kShape), Json::object());
   auto u = [&](std::string_view key) { return number_at(s, key).value_or(0); };
@@ -149,8 +138,18 @@ void op_tables(TextView& view, const Json& results, bool* any_small) {
     std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
       return std::tie(a.shape, a.dtype, a.device) < std::tie(b.shape, b.dtype, b.device);
     });
+    // "cpu openblas, cuda0/cuda1 cublaslt": devices that share an implementation together.
+    std::vector<std::string> impl_order;
+    std::map<std::string, std::string> impl_devices;
+    for (const auto& i : impls[op]) {
+      const std::string device = i.substr(0, i.find(' ')), impl = i.substr(i.find(' ') + 1);
+      auto& list = impl_devices[impl];
+      if (list.empty()) impl_order.push_back(impl);
+      list += (list.empty() ? "" : "/") + device;
+    }
     std::string impl_list;
-    for (const auto& i : impls[op]) impl_list += (impl_list.empty() ? "" : ", ") + i;
+    for (const auto& impl : impl_order)
+      impl_list += (impl_list.empty() ? "" : ", ") + impl_devices[impl] + " " + impl;
     view.text(op + (impl_list.empty() ? "" : " (" + impl_list + ")"), 0, 2, Tone::kBold);
     TextTable t;
     t.indent = 2;
@@ -187,45 +186,59 @@ std::string times_phrase(double s) {
                 : format_speedup(s) + " (slower than the CPU)";
 }
 
-// "exp 2^20 f32: cuda0 3.40× faster than the CPU on resident data; 0.31× (slower than the
-// CPU) with the copies", per device, op and size, in f32 where it ran (else the first dtype).
+// The seeds' question in words, per op and size (in f32 where it ran, else the first dtype), one
+// line per device: "cuda0  3.40× faster than the CPU on resident data; 0.31× (slower) with the
+// copies".
 void gpu_versus_cpu(TextView& view, const Json& results) {
-  struct Line {
-    std::string head, text;
-    bool f32 = false;
+  struct Group {
+    std::vector<std::string> devices;
+    std::map<std::string, std::pair<const Json*, bool>> pick;  // device → record, is f32
   };
   std::vector<std::string> order;
-  std::map<std::string, Line> lines;
+  std::map<std::string, Group> groups;
   for (const auto& r : results) {
     if (!accelerator(r) || included(r) || !number_at(r, k::kSpeedupVsCpu)) continue;
     const std::string shape = shape_label(r.value(std::string(k::kShape), Json::object()));
-    const std::string key = text_at(r, k::kDevice) + "|" + text_at(r, k::kOp) + "|" + shape;
+    const std::string key = text_at(r, k::kOp) + " " + shape;
+    auto [g, fresh] = groups.try_emplace(key);
+    if (fresh) order.push_back(key);
+    const std::string device = text_at(r, k::kDevice);
     const bool f32 = text_at(r, k::kDtype) == "f32";
-    auto it = lines.find(key);
-    if (it != lines.end() && (it->second.f32 || !f32)) continue;
-    std::string text =
-        fmt::format("{} {}", text_at(r, k::kDevice), times_phrase(*number_at(r, k::kSpeedupVsCpu)));
-    text += " on resident data";
-    for (const auto& e : results)
-      if (included(e) && text_at(e, k::kDevice) == text_at(r, k::kDevice) &&
-          text_at(e, k::kOp) == text_at(r, k::kOp) &&
-          text_at(e, k::kDtype) == text_at(r, k::kDtype) &&
-          e.value(std::string(k::kShape), Json()) == r.value(std::string(k::kShape), Json()) &&
-          number_at(e, k::kSpeedupVsCpu)) {
-        double s = *number_at(e, k::kSpeedupVsCpu);
-        text += "; " + (s >= 1 ? format_speedup(s) : format_speedup(s) + " (slower)") +
-                " with the copies";
-        break;
-      }
-    if (it == lines.end()) order.push_back(key);
-    lines[key] = {fmt::format("{} {} {}:", text_at(r, k::kOp), shape, text_at(r, k::kDtype)), text,
-                  f32};
+    auto it = g->second.pick.find(device);
+    if (it == g->second.pick.end()) g->second.devices.push_back(device);
+    if (it != g->second.pick.end() && (it->second.second || !f32)) continue;
+    g->second.pick[device] = {&r, f32};
   }
   if (order.empty()) return;
   view.blank();
-  const bool gpus = std::any_of(results.begin(), results.end(), gpu_record);
+  const bool gpus = std::any_of(results.begin(), results.end(), is_gpu_record);
   view.text(gpus ? "GPU versus CPU" : "Devices versus the CPU", 0, 0, Tone::kBold);
-  for (const auto& key : order) view.text(lines[key].head + " " + lines[key].text, 2, 2);
+  for (const auto& key : order) {
+    const Group& g = groups[key];
+    TextTable t;
+    t.header = false;
+    t.indent = 4;
+    t.columns = {{"device"}, {"answer", false, true, true, false, 20}};
+    bool all_f32 = true;
+    for (const auto& device : g.devices) {
+      const Json& r = *g.pick.at(device).first;
+      const std::string dtype = text_at(r, k::kDtype);
+      all_f32 = all_f32 && dtype == "f32";
+      std::string text = times_phrase(*number_at(r, k::kSpeedupVsCpu)) + " on resident data";
+      for (const auto& e : results)
+        if (included(e) && text_at(e, k::kDevice) == device &&
+            text_at(e, k::kOp) == text_at(r, k::kOp) && text_at(e, k::kDtype) == dtype &&
+            e.value(std::string(k::kShape), Json()) == r.value(std::string(k::kShape), Json()) &&
+            number_at(e, k::kSpeedupVsCpu)) {
+          const double x = *number_at(e, k::kSpeedupVsCpu);
+          text += "; " + format_speedup(x) + (x >= 1 ? "" : " (slower)") + " with the copies";
+          break;
+        }
+      t.add({device, text + (dtype == "f32" ? "" : " (" + dtype + ")")});
+    }
+    view.text(key + (all_f32 ? " f32" : ""), 2, 2);
+    view.table(std::move(t));
+  }
 }
 
 void sweep_view(TextView& view, const Json& sweep) {
@@ -272,7 +285,7 @@ void results_view(TextView& view, const Json& results, const ViewOptions&) {
 
 void bench_view(TextView& view, const Json& doc, const ViewOptions& o) {
   const Json results = doc.value(std::string(k::kResults), Json::array());
-  view.heading("gpucheck bench: " + machine_line(doc));
+  title_view(view, "gpucheck bench", {}, doc);
   view.blank();
   if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object()) {
     sweep_view(view, *s);
@@ -286,15 +299,14 @@ void bench_view(TextView& view, const Json& doc, const ViewOptions& o) {
     system_facts_view(view, doc);
   }
   view.blank();
-  auto [line, tone] = results_summary(results);
-  view.text("bench: " + line, 0, 7, tone);
-  bool small = false;
-  for (const auto& r : results) small = small || too_small_for_peak(r);
+  const bool small = std::any_of(results.begin(), results.end(), too_small_for_peak);
   if (small)
     view.text(
         "Sizes marked * do not reach a GPU's peak; --size large (or --size medium) "
         "measures the card.",
         0, 0, Tone::kWarn);
+  auto [line, tone] = results_summary(results);
+  view.text("bench: " + line, 0, 7, tone);
 }
 
 }  // namespace gpucheck::report

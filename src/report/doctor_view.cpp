@@ -113,7 +113,7 @@ void checks_view(TextView& view, const Json& checks, bool details, bool problems
 
 void doctor_view(TextView& view, const Json& doc, const ViewOptions& o) {
   const Json checks = doc.value(std::string(k::kChecks), Json::array());
-  view.heading("gpucheck doctor: " + machine_line(doc));
+  title_view(view, "gpucheck doctor", {}, doc);
   // The problems by name first, so a long list still shows them on the first screen.
   std::string fails, warns;
   for (const auto& c : checks) {

@@ -373,7 +373,7 @@ std::vector<std::string> problems(const Json& backends) {
 constexpr std::size_t kLabel = 9;  // "opencl10 " and the backend names fit
 
 void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap& gpus) {
-  view.heading("gpucheck probe: " + machine_line(doc));
+  title_view(view, "gpucheck probe", {}, doc);
   if (doc.contains(k::kHost)) view.flow("host", {host_line(doc[k::kHost])}, 0, kLabel);
   if (doc.contains(k::kCpu)) view.flow("cpu", cpu_items(doc[k::kCpu], backends), 0, kLabel);
   if (const Json& m = member(doc, k::kMemory); m.contains(k::kTotalBytes)) {
@@ -392,7 +392,19 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     view.heading("devices");
   }
   for (const auto& r : devices) {
-    std::string label = text_at(*r.device, k::kDevice);
+    const std::string label = text_at(*r.device, k::kDevice);
+    const std::string backend = text_at(*r.backend, k::kName);
+    // The CPU line above says it all; a GPU's OpenCL device is one line under its CUDA twin's.
+    if (backend == "cpu") continue;
+    auto same = gpus.same_as(label);
+    if (backend == "opencl" && !same.empty()) {
+      const Json& p = member(*r.device, k::kProperties);
+      view.flow(label,
+                {text_at(*r.device, k::kDeviceName) + ": same GPU as " + join(same, ", "),
+                 std::string(text_at(p, "cl_device_version"))},
+                2, kLabel);
+      continue;
+    }
     view.flow(label, {text_at(*r.device, k::kDeviceName)}, 2, kLabel, Tone::kBold);
     view.flow("", device_items(r, gpus), 2, kLabel);
   }

@@ -25,6 +25,7 @@ std::string measured_text(const Json& v) {
   const std::string number = it->is_number_integer() || it->is_number_unsigned()
                                  ? scalar_text(*it)
                                  : significant(it->get<double>());
+  if (unit == "fraction") return number + " of the reference";
   return number + (unit.empty() ? "" : " " + unit);
 }
 
@@ -38,22 +39,23 @@ std::string upper(std::string s) {
 void qualify_view(TextView& view, const Json& doc, const ViewOptions& o) {
   const Json q = doc.value(std::string(k::kQualify), Json::object());
   const Json profile = q.value(std::string(k::kProfile), Json::object());
-  view.heading(fmt::format("gpucheck qualify: profile {} on {}", text_at(profile, k::kName),
-                           machine_line(doc)));
+  title_view(view, "gpucheck qualify", {"profile " + text_at(profile, k::kName)}, doc);
   view.blank();
+  // One line a verdict; what was required, and why, under the ones not met (all with
+  // --details).
   TextTable t;
   t.columns = {{"verdict", false, false, false, true, 5},
                {"requirement", false, false, false, false, 8},
                {"device", false, false, false, false, 5},
-               {"measured", false, true, false, false, 8},
-               {"what", false, true, true, false, 12}};
+               {"measured", false, true, true, false, 12}};
   for (const auto& v : q.value(std::string(k::kVerdicts), Json::array())) {
     std::vector<std::string> notes;
     const std::string verdict = text_at(v, k::kVerdict);
-    if (auto reason = text_at(v, k::kReason); !reason.empty() && (verdict != "met" || o.details))
-      notes.push_back(reason);
-    t.add({upper(verdict), text_at(v, k::kId), text_at(v, k::kDevice), measured_text(v),
-           text_at(v, k::kRequirement)},
+    if (verdict != "met" || o.details) {
+      notes.push_back("required: " + text_at(v, k::kRequirement));
+      if (auto reason = text_at(v, k::kReason); !reason.empty()) notes.push_back(reason);
+    }
+    t.add({upper(verdict), text_at(v, k::kId), text_at(v, k::kDevice), measured_text(v)},
           std::move(notes));
   }
   view.table(std::move(t));

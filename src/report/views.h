@@ -41,7 +41,15 @@ void tree_view(TextView& view, const std::string& title, const nlohmann::json& v
 // Host, CPU, memory and provenance, readable: what --details adds after a result.
 void system_facts_view(TextView& view, const nlohmann::json& doc);
 
-// One line naming the machine and its GPUs with the driver, for the first screen of every view.
-std::string machine_line(const nlohmann::json& doc);
+// A GPU's record: CUDA's, or an OpenCL device whose name says a GPU maker (pocl's CPU device
+// is an accelerator to the bench but no GPU).
+bool is_gpu_record(const nlohmann::json& record);
+
+// The machine, its GPUs and the driver: host, OS, "2× NVIDIA H100 80GB HBM3", "driver 580.159.04".
+std::vector<std::string> machine_items(const nlohmann::json& doc);
+// The view's first line: "gpucheck probe: vm, Ubuntu 24.04, 2× NVIDIA H100 80GB HBM3, driver
+// 580.159.04", items kept whole when it wraps; `first` goes before the machine's items.
+void title_view(TextView& view, const std::string& what, std::vector<std::string> first,
+                const nlohmann::json& doc);
 
 }  // namespace gpucheck::report

@@ -1,5 +1,6 @@
 // What the per-command text views share: values for people, the facts tree, the machine line.
 #include "core/json_keys.h"
+#include "report/same_gpu.h"
 #include "report/stack_versions.h"
 #include "report/units.h"
 #include "report/view_model.h"
@@ -164,7 +165,16 @@ void system_facts_view(TextView& view, const nlohmann::json& doc) {
   }
 }
 
-std::string machine_line(const nlohmann::json& doc) {
+bool is_gpu_record(const nlohmann::json& r) {
+  const std::string backend = text_at(r, k::kBackend), name = text_at(r, k::kDeviceName);
+  if (backend == "cuda") return true;
+  if (backend != "opencl") return false;
+  for (const char* maker : {"NVIDIA", "AMD", "Radeon", "Graphics", "Arc"})
+    if (name.find(maker) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::string> machine_items(const nlohmann::json& doc) {
   const nlohmann::json none = nlohmann::json::object();
   const auto& host = doc.contains(k::kHost) ? doc[k::kHost] : none;
   std::vector<std::string> parts;
@@ -189,14 +199,15 @@ std::string machine_line(const nlohmann::json& doc) {
             if (type.find("GPU") != std::string::npos) names.push_back(text_at(d, k::kDeviceName));
           }
   } else if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) {
+    // Each GPU once: an OpenCL device that is a CUDA device's card is not counted again.
+    const GpuMap gpus = GpuMap::from_results(*r);
     std::vector<std::string> seen;
     for (const auto& rec : *r) {
       const std::string dev = text_at(rec, k::kDevice);
-      if (text_at(rec, k::kBackend) == "cpu" ||
-          std::find(seen.begin(), seen.end(), dev) != seen.end())
-        continue;
+      if (!is_gpu_record(rec) || std::find(seen.begin(), seen.end(), dev) != seen.end()) continue;
       seen.push_back(dev);
-      names.push_back(fmt::format("{} {}", dev, text_at(rec, k::kDeviceName)));
+      if (text_at(rec, k::kBackend) != "cuda" && !gpus.same_as(dev).empty()) continue;
+      names.push_back(text_at(rec, k::kDeviceName));
     }
   }
   if (driver.empty() && doc.contains(k::kProvenance))
@@ -209,9 +220,13 @@ std::string machine_line(const nlohmann::json& doc) {
     parts.push_back(counts[n] > 1 ? fmt::format("{}\xC3\x97 {}", counts[n], n) : n);
   if (names.empty()) parts.push_back("no GPU found");
   if (!driver.empty()) parts.push_back("driver " + driver);
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
+  return parts;
+}
+
+void title_view(TextView& view, const std::string& what, std::vector<std::string> first,
+                const nlohmann::json& doc) {
+  for (auto& i : machine_items(doc)) first.push_back(std::move(i));
+  view.flow(what + ":", std::move(first), 0, 0, Tone::kBold);
 }
 
 }  // namespace gpucheck::report

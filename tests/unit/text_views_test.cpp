@@ -73,6 +73,24 @@ std::vector<Golden> goldens() {
       {"bench_pocl", kViews + "bench_pocl.json", {"opencl0", "cpu"}, "bench: "},
       {"qualify_cpu", kViews + "qualify_cpu.json", {"MET", "cpu_backend"}, "qualify: met"},
       {"compare_pocl", kViews + "compare_pocl.json", {"base", "new"}, "compare: "},
+      // The 2-GPU machine (2x H100 80GB HBM3, driver 580.159.04).
+      {"probe_h100x2",
+       kViews + "probe_h100x2.json",
+       {"2\xC3\x97 NVIDIA H100 80GB HBM3", "driver 580.159.04", "cuDNN 9.14.0"},
+       "probe: 3 of 4 backends available, 6 devices (2 GPUs)"},
+      {"doctor_h100x2",
+       kViews + "doctor_h100x2.json",
+       {"2\xC3\x97 NVIDIA H100 80GB HBM3", "driver 580.159.04",
+        "WARN: opencl_loader_copies, opencl_vendor_registration"},
+       "42 checks: 31 passed, 7 info, 2 warnings, 0 failed, 2 skipped"},
+      {"bench_h100x2",
+       kViews + "bench_h100x2.json",
+       {"2\xC3\x97 NVIDIA H100 80GB HBM3", "cuda0", "cuda1"},
+       "bench: 152 records: 152 ok"},
+      {"qualify_h100x2",
+       kViews + "qualify_h100x2.json",
+       {"2\xC3\x97 NVIDIA H100 80GB HBM3", "driver 580.159.04", "MET"},
+       "qualify: met (19 met, 0 unmet, 0 skipped)"},
   };
 }
 
@@ -136,6 +154,20 @@ TEST(Views, DoctorDetailsShowEveryChecksEvidence) {
       head = head.substr(0, std::min<std::size_t>(head.find(' '), 20));
       EXPECT_THAT(text, HasSubstr(head)) << c["id"];
     }
+}
+
+// A saved 2-GPU probe document: its summary fits one screen and a half (45 lines at the width
+// of a pipe), names both GPUs with their UUIDs and pairs each with its OpenCL device.
+TEST(Views, TwoGpuProbeSummaryFitsFortyFiveLines) {
+  RenderOptions o;  // width 100, as when stdout is not a terminal
+  const std::string text = render(load(kViews + "probe_h100x2.json"), Format::kTable, o);
+  const auto lines = lines_of(text);
+  EXPECT_LE(lines.size(), 45u) << text;
+  for (const char* want :
+       {"GPU-e7e58bd5-923b-52b2-4a70-e1875011ea3a", "GPU-30660c06-d8fb-8471-800c-a49535995ada",
+        "same GPU as opencl1", "opencl2  NVIDIA H100 80GB HBM3: same GPU as cuda1", "cuDNN 9.14.0",
+        "NVML 13.580.159.04", "PCIe Gen5 x16"})
+    EXPECT_THAT(text, HasSubstr(want));
 }
 
 }  // namespace
