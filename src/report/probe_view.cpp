@@ -489,6 +489,10 @@ void probe_view(TextView& view, const Json& doc, const ViewOptions& o) {
     summary(view, doc, bs, gpus);
     return;
   }
+  view.pairs({{std::string(k::kSchema), text_at(doc, k::kSchema)},
+              {std::string(k::kCommand), text_at(doc, k::kCommand)}},
+             0);
+  view.blank();
   for (auto section : {k::kProvenance, k::kHost, k::kCpu, k::kMemory})
     if (doc.contains(section)) tree_view(view, std::string(section), doc[section]);
   for (const auto& b : bs) {

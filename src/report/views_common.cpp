@@ -43,7 +43,13 @@ std::string scalar_like_text(const nlohmann::json& v) {
 std::string number_text(std::string_view key, const nlohmann::json& v) {
   const double x = v.get<double>();
   const std::string exact = scalar_text(v);
-  if (ends_with(key, "_bytes") && v.is_number_integer() && x >= 1024)
+  // OpenCL names its byte counts *_size; only these are bytes (others count pixels or items).
+  static constexpr std::string_view kClBytes[] = {
+      "cl_device_global_mem_size", "cl_device_max_mem_alloc_size", "cl_device_local_mem_size",
+      "cl_device_global_mem_cache_size", "cl_device_max_constant_buffer_size"};
+  const bool bytes = ends_with(key, "_bytes") ||
+                     std::find(std::begin(kClBytes), std::end(kClBytes), key) != std::end(kClBytes);
+  if (bytes && v.is_number_integer() && x >= 1024)
     return fmt::format("{} ({} bytes)", format_size(v.get<std::uint64_t>()), exact);
   if (ends_with(key, "_mhz")) return exact + " MHz";
   if (ends_with(key, "_khz")) return fmt::format("{} MHz ({} kHz)", significant(x / 1e3), exact);
