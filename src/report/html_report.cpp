@@ -2,11 +2,11 @@
 // reference) with charts of throughput, speedups, sweeps and qualify verdicts, then the
 // document's tables. Every string from the document goes through html_escape.
 #include "core/json_keys.h"
-#include "core/shape_text.h"
 #include "report/html_escape.h"
 #include "report/render.h"
 #include "report/same_gpu.h"
 #include "report/svg_charts.h"
+#include "report/units.h"
 #include "report/view_model.h"
 
 #include <fmt/format.h>
@@ -105,7 +105,7 @@ std::string throughput_charts(const nlohmann::json& results) {
       c.kind = "throughput";
       c.series = legend;
     }
-    std::string group = fmt::format("{} {}", str(r, k::kDtype), shape_text(r[k::kShape]));
+    std::string group = fmt::format("{} {}", str(r, k::kDtype), shape_label(r[k::kShape]));
     auto g = std::find_if(c.groups.begin(), c.groups.end(),
                           [&](const BarGroup& b) { return b.label == group; });
     if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});
@@ -133,7 +133,7 @@ std::string speedup_chart(const nlohmann::json& results) {
     auto sp = r.find(k::kSpeedupVsCpu);
     if (sp == r.end() || !sp->is_number() || sp->get<double>() <= 0) continue;
     std::string group = fmt::format("{} {} {} {}", str(r, k::kDevice), str(r, k::kOp),
-                                    str(r, k::kDtype), shape_text(r[k::kShape]));
+                                    str(r, k::kDtype), shape_label(r[k::kShape]));
     auto g = std::find_if(c.groups.begin(), c.groups.end(),
                           [&](const BarGroup& b) { return b.label == group; });
     if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});

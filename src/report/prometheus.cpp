@@ -120,6 +120,12 @@ void add_backends(PromMetrics& m, const nlohmann::json& backends) {
       add_gpu_readings(m, {{"device", device}, {"uuid", gpus.uuid(device)}},
                        (*props)[std::string(k::kNvml)]);
     }
+    // GPUs NVML sees that CUDA does not (a broken driver's, or hidden ones): still readings.
+    if (auto nvml = b.find(k::kNvml); nvml != b.end() && nvml->is_object())
+      for (auto list : {k::kDevices, k::kUnmatched})
+        for (const auto& nd : nvml->value(std::string(list), nlohmann::json::array()))
+          add_gpu_readings(
+              m, {{"device", "nvml" + str(nd, k::kIndex)}, {"uuid", str(nd, k::kDeviceUuid)}}, nd);
   }
 }
 

@@ -178,10 +178,10 @@ TEST(ProbeViews, FullPrintsEveryField) {
 
 TEST(Progress, ALineEveryIntervalWhenStderrIsALog) {
   // Two cells of at least 0.6 s each: several 0.2 s intervals pass.
-  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp,gemm", "--dtype", "f32",
-                         "--exp", "4096", "--gemm", "64", "--min-time", "0.6", "--warmup", "0",
-                         "--json", "-o", "/dev/null"},
-                        {{"GPUCHECK_PROGRESS_SECONDS", "0.2"}});
+  auto r = run_gpucheck(
+      {"bench", "--device", "cpu", "--ops", "exp,gemm", "--dtype", "f32", "--exp", "4096", "--gemm",
+       "64", "--min-time", "0.6", "--warmup", "0", "--json", "-o", "/dev/null"},
+      {{"GPUCHECK_PROGRESS_SECONDS", "0.2"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("gpucheck: bench: [cpu "));
   EXPECT_THAT(r.err, HasSubstr("/2]"));  // two cells will run
