@@ -4,10 +4,10 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev
-  libopenblas-dev googletest libgtest-dev libgmock-dev
+  libopenblas0-pthread libblis4-pthread libopenblas64-0-pthread googletest libgtest-dev libgmock-dev
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo clpeak libclblast-dev
   python3 python3-jsonschema python3-numpy python3-prometheus-client locales binutils libxml2-utils
-  chromium fonts-dejavu-core
+  chromium fonts-dejavu-core help2man bash-completion man-db dpkg-dev file
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -21,9 +21,19 @@ BenchProgress::BenchProgress(Progress& progress, const std::vector<bench::BenchP
   for (const auto& p : plans) totals_.push_back(p.cells.size());
 }
 
-void BenchProgress::device_started(std::size_t device, std::size_t runnable) {
-  device_ = device;
-  if (device < totals_.size()) totals_[device] = runnable;
+BenchProgress& BenchProgress::silent() {
+  static Progress off("", Progress::Mode::kOff, 10, {});
+  static BenchProgress none(off, {});
+  return none;
+}
+
+void BenchProgress::next_device() {
+  if (started_) ++device_;
+  started_ = true;
+}
+
+void BenchProgress::device_planned(std::size_t runnable) {
+  if (device_ < totals_.size()) totals_[device_] = runnable;
 }
 
 void BenchProgress::cell_started(const std::string& device, std::size_t ordinal,
@@ -39,7 +49,9 @@ void BenchProgress::cell_finished() {
 }
 
 DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan,
-                     BenchProgress& progress, std::size_t device) {
+                     BenchProgress& progress,
+                     const std::map<std::string, std::optional<std::string>>& env) {
+  progress.next_device();
   ChildLimits limits;
   // A cell may use its --max-time budget once per record (device time, end to end) plus time to
   // make inputs and verify; the whole child gets the sum.
@@ -57,7 +69,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan,
     auto ev = nlohmann::json::parse(line, nullptr, false);
     if (!ev.is_object()) return;  // not one of our event lines
     if (ev.value("event", "") == "plan") {
-      progress.device_started(device, ev.value("cells", plan.cells.size()));
+      progress.device_planned(ev.value("cells", plan.cells.size()));
     } else if (ev.value("event", "") == "cell") {
       if (current) progress.cell_finished();
       current = ev.value("index", std::size_t{0});
@@ -69,7 +81,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan,
       current_recorded = true;
     }
   };
-  ChildSpec spec{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, {}};
+  ChildSpec spec{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, env};
   auto results = run_children({spec}, limits, [&](std::size_t, std::string_view chunk) {
     pending.append(chunk);
     for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {

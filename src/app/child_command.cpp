@@ -1,6 +1,7 @@
 // The hidden "__child" subcommand: what gpucheck runs in its isolated children.
 #include "app/backend_probes.h"
 #include "app/cli_common.h"
+#include "app/cpu_blas_selection.h"
 #include "backends/registry.h"
 #include "bench/engine.h"
 
@@ -22,6 +23,7 @@ int run_bench_child(const std::string& plan_text) {
   if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
   DeviceOptions options;
   options.threads = plan.threads;
+  if (plan.backend == "cpu") learn_library_blas_kernel(env, options);
   auto device = backend->open_device(plan.device, options);
   if (!device)
     throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
@@ -30,11 +32,19 @@ int run_bench_child(const std::string& plan_text) {
               line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   bench::EngineCallbacks cb;
+  std::size_t cell = 0;
   cb.planned = [&](std::size_t runnable) { emit({{"event", "plan"}, {"cells", runnable}}); };
   cb.cell_started = [&](std::size_t i, std::size_t ordinal, const bench::Cell& c) {
+    cell = i;
     emit({{"event", "cell"}, {"index", i}, {"ordinal", ordinal}, {"label", bench::describe(c)}});
   };
-  cb.record = [&](const nlohmann::json& r) { emit({{"event", "record"}, {"record", r}}); };
+  cb.record = [&](const nlohmann::json& r) {
+    // A kernel gpucheck selected that computes wrong results: the library's own choice instead.
+    if (plan.backend == "cpu" && selected_blas_kernel_failed(r))
+      emit({{"event", "record"}, {"record", rerun_with_library_kernel(plan, cell, r)}});
+    else
+      emit({{"event", "record"}, {"record", r}});
+  };
   bench::run_plan(plan, *device, cb,
                   bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
   return 0;

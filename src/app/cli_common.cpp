@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
+#include <thread>
 
 namespace gpucheck::app {
 
@@ -114,6 +115,11 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
       ->check(CLI::ExistingFile)
       ->group("Libraries")
       ->type_name("FILE");
+  cmd.add_option("--blas", opts.blas,
+                 "Use this BLAS (libopenblas, libblis, libmkl_rt) for the CPU instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries")
+      ->type_name("FILE");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
@@ -123,9 +129,18 @@ void apply_library_options(const LibraryOptions& opts) {
       {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
       {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
       {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-      {"GPUCHECK_NVML_LIB", &opts.nvml}};
+      {"GPUCHECK_NVML_LIB", &opts.nvml},
+      {"GPUCHECK_BLAS_LIB", &opts.blas}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
+}
+
+int clamp_cpu_threads(int requested, const char* what) {
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  if (hardware <= 0 || requested <= hardware) return requested;
+  spdlog::warn("{} {} is more than this CPU's {} hardware threads: using {}", what, requested,
+               hardware, hardware);
+  return hardware;
 }
 
 void configure_logging(int verbosity, bool quiet, const std::string& color) {

@@ -59,12 +59,15 @@ class Output {
 };
 
 // Vendor libraries named on the command line, ahead of every search path. They reach the
-// backends' children through the environment (GPUCHECK_CUBLAS_LIB, ...).
+// backends' children through the environment (GPUCHECK_CUBLAS_LIB, ..., GPUCHECK_BLAS_LIB).
 struct LibraryOptions {
-  std::string cublas, cublaslt, cudnn, nvml;
+  std::string cublas, cublaslt, cudnn, nvml, blas;
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
+
+// --threads (or a profile's threads) above the CPU's hardware threads: clamped, with a warning.
+int clamp_cpu_threads(int requested, const char* what);
 
 // Logs go to stderr only; machine-readable output on stdout never mixes with them. color:
 // --color's value (auto: when stderr is a terminal and NO_COLOR is unset).

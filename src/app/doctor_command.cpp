@@ -70,6 +70,7 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool lo
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
   if (load && !opts.no_load)
     add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds, opts.out.quiet);
+  if (!opts.no_load) add_cpu_blas_cost(facts[keys::kBackends]);
   return facts;
 }
 

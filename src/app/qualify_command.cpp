@@ -6,12 +6,14 @@
 #include "app/cli_common.h"
 #include "app/doctor_facts.h"
 #include "core/document.h"
+#include "core/install_dirs.h"
 #include "core/json_keys.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
 #include "qualify/bench_plan.h"
 #include "qualify/judge.h"
 #include "qualify/profile.h"
+#include "qualify/profile_search.h"
 #include "qualify/skus.h"
 #include "report/junit.h"
 #include "report/speedup.h"
@@ -84,9 +86,8 @@ nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quie
   Progress progress = Progress::for_stderr("qualify", quiet);
   BenchProgress bench_progress(progress, plans);
   nlohmann::json results = nlohmann::json::array();
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const auto& plan = plans[i];
-    DeviceRun run = run_device({plan.device, plan.backend}, plan, bench_progress, i);
+  for (const auto& plan : plans) {
+    DeviceRun run = run_device({plan.device, plan.backend}, plan, bench_progress);
     for (auto& r : run.records) results.push_back(std::move(r));
   }
   progress.clear();
@@ -96,7 +97,8 @@ nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quie
 
 ExitCode run_qualify(const QualifyOptions& o) {
   // A bad profile, SKU table or output path is exit 2 before any work.
-  const q::Profile profile = q::load_profile(o.profile);
+  q::Profile profile = q::load_profile(q::find_profile(o.profile, data_dirs()));
+  profile.bench.threads = clamp_cpu_threads(profile.bench.threads, "the profile's [bench] threads");
   const std::vector<q::Sku> skus = custom_skus(o.skus);
   Output output(o.out);
   auto junit = open_junit(o.junit);
@@ -117,6 +119,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   if (needs(profile, q::Kind::kDoctor)) {
     // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs.
     add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds, o.out.quiet);
+    add_cpu_blas_cost(facts[k::kBackends]);
     doc[k::kBackends] = facts[k::kBackends];
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
@@ -169,9 +172,11 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
       "qualify",
       "Probe, doctor and benches against a TOML profile of requirements: a CI gate "
       "with JUnit output (exit 1 when a requirement is unmet)");
-  cmd->add_option("--profile", o->profile, "TOML profile (configs/qualify/*.toml)")
+  cmd->add_option("--profile", o->profile,
+                  "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
+                  "cuda-training, cuda-hopper)")
       ->required()
-      ->type_name("FILE");
+      ->type_name("FILE|NAME");
   cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE")->type_name("FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");

@@ -263,6 +263,27 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
+// Issue 14 and issue 16 part 2: the CPU's BLAS loaded at run time (probe: backends[cpu] device
+// properties.blas; bench: a CPU record's context.blas), the kernel it runs and who chose it
+inline constexpr K kBlas = "blas";
+inline constexpr K kBlasIntBits = "int_bits";  // 32 (LP64) or 64 (ILP64)
+inline constexpr K kBlasDescription = "description";
+inline constexpr K kBlasKernel = "kernel";  // OpenBLAS core, BLIS sub-configuration, MKL path
+inline constexpr K kBlasConfig = "config";
+inline constexpr K kBlasThreading = "threading";         // pthreads | openmp | sequential
+inline constexpr K kBlasTried = "tried";                 // [{name, error}] before the one loaded
+inline constexpr K kBlasKernelSource = "kernel_source";  // library | gpucheck | environment
+inline constexpr K kBlasKernelReason = "kernel_reason";
+inline constexpr K kBlasKernelRecommended = "kernel_recommended";  // what the ISA allows
+inline constexpr K kBlasKernelBelowIsa = "kernel_below_isa";
+inline constexpr K kBlasLibraryKernel = "library_kernel";  // what the library chose by itself
+inline constexpr K kBlasKernelEnvironment = "kernel_environment";  // OPENBLAS_CORETYPE, ..._L2_SIZE
+inline constexpr K kBlasSelectionFailed = "selected_kernel_failed";
+// doctor: what a core set in the environment costs, GEMM f32 1024 measured both ways
+inline constexpr K kBlasKernelCost = "kernel_cost";
+inline constexpr K kBlasKeptTflops = "kept_tflops";
+inline constexpr K kBlasRecommendedTflops = "recommended_tflops";
+inline constexpr K kBlasSlowdown = "slowdown";
 // Issue 15 (output for people): the GPU stack's versions in a bench document's provenance, as
 // `--version -v` prints them (report/stack_versions.h)
 inline constexpr K kVersions = "versions";
