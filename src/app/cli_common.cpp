@@ -14,11 +14,19 @@
 
 namespace gpucheck::app {
 
-void add_output_options(CLI::App& cmd, OutputOptions& opts) {
+void add_output_options(CLI::App& cmd, OutputOptions& opts,
+                        const std::vector<std::string>& extra_formats) {
+  std::vector<std::string> formats{"table", "json", "csv", "markdown", "md", "html", "prometheus"};
+  std::string extra;
+  for (const auto& f : extra_formats) {
+    formats.push_back(f);
+    extra += ", " + f;
+  }
   cmd.add_option("--format", opts.format,
-                 "table, json, csv, markdown, html (a self-contained page with charts) or "
-                 "prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md", "html", "prometheus"}))
+                 "Output format: table, json, csv, markdown, html (a self-contained page with "
+                 "charts), prometheus (node_exporter textfile)" +
+                     extra)
+      ->check(CLI::IsMember(formats))
       ->type_name("FORMAT")
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
@@ -92,7 +100,10 @@ void Output::write(const nlohmann::json& doc) {
   ro.full = opts_.full;
   ro.list = opts_.list;
   ro.device = opts_.device;
-  std::string text = report::render(doc, format_, ro);
+  write_text(report::render(doc, format_, ro));
+}
+
+void Output::write_text(const std::string& text) {
   if (file_) {
     *file_ << text;
     file_->flush();
@@ -120,17 +131,19 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
       ->check(CLI::ExistingFile)
       ->group("Libraries")
       ->type_name("FILE");
+  cmd.add_option("--nccl", opts.nccl, "Use this libnccl.so instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries")
+      ->type_name("FILE");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
 
 void apply_library_options(const LibraryOptions& opts) {
   const std::pair<const char*, const std::string*> vars[] = {
-      {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
-      {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
-      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-      {"GPUCHECK_NVML_LIB", &opts.nvml},
-      {"GPUCHECK_BLAS_LIB", &opts.blas}};
+      {"GPUCHECK_CUBLAS_LIB", &opts.cublas}, {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},   {"GPUCHECK_NVML_LIB", &opts.nvml},
+      {"GPUCHECK_BLAS_LIB", &opts.blas},     {"GPUCHECK_NCCL_LIB", &opts.nccl}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }
@@ -141,6 +154,33 @@ int clamp_cpu_threads(int requested, const char* what) {
   spdlog::warn("{} {} is more than this CPU's {} hardware threads: using {}", what, requested,
                hardware, hardware);
   return hardware;
+}
+
+void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
+  cmd.add_option("--tune-budget", opts.budget_s,
+                 "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
+                 "(default 45, 20 on CPU implementations); timing the defaults comes first")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->type_name("SECONDS")
+      ->group("Tuning");
+  cmd.add_flag("--no-tune", opts.no_tune,
+               "OpenCL GEMM and conv with the library's defaults: no search, no cache")
+      ->group("Tuning");
+  cmd.add_flag("--retune", opts.retune,
+               "Search again even where the cache has this device's GEMM parameters")
+      ->group("Tuning");
+}
+
+bench::TuningPlan tuning_plan(const TuningOptions& opts) {
+  if (opts.no_tune && opts.retune) throw UsageError("--no-tune and --retune contradict each other");
+  if (opts.no_tune && opts.budget_s)
+    throw UsageError("--tune-budget: nothing is tuned with --no-tune");
+  bench::TuningPlan plan;
+  plan.mode = opts.no_tune  ? TuningMode::kOff
+              : opts.retune ? TuningMode::kRetune
+                            : TuningMode::kAuto;
+  plan.budget_s = opts.budget_s;
+  return plan;
 }
 
 void configure_logging(int verbosity, bool quiet, const std::string& color) {

@@ -1,6 +1,7 @@
 // Options every subcommand shares (output format and destination, verbosity) and their effects.
 #pragma once
 
+#include "bench/cell.h"
 #include "core/errors.h"
 #include "report/render.h"
 
@@ -29,8 +30,10 @@ struct OutputOptions {
   std::string device;
 };
 
-// --format, --json, -o, --color, -v, -q.
-void add_output_options(CLI::App& cmd, OutputOptions& opts);
+// --format, --json, -o, --color, -v, -q. extra_formats: formats only this command knows
+// (doctor's "oneline"), which it writes itself through Output::write_text.
+void add_output_options(CLI::App& cmd, OutputOptions& opts,
+                        const std::vector<std::string>& extra_formats = {});
 // --details: the evidence of every check and the system facts after the result.
 void add_details_option(CLI::App& cmd, OutputOptions& opts, const std::string& what);
 // probe's views: --full, -L/--list, --device (a probe document's devices).
@@ -50,6 +53,8 @@ class Output {
   report::Format format() const { return format_; }
   // Renders the document in the chosen format to the chosen destination.
   void write(const nlohmann::json& doc);
+  // Writes text as it is to the chosen destination (a command's own format).
+  void write_text(const std::string& text);
 
  private:
   report::Format format_;
@@ -62,12 +67,24 @@ class Output {
 // backends' children through the environment (GPUCHECK_CUBLAS_LIB, ..., GPUCHECK_BLAS_LIB).
 struct LibraryOptions {
   std::string cublas, cublaslt, cudnn, nvml, blas;
+  std::string nccl;  // issue 17: --nccl, the library of bench --ops allreduce
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
 
 // --threads (or a profile's threads) above the CPU's hardware threads: clamped, with a warning.
 int clamp_cpu_threads(int requested, const char* what);
+
+// How OpenCL's GEMM parameters are chosen (issue 20): bench and qualify tune, probe and doctor
+// never do.
+struct TuningOptions {
+  std::optional<double> budget_s;
+  bool no_tune = false;
+  bool retune = false;
+};
+void add_tuning_options(CLI::App& cmd, TuningOptions& opts);
+// UsageError for --no-tune with --retune or --tune-budget.
+bench::TuningPlan tuning_plan(const TuningOptions& opts);
 
 // Logs go to stderr only; machine-readable output on stdout never mixes with them. color:
 // --color's value (auto: when stderr is a terminal and NO_COLOR is unset).

@@ -5,6 +5,7 @@
 
 #include "backends/device.h"
 #include "bench/cell.h"
+#include "bench/inputs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,8 @@ namespace gpucheck::bench {
 // computed it, so the tests can see verification turn a record into a mismatch end to end.
 enum class PlantedError { kWrongValue, kNaN };
 std::optional<PlantedError> planted_error_from_env(const char* value);
+// Corrupts the middle element of out as the hook says.
+void plant_error(HostBuffer& out, PlantedError kind);
 
 struct EngineCallbacks {
   // Before the first cell: how many cells will run (those a device cannot run and nobody asked
@@ -26,11 +29,23 @@ struct EngineCallbacks {
   // index: the cell's place in the plan; ordinal: 1-based among the cells that run.
   std::function<void(std::size_t index, std::size_t ordinal, const Cell& cell)> cell_started;
   std::function<void(const nlohmann::json& record)> record;
+  // GEMM tuning (issue 20): what it is doing (for the progress line) and what it says.
+  std::function<void(const std::string& what)> tuning_progress;
+  std::function<void(TuningLog level, const std::string& message)> tuning_log;
 };
 
-// Runs every cell; a cell's failure becomes a "failed" record and the next cell runs.
+// What the plan does not say: test hooks and where tuned parameters are kept.
+struct EngineOptions {
+  std::optional<PlantedError> plant;        // GPUCHECK_TEST_PLANT
+  bool plant_bad_tuning_candidate = false;  // GPUCHECK_TEST_PLANT_TUNE=wrong
+  std::string forced_gemm_parameters;       // GPUCHECK_TEST_GEMM_PARAMS (JSON)
+  std::string tuning_cache_dir;             // empty: tuned parameters are not kept
+};
+
+// Runs every cell; a cell's failure becomes a "failed" record and the next cell runs. Before a
+// dtype's first GEMM or conv cell, the device's GEMM is tuned as plan.tuning says.
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
-              std::optional<PlantedError> plant = std::nullopt);
+              const EngineOptions& options = {});
 
 // Bytes a cell needs: on the device (all buffers together and the largest one) and in host
 // memory. Overflow-checked: std::overflow_error for sizes beyond 64 bits.

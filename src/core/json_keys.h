@@ -263,6 +263,37 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
+// Issue 19: doctor as a node health check (--quick, --timeout, --state, --format oneline)
+inline constexpr K kHealth = "health";  // the section: verdict healthy | unhealthy | unknown
+inline constexpr K kQuick = "quick";
+inline constexpr K kTimeoutS = "timeout_s";
+inline constexpr K kExitCode = "exit_code";
+inline constexpr K kFailing = "failing";
+inline constexpr K kUnanswered = "unanswered";
+inline constexpr K kStateFile = "state_file";
+inline constexpr K kEventsRaised = "events_raised";
+inline constexpr K kUnacknowledged = "unacknowledged";
+inline constexpr K kCheck = "check";
+
+// Issue 19: report fleet, the slow node among many (groups of records, outliers per node)
+inline constexpr K kFleet = "fleet";
+inline constexpr K kDocuments = "documents";
+inline constexpr K kRules = "rules";
+inline constexpr K kGroups = "groups";
+inline constexpr K kMembers = "members";
+inline constexpr K kOutliers = "outliers";
+inline constexpr K kNodes = "nodes";
+inline constexpr K kMad = "mad";
+inline constexpr K kZScore = "z_score";       // modified z-score, 0.6745 (x - median) / MAD
+inline constexpr K kDeviation = "deviation";  // (x - median) / median
+inline constexpr K kOutlier = "outlier";
+inline constexpr K kWorst = "worst";  // this node's worst GPU in its group
+inline constexpr K kHigherIsBetter = "higher_is_better";
+inline constexpr K kZThreshold = "z_threshold";
+inline constexpr K kSmallFleetNodes = "small_fleet_nodes";
+inline constexpr K kSmallFleetDrop = "small_fleet_drop";
+inline constexpr K kFailOnOutlier = "fail_on_outlier";
+
 // Issue 14 and issue 16 part 2: the CPU's BLAS loaded at run time (probe: backends[cpu] device
 // properties.blas; bench: a CPU record's context.blas), the kernel it runs and who chose it
 inline constexpr K kBlas = "blas";
@@ -294,5 +325,46 @@ inline constexpr K kCublas = "cublas";
 inline constexpr K kCublaslt = "cublaslt";
 inline constexpr K kCudnn = "cudnn";
 inline constexpr K kOpenclLoader = "opencl_loader";
+// Issue 17: multi-GPU servers. NVML per GPU and link (backends[cuda].devices[].properties.nvml)
+inline constexpr K kNvlink = "nvlink";
+inline constexpr K kLinks = "links";
+inline constexpr K kLink = "link";
+inline constexpr K kState = "state";
+inline constexpr K kRemotePciBusId = "remote_pci_bus_id";
+inline constexpr K kRemoteDeviceType = "remote_device_type";
+inline constexpr K kSpeedMbps = "speed_mbps";
+inline constexpr K kSpeedCommonMbps = "speed_common_mbps";
+inline constexpr K kLinkCount = "link_count";
+inline constexpr K kErrorCounters = "error_counters";
+inline constexpr K kFabric = "fabric";
+// NVML per ordered pair of GPUs (backends[cuda].nvml.pairs)
+inline constexpr K kPairs = "pairs";
+inline constexpr K kGpu = "gpu";
+inline constexpr K kPeer = "peer";
+inline constexpr K kGpuUuid = "gpu_uuid";
+inline constexpr K kPeerUuid = "peer_uuid";
+inline constexpr K kCommonAncestor = "common_ancestor";
+inline constexpr K kNvlinks = "nvlinks";
+inline constexpr K kTopology = "topology";
+inline constexpr K kP2p = "p2p";
+// Result records of group cells: peer copies (shape.direction "p2p"), all-reduce, concurrency
+inline constexpr K kSrc = "src";
+inline constexpr K kDst = "dst";
+inline constexpr K kBidirectional = "bidirectional";
+inline constexpr K kEngine = "engine";
+inline constexpr K kDstUuid = "dst_uuid";
+inline constexpr K kDstPciBusId = "dst_pci_bus_id";
+inline constexpr K kAlgbw = "algbw";  // GB/s: bytes per device / time
+inline constexpr K kBusbw = "busbw";  // GB/s: algbw · 2(n−1)/n for all-reduce (nccl-tests)
+inline constexpr K kConcurrentWith = "concurrent_with";
+// doctor's multi-GPU readings: figures per GPU, peer copies and NVLink counters after the load
+inline constexpr K kFigures = "figures";
+inline constexpr K kSpread = "spread";
+inline constexpr K kGbps = "gbps";
+inline constexpr K kP2pUnderLoad = "p2p_under_load";
+inline constexpr K kCountersAfterLoad = "counters_after_load";
+// GEMM tuning (issue 20): in a GEMM or conv record's context, which parameters ran
+inline constexpr K kTuning = "tuning";                       // tuned | cached | default
+inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}
 
 }  // namespace gpucheck::keys

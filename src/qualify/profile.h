@@ -14,14 +14,16 @@
 
 namespace gpucheck::qualify {
 
-enum class Kind { kBackend, kDevice, kDoctor, kBench };
+// kP2p, kAllreduce, kSiblings: the GPUs of a machine together (issue 17).
+enum class Kind { kBackend, kDevice, kDoctor, kBench, kP2p, kAllreduce, kSiblings };
 std::string_view to_string(Kind k);
 
 // Which devices a device or bench requirement is about.
 enum class Selector { kNamed, kAny, kEach };
 
 // What a bench requirement compares its record with.
-enum class Criterion { kMin, kMax, kSpeedupMin, kFractionOfReference };
+// kFractionOfLineRate: p2p only, against the NVLink line rate NVML reports between the pair.
+enum class Criterion { kMin, kMax, kSpeedupMin, kFractionOfReference, kFractionOfLineRate };
 
 struct Requirement {
   std::string id;  // `id` key, else "<kind>_<n>" with n its 1-based place in the profile
@@ -51,6 +53,17 @@ struct Requirement {
   double value = 0;       // min/max in `unit`, speedup, or fraction
   std::string unit;       // min: TFLOP/s, GFLOP/s, GB/s, MB/s; max: s, ms, us
   std::string reference;  // min_fraction_of_reference: "measured" (default) or "datasheet"
+
+  // p2p: the copy (as in the record's shape) and the pairs, "all" ordered pairs of CUDA devices
+  // (unordered for bidirectional) or a list "cuda0->cuda1". allreduce: bytes per device over all
+  // CUDA devices, min on the record's busbw. Both use criterion kMin or kFractionOfReference.
+  std::vector<std::pair<std::string, std::string>> pairs;  // empty: all
+  std::uint64_t bytes = 0;
+  bool bidirectional = false;
+  bool peer_access = true;
+  std::string engine = "ce";
+  // siblings: the largest fraction a GPU may fall below the median of its same-model siblings
+  // in doctor's load run (value holds it), judged past each GPU's own noise (at least 1 %).
 };
 
 // [bench] of the profile: the repetition policy of every bench it runs.

@@ -2,6 +2,7 @@
 // side, sizes too small for a GPU's peak marked), the GPU versus CPU answer in words, the
 // sweep's break-even sizes, the system facts with --details, and a closing count.
 #include "core/json_keys.h"
+#include "report/multigpu_tables.h"
 #include "report/units.h"
 #include "report/view_model.h"
 #include "report/views.h"
@@ -277,7 +278,12 @@ std::pair<std::string, Tone> results_summary(const Json& results) {
 
 void results_view(TextView& view, const Json& results, const ViewOptions&) {
   bool any_small = false;
-  op_tables(view, results, &any_small);
+  // Work between GPUs (issue 17) reads as matrices, source by destination; the rest per op.
+  Json per_device = Json::array();
+  for (const auto& r : results)
+    if (text_at(r, k::kOp) != "p2p" && text_at(r, k::kOp) != "allreduce") per_device.push_back(r);
+  op_tables(view, per_device, &any_small);
+  for (const auto& t : multigpu_tables(results)) section_table_view(view, t);
   if (any_small)
     view.text("* too small to keep a GPU busy: far below the card's peak", 2, 2, Tone::kMuted);
   gpu_versus_cpu(view, results);

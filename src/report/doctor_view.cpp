@@ -132,6 +132,25 @@ void doctor_view(TextView& view, const Json& doc, const ViewOptions& o) {
   view.blank();
   auto [line, tone] = checks_summary(checks);
   view.text(line, 0, 0, tone);
+  // Issue 19's health check (--quick, --timeout, --state): its verdict and exit code last.
+  if (const Json& h = doc.value(std::string(k::kHealth), Json::object()); !h.empty()) {
+    const std::string verdict = text_at(h, k::kVerdict);
+    std::string text = fmt::format("health: {} (exit {})", verdict, text_at(h, k::kExitCode));
+    std::vector<std::string> silent;
+    for (const auto& id : h.value(std::string(k::kUnanswered), Json::array()))
+      silent.push_back(scalar_text(id));
+    if (!silent.empty()) {
+      text += ", no answer from ";
+      for (std::size_t i = 0; i < silent.size(); ++i) text += (i ? ", " : "") + silent[i];
+    }
+    std::size_t open = h.value(std::string(k::kUnacknowledged), Json::array()).size();
+    if (open > 0)
+      text += fmt::format(", {} unacknowledged event{} (--ack)", open, open == 1 ? "" : "s");
+    view.text(text, 0, 8,
+              verdict == "healthy"     ? Tone::kGood
+              : verdict == "unhealthy" ? Tone::kBad
+                                       : Tone::kWarn);
+  }
 }
 
 }  // namespace gpucheck::report

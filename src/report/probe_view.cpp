@@ -3,6 +3,7 @@
 // --device (one device).
 #include "core/errors.h"
 #include "core/json_keys.h"
+#include "report/multigpu_tables.h"
 #include "report/same_gpu.h"
 #include "report/stack_versions.h"
 #include "report/units.h"
@@ -408,6 +409,11 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     view.flow(label, {text_at(*r.device, k::kDeviceName)}, 2, kLabel, Tone::kBold);
     view.flow("", device_items(r, gpus), 2, kLabel);
   }
+  // Issue 17's GPU pairs (NVLink, PIX, SYS), as nvidia-smi topo -m prints them.
+  for (const auto& t : topology_tables(backends)) {
+    view.blank();
+    section_table_view(view, t);
+  }
   auto found = problems(backends);
   view.blank();
   view.heading(found.empty() ? "problems: none found" : "problems");
@@ -501,6 +507,10 @@ void probe_view(TextView& view, const Json& doc, const ViewOptions& o) {
     tree_view(view, "backend " + text_at(b, k::kName), without);
     for (const auto& d : member(b, k::kDevices))
       tree_view(view, "device " + text_at(d, k::kDevice), d);
+  }
+  for (const auto& t : topology_tables(bs)) {
+    section_table_view(view, t);
+    view.blank();
   }
   // Whatever else a document holds (a doctor document's checks shown as a probe's facts).
   for (const auto& [key, v] : doc.items())

@@ -211,7 +211,9 @@ std::string view_markdown(const TextView& view) {
 TextView make_text_view(const nlohmann::json& doc, const ViewOptions& o) {
   TextView view;
   const std::string command = text_at(doc, k::kCommand);
-  if (doc.contains(k::kComparison))
+  if (doc.contains(k::kFleet))
+    fleet_view(view, doc, o);
+  else if (doc.contains(k::kComparison))
     compare_view(view, doc, o);
   else if (doc.contains(k::kQualify))
     qualify_view(view, doc, o);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "report/text_view.h"
+#include "report/view_model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,11 @@ void doctor_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o
 void bench_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
 void qualify_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
 void compare_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+void fleet_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+
+// A table of the view model (report/view_model.h: the multi-GPU matrices, the topology, the
+// fleet's tables) under its title, fitted to the width like every other; numbers right-aligned.
+void section_table_view(TextView& view, const TableSection& section);
 
 // doctor's checks grouped by area (problems_only: WARN and FAIL alone), and the closing count
 // "42 checks: 31 passed, 7 info, 2 warnings, 0 failed, 2 skipped" with its tone.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -233,6 +234,28 @@ void title_view(TextView& view, const std::string& what, std::vector<std::string
                 const nlohmann::json& doc) {
   for (auto& i : machine_items(doc)) first.push_back(std::move(i));
   view.flow(what + ":", std::move(first), 0, 0, Tone::kBold);
+}
+
+void section_table_view(TextView& view, const TableSection& section) {
+  if (section.rows.empty()) return;
+  view.text(section.title, 0, 2, Tone::kBold);
+  TextTable t;
+  t.indent = 2;
+  for (std::size_t c = 0; c < section.columns.size(); ++c) {
+    // A column of numbers (or empty cells) is right-aligned; text may wrap.
+    const bool numeric =
+        c > 0 && std::all_of(section.rows.begin(), section.rows.end(), [&](const auto& row) {
+          const std::string cell = c < row.size() ? row[c] : "";
+          if (cell.empty()) return true;
+          // "388.5", "-3.2%", "1.2e+03"; not a range like "0-31"
+          const auto sign = cell.find_first_of("-+", 1);
+          return cell.find_first_not_of("0123456789.+-%e") == std::string::npos &&
+                 (sign == std::string::npos || cell[sign - 1] == 'e');
+        });
+    t.columns.push_back({section.columns[c], numeric, !numeric && c > 0, true, false, 4});
+  }
+  for (const auto& row : section.rows) t.add(row);
+  view.table(std::move(t));
 }
 
 }  // namespace gpucheck::report

@@ -144,11 +144,14 @@ TEST(ProbeViews, DeviceShowsOneDeviceAndAnUnknownOneIsAUsageError) {
   EXPECT_THAT(bad.err, HasSubstr("opencl1"));
 }
 
-// --full prints every field: every key and every scalar of the document appears.
-TEST(ProbeViews, FullPrintsEveryField) {
-  auto r = run_gpucheck({"report", "show", kH200, "--full"}, {{"COLUMNS", "200"}});
+// --full prints every field: every key and every scalar of the document appears (the H200's
+// OpenCL-only document and the 2x H100 machine's whole probe).
+class FullView : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FullView, PrintsEveryField) {
+  auto r = run_gpucheck({"report", "show", GetParam(), "--full"}, {{"COLUMNS", "200"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(kH200);
+  std::ifstream in(GetParam());
   auto doc = nlohmann::json::parse(in);
   std::size_t checked = 0;
   std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& v) {
@@ -174,6 +177,28 @@ TEST(ProbeViews, FullPrintsEveryField) {
   walk(doc);
   EXPECT_GT(checked, 500u);
   EXPECT_THAT(r.out, Not(HasSubstr("].")));  // no a.b[3].c keys
+}
+
+INSTANTIATE_TEST_SUITE_P(ProbeViews, FullView,
+                         ::testing::Values(kH200, kFixtures + "/views/probe_h100x2.json"));
+
+// report show of a saved 2-GPU probe prints what probe printed there: the golden summary (the
+// view the probe command writes), at the width COLUMNS gives, <= 45 lines at a pipe's 100.
+TEST(ProbeViews, ReportShowOfASavedProbeIsProbesSummary) {
+  const std::string doc = kFixtures + "/views/probe_h100x2.json";
+  for (const char* width : {"80", "120"}) {
+    auto r = run_gpucheck({"report", "show", doc}, {{"COLUMNS", width}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream golden(kFixtures + "/views/probe_h100x2.w" + width + ".txt");
+    std::stringstream want;
+    want << golden.rdbuf();
+    EXPECT_EQ(r.out, want.str()) << "COLUMNS=" << width;
+  }
+  auto pipe = run_gpucheck({"report", "show", doc}, {{"COLUMNS", std::nullopt}});
+  ASSERT_EQ(pipe.exit_code, 0) << pipe.err;
+  EXPECT_LE(lines_of(pipe.out).size(), 45u) << pipe.out;
+  EXPECT_THAT(pipe.out, HasSubstr("driver 580.159.04"));
+  EXPECT_THAT(pipe.out, HasSubstr("NVIDIA H100 80GB HBM3"));
 }
 
 TEST(Progress, ALineEveryIntervalWhenStderrIsALog) {

@@ -1,0 +1,112 @@
+// report fleet's views: the outliers, nodes and groups as tables, one strip chart per group, and
+// the text view (outliers first, the groups only with --details, a closing summary line).
+#include "core/json_keys.h"
+#include "report/fleet.h"
+#include "report/svg_charts.h"
+#include "report/views.h"
+
+#include <fmt/format.h>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string str(const Json& j, std::string_view key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string pct(const Json& j, std::string_view key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? fmt::format("{:+.1f}%", it->get<double>() * 100)
+                                          : std::string();
+}
+
+std::string number(const Json& j, std::string_view key, const char* spec = "{:.4g}") {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? fmt::format(fmt::runtime(spec), it->get<double>())
+                                          : std::string();
+}
+
+}  // namespace
+
+std::vector<TableSection> fleet_tables(const Json& fleet) {
+  const Json none = Json::array();
+  TableSection outliers{
+      "fleet outliers",
+      {"host", "device", "pci_bus_id", "group", "value", "median", "unit", "deviation", "z"},
+      {}};
+  for (const auto& o : fleet.value(std::string(k::kOutliers), none))
+    outliers.rows.push_back({str(o, k::kHostname), str(o, k::kDevice), str(o, k::kPciBusId),
+                             str(o, k::kDescription), number(o, k::kValue), number(o, k::kMedian),
+                             str(o, k::kUnit), pct(o, k::kDeviation),
+                             number(o, k::kZScore, "{:.1f}")});
+  TableSection nodes{
+      "fleet nodes",
+      {"host", "groups", "outlier groups", "worst deviation", "worst device", "in group"},
+      {}};
+  for (const auto& n : fleet.value(std::string(k::kNodes), none))
+    nodes.rows.push_back({str(n, k::kHostname), number(n, k::kGroups, "{:.0f}"),
+                          number(n, k::kOutliers, "{:.0f}"), pct(n, k::kDeviation),
+                          str(n, k::kDevice), str(n, k::kDescription)});
+  TableSection groups{"fleet groups", {"group", "nodes", "GPUs", "median", "unit", "MAD"}, {}};
+  for (const auto& g : fleet.value(std::string(k::kGroups), none))
+    groups.rows.push_back({str(g, k::kDescription), number(g, k::kNodes, "{:.0f}"),
+                           fmt::format("{}", g.value(std::string(k::kMembers), none).size()),
+                           number(g, k::kMedian), str(g, k::kUnit),
+                           fmt::format("{:.2f}%", g.value(std::string(k::kMad), 0.0) * 100)});
+  return {outliers, nodes, groups};
+}
+
+std::string fleet_charts(const Json& fleet) {
+  std::string out;
+  for (const auto& g : fleet.value(std::string(k::kGroups), Json::array())) {
+    StripChart c;
+    c.title = fmt::format("{}: {} nodes", str(g, k::kDescription), number(g, k::kNodes, "{:.0f}"));
+    c.unit =
+        str(g, k::kUnit) + (g.value(std::string(k::kHigherIsBetter), true) ? " (higher is better)"
+                                                                           : " (lower is better)");
+    c.kind = "fleet";
+    if (g.contains(k::kMedian)) c.median = g[k::kMedian].get<double>();
+    for (const auto& m : g.value(std::string(k::kMembers), Json::array()))
+      c.points.push_back(
+          {m.value(std::string(k::kValue), 0.0), m.value(std::string(k::kOutlier), false),
+           fmt::format("{} {} {}: {} {} ({})", str(m, k::kHostname), str(m, k::kDevice),
+                       str(m, k::kPciBusId), number(m, k::kValue), str(g, k::kUnit),
+                       pct(m, k::kDeviation))});
+    out += svg_strip_chart(c);
+  }
+  return out;
+}
+
+void fleet_view(TextView& view, const Json& doc, const ViewOptions& o) {
+  const Json& fleet = doc[std::string(k::kFleet)];
+  view.text("gpucheck report fleet", 0, 2, Tone::kBold);
+  view.blank();
+  auto tables = fleet_tables(fleet);  // outliers, nodes, groups
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (i == 2 && !o.details) break;  // every group: --details
+    if (tables[i].rows.empty()) continue;
+    section_table_view(view, tables[i]);
+    view.blank();
+  }
+  if (!o.details) view.text("Every group's median and spread: --details.", 0, 0, Tone::kMuted);
+  const Json summary = fleet.value(std::string(k::kSummary), Json::object());
+  const auto count = [&](std::string_view key) {
+    return summary.value(std::string(key), std::size_t{0});
+  };
+  const auto counted = [&](std::string_view key, std::string_view noun) {
+    const std::size_t n = count(key);
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+  };
+  const std::size_t outliers = count(k::kOutliers);
+  view.text(fmt::format("fleet: {}, {}, {}, {}", counted(k::kOutliers, "outlier"),
+                        counted(k::kNodes, "node"), counted(k::kGroups, "group"),
+                        counted(k::kDocuments, "document")),
+            0, 7, outliers == 0 ? Tone::kGood : Tone::kBad);
+}
+
+}  // namespace gpucheck::report
