@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -154,27 +155,37 @@ TEST_P(FullView, PrintsEveryField) {
   std::ifstream in(GetParam());
   auto doc = nlohmann::json::parse(in);
   std::size_t checked = 0;
-  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& v) {
-    if (v.is_object()) {
-      for (const auto& [key, child] : v.items()) {
-        EXPECT_THAT(r.out, HasSubstr(key)) << "key " << key;
-        // A packed OpenCL version's "raw" is the "version" beside it, which is printed.
-        if (key == "raw" && v.contains("version")) continue;
-        walk(child);
-      }
-    } else if (v.is_array()) {
-      for (const auto& e : v) walk(e);
-    } else if (v.is_string() && !v.get<std::string>().empty()) {
-      // A long value wraps (a long word is split); its first word's start is on some line.
-      std::string s = v.get<std::string>();
-      EXPECT_THAT(r.out, HasSubstr(s.substr(0, std::min<std::size_t>(s.find(' '), 60)))) << s;
-      ++checked;
-    } else if (v.is_number_integer()) {
-      EXPECT_THAT(r.out, HasSubstr(v.dump())) << v;
-      ++checked;
-    }
+  // Milliwatts read as watts (70138 mW: "70.1 W"); every other integer is printed as it is
+  // (byte sizes keep their exact count beside the human one).
+  auto shown = [](const std::string& key, const nlohmann::json& v) {
+    const bool mw = key.size() > 3 && key.compare(key.size() - 3, 3, "_mw") == 0;
+    if (!mw) return v.dump();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f W", v.get<double>() / 1e3);
+    return std::string(buf);
   };
-  walk(doc);
+  std::function<void(const std::string&, const nlohmann::json&)> walk =
+      [&](const std::string& key, const nlohmann::json& v) {
+        if (v.is_object()) {
+          for (const auto& [k, child] : v.items()) {
+            EXPECT_THAT(r.out, HasSubstr(k)) << "key " << k;
+            // A packed OpenCL version's "raw" is the "version" beside it, which is printed.
+            if (k == "raw" && v.contains("version")) continue;
+            walk(k, child);
+          }
+        } else if (v.is_array()) {
+          for (const auto& e : v) walk(key, e);
+        } else if (v.is_string() && !v.get<std::string>().empty()) {
+          // A long value wraps (a long word is split); its first word's start is on some line.
+          std::string s = v.get<std::string>();
+          EXPECT_THAT(r.out, HasSubstr(s.substr(0, std::min<std::size_t>(s.find(' '), 60)))) << s;
+          ++checked;
+        } else if (v.is_number_integer()) {
+          EXPECT_THAT(r.out, HasSubstr(shown(key, v))) << key << " " << v;
+          ++checked;
+        }
+      };
+  walk("", doc);
   EXPECT_GT(checked, 500u);
   EXPECT_THAT(r.out, Not(HasSubstr("].")));  // no a.b[3].c keys
 }

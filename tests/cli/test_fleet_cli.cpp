@@ -61,7 +61,7 @@ TEST_F(FleetCli, ADirectoryOfSixtyFourDocumentsFlagsTheTwoPlantedNodes) {
   EXPECT_THAT(r.out, HasSubstr("node42"));
   // Outliers first, a closing summary line last (issue 15).
   EXPECT_LT(r.out.find("fleet outliers"), r.out.find("fleet nodes"));
-  EXPECT_THAT(r.out, ::testing::EndsWith("fleet: 2 outliers, 64 nodes, 1 groups, 64 documents\n"));
+  EXPECT_THAT(r.out, ::testing::EndsWith("fleet: 2 outliers, 64 nodes, 30 groups, 64 documents\n"));
 }
 
 TEST_F(FleetCli, DocumentsGivenOneByOneGiveTheSameVerdict) {
