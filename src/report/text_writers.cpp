@@ -3,6 +3,7 @@
 // their units in columns of their own.
 #include "core/json_keys.h"
 #include "core/shape_text.h"
+#include "report/fleet.h"
 #include "report/render.h"
 #include "report/same_gpu.h"
 #include "report/view_model.h"
@@ -156,6 +157,13 @@ std::string render_csv(const Json& doc) {
   if (doc.contains(k::kComparison)) return comparison_csv(doc[k::kComparison]);
   if (doc.contains(k::kResults)) return results_csv(doc[k::kResults]);
   if (doc.contains(k::kChecks)) return checks_csv(doc[k::kChecks]);
+  if (doc.contains(k::kFleet)) {  // the outliers table (report fleet, issue 19)
+    const TableSection outliers = fleet_tables(doc[k::kFleet]).front();
+    Csv csv;
+    csv.row(outliers.columns);
+    for (const auto& row : outliers.rows) csv.row(row);
+    return csv.text();
+  }
   // A probe document: every fact, one row each.
   Csv csv;
   csv.row({"section", "key", "value"});
