@@ -29,9 +29,10 @@ int run_bench_child(const std::string& plan_text) {
   };
   bench::EngineCallbacks cb;
   std::size_t cell = 0;
-  cb.cell_started = [&](std::size_t i, const bench::Cell& c) {
+  cb.planned = [&](std::size_t runnable) { emit({{"event", "plan"}, {"cells", runnable}}); };
+  cb.cell_started = [&](std::size_t i, std::size_t ordinal, const bench::Cell& c) {
     cell = i;
-    emit({{"event", "cell"}, {"index", i}, {"label", bench::describe(c)}});
+    emit({{"event", "cell"}, {"index", i}, {"ordinal", ordinal}, {"label", bench::describe(c)}});
   };
   cb.record = [&](const nlohmann::json& r) {
     // A kernel gpucheck selected that computes wrong results: the library's own choice instead.

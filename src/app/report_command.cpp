@@ -146,28 +146,37 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->require_subcommand(1);
   auto* show =
       cmd->add_subcommand("show", "Render a saved document (probe, bench, doctor, qualify)");
-  show->add_option("FILE", o->show_path, "A gpucheck --json document")->required();
+  show->add_option("FILE", o->show_path, "A gpucheck --json document")
+      ->required()
+      ->type_name("FILE");
   add_output_options(*show, o->show_out);
+  add_details_option(*show, o->show_out, "Evidence of every check and the system facts");
+  add_probe_view_options(*show, o->show_out);
   auto* compare = cmd->add_subcommand(
       "compare",
       "Compare two bench documents record by record: SAME, REGRESSION, IMPROVEMENT, "
       "MISSING, NEW (exit 1 on a regression)");
-  compare->add_option("BASE", o->base_path, "The baseline document")->required();
-  compare->add_option("NEW", o->new_path, "The document judged against it")->required();
+  compare->add_option("BASE", o->base_path, "The baseline document")->required()->type_name("FILE");
+  compare->add_option("NEW", o->new_path, "The document judged against it")
+      ->required()
+      ->type_name("FILE");
   compare
       ->add_option("--tolerance", o->tolerance,
                    "Relative change that counts (5% or 0.05); a noisier pair of records "
                    "needs twice their combined relative stddev")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("PERCENT");
   compare
       ->add_option("--match", o->match,
                    "Match devices by id (UUID or PCI bus id, name when neither is known) or "
                    "by name (another machine's baseline)")
       ->check(CLI::IsMember({"id", "name"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("HOW");
   compare->add_flag("--fail-on-missing", o->fail_on_missing,
                     "Exit 1 too when a base record has no match in the new document");
   add_output_options(*compare, o->compare_out);
+  add_details_option(*compare, o->compare_out, "Every SAME row too, however many");
   auto* fleet = cmd->add_subcommand(
       "fleet",
       "The slow node among many machines' bench or qualify documents: records grouped by GPU "

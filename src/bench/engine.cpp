@@ -608,15 +608,27 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
   budget.host = mem.available_bytes.value_or(0) / 2;
   CellRunner runner(plan, device, callbacks, options);
 
+  auto layout_of = [](const Cell& c) {
+    return std::holds_alternative<ConvShape>(c.shape) ? std::get<ConvShape>(c.shape).layout
+                                                      : Layout::kNchw;
+  };
+  // A default the device cannot run was not asked for: dropped without a record.
+  std::vector<bool> dropped(plan.cells.size(), false);
+  std::size_t runnable = 0;
   for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    const Cell& c = plan.cells[i];
+    dropped[i] = !c.explicit_request && device.unsupported_reason(c.op, c.dtype, layout_of(c));
+    runnable += dropped[i] ? 0 : 1;
+  }
+  if (callbacks.planned) callbacks.planned(runnable);
+  std::size_t ordinal = 0;
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    if (dropped[i]) continue;
     Cell cell = plan.cells[i];
-    if (callbacks.cell_started) callbacks.cell_started(i, cell);
+    if (callbacks.cell_started) callbacks.cell_started(i, ++ordinal, cell);
     Transfers t = Transfers::kExcluded;
-    Layout layout = std::holds_alternative<ConvShape>(cell.shape)
-                        ? std::get<ConvShape>(cell.shape).layout
-                        : Layout::kNchw;
+    const Layout layout = layout_of(cell);
     if (auto why = device.unsupported_reason(cell.op, cell.dtype, layout)) {
-      if (!cell.explicit_request) continue;  // a default the device cannot run: not asked for
       nlohmann::json r = base_record(device, cell, t);
       r[k::kStatus] = "unsupported";
       r[k::kReason] = *why;

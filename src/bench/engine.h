@@ -23,7 +23,11 @@ std::optional<PlantedError> planted_error_from_env(const char* value);
 void plant_error(HostBuffer& out, PlantedError kind);
 
 struct EngineCallbacks {
-  std::function<void(std::size_t index, const Cell& cell)> cell_started;
+  // Before the first cell: how many cells will run (those a device cannot run and nobody asked
+  // for by name are dropped without a record), so progress counts only real work.
+  std::function<void(std::size_t runnable)> planned;
+  // index: the cell's place in the plan; ordinal: 1-based among the cells that run.
+  std::function<void(std::size_t index, std::size_t ordinal, const Cell& cell)> cell_started;
   std::function<void(const nlohmann::json& record)> record;
   // GEMM tuning (issue 20): what it is doing (for the progress line) and what it says.
   std::function<void(const std::string& what)> tuning_progress;
