@@ -13,6 +13,7 @@
 #include "probe/cpu_info.h"
 #include "probe/host_info.h"
 #include "report/speedup.h"
+#include "report/stack_versions.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -279,6 +280,10 @@ ExitCode run_bench(const BenchOptions& given) {
       selected.empty() ? GroupPlanning{} : plan_group(group_request, selected, policy, o.seed);
 
   nlohmann::json doc = make_document("bench", o.argv, env);
+  // The driver and libraries the devices ran with, for whoever reads the results later.
+  if (!backends.empty())
+    doc[k::kProvenance][k::kVersions] =
+        report::stack_versions_json(report::stack_versions(backends));
   doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
   doc[k::kCpu] = probe::to_json(probe::read_cpu_facts("/"));
   nlohmann::json errors = nlohmann::json::array();
@@ -287,7 +292,10 @@ ExitCode run_bench(const BenchOptions& given) {
     errors.push_back(m);
   }
   ExitCode code = res.missing.empty() ? ExitCode::kOk : ExitCode::kDeviceMissing;
-  Progress progress(::isatty(STDERR_FILENO) != 0 && !o.out.quiet);
+  Progress progress = Progress::for_stderr("bench", o.out.quiet);
+  std::vector<bench::BenchPlan> every_plan = plans;
+  if (group.plan) every_plan.push_back(*group.plan);
+  BenchProgress bench_progress(progress, every_plan);
   nlohmann::json results = nlohmann::json::array();
   auto collect = [&](const BenchTarget& target, DeviceRun& run, const nlohmann::json& beside) {
     if (run.child_died_silently) {
@@ -307,7 +315,7 @@ ExitCode run_bench(const BenchOptions& given) {
       wave_targets.push_back(targets[i]);
       wave_plans.push_back(plans[i]);
     }
-    auto runs = run_devices(wave_targets, wave_plans, progress);
+    auto runs = run_devices(wave_targets, wave_plans, bench_progress);
     for (std::size_t j = 0; j < runs.size(); ++j) {
       nlohmann::json beside = nlohmann::json::array();
       for (std::size_t other = 0; other < wave_targets.size(); ++other)
@@ -319,7 +327,7 @@ ExitCode run_bench(const BenchOptions& given) {
   for (auto& r : group.refused) results.push_back(std::move(r));
   if (group.plan) {
     BenchTarget group_target{group.plan->device, "cuda"};
-    DeviceRun run = run_device(group_target, *group.plan, progress);
+    DeviceRun run = run_device(group_target, *group.plan, bench_progress);
     collect(group_target, run, nlohmann::json::array());
   }
   progress.clear();
@@ -345,52 +353,73 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       "Identical exp / GEMM / conv2d / copy workloads on the CPU and each device, "
       "verified against float64, with speedups over the CPU");
   add_output_options(*cmd, o->out);
+  add_details_option(*cmd, o->out, "The host, CPU and provenance after the results (table view)");
   add_library_options(*cmd, o->libraries);
   add_tuning_options(*cmd, o->tuning);
   cmd->add_option("--device", o->devices,
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DEVICES");
   cmd->add_option("--ops", o->ops,
                   "exp,gemm,conv,copy,latency,seedloop,p2p,allreduce (default: all but seedloop, "
-                  "p2p and allreduce)");
-  cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)");
-  cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)");
-  cmd->add_option("--size", o->size, "Size preset: small, medium, large")->capture_default_str();
-  cmd->add_option("--exp", o->exp, "exp element counts, e.g. 1048576,2^24");
-  cmd->add_option("--gemm", o->gemm, "GEMM shapes MxNxK (or N), comma-separated");
-  cmd->add_option("--conv", o->conv, "conv shapes N,C,H,W,K,R,S,stride,pad; ';' between shapes");
-  cmd->add_option(
-      "--copy", o->copy,
-      "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)");
-  cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions");
+                  "p2p and allreduce)")
+      ->type_name("OPS");
+  cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)")
+      ->type_name("DTYPES");
+  cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)")
+      ->type_name("LAYOUTS");
+  cmd->add_option("--size", o->size, "Size preset: small, medium, large")
+      ->capture_default_str()
+      ->type_name("SIZE");
+  cmd->add_option("--exp", o->exp, "exp element counts, e.g. 1048576,2^24")->type_name("COUNTS");
+  cmd->add_option("--gemm", o->gemm, "GEMM shapes MxNxK (or N), comma-separated")
+      ->type_name("SHAPES");
+  cmd->add_option("--conv", o->conv, "conv shapes N,C,H,W,K,R,S,stride,pad; ';' between shapes")
+      ->type_name("SHAPES");
+  cmd->add_option("--copy", o->copy,
+                  "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)")
+      ->type_name("BYTES");
+  cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions")->type_name("N");
   cmd->add_option("--min-time", o->min_time_s, "Seconds of timed work to aim for per record")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_option("--max-time", o->max_time_s, "Seconds after which a record is cut short")
-      ->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  cmd->add_option("--warmup", o->warmup, "Untimed runs first")
+      ->capture_default_str()
+      ->type_name("N");
   cmd->add_option("--rounds", o->rounds,
                   "Rounds each cell's repetitions are spread over, every cell once a round in a "
                   "shuffled order, so a record carries the spread between moments of the run "
                   "(what report compare judges noise by)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
   cmd->add_option("--threads", o->threads,
                   "CPU threads (0: all; more than the CPU's hardware threads are clamped)")
       ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
-  cmd->add_option("--config", o->config, "TOML file of size presets replacing the built-in ones");
+      ->capture_default_str()
+      ->type_name("N");
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs")
+      ->capture_default_str()
+      ->type_name("N");
+  cmd->add_option("--config", o->config, "TOML file of size presets replacing the built-in ones")
+      ->type_name("FILE");
   cmd->add_option("--allreduce", o->allreduce,
                   "all-reduce sizes in bytes per GPU (KiB/MiB/GiB suffixes; default 1 MiB to "
-                  "1 GiB, x4)");
+                  "1 GiB, x4)")
+      ->type_name("BYTES");
   cmd->add_flag("--no-baseline", o->no_baseline, "Do not run the CPU beside other devices");
-  add_probe_timeout_option(*cmd, o->probe_timeout_s);
   cmd->add_flag("--serial", o->serial,
                 "Benchmark one device after another (default: distinct GPUs at the same time)");
+  add_probe_timeout_option(*cmd, o->probe_timeout_s);
   cmd->add_option("--sweep", o->sweep,
                   "Break-even sweep of one op (exp, gemm, conv) over a range of sizes on the CPU "
-                  "and each device (5 reps, 1 warm-up unless given)");
+                  "and each device (5 reps, 1 warm-up unless given)")
+      ->type_name("OP");
   cmd->add_option("--sweep-max", o->sweep_max,
-                  "Largest sweep size: exp elements, GEMM side or conv batch (N or 2^K)");
+                  "Largest sweep size: exp elements, GEMM side or conv batch (N or 2^K)")
+      ->type_name("N");
   return {cmd, [o, cmd]() {
             o->reps_given = cmd->count("--reps") > 0;
             o->warmup_given = cmd->count("--warmup") > 0;

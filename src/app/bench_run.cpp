@@ -9,7 +9,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <set>
 
@@ -18,17 +17,43 @@ namespace gpucheck::app {
 namespace k = keys;
 using bench::Cell;
 
-void Progress::show(const std::string& device, std::size_t index, std::size_t total,
-                    const std::string& what) {
-  if (!enabled_) return;
-  std::string line = fmt::format("[{} {}/{}] {}", device, index + 1, total, what);
-  if (line.size() > 78) line.resize(78);
-  std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
-  std::fflush(stderr);
+BenchProgress::BenchProgress(Progress& progress, const std::vector<bench::BenchPlan>& plans)
+    : progress_(progress) {
+  for (const auto& p : plans) totals_[p.device] += p.cells.size();
 }
 
-void Progress::clear() {
-  if (enabled_) std::fprintf(stderr, "\r\x1b[K");
+BenchProgress& BenchProgress::silent() {
+  static Progress off("", Progress::Mode::kOff, 10, {});
+  static BenchProgress none(off, {});
+  return none;
+}
+
+void BenchProgress::device_planned(const std::string& device, std::size_t runnable) {
+  totals_[device] = runnable;
+}
+
+void BenchProgress::cell_started(const std::string& device, std::size_t ordinal,
+                                 const std::string& label) {
+  ordinal_[device] = ordinal;
+  show(device, label);
+}
+
+void BenchProgress::working(const std::string& device, const std::string& what) {
+  show(device, what);
+}
+
+void BenchProgress::show(const std::string& device, const std::string& what) {
+  std::size_t total = 0;
+  for (const auto& [name, cells] : totals_) total += cells;
+  const auto here = totals_.find(device);
+  const auto ordinal = ordinal_.find(device);
+  progress_.update({fmt::format("{} {}/{}", device, ordinal == ordinal_.end() ? 0 : ordinal->second,
+                                here == totals_.end() ? 0 : here->second),
+                    what, done_, total});
+}
+
+void BenchProgress::cell_finished() {
+  ++done_;
 }
 
 namespace {
@@ -43,21 +68,24 @@ struct ChildStream {
   std::vector<std::vector<nlohmann::json>> by_cell;
   std::optional<std::size_t> current;
 
-  void line(const std::string& text, Progress& progress) {
+  void line(const std::string& text, BenchProgress& progress) {
     if (text.empty()) return;
     auto ev = nlohmann::json::parse(text, nullptr, false);
     if (!ev.is_object()) return;  // not one of our event lines
     const std::size_t index = ev.value("index", std::size_t{0});
-    if (ev.value("event", "") == "cell" && index < by_cell.size()) {
+    if (ev.value("event", "") == "plan") {
+      progress.device_planned(target->device, ev.value("cells", plan->cells.size()));
+    } else if (ev.value("event", "") == "cell" && index < by_cell.size()) {
+      if (current) progress.cell_finished();
       current = index;
       std::string label = ev.value("label", "");
       if (int of = ev.value("rounds", 1); of > 1)
         label += fmt::format(" (round {}/{})", ev.value("round", 0) + 1, of);
-      progress.show(target->device, index, plan->cells.size(), label);
+      progress.cell_started(target->device, ev.value("ordinal", index + 1), label);
     } else if (ev.value("event", "") == "record" && index < by_cell.size()) {
       by_cell[index].push_back(ev["record"]);
     } else if (ev.value("event", "") == "tune") {
-      progress.show(target->device, current.value_or(0), plan->cells.size(), ev.value("label", ""));
+      progress.working(target->device, ev.value("label", ""));
     } else if (ev.value("event", "") == "log") {
       progress.clear();  // a log line must not land inside the progress line
       const std::string message = target->device + ": " + ev.value("message", "");
@@ -111,8 +139,8 @@ DeviceRun finish(ChildStream& c, const ChildResult& r, const ChildLimits& limits
 }  // namespace
 
 std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
-                                   const std::vector<bench::BenchPlan>& plans, Progress& progress,
-                                   const ChildEnvChanges& env) {
+                                   const std::vector<bench::BenchPlan>& plans,
+                                   BenchProgress& progress, const ChildEnvChanges& env) {
   ChildLimits limits;
   // A cell may use its --max-time budget once per record (device time, end to end) plus time to
   // make inputs and verify in every round; a child gets the sum (children running at once: the
@@ -155,13 +183,14 @@ std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
   std::vector<DeviceRun> out;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     streams[i].line(streams[i].pending, progress);
+    if (streams[i].current) progress.cell_finished();
     out.push_back(finish(streams[i], results[i], limits));
   }
   return out;
 }
 
-DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress,
-                     const ChildEnvChanges& env) {
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan,
+                     BenchProgress& progress, const ChildEnvChanges& env) {
   return run_devices({target}, {plan}, progress, env).front();
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "app/bench_devices.h"
+#include "app/progress.h"
 #include "bench/cell.h"
 
 #include <nlohmann/json.hpp>
@@ -14,16 +15,31 @@
 
 namespace gpucheck::app {
 
-// Progress on stderr, only for a person watching a terminal.
-class Progress {
+// Progress over the devices of one run, children one after another or several at once: each
+// device's cell count (its plan's, until its child says how many will really run) and the cells
+// finished so far over all of them.
+class BenchProgress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  void show(const std::string& device, std::size_t index, std::size_t total,
-            const std::string& what);
-  void clear();
+  // plans: every plan the run will start (a device has one plan).
+  BenchProgress(Progress& progress, const std::vector<bench::BenchPlan>& plans);
+  // Shows nothing: a bench child run inside another step (doctor's BLAS cost, a rerun).
+  static BenchProgress& silent();
+  // The device's child says how many cells will run.
+  void device_planned(const std::string& device, std::size_t runnable);
+  void cell_started(const std::string& device, std::size_t ordinal, const std::string& label);
+  // Work inside a cell that is not a cell of its own (OpenCL GEMM tuning).
+  void working(const std::string& device, const std::string& what);
+  void cell_finished();
+  // Erases the terminal line (before a log line, and at the end).
+  void clear() { progress_.clear(); }
 
  private:
-  bool enabled_;
+  void show(const std::string& device, const std::string& what);
+
+  Progress& progress_;
+  std::map<std::string, std::size_t> totals_;   // by device
+  std::map<std::string, std::size_t> ordinal_;  // the device's cell in progress, from 1
+  std::size_t done_ = 0;
 };
 
 struct DeviceRun {
@@ -35,13 +51,13 @@ struct DeviceRun {
 // A child that dies marks the cell in progress and every later one failed with its fate. env:
 // changes to the child's environment (a value, or nullopt to unset).
 using ChildEnvChanges = std::map<std::string, std::optional<std::string>>;
-DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress,
-                     const ChildEnvChanges& env = {});
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan,
+                     BenchProgress& progress, const ChildEnvChanges& env = {});
 
 // The same for several devices at once (distinct physical GPUs: bench's concurrent children),
 // one child each; results in the plans' order.
 std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
-                                   const std::vector<bench::BenchPlan>& plans, Progress& progress,
-                                   const ChildEnvChanges& env = {});
+                                   const std::vector<bench::BenchPlan>& plans,
+                                   BenchProgress& progress, const ChildEnvChanges& env = {});
 
 }  // namespace gpucheck::app

@@ -53,9 +53,12 @@ int run_bench_child(const std::string& plan_arg) {
               line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   bench::EngineCallbacks cb;
-  cb.cell_started = [&](std::size_t i, const bench::Cell& c, int round, int rounds) {
+  cb.planned = [&](std::size_t units) { emit({{"event", "plan"}, {"cells", units}}); };
+  cb.cell_started = [&](std::size_t i, std::size_t ordinal, const bench::Cell& c, int round,
+                        int rounds) {
     emit({{"event", "cell"},
           {"index", i},
+          {"ordinal", ordinal},
           {"round", round},
           {"rounds", rounds},
           {"label", bench::describe(c)}});

@@ -5,10 +5,14 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
+#include <string_view>
 #include <thread>
 
 namespace gpucheck::app {
@@ -22,33 +26,80 @@ void add_output_options(CLI::App& cmd, OutputOptions& opts,
     extra += ", " + f;
   }
   cmd.add_option("--format", opts.format,
-                 "Output format: table, json, csv, markdown, html (self-contained page with "
+                 "Output format: table, json, csv, markdown, html (a self-contained page with "
                  "charts), prometheus (node_exporter textfile)" +
                      extra)
       ->check(CLI::IsMember(formats))
+      ->type_name("FORMAT")
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
   cmd.add_option("-o,--output", opts.output_path, "Write the output to FILE instead of stdout")
+      ->type_name("FILE")
+      ->group("Output");
+  cmd.add_option("--color", opts.color,
+                 "Colour the table view: auto (a terminal without NO_COLOR), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN")
       ->group("Output");
   cmd.add_flag("-v,--verbose", opts.verbosity, "More log detail on stderr (repeatable)")
       ->group("Output");
   cmd.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr")->group("Output");
 }
 
+void add_details_option(CLI::App& cmd, OutputOptions& opts, const std::string& what) {
+  cmd.add_flag("--details", opts.details, what)->group("Output");
+}
+
+void add_probe_view_options(CLI::App& cmd, OutputOptions& opts) {
+  cmd.add_flag("--full", opts.full, "Every field, grouped by section (the table view)")
+      ->group("Output");
+  cmd.add_flag("-L,--list", opts.list, "One line per device, as nvidia-smi -L and clinfo -l")
+      ->group("Output");
+  cmd.add_option("--device", opts.device,
+                 "Show one device: cpu, cuda0, opencl1 or a stable id (cuda:<uuid>, ...)")
+      ->type_name("DEVICE")
+      ->group("Output");
+}
+
+std::size_t output_width(bool to_terminal) {
+  if (const char* cols = std::getenv("COLUMNS"); cols != nullptr && *cols != '\0') {
+    std::string_view v(cols);
+    std::size_t n = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (r.ec == std::errc() && r.ptr == v.data() + v.size() && n >= 20 && n <= 1000) return n;
+  }
+  if (to_terminal) {
+    winsize ws{};
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+  }
+  return 100;
+}
+
+bool use_color(const std::string& mode, bool to_terminal) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  return to_terminal && (no_color == nullptr || *no_color == '\0');
+}
+
 Output::Output(const OutputOptions& opts)
-    : format_(report::Format::kTable), path_(opts.output_path) {
+    : format_(report::Format::kTable), opts_(opts), path_(opts.output_path) {
   auto f = report::format_from_string(opts.json ? "json" : opts.format);
   if (!f) throw UsageError("--format: unknown format '" + opts.format + "'");
   format_ = *f;
   if (!path_.empty()) check_output_path(path_, "-o/--output");
-  configure_logging(opts.verbosity, opts.quiet);
+  configure_logging(opts.verbosity, opts.quiet, opts.color);
 }
 
 void Output::write(const nlohmann::json& doc) {
-  bool to_terminal = path_.empty() && ::isatty(STDOUT_FILENO) != 0;
-  const char* no_color = std::getenv("NO_COLOR");
+  const bool to_terminal = path_.empty() && ::isatty(STDOUT_FILENO) != 0;
   report::RenderOptions ro;
-  ro.color = to_terminal && (no_color == nullptr || *no_color == '\0');
+  ro.width = output_width(to_terminal);
+  ro.color = use_color(opts_.color, to_terminal);
+  ro.details = opts_.details;
+  ro.full = opts_.full;
+  ro.list = opts_.list;
+  ro.device = opts_.device;
   write_text(report::render(doc, format_, ro));
 }
 
@@ -76,38 +127,41 @@ void add_probe_timeout_option(CLI::App& cmd, double& seconds) {
             return {};
           },
           "SECONDS"))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
 }
 
 void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
   cmd.add_option("--cublas", opts.cublas, "Use this libcublas.so instead of searching")
       ->check(CLI::ExistingFile)
-      ->group("Libraries");
+      ->group("Libraries")
+      ->type_name("FILE");
   cmd.add_option("--cublaslt", opts.cublaslt, "Use this libcublasLt.so instead of searching")
       ->check(CLI::ExistingFile)
-      ->group("Libraries");
+      ->group("Libraries")
+      ->type_name("FILE");
   cmd.add_option("--cudnn", opts.cudnn, "Use this libcudnn.so instead of searching")
       ->check(CLI::ExistingFile)
-      ->group("Libraries");
+      ->group("Libraries")
+      ->type_name("FILE");
   cmd.add_option("--blas", opts.blas,
                  "Use this BLAS (libopenblas, libblis, libmkl_rt) for the CPU instead of searching")
       ->check(CLI::ExistingFile)
-      ->group("Libraries");
+      ->group("Libraries")
+      ->type_name("FILE");
   cmd.add_option("--nccl", opts.nccl, "Use this libnccl.so instead of searching")
       ->check(CLI::ExistingFile)
-      ->group("Libraries");
+      ->group("Libraries")
+      ->type_name("FILE");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
 
 void apply_library_options(const LibraryOptions& opts) {
   const std::pair<const char*, const std::string*> vars[] = {
-      {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
-      {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
-      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-      {"GPUCHECK_NVML_LIB", &opts.nvml},
-      {"GPUCHECK_BLAS_LIB", &opts.blas},
-      {"GPUCHECK_NCCL_LIB", &opts.nccl}};
+      {"GPUCHECK_CUBLAS_LIB", &opts.cublas}, {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},   {"GPUCHECK_NVML_LIB", &opts.nvml},
+      {"GPUCHECK_BLAS_LIB", &opts.blas},     {"GPUCHECK_NCCL_LIB", &opts.nccl}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }
@@ -125,6 +179,7 @@ void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
                  "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
                  "(default 45, 20 on CPU implementations); timing the defaults comes first")
       ->check(CLI::Range(0.1, 3600.0))
+      ->type_name("SECONDS")
       ->group("Tuning");
   cmd.add_flag("--no-tune", opts.no_tune,
                "OpenCL GEMM and conv with the library's defaults: no search, no cache")
@@ -146,9 +201,12 @@ bench::TuningPlan tuning_plan(const TuningOptions& opts) {
   return plan;
 }
 
-void configure_logging(int verbosity, bool quiet) {
+void configure_logging(int verbosity, bool quiet, const std::string& color) {
   const char* no_color = std::getenv("NO_COLOR");
-  auto mode = (no_color && *no_color) ? spdlog::color_mode::never : spdlog::color_mode::automatic;
+  auto mode = color == "always"         ? spdlog::color_mode::always
+              : color == "never"        ? spdlog::color_mode::never
+              : (no_color && *no_color) ? spdlog::color_mode::never
+                                        : spdlog::color_mode::automatic;
   spdlog::drop("gpucheck");
   auto logger = spdlog::stderr_color_mt("gpucheck", mode);
   logger->set_pattern("%^gpucheck %l:%$ %v");

@@ -21,12 +21,28 @@ struct OutputOptions {
   std::string output_path;  // empty: stdout
   int verbosity = 0;
   bool quiet = false;
+  std::string color = "auto";  // auto | always | never (auto: a terminal without NO_COLOR)
+  // How much the table and markdown views show (report/text_view.h).
+  bool details = false;
+  bool full = false;
+  bool list = false;
+  std::string device;
 };
 
-// extra_formats: formats only this command knows (doctor's "oneline"), which it writes itself
-// through Output::write_text.
+// --format, --json, -o, --color, -v, -q. extra_formats: formats only this command knows
+// (doctor's "oneline"), which it writes itself through Output::write_text.
 void add_output_options(CLI::App& cmd, OutputOptions& opts,
                         const std::vector<std::string>& extra_formats = {});
+// --details: the evidence of every check and the system facts after the result.
+void add_details_option(CLI::App& cmd, OutputOptions& opts, const std::string& what);
+// probe's views: --full, -L/--list, --device (a probe document's devices).
+void add_probe_view_options(CLI::App& cmd, OutputOptions& opts);
+
+// The terminal's width for the table view: COLUMNS when set, else the terminal's (stdout), else
+// 100 (a pipe or a file).
+std::size_t output_width(bool to_terminal);
+// Whether to colour: --color always/never, else a terminal and no NO_COLOR.
+bool use_color(const std::string& mode, bool to_terminal);
 
 // Resolves the options once the command line is parsed: the format, the destination (checked
 // now, so an unwritable file is a usage error before any work, but written only at the end,
@@ -42,6 +58,7 @@ class Output {
 
  private:
   report::Format format_;
+  OutputOptions opts_;
   std::string path_;
 };
 
@@ -71,8 +88,9 @@ void add_tuning_options(CLI::App& cmd, TuningOptions& opts);
 // UsageError for --no-tune with --retune or --tune-budget.
 bench::TuningPlan tuning_plan(const TuningOptions& opts);
 
-// Logs go to stderr only; machine-readable output on stdout never mixes with them.
-void configure_logging(int verbosity, bool quiet);
+// Logs go to stderr only; machine-readable output on stdout never mixes with them. color:
+// --color's value (auto: when stderr is a terminal and NO_COLOR is unset).
+void configure_logging(int verbosity, bool quiet, const std::string& color = "auto");
 
 // One subcommand: its CLI11 node and what runs when it was chosen.
 struct Command {

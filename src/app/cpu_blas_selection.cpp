@@ -68,8 +68,7 @@ Json rerun_with_library_kernel(const bench::BenchPlan& plan, std::size_t cell, c
   const std::string selected = failed_blas ? failed_blas->value(k::kBlasKernel, "") : "";
   bench::BenchPlan one = plan;
   one.cells = {plan.cells.at(cell)};
-  Progress quiet(false);
-  DeviceRun run = run_device({plan.device, plan.backend}, one, quiet,
+  DeviceRun run = run_device({plan.device, plan.backend}, one, BenchProgress::silent(),
                              {{cpu::kBlasSelectEnv, "library"}, {cpu::kOpenblasCoretypeEnv, {}}});
   if (run.records.empty()) return failed;
   Json record = run.records.front();

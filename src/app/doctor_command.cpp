@@ -83,7 +83,8 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool lo
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
-  if (load && !opts.no_load) add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds);
+  if (load && !opts.no_load)
+    add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds, opts.out.quiet);
   // --quick runs no benchmark: the BLAS kernel's cost is two CPU GEMM children.
   if (!opts.no_load && !opts.quick) add_cpu_blas_cost(facts[keys::kBackends]);
   return facts;
@@ -301,15 +302,19 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
       "device permissions, environment, Python frameworks, the NVIDIA driver, CUDA libraries "
       "and NVML readings under load), each with the fix");
   add_output_options(*cmd, opts->out, {"oneline"});
+  add_details_option(*cmd, opts->out, "Every check's finding, fix and evidence (the table view)");
   cmd->add_flag("--list", opts->list, "Print every check id with one line, and exit");
   cmd->add_option("--only", opts->only, "Run only these checks (comma-separated ids)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->type_name("IDS");
   cmd->add_option("--skip", opts->skip, "Do not run these checks (comma-separated ids)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->type_name("IDS");
   cmd->add_option("--fail-on", opts->fail_on,
                   "Exit 1 when a check FAILs (fail), or WARNs or FAILs (warn)")
       ->check(CLI::IsMember({"fail", "warn"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("LEVEL");
   add_probe_timeout_option(*cmd, opts->probe_timeout_s);
   cmd->add_flag("--ci", opts->ci,
                 "Judge as a CI runner (as when CI is set): persistence mode off is WARN");
@@ -318,7 +323,8 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--load-seconds", opts->load_seconds,
                   "Seconds of copies and GEMM on each CUDA device while NVML is read")
       ->check(CLI::Range(0.2, 60.0))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_flag("--quick", opts->quick,
                 "Health-check mode: only the checks that read (no GPU load, no benchmark); exit 0 "
                 "healthy, 1 unhealthy (any FAIL), 2 could not decide (a check gave no answer "
@@ -327,24 +333,28 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
                   "Seconds the whole run may take (default 30 with --quick, none otherwise); "
                   "checks that did not answer by then are named and the exit code is 2 (1 if a "
                   "check FAILed)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->type_name("SECONDS");
   cmd->add_option("--state", opts->state_path,
                   "State file: Xid and other counters are judged as deltas against it, and an "
                   "event stays until acknowledged (default with --quick: "
                   "$XDG_STATE_HOME/gpucheck/state.json, else /var/lib/gpucheck/state.json when "
-                  "writable, else ~/.local/state/gpucheck/state.json)");
+                  "writable, else ~/.local/state/gpucheck/state.json)")
+      ->type_name("FILE");
   cmd->add_flag("--no-state", opts->no_state, "Read and write no state file");
   cmd->add_option("--ack", opts->ack,
                   "Acknowledge the state file's events of these checks (comma-separated ids), "
                   "so they no longer keep the node unhealthy, and exit")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->type_name("IDS");
   cmd->add_flag("--ok-line", opts->ok_line,
                 "With --format oneline: print \"OK <n> checks\" when healthy too (else "
                 "nothing)");
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory")
       ->check(CLI::ExistingDirectory)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DIR");
   // Hidden test hooks: a saved probe document instead of probing, and the identity that
   // permission checks judge (root passes every access(), so tests need another one).
   cmd->add_option("--facts", opts->facts_path, "Saved `gpucheck probe --json` output")

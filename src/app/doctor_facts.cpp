@@ -2,10 +2,13 @@
 #include "app/doctor_facts.h"
 
 #include "app/bench_run.h"
+#include "app/progress.h"
 #include "backends/cpu/blas_kernel.h"
 #include "bench/cell.h"
 #include "core/json_keys.h"
 #include "doctor/under_load.h"
+
+#include <fmt/format.h>
 
 #include <spdlog/spdlog.h>
 
@@ -36,16 +39,29 @@ bool has_nvlink(const nlohmann::json& cuda) {
 
 }  // namespace
 
-void add_cuda_load_readings(nlohmann::json& backends, double seconds) {
+void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet) {
   // PCIe link and clocks-event reasons are read while every CUDA device works (idle GPUs drop
   // their link and report idle reasons); the readings join the CUDA section they belong to.
   for (auto& b : backends) {
     if (b.value(std::string(keys::kName), "") != "cuda") continue;
     if (b.value(std::string(keys::kStatus), "") == "available") {
       spdlog::info("doctor: loading each CUDA device for {} s", seconds);
-      b[keys::kUnderLoad] = doctor::run_cuda_load(b, seconds);
+      Progress progress = Progress::for_stderr("doctor", quiet);
+      std::size_t done = 0;
+      b[keys::kUnderLoad] = doctor::run_cuda_load(
+          b, seconds,
+          [&](const std::string& device, const std::string& what, std::size_t started,
+              std::size_t total) {
+            // Children run at once: a cell started means the one before it finished, roughly.
+            done = started > 1 ? started - 1 : 0;
+            progress.update({fmt::format("load {}/{}", started, total),
+                             fmt::format("{}: {}", device, what), done, total});
+          });
       // Issue 17: then the copies between GPUs (p2p_access judges them), all GPUs in one child.
+      if (b.value(std::string(keys::kDevices), nlohmann::json::array()).size() > 1)
+        progress.update({"p2p", "copies between the GPUs", 0, 0});  // one child: no count
       auto p2p = doctor::run_cuda_p2p_load(b, seconds);
+      progress.clear();
       if (!p2p.empty()) b[keys::kP2pUnderLoad] = std::move(p2p);
     }
     // NVLink error counters again, after the load: nvlink_errors judges what grew since the probe.
@@ -56,15 +72,15 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds) {
 namespace {
 
 // GEMM f32 1024 on the CPU in a bench child with `env` changes; its TFLOP/s when verified ok.
-std::optional<double> cpu_gemm_tflops(const std::map<std::string, std::optional<std::string>>& env) {
+std::optional<double> cpu_gemm_tflops(
+    const std::map<std::string, std::optional<std::string>>& env) {
   bench::Cell cell;
   cell.op = Op::kGemm;
   cell.dtype = DType::kF32;
   cell.shape = GemmShape{1024, 1024, 1024};
   cell.explicit_request = cell.explicit_size = true;
   bench::BenchPlan plan{"cpu", "cpu", {cell}, {1, 5, 0.0, 10.0}, 20240601, 0, {}, {}};
-  Progress quiet(false);
-  const DeviceRun run = run_device({"cpu", "cpu"}, plan, quiet, env);
+  const DeviceRun run = run_device({"cpu", "cpu"}, plan, BenchProgress::silent(), env);
   if (run.records.empty() || run.records[0].value(keys::kStatus, "") != "ok") return std::nullopt;
   return run.records[0][keys::kThroughput].value(keys::kValue, 0.0);
 }
@@ -83,8 +99,8 @@ void add_cpu_blas_cost(nlohmann::json& backends) {
     const std::string recommended = blas.value(keys::kBlasKernelRecommended, "");
     spdlog::info("doctor: measuring what OPENBLAS_CORETYPE costs (GEMM f32 1024, two children)");
     const auto kept = cpu_gemm_tflops({});
-    const auto better = cpu_gemm_tflops({{cpu::kOpenblasCoretypeEnv, recommended},
-                                         {cpu::kBlasSelectEnv, "library"}});
+    const auto better = cpu_gemm_tflops(
+        {{cpu::kOpenblasCoretypeEnv, recommended}, {cpu::kBlasSelectEnv, "library"}});
     if (!kept || !better || *kept <= 0) return;
     blas[keys::kBlasKernelCost] = {{keys::kBlasKernel, blas.value(keys::kBlasKernel, "")},
                                    {keys::kBlasKeptTflops, *kept},

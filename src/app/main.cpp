@@ -1,10 +1,14 @@
 // gpucheck's entry point: parses the command line and holds the program's only catch-all.
+#include "app/backend_probes.h"
 #include "app/cli_common.h"
+#include "app/help_format.h"
 #include "backends/registry.h"
 #include "core/errors.h"
 #include "core/output_file.h"
 #include "core/stop_signals.h"
 #include "core/version.h"
+#include "report/stack_versions.h"
+#include "report/text_layout.h"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -37,24 +41,45 @@ std::string version_text() {
                      gpucheck::kGitCommit, backends);
 }
 
+// `--version -v`: the stack's versions as the probe children find them, one line each.
+std::string stack_version_lines() {
+  gpucheck::ChildLimits limits;
+  limits.timeout = std::chrono::duration<double>(60.0);
+  auto backends = gpucheck::app::probe_backends(gpucheck::current_environment(), limits);
+  std::string out;
+  for (const auto& v : gpucheck::report::stack_versions(backends)) {
+    std::string text = v.version.empty() ? "not found: " + v.missing : v.version;
+    if (!v.version.empty() && !v.path.empty()) text += " (" + v.path + ")";
+    out += fmt::format("{:<16} {}\n", v.label, gpucheck::report::shorten(text, 200));
+  }
+  return out;
+}
+
 int run(int argc, char** argv) {
   using gpucheck::ExitCode;
-  CLI::App app{"gpucheck: is this machine's GPU stack set up right, and how fast is it really?"};
-  app.footer(kExitCodes);
-  app.set_version_flag("--version", version_text());
-  app.require_subcommand(1);
+  CLI::App app{"gpucheck: is this machine's GPU stack set up right, and how fast is it really?",
+               "gpucheck"};
+  app.formatter(std::make_shared<gpucheck::app::HelpFormatter>());
+  bool version = false;
+  int verbose = 0;
+  app.add_flag("-V,--version", version, "Print gpucheck's version and exit");
+  app.add_flag("-v,--verbose", verbose,
+               "With --version: also the NVIDIA driver, CUDA driver and runtime, cuBLAS, cuDNN, "
+               "NVML and OpenCL loader versions found here");
+  app.require_subcommand(0, 1);
   const std::vector<std::string> args(argv, argv + argc);
   std::vector<gpucheck::app::Command> commands{
       gpucheck::app::add_probe_command(app, args),  gpucheck::app::add_bench_command(app, args),
       gpucheck::app::add_doctor_command(app, args), gpucheck::app::add_qualify_command(app, args),
       gpucheck::app::add_report_command(app, args), gpucheck::app::add_child_command(app)};
+  // Set after the subcommands exist: CLI11 copies a parent's footer into each new subcommand,
+  // and the table belongs under the top-level help only.
+  app.footer(kExitCodes);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // CLI11 2.1's own codes are not ours: every parse error is a usage error.
@@ -62,8 +87,15 @@ int run(int argc, char** argv) {
               << "Run 'gpucheck --help' or 'gpucheck COMMAND --help' for usage.\n";
     return static_cast<int>(ExitCode::kUsage);
   }
+  if (version) {
+    std::cout << version_text() << "\n";
+    if (verbose > 0) std::cout << stack_version_lines();
+    return static_cast<int>(ExitCode::kOk);
+  }
   for (auto& c : commands)
     if (c.app->parsed()) return static_cast<int>(c.run());
+  std::cerr << "gpucheck: a command is required: probe, bench, doctor, qualify or report\n"
+            << "Run 'gpucheck --help' for usage.\n";
   return static_cast<int>(ExitCode::kUsage);
 }
 

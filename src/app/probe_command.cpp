@@ -38,11 +38,13 @@ Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv) 
       "Host, CPU, memory and every backend's platforms and devices (like clinfo, "
       "deviceQuery and nvidia-smi -q)");
   add_output_options(*cmd, opts->out);
+  add_probe_view_options(*cmd, opts->out);
   add_library_options(*cmd, opts->libraries);
   add_probe_timeout_option(*cmd, opts->probe_timeout_s);
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read /proc, /sys and /etc under this directory (for fixtures)")
       ->check(CLI::ExistingDirectory)
+      ->type_name("DIR")
       ->capture_default_str();
   return {cmd, [opts]() { return run_probe(*opts); }};
 }

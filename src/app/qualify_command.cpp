@@ -76,10 +76,11 @@ nlohmann::json run_doctor_checks(const nlohmann::json& facts, const EnvMap& env,
 
 // The benches, one child per device as `gpucheck bench` runs them, with speedups.
 nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quiet) {
-  Progress progress(::isatty(STDERR_FILENO) != 0 && !quiet);
+  Progress progress = Progress::for_stderr("qualify", quiet);
+  BenchProgress bench_progress(progress, plans);
   nlohmann::json results = nlohmann::json::array();
   for (const auto& plan : plans) {
-    DeviceRun run = run_device({plan.device, plan.backend}, plan, progress);
+    DeviceRun run = run_device({plan.device, plan.backend}, plan, bench_progress);
     for (auto& r : run.records) results.push_back(std::move(r));
   }
   progress.clear();
@@ -112,7 +113,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   if (needs(profile, q::Kind::kDoctor) || needs(profile, q::Kind::kSiblings)) {
     // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs, and the
     // siblings on the figures of that same run.
-    add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds);
+    add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds, o.out.quiet);
     add_cpu_blas_cost(facts[k::kBackends]);
     doc[k::kBackends] = facts[k::kBackends];
     obs.backends = facts[k::kBackends];
@@ -173,12 +174,15 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
   cmd->add_option("--profile", o->profile,
                   "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
                   "cuda-training, cuda-hopper)")
-      ->required();
+      ->required()
+      ->type_name("FILE|NAME");
   add_tuning_options(*cmd, o->tuning);
-  cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE");
+  cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE")->type_name("FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");
   add_output_options(*cmd, o->out);
+  add_details_option(*cmd, o->out,
+                     "Every check, every verdict's reason and the system facts (table view)");
   add_library_options(*cmd, o->libraries);
   add_probe_timeout_option(*cmd, o->probe_timeout_s);
   // Hidden test hooks: a fixture root for doctor and sysfs, and another SKU table.

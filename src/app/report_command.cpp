@@ -186,8 +186,12 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->require_subcommand(1);
   auto* show =
       cmd->add_subcommand("show", "Render a saved document (probe, bench, doctor, qualify)");
-  show->add_option("FILE", o->show_path, "A gpucheck --json document")->required();
+  show->add_option("FILE", o->show_path, "A gpucheck --json document")
+      ->required()
+      ->type_name("FILE");
   add_output_options(*show, o->show_out);
+  add_details_option(*show, o->show_out, "Evidence of every check and the system facts");
+  add_probe_view_options(*show, o->show_out);
   auto* compare = cmd->add_subcommand(
       "compare",
       "Compare bench documents record by record: one or more BASE documents (a history of "
@@ -196,13 +200,15 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
   compare
       ->add_option("BASE... NEW", o->compare_paths,
                    "The baseline documents, then the document judged against them")
-      ->required();
+      ->required()
+      ->type_name("FILE");
   compare
       ->add_option("--tolerance", o->tolerance,
                    "Relative change that counts: 5% or 0.05 (a bare 5 is an error). A change must "
                    "also clear the base runs' band and the new run's own spread, and the rank "
                    "test must agree")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("PERCENT");
   compare
       ->add_option("--alpha", o->alpha,
                    "Level of the Mann-Whitney U test over the kept samples (two-sided)")
@@ -215,10 +221,12 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
                    "Match devices by id (UUID or PCI bus id, name when neither is known) or "
                    "by name (another machine's baseline)")
       ->check(CLI::IsMember({"id", "name"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("HOW");
   compare->add_flag("--fail-on-missing", o->fail_on_missing,
                     "Exit 1 too when a base record has no match in the new document");
   add_output_options(*compare, o->compare_out);
+  add_details_option(*compare, o->compare_out, "Every SAME row too, however many");
   auto* fleet = cmd->add_subcommand(
       "fleet",
       "The slow node among many machines' bench or qualify documents: records grouped by GPU "

@@ -755,6 +755,12 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
     }
   };
   const int rounds = effective_rounds(plan.policy);
+  // A cell starts once a round; one decided before running starts once, in the last round.
+  std::size_t units = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    units += dropped[i] ? 0 : decided[i] ? 1 : static_cast<std::size_t>(rounds);
+  if (callbacks.planned) callbacks.planned(units);
+  std::size_t ordinal = 0;
   for (int round = 0; round < rounds; ++round) {
     const bool last = round + 1 == rounds;
     const RepPolicy policy = round_policy(plan.policy, round);
@@ -764,12 +770,12 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
         // No round for it (any more): --max-time is spent, and the record says truncated.
         for (auto& rr : state[i].records) rr.truncated = rr.truncated || !decided[i];
         if (last) {
-          if (callbacks.cell_started) callbacks.cell_started(i, cells[i], round, rounds);
+          if (callbacks.cell_started) callbacks.cell_started(i, ++ordinal, cells[i], round, rounds);
           finish(i);
         }
         continue;
       }
-      if (callbacks.cell_started) callbacks.cell_started(i, cells[i], round, rounds);
+      if (callbacks.cell_started) callbacks.cell_started(i, ++ordinal, cells[i], round, rounds);
       const Cell& cell = cells[i];
       const auto t0 = Clock::now();
       try {

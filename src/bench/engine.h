@@ -27,8 +27,15 @@ void plant_error(HostBuffer& out, PlantedError kind);
 std::optional<double> planted_slowdown_from_env(const char* value);
 
 struct EngineCallbacks {
+  // Before the first cell: how many cell starts will come (a cell per round; those a device
+  // cannot run and nobody asked for by name are dropped without a record), so progress counts
+  // only real work.
+  std::function<void(std::size_t units)> planned;
   // Before a cell runs a round (0-based, of `rounds`), and before its records are emitted.
-  std::function<void(std::size_t index, const Cell& cell, int round, int rounds)> cell_started;
+  // index: the cell's place in the plan; ordinal: 1-based among the cell starts.
+  std::function<void(std::size_t index, std::size_t ordinal, const Cell& cell, int round,
+                     int rounds)>
+      cell_started;
   // Each finished record, with the index of its cell in the plan.
   std::function<void(std::size_t index, const nlohmann::json& record)> record;
   // GEMM tuning (issue 20): what it is doing (for the progress line) and what it says.

@@ -409,9 +409,10 @@ class GroupRunner {
 void run_group_plan(const BenchPlan& plan, PeerGroup& group, const EngineCallbacks& callbacks,
                     std::optional<PlantedError> plant) {
   GroupRunner runner(plan, group, callbacks, plant);
+  if (callbacks.planned) callbacks.planned(plan.cells.size());  // every cell runs or records why
   for (std::size_t i = 0; i < plan.cells.size(); ++i) {
     const Cell& cell = plan.cells[i];
-    if (callbacks.cell_started) callbacks.cell_started(i, cell, 0, 1);
+    if (callbacks.cell_started) callbacks.cell_started(i, i + 1, cell, 0, 1);
     auto failed = [&](const std::string& why) {
       nlohmann::json r = runner.base(cell);
       r[k::kStatus] = "failed";

@@ -325,6 +325,16 @@ inline constexpr K kBlasKernelCost = "kernel_cost";
 inline constexpr K kBlasKeptTflops = "kept_tflops";
 inline constexpr K kBlasRecommendedTflops = "recommended_tflops";
 inline constexpr K kBlasSlowdown = "slowdown";
+// Issue 15 (output for people): the GPU stack's versions in a bench document's provenance, as
+// `--version -v` prints them (report/stack_versions.h)
+inline constexpr K kVersions = "versions";
+inline constexpr K kNvidiaDriver = "nvidia_driver";
+inline constexpr K kCudaDriver = "cuda_driver";
+inline constexpr K kCudaRuntime = "cuda_runtime";
+inline constexpr K kCublas = "cublas";
+inline constexpr K kCublaslt = "cublaslt";
+inline constexpr K kCudnn = "cudnn";
+inline constexpr K kOpenclLoader = "opencl_loader";
 // Issue 17: multi-GPU servers. NVML per GPU and link (backends[cuda].devices[].properties.nvml)
 inline constexpr K kNvlink = "nvlink";
 inline constexpr K kLinks = "links";

@@ -95,7 +95,7 @@ Json summarise_load_records(const Json& records) {
   return out;
 }
 
-Json run_cuda_load(const Json& cuda, double seconds) {
+Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observer) {
   Json out = Json::array();
   if (cuda.value(std::string(k::kStatus), "") != "available") return out;
   std::vector<std::string> devices;
@@ -110,7 +110,22 @@ Json run_cuda_load(const Json& cuda, double seconds) {
   // Inputs, cuBLAS set-up and verification come on top of the timed work.
   limits.timeout = std::chrono::duration<double>(4 * seconds + 60);
   limits.max_output = 16u << 20;
-  const auto results = run_children(specs, limits);
+  // The children stream their events; each "cell" line is one step of the load's progress.
+  std::vector<std::string> pending(devices.size());
+  std::size_t started = 0;
+  const std::size_t total = 2 * devices.size();
+  auto watch = [&](std::size_t child, std::string_view chunk) {
+    if (!observer) return;
+    pending[child].append(chunk);
+    for (auto nl = pending[child].find('\n'); nl != std::string::npos;
+         nl = pending[child].find('\n')) {
+      auto ev = Json::parse(pending[child].substr(0, nl), nullptr, false);
+      pending[child].erase(0, nl + 1);
+      if (ev.is_object() && ev.value("event", "") == "cell")
+        observer(devices[child], ev.value("label", ""), ++started, total);
+    }
+  };
+  const auto results = run_children(specs, limits, watch);
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const ChildResult& r = results[i];
     Json records = Json::array();

@@ -7,12 +7,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <functional>
+#include <string>
+
 namespace gpucheck::doctor {
+
+// Told when a device's load child starts a cell: the device, what runs, the cells started so
+// far and the cells of the whole load (two a device).
+using LoadObserver = std::function<void(const std::string& device, const std::string& what,
+                                        std::size_t started, std::size_t total)>;
 
 // One entry per device of an available CUDA section: {device, status ok|failed, reason,
 // workload, seconds, nvml_samples, clocks_event_reasons, pcie_link_gen {min,max},
 // pcie_link_width {min,max}}. Empty when CUDA has no device. `seconds` is the load per device.
-nlohmann::json run_cuda_load(const nlohmann::json& cuda_section, double seconds);
+nlohmann::json run_cuda_load(const nlohmann::json& cuda_section, double seconds,
+                             const LoadObserver& observer = {});
 
 // Folds records' NVML contexts into one entry (reasons united, link min/max over regions), with
 // each ok record's figure for gpu_siblings: {"name", "value", "unit", "spread"} where spread is

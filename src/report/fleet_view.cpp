@@ -1,7 +1,9 @@
-// report fleet's views: the outliers, nodes and groups as tables, and one strip chart per group.
+// report fleet's views: the outliers, nodes and groups as tables, one strip chart per group, and
+// the text view (outliers first, the groups only with --details, a closing summary line).
 #include "core/json_keys.h"
 #include "report/fleet.h"
 #include "report/svg_charts.h"
+#include "report/views.h"
 
 #include <fmt/format.h>
 
@@ -78,6 +80,33 @@ std::string fleet_charts(const Json& fleet) {
     out += svg_strip_chart(c);
   }
   return out;
+}
+
+void fleet_view(TextView& view, const Json& doc, const ViewOptions& o) {
+  const Json& fleet = doc[std::string(k::kFleet)];
+  view.text("gpucheck report fleet", 0, 2, Tone::kBold);
+  view.blank();
+  auto tables = fleet_tables(fleet);  // outliers, nodes, groups
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (i == 2 && !o.details) break;  // every group: --details
+    if (tables[i].rows.empty()) continue;
+    section_table_view(view, tables[i]);
+    view.blank();
+  }
+  if (!o.details) view.text("Every group's median and spread: --details.", 0, 0, Tone::kMuted);
+  const Json summary = fleet.value(std::string(k::kSummary), Json::object());
+  const auto count = [&](std::string_view key) {
+    return summary.value(std::string(key), std::size_t{0});
+  };
+  const auto counted = [&](std::string_view key, std::string_view noun) {
+    const std::size_t n = count(key);
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+  };
+  const std::size_t outliers = count(k::kOutliers);
+  view.text(fmt::format("fleet: {}, {}, {}, {}", counted(k::kOutliers, "outlier"),
+                        counted(k::kNodes, "node"), counted(k::kGroups, "group"),
+                        counted(k::kDocuments, "document")),
+            0, 7, outliers == 0 ? Tone::kGood : Tone::kBad);
 }
 
 }  // namespace gpucheck::report

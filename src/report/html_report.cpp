@@ -6,7 +6,9 @@
 #include "report/fleet.h"
 #include "report/html_escape.h"
 #include "report/render.h"
+#include "report/same_gpu.h"
 #include "report/svg_charts.h"
+#include "report/units.h"
 #include "report/view_model.h"
 
 #include <fmt/format.h>
@@ -63,9 +65,32 @@ std::size_t index_of(const std::vector<std::string>& v, const std::string& s) {
   return static_cast<std::size_t>(std::find(v.begin(), v.end(), s) - v.begin());
 }
 
+// Legend entries: the device, its name, and which other devices are the same GPU (CUDA and
+// NVIDIA's OpenCL platform drive one card).
+std::vector<std::string> device_legend(const nlohmann::json& results,
+                                       const std::vector<std::string>& devices) {
+  const GpuMap gpus = GpuMap::from_results(results);
+  std::vector<std::string> out;
+  for (const auto& d : devices) {
+    std::string name;
+    for (const auto& r : results)
+      if (str(r, k::kDevice) == d) {
+        name = str(r, k::kDeviceName);
+        break;
+      }
+    std::string label = name.empty() ? d : d + " " + name;
+    std::string same;
+    for (const auto& o : gpus.same_as(d)) same += (same.empty() ? "" : ", ") + o;
+    if (!same.empty()) label += " (same GPU as " + same + ")";
+    out.push_back(label);
+  }
+  return out;
+}
+
 // One chart per op: each dtype and shape a group, each device a bar (device time).
 std::string throughput_charts(const nlohmann::json& results) {
   const auto devices = devices_of(results);
+  const auto legend = device_legend(results, devices);
   std::vector<std::string> ops;
   std::map<std::string, BarChart> charts;
   for (const auto& r : results) {
@@ -80,9 +105,9 @@ std::string throughput_charts(const nlohmann::json& results) {
       c.title = fmt::format("{} throughput (device time)", op);
       c.unit = str(*tp, k::kUnit);
       c.kind = "throughput";
-      c.series = devices;
+      c.series = legend;
     }
-    std::string group = fmt::format("{} {}", str(r, k::kDtype), shape_text(r[k::kShape]));
+    std::string group = fmt::format("{} {}", str(r, k::kDtype), shape_label(r[k::kShape]));
     auto g = std::find_if(c.groups.begin(), c.groups.end(),
                           [&](const BarGroup& b) { return b.label == group; });
     if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});
@@ -110,7 +135,7 @@ std::string speedup_chart(const nlohmann::json& results) {
     auto sp = r.find(k::kSpeedupVsCpu);
     if (sp == r.end() || !sp->is_number() || sp->get<double>() <= 0) continue;
     std::string group = fmt::format("{} {} {} {}", str(r, k::kDevice), str(r, k::kOp),
-                                    str(r, k::kDtype), shape_text(r[k::kShape]));
+                                    str(r, k::kDtype), shape_label(r[k::kShape]));
     auto g = std::find_if(c.groups.begin(), c.groups.end(),
                           [&](const BarGroup& b) { return b.label == group; });
     if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});

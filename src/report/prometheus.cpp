@@ -5,6 +5,7 @@
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 #include "report/render.h"
+#include "report/same_gpu.h"
 #include "report/view_model.h"
 
 #include <fmt/format.h>
@@ -43,21 +44,88 @@ void state_set(PromMetrics& m, const std::string& name, PromLabels labels, const
   }
 }
 
+// NVML's readings of a CUDA device as gauges in base units (bytes, watts, hertz, celsius).
+void add_gpu_readings(PromMetrics& m, const PromLabels& labels, const nlohmann::json& nvml) {
+  auto reading = [&](const char* family, std::string_view key, double scale,
+                     PromLabels extra = {}) {
+    auto it = nvml.find(key);
+    if (it == nvml.end() || !it->is_number()) return;
+    PromLabels l = labels;
+    for (auto& e : extra) l.push_back(std::move(e));
+    m.sample(family, l, it->get<double>() * scale);
+  };
+  reading("gpucheck_gpu_temperature_celsius", "temperature_c", 1);
+  reading("gpucheck_gpu_power_draw_watts", "power_draw_mw", 1e-3);
+  reading("gpucheck_gpu_power_limit_watts", "power_enforced_limit_mw", 1e-3);
+  reading("gpucheck_gpu_memory_used_bytes", "memory_used_bytes", 1);
+  reading("gpucheck_gpu_memory_total_bytes", "memory_total_bytes", 1);
+  reading("gpucheck_gpu_clock_hertz", "sm_clock_mhz", 1e6, {{"clock", "sm"}});
+  reading("gpucheck_gpu_clock_hertz", "mem_clock_mhz", 1e6, {{"clock", "memory"}});
+  reading("gpucheck_gpu_clock_max_hertz", "max_sm_clock_mhz", 1e6, {{"clock", "sm"}});
+  reading("gpucheck_gpu_clock_max_hertz", "max_mem_clock_mhz", 1e6, {{"clock", "memory"}});
+  reading("gpucheck_gpu_pcie_link_generation", "pcie_link_gen_current", 1, {{"link", "current"}});
+  reading("gpucheck_gpu_pcie_link_generation", "pcie_link_gen_max", 1, {{"link", "max"}});
+  reading("gpucheck_gpu_pcie_link_width_lanes", "pcie_link_width_current", 1,
+          {{"link", "current"}});
+  reading("gpucheck_gpu_pcie_link_width_lanes", "pcie_link_width_max", 1, {{"link", "max"}});
+  if (auto e = nvml.find("ecc_errors"); e != nvml.end() && e->is_object())
+    for (const auto& [counter, v] : e->items())
+      if (v.is_number()) {
+        PromLabels l = labels;
+        l.emplace_back("counter", counter);
+        m.sample("gpucheck_gpu_ecc_errors", l, v.get<double>());
+      }
+  if (auto rr = nvml.find("remapped_rows"); rr != nvml.end() && rr->is_object())
+    for (const auto& [kind, v] : rr->items()) {
+      if (!v.is_number() && !v.is_boolean()) continue;
+      PromLabels l = labels;
+      l.emplace_back("kind", kind);
+      m.sample("gpucheck_gpu_remapped_rows", l,
+               v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<double>());
+    }
+}
+
 void add_backends(PromMetrics& m, const nlohmann::json& backends) {
   m.family("gpucheck_backend_status", "Backend probe status (1 for the actual state)");
-  m.family("gpucheck_device_info", "A device the probe found (always 1)");
+  m.family("gpucheck_device_info",
+           "A device the probe found (always 1); one GPU seen by CUDA and OpenCL has one uuid");
+  m.family("gpucheck_gpu_temperature_celsius", "GPU temperature (NVML)");
+  m.family("gpucheck_gpu_power_draw_watts", "GPU power draw (NVML)");
+  m.family("gpucheck_gpu_power_limit_watts", "GPU enforced power limit (NVML)");
+  m.family("gpucheck_gpu_memory_used_bytes", "GPU memory in use (NVML)");
+  m.family("gpucheck_gpu_memory_total_bytes", "GPU memory in all (NVML)");
+  m.family("gpucheck_gpu_clock_hertz", "Current clock (NVML), by clock: sm, memory");
+  m.family("gpucheck_gpu_clock_max_hertz", "Maximum clock (NVML), by clock: sm, memory");
+  m.family("gpucheck_gpu_pcie_link_generation", "PCIe link generation, current and max (NVML)");
+  m.family("gpucheck_gpu_pcie_link_width_lanes", "PCIe link width, current and max (NVML)");
+  m.family("gpucheck_gpu_ecc_errors", "ECC error counts (NVML), by counter");
+  m.family("gpucheck_gpu_remapped_rows",
+           "Remapped memory rows (NVML): correctable, uncorrectable; pending, failure as 0/1");
+  const GpuMap gpus = GpuMap::from_backends(backends);
   for (const auto& b : backends) {
     std::string name = str(b, k::kName);
     state_set(m, "gpucheck_backend_status", {{"backend", name}}, "status",
               {"available", "unavailable", "failed", "not_built"}, str(b, k::kStatus));
-    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array())) {
+      const std::string device = str(d, k::kDevice);
       m.sample("gpucheck_device_info",
                {{"backend", name},
-                {"device", str(d, k::kDevice)},
-                {"uuid", str(d, k::kDeviceUuid)},
+                {"device", device},
+                {"uuid", gpus.uuid(device)},
                 {"pci_bus_id", str(d, k::kPciBusId)},
                 {"name", str(d, k::kDeviceName)}},
                1);
+      auto props = d.find(k::kProperties);
+      if (props == d.end() || !props->contains(k::kNvml)) continue;
+      add_gpu_readings(m, {{"device", device}, {"uuid", gpus.uuid(device)}},
+                       (*props)[std::string(k::kNvml)]);
+    }
+    // GPUs NVML sees that CUDA does not (a broken driver's, or hidden ones): still readings.
+    if (auto nvml = b.find(k::kNvml); nvml != b.end() && nvml->is_object())
+      for (auto list : {k::kDevices, k::kUnmatched})
+        for (const auto& nd : nvml->value(std::string(list), nlohmann::json::array()))
+          add_gpu_readings(
+              m, {{"device", "nvml" + str(nd, k::kIndex)}, {"uuid", str(nd, k::kDeviceUuid)}}, nd);
   }
 }
 
@@ -73,13 +141,14 @@ void add_results(PromMetrics& m, const nlohmann::json& results) {
                                                       "mismatch"};
   std::map<std::string, std::map<std::string, int>> counts;  // device → status → records
   std::vector<std::string> order;
+  const GpuMap gpus = GpuMap::from_results(results);
   for (const auto& r : results) {
     std::string device = str(r, k::kDevice), status = str(r, k::kStatus);
     if (!counts.count(device)) {
       order.push_back(device);
       m.sample("gpucheck_bench_device_info",
                {{"device", device},
-                {"uuid", str(r, k::kDeviceUuid)},
+                {"uuid", gpus.uuid(device)},
                 {"backend", str(r, k::kBackend)},
                 {"name", str(r, k::kDeviceName)}},
                1);
@@ -87,7 +156,7 @@ void add_results(PromMetrics& m, const nlohmann::json& results) {
     ++counts[device][status];
     if (status != "ok") continue;
     PromLabels labels{{"device", device},
-                      {"uuid", str(r, k::kDeviceUuid)},
+                      {"uuid", gpus.uuid(device)},
                       {"op", str(r, k::kOp)},
                       {"dtype", str(r, k::kDtype)},
                       {"shape", r.contains(k::kShape) ? shape_text(r[k::kShape]) : ""},
@@ -113,13 +182,13 @@ void add_results(PromMetrics& m, const nlohmann::json& results) {
     }
 }
 
-void add_sweep(PromMetrics& m, const nlohmann::json& sweep) {
+void add_sweep(PromMetrics& m, const nlohmann::json& sweep, const GpuMap& gpus) {
   m.family("gpucheck_sweep_break_even_found",
            "1 when the device beats the CPU from some swept size on, 0 for none in range");
   m.family("gpucheck_sweep_break_even_size",
            "Smallest swept size from which the device beats the CPU (elements, m=n=k or batch)");
   for (const auto& s : sweep.value(std::string(k::kSeries), nlohmann::json::array())) {
-    PromLabels labels{{"device", str(s, k::kDevice)}, {"uuid", str(s, k::kDeviceUuid)},
+    PromLabels labels{{"device", str(s, k::kDevice)}, {"uuid", gpus.uuid(str(s, k::kDevice))},
                       {"op", str(sweep, k::kOp)},     {"dtype", str(s, k::kDtype)},
                       {"layout", str(s, k::kLayout)}, {"transfers", str(s, k::kTransfers)}};
     auto be = s.find(k::kBreakEven);
@@ -255,7 +324,8 @@ std::string render_prometheus(const nlohmann::json& doc) {
   m.sample("gpucheck_info", {{"command", str(doc, k::kCommand)}, {"version", version}}, 1);
   if (auto b = doc.find(k::kBackends); b != doc.end() && b->is_array()) add_backends(m, *b);
   if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) add_results(m, *r);
-  if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object()) add_sweep(m, *s);
+  if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object())
+    add_sweep(m, *s, GpuMap::from_results(doc.value(std::string(k::kResults), nlohmann::json())));
   if (auto c = doc.find(k::kChecks); c != doc.end() && c->is_array()) add_checks(m, *c);
   if (auto h = doc.find(k::kHealth); h != doc.end() && h->is_object()) add_health(m, *h);
   if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) add_qualify(m, *q);

@@ -36,10 +36,10 @@ std::string render_json(const nlohmann::json& doc) {
 
 std::string render(const nlohmann::json& doc, Format format, const RenderOptions& options) {
   switch (format) {
-    case Format::kTable: return render_table(doc, options.color);
+    case Format::kTable: return render_table(doc, options);
     case Format::kJson: return render_json(doc);
     case Format::kCsv: return render_csv(doc);
-    case Format::kMarkdown: return render_markdown(doc);
+    case Format::kMarkdown: return render_markdown(doc, options);
     case Format::kHtml: return render_html(doc);
     case Format::kPrometheus: return render_prometheus(doc);
   }

@@ -2,6 +2,7 @@
 #include "report/svg_charts.h"
 
 #include "report/html_escape.h"
+#include "report/units.h"
 
 #include <fmt/format.h>
 
@@ -23,7 +24,17 @@ std::string num(double v) {
 }
 
 std::string value_label(double v) {
-  return fmt::format("{:.3g}", v);
+  return significant(v);
+}
+
+// Axis ticks as people write them: "0", "250", "1k", "2.5k", "10M", "0.01".
+std::string tick_label(double v) {
+  const double a = std::fabs(v);
+  for (auto [scale, suffix] :
+       {std::pair{1e12, "T"}, std::pair{1e9, "G"}, std::pair{1e6, "M"}, std::pair{1e3, "k"}})
+    if (a >= scale) return fmt::format("{:g}{}", std::round(v / scale * 1000) / 1000, suffix);
+  if (a == 0) return "0";
+  return fmt::format("{:g}", v);
 }
 
 // Long labels are cut for the layout; the full text stays in the mark's tooltip.
@@ -41,20 +52,6 @@ std::string open_svg(double height, const std::string& title, const std::string&
       "<text class=\"title\" x=\"8\" y=\"18\">{}</text>\n",
       html_escape(kind), num(kWidth), num(height), num(kWidth), num(height), html_escape(title),
       html_escape(title));
-}
-
-std::string legend(const std::vector<std::string>& names, double y,
-                   const std::vector<std::string>& colours = {}) {
-  std::string out;
-  double x = 8;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>", num(x),
-                       num(y - 9), i < colours.size() ? colours[i] : series_colour(i));
-    out += fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>\n", num(x + 14), num(y),
-                       html_escape(cut(names[i], 40)));
-    x += 24 + 7 * static_cast<double>(std::min<std::size_t>(names[i].size(), 40));
-  }
-  return out;
 }
 
 // A log scale over whole decades (or powers of two) covering [lo, hi].
@@ -78,13 +75,56 @@ LogScale log_scale(double lo, double hi, double base, double from, double to) {
   return s;
 }
 
-// A linear maximum at 1, 2 or 5 × 10^k, at least v.
-double nice_max(double v) {
-  if (v <= 0) return 1;
-  double p = std::pow(10, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * p >= v) return m * p;
-  return 10 * p;
+// Ticks of a linear axis from 0: a step of 1, 2, 2.5 or 5 × 10^k giving at most six intervals,
+// the last tick the first at or above hi, so the axis ends near the largest value.
+std::vector<double> linear_ticks(double hi) {
+  if (!(hi > 0)) return {0, 1};
+  const double p = std::pow(10, std::floor(std::log10(hi)));
+  double step = 10 * p;
+  for (double m : {0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0})
+    if (std::ceil(hi / (m * p) - 1e-9) <= 6) {
+      step = m * p;
+      break;
+    }
+  std::vector<double> ticks;
+  const int n = static_cast<int>(std::ceil(hi / step - 1e-9));
+  for (int i = 0; i <= std::max(n, 1); ++i) ticks.push_back(step * i);
+  return ticks;
+}
+
+// The legend's entries left to right, wrapping onto further rows: each entry's position.
+struct LegendLayout {
+  std::vector<std::pair<double, double>> at;  // x, baseline y
+  double bottom = 0;                          // y below the last row
+};
+
+LegendLayout legend_layout(const std::vector<std::string>& names, double y) {
+  LegendLayout l;
+  double x = 8;
+  for (const auto& n : names) {
+    const double w = 24 + 6.5 * static_cast<double>(std::min<std::size_t>(n.size(), 60));
+    if (x > 8 && x + w > kWidth - 8) {
+      x = 8;
+      y += 16;
+    }
+    l.at.emplace_back(x, y);
+    x += w;
+  }
+  l.bottom = y + 8;
+  return l;
+}
+
+std::string legend(const std::vector<std::string>& names, const LegendLayout& at,
+                   const std::vector<std::string>& colours = {}) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto [x, y] = at.at[i];
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>", num(x),
+                       num(y - 9), i < colours.size() ? colours[i] : series_colour(i));
+    out += fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>\n", num(x + 14), num(y),
+                       html_escape(cut(names[i], 60)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -94,9 +134,7 @@ const char* series_colour(std::size_t i) {
 }
 
 std::string size_label(double size) {
-  auto n = static_cast<std::uint64_t>(std::llround(size));
-  if (n >= 1024 && (n & (n - 1)) == 0) return fmt::format("2^{}", std::countr_zero(n));
-  return fmt::format("{}", n);
+  return format_count(static_cast<std::uint64_t>(std::llround(size)));
 }
 
 std::string seconds_label(double s) {
@@ -107,7 +145,9 @@ std::string seconds_label(double s) {
 }
 
 std::string svg_bar_chart(const BarChart& c) {
-  constexpr double kLeft = 280, kRight = 70, kBar = 12, kGap = 2, kGroupGap = 8, kTop = 44;
+  constexpr double kLeft = 280, kRight = 70, kBar = 12, kGap = 2, kGroupGap = 8;
+  const LegendLayout legend_at = legend_layout(c.series, 36);
+  const double kTop = legend_at.bottom;
   double rows = 0;
   double lo = c.guide.value_or(1e300), hi = c.guide.value_or(0);
   for (const auto& g : c.groups)
@@ -121,24 +161,26 @@ std::string svg_bar_chart(const BarChart& c) {
   const double height = plot_bottom + (c.axis ? 36 : 8);
   const double x0 = kLeft, x1 = kWidth - kRight;
   std::string out = open_svg(height, c.title, c.kind);
-  out += legend(c.series, 36, c.colours);
+  out += legend(c.series, legend_at, c.colours);
 
-  // Axis: decades for a log scale, five steps up to a round maximum for a linear one.
+  // Axis: decades for a log scale; round steps from 0 to just above the largest bar otherwise.
   LogScale ls = log_scale(lo > 0 ? lo : 1, hi > 0 ? hi : 1, 10, x0, x1);
-  double lin_max = nice_max(hi);
-  auto xpos = [&](double v) { return c.log_scale ? ls(v) : x0 + (x1 - x0) * v / lin_max; };
   std::vector<double> ticks;
   if (c.log_scale)
     for (double e = ls.lo_exp; e <= ls.hi_exp + 1e-9; e += 1) ticks.push_back(std::pow(10, e));
   else
-    for (int i = 0; i <= 5; ++i) ticks.push_back(lin_max * i / 5);
+    ticks = linear_ticks(hi);
+  const double lin_max = ticks.back();
+  auto xpos = [&](double v) { return c.log_scale ? ls(v) : x0 + (x1 - x0) * v / lin_max; };
   if (!c.axis) ticks.clear();
   for (double t : ticks) {
     double x = xpos(t);
     out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", num(x),
                        num(kTop - 4), num(plot_bottom));
-    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                       num(x), num(plot_bottom + 14), value_label(t));
+    out += fmt::format(
+        "<text class=\"tick\" data-value=\"{}\" x=\"{}\" y=\"{}\" "
+        "text-anchor=\"middle\">{}</text>\n",
+        t, num(x), num(plot_bottom + 14), tick_label(t));
   }
   if (c.axis)
     out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
@@ -158,9 +200,9 @@ std::string svg_bar_chart(const BarChart& c) {
       double xv = c.axis ? xpos(b.value) : x0 + 40;
       double left = std::min(base_x, xv), width = std::max(std::abs(xv - base_x), 1.0);
       out += fmt::format(
-          "<rect class=\"mark\" data-kind=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-          "fill=\"{}\"><title>{}</title></rect>",
-          html_escape(c.kind), num(left), num(y), num(width), num(kBar),
+          "<rect class=\"mark\" data-kind=\"{}\" data-value=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" "
+          "height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+          html_escape(c.kind), b.value, num(left), num(y), num(width), num(kBar),
           b.series < c.colours.size() ? c.colours[b.series] : series_colour(b.series),
           html_escape(b.tooltip));
       out += fmt::format("<text class=\"value\" x=\"{}\" y=\"{}\">{}</text>\n",
@@ -174,7 +216,11 @@ std::string svg_bar_chart(const BarChart& c) {
 }
 
 std::string svg_curve_chart(const CurveChart& c) {
-  constexpr double kLeft = 70, kRight = 20, kTop = 48, kPlotH = 260;
+  constexpr double kLeft = 70, kRight = 20, kPlotH = 260;
+  std::vector<std::string> names;
+  for (const auto& cv : c.curves) names.push_back(cv.name);
+  const LegendLayout legend_at = legend_layout(names, 36);
+  const double kTop = legend_at.bottom + 4;
   const double height = kTop + kPlotH + 44;
   double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0;
   for (const auto& cv : c.curves)
@@ -190,9 +236,7 @@ std::string svg_curve_chart(const CurveChart& c) {
   LogScale xs = log_scale(xlo, xhi, 2, x0, x1);
   LogScale ys = log_scale(ylo, yhi, 10, y0, y1);
   std::string out = open_svg(height, c.title, c.kind);
-  std::vector<std::string> names;
-  for (const auto& cv : c.curves) names.push_back(cv.name);
-  out += legend(names, 36);
+  out += legend(names, legend_at);
 
   const int xsteps = static_cast<int>(xs.hi_exp - xs.lo_exp);
   const int every = xsteps > 12 ? 2 : 1;
@@ -200,15 +244,18 @@ std::string svg_curve_chart(const CurveChart& c) {
     double v = std::pow(2, xs.lo_exp + i), x = xs(v);
     out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", num(x),
                        num(y1), num(y0));
-    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                       num(x), num(y0 + 14), size_label(v));
+    out += fmt::format(
+        "<text class=\"tick\" data-value=\"{}\" x=\"{}\" y=\"{}\" "
+        "text-anchor=\"middle\">{}</text>\n",
+        v, num(x), num(y0 + 14), size_label(v));
   }
   for (double e = ys.lo_exp; e <= ys.hi_exp + 1e-9; e += 1) {
     double v = std::pow(10, e), y = ys(v);
     out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\"/>",
                        num(x0), num(x1), num(y));
-    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
-                       num(x0 - 4), num(y + 4), seconds_label(v));
+    out += fmt::format(
+        "<text class=\"tick\" data-value=\"{}\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+        v, num(x0 - 4), num(y + 4), seconds_label(v));
   }
   out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                      num((x0 + x1) / 2), num(y0 + 32), html_escape(c.x_label));

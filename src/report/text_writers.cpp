@@ -1,82 +1,27 @@
-// The table (terminal), CSV and markdown views, all drawn from one view model.
+// The table (terminal), markdown and CSV views. Table and markdown print the command's text
+// view (text_view.h); CSV writes the document's main table with numbers at full precision and
+// their units in columns of their own.
 #include "core/json_keys.h"
+#include "core/shape_text.h"
+#include "report/fleet.h"
 #include "report/render.h"
+#include "report/same_gpu.h"
 #include "report/view_model.h"
+#include "report/views.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace gpucheck::report {
 
-namespace {
+namespace k = keys;
+using Json = nlohmann::json;
 
-// Width in terminal columns, counting UTF-8 code points (no wide-glyph handling needed for
-// the ASCII-dominated text drivers report).
-std::size_t display_width(std::string_view s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+std::string render_table(const Json& doc, const RenderOptions& options) {
+  return render_text(make_text_view(doc, options), options.width, options.color);
 }
 
-std::string pad(std::string_view s, std::size_t width) {
-  std::string out(s);
-  std::size_t w = display_width(s);
-  if (w < width) out.append(width - w, ' ');
-  return out;
-}
-
-std::string emphasis(std::string_view s, bool color) {
-  return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s);
-}
-
-std::string md_cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else out += c;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string render_table(const nlohmann::json& doc, bool color) {
-  ViewModel vm = make_view_model(doc);
-  std::string out;
-  for (const auto& s : vm.facts) {
-    std::size_t w = 0;
-    for (const auto& [key, value] : s.rows) w = std::max(w, display_width(key));
-    out += emphasis(fmt::format("== {}", s.title), color) + "\n";
-    for (const auto& [key, value] : s.rows) out += "  " + pad(key, w) + "  " + value + "\n";
-    out += "\n";
-  }
-  for (const auto& t : vm.tables) {
-    // Columns that are empty in every row are left out of the terminal view.
-    std::vector<std::size_t> widths(t.columns.size(), 0);
-    std::vector<bool> used(t.columns.size(), false);
-    for (const auto& row : t.rows)
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        widths[c] = std::max(widths[c], display_width(row[c]));
-        used[c] = used[c] || !row[c].empty();
-      }
-    std::string header, line;
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
-      if (!used[c]) continue;
-      widths[c] = std::max(widths[c], display_width(t.columns[c]));
-      header += pad(t.columns[c], widths[c]) + "  ";
-    }
-    out += emphasis(fmt::format("== {}", t.title), color) + "\n";
-    out += emphasis(header, color) + "\n";
-    for (const auto& row : t.rows) {
-      std::string l;
-      for (std::size_t c = 0; c < row.size(); ++c)
-        if (used[c]) l += pad(row[c], widths[c]) + "  ";
-      out += l + "\n";
-    }
-    if (t.rows.empty()) out += "(none)\n";
-    out += "\n";
-  }
-  return out;
+std::string render_markdown(const Json& doc, const RenderOptions& options) {
+  return view_markdown(make_text_view(doc, options));
 }
 
 std::string csv_field(std::string_view s) {
@@ -89,49 +34,142 @@ std::string csv_field(std::string_view s) {
   return out + "\"";
 }
 
-std::string render_csv(const nlohmann::json& doc) {
-  ViewModel vm = make_view_model(doc);
-  std::string out;
-  auto line = [&](const std::vector<std::string>& fields) {
-    for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);
-    out += "\r\n";
-  };
-  if (!vm.tables.empty()) {
-    // A results document is one table: the records, one a row.
-    const auto& t = vm.tables.front();
-    line(t.columns);
-    for (const auto& row : t.rows) line(row);
-    return out;
-  }
-  line({"section", "key", "value"});
-  for (const auto& s : vm.facts)
-    for (const auto& [key, value] : s.rows) line({s.title, key, value});
-  return out;
+namespace {
+
+const Json kNone = Json::object();
+
+const Json& member(const Json& obj, std::string_view key) {
+  if (!obj.is_object()) return kNone;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNone : *it;
 }
 
-std::string render_markdown(const nlohmann::json& doc) {
-  ViewModel vm = make_view_model(doc);
-  std::string out;
-  for (const auto& s : vm.facts) {
-    out += fmt::format("## {}\n\n| key | value |\n|---|---|\n", md_cell(s.title));
-    for (const auto& [key, value] : s.rows)
-      out += fmt::format("| {} | {} |\n", md_cell(key), md_cell(value));
-    out += "\n";
+// A number at full precision (shortest text that reads back the same double), else the text.
+std::string exact(const Json& obj, std::string_view key) {
+  auto it = obj.is_object() ? obj.find(key) : obj.end();
+  if (it == obj.end() || it->is_null()) return {};
+  if (it->is_number_float()) return fmt::format("{}", it->get<double>());
+  return scalar_text(*it);
+}
+
+class Csv {
+ public:
+  void row(const std::vector<std::string>& fields) {
+    for (std::size_t i = 0; i < fields.size(); ++i) out_ += (i ? "," : "") + csv_field(fields[i]);
+    out_ += "\r\n";
   }
-  for (const auto& t : vm.tables) {
-    out += fmt::format("## {}\n\n|", md_cell(t.title));
-    for (const auto& c : t.columns) out += " " + md_cell(c) + " |";
-    out += "\n|";
-    for (std::size_t i = 0; i < t.columns.size(); ++i) out += "---|";
-    out += "\n";
-    for (const auto& row : t.rows) {
-      out += "|";
-      for (const auto& cell : row) out += " " + md_cell(cell) + " |";
-      out += "\n";
-    }
-    out += "\n";
+  std::string text() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+std::string results_csv(const Json& results) {
+  Csv csv;
+  csv.row({"device",         "device_name",     "uuid",
+           "pci_bus_id",     "backend",         "op",
+           "impl",           "dtype",           "compute_type",
+           "shape",          "transfers",       "status",
+           "time_median",    "time_min",        "time_max",
+           "time_stddev",    "time_unit",       "reps",
+           "throughput",     "throughput_unit", "speedup_vs_cpu",
+           "baseline_dtype", "max_rel_error",   "tolerance",
+           "scaled_from",    "reason"});
+  const GpuMap gpus = GpuMap::from_results(results);
+  for (const auto& r : results) {
+    const Json& t = member(r, k::kTimeS);
+    const Json& tp = member(r, k::kThroughput);
+    const Json& v = member(r, k::kVerification);
+    const bool timed = t.contains(k::kMedian);
+    csv.row({text_at(r, k::kDevice),
+             text_at(r, k::kDeviceName),
+             gpus.uuid(text_at(r, k::kDevice)),
+             text_at(r, k::kPciBusId),
+             text_at(r, k::kBackend),
+             text_at(r, k::kOp),
+             text_at(r, k::kImpl),
+             text_at(r, k::kDtype),
+             text_at(r, k::kComputeType),
+             r.contains(k::kShape) ? shape_text(r[k::kShape]) : "",
+             text_at(r, k::kTransfers),
+             text_at(r, k::kStatus),
+             exact(t, k::kMedian),
+             exact(t, k::kMin),
+             exact(t, k::kMax),
+             exact(t, k::kStddev),
+             timed ? "s" : "",
+             exact(t, k::kReps),
+             exact(tp, k::kValue),
+             text_at(tp, k::kUnit),
+             exact(r, k::kSpeedupVsCpu),
+             text_at(r, k::kBaselineDtype),
+             exact(v, k::kMaxRelError),
+             exact(v, k::kTolerance),
+             r.contains(k::kScaledFrom) ? shape_text(r[k::kScaledFrom]) : "",
+             text_at(r, k::kReason)});
   }
-  return out;
+  return csv.text();
+}
+
+std::string verdicts_csv(const Json& q) {
+  Csv csv;
+  csv.row({"id", "kind", "device", "device_name", "requirement", "verdict", "measured", "threshold",
+           "unit", "reason", "line"});
+  for (const auto& v : member(q, k::kVerdicts))
+    csv.row({text_at(v, k::kId), text_at(v, k::kKind), text_at(v, k::kDevice),
+             text_at(v, k::kDeviceName), text_at(v, k::kRequirement), text_at(v, k::kVerdict),
+             exact(v, k::kMeasured), exact(v, k::kThreshold), text_at(v, k::kUnit),
+             text_at(v, k::kReason), text_at(v, k::kLine)});
+  return csv.text();
+}
+
+std::string checks_csv(const Json& checks) {
+  Csv csv;
+  csv.row({"id", "status", "finding", "fix", "evidence"});
+  for (const auto& c : checks) {
+    std::string evidence;
+    for (const auto& e : member(c, k::kEvidence))
+      evidence += (evidence.empty() ? "" : "\n") + scalar_text(e);
+    csv.row({text_at(c, k::kId), text_at(c, k::kStatus), text_at(c, k::kFinding),
+             text_at(c, k::kFix), evidence});
+  }
+  return csv.text();
+}
+
+std::string comparison_csv(const Json& comparison) {
+  Csv csv;
+  csv.row({"backend", "device", "device_name", "op", "impl", "dtype", "shape", "transfers",
+           "metric", "base", "new", "unit", "change", "threshold", "verdict", "reason"});
+  for (const auto& r : member(comparison, k::kRows))
+    csv.row({text_at(r, k::kBackend), text_at(r, k::kDevice), text_at(r, k::kDeviceName),
+             text_at(r, k::kOp), text_at(r, k::kImpl), text_at(r, k::kDtype),
+             r.contains(k::kShape) ? shape_text(r[k::kShape]) : "", text_at(r, k::kTransfers),
+             text_at(r, k::kMetric), exact(r, k::kBase), exact(r, k::kNew), text_at(r, k::kUnit),
+             exact(r, k::kChange), exact(r, k::kThreshold), text_at(r, k::kVerdict),
+             text_at(r, k::kReason)});
+  return csv.text();
+}
+
+}  // namespace
+
+std::string render_csv(const Json& doc) {
+  if (doc.contains(k::kQualify)) return verdicts_csv(doc[k::kQualify]);
+  if (doc.contains(k::kComparison)) return comparison_csv(doc[k::kComparison]);
+  if (doc.contains(k::kResults)) return results_csv(doc[k::kResults]);
+  if (doc.contains(k::kChecks)) return checks_csv(doc[k::kChecks]);
+  if (doc.contains(k::kFleet)) {  // the outliers table (report fleet, issue 19)
+    const TableSection outliers = fleet_tables(doc[k::kFleet]).front();
+    Csv csv;
+    csv.row(outliers.columns);
+    for (const auto& row : outliers.rows) csv.row(row);
+    return csv.text();
+  }
+  // A probe document: every fact, one row each.
+  Csv csv;
+  csv.row({"section", "key", "value"});
+  for (const auto& s : make_view_model(doc).facts)
+    for (const auto& [key, value] : s.rows) csv.row({s.title, key, value});
+  return csv.text();
 }
 
 }  // namespace gpucheck::report

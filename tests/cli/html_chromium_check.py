@@ -79,35 +79,108 @@ class DomCounter(html.parser.HTMLParser):
         self.text = []
         self.tags = {}
         self.remote = []
+        self.charts = []    # per <svg>: {"kind", "ticks": [(value, label)], "values": [...]}
+        self.tick = None    # the tick <text> being read: [value, label]
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags[tag] = self.tags.get(tag, 0) + 1
         if tag == "svg":
             self.svgs += 1
-        if "mark" in (a.get("class") or "").split():
+            self.charts.append({"kind": a.get("data-chart", ""), "ticks": [], "values": []})
+        classes = (a.get("class") or "").split()
+        if "mark" in classes:
             kind = a.get("data-kind", "")
             self.marks[kind] = self.marks.get(kind, 0) + 1
+            if "data-value" in a and self.charts:
+                self.charts[-1]["values"].append(float(a["data-value"]))
+        if tag == "text" and "tick" in classes and self.charts:
+            self.tick = [float(a.get("data-value", "nan")), ""]
         for name in ("src", "href", "xlink:href", "action", "srcset", "poster", "data"):
             if name in a:
                 self.remote.append(f"{tag} {name}={a[name]}")
 
+    def handle_endtag(self, tag):
+        if tag == "text" and self.tick is not None:
+            self.charts[-1]["ticks"].append(tuple(self.tick))
+            self.tick = None
+
     def handle_data(self, data):
         self.text.append(data)
+        if self.tick is not None:
+            self.tick[1] += data
+
+
+# ---- tick labels: what a reader sees must be the value the axis puts there ----
+
+UNITS = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "ns": 1e-9, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def tick_value(label):
+    """1k -> 1000, 2.5k, 2^16, 250 ms, 0.01; None for anything a reader could not read."""
+    label = label.strip()
+    if "e+" in label or "e-" in label or not label:
+        return None
+    if label.startswith("2^"):
+        return 2.0 ** int(label[2:])
+    parts = label.split()
+    number, unit = (parts[0], parts[1]) if len(parts) == 2 else (label, "")
+    if not unit and number[-1:] in ("k", "M", "G", "T"):
+        number, unit = number[:-1], number[-1]
+    try:
+        return float(number.replace(",", "")) * UNITS.get(unit, 1.0 if not unit else float("nan"))
+    except ValueError:
+        return None
+
+
+def check_ticks(charts):
+    """Every tick label reads as its value; a linear axis starts at 0, rises and ends at the first
+    round step at or above the largest bar (so the bars fill the plot)."""
+    checked = 0
+    for i, c in enumerate(charts):
+        ticks = c["ticks"]
+        if not ticks:
+            continue
+        values = [v for v, _ in ticks]
+        for value, label in ticks:
+            read = tick_value(label)
+            if read is None or abs(read - value) > 1e-3 * max(abs(value), 1e-12):
+                fail(f"chart {i} ({c['kind']}): tick {label!r} does not read as {value}")
+            checked += 1
+        if len(set(values)) != len(values):
+            fail(f"chart {i} ({c['kind']}): repeated ticks {values}")
+        if c["kind"] == "throughput" and c["values"]:
+            top, step = max(c["values"]), values[1] - values[0]
+            if values[0] != 0 or any(b - a <= 0 for a, b in zip(values, values[1:])):
+                fail(f"chart {i}: linear ticks {values} do not rise from 0")
+            if not (values[-1] >= top > values[-1] - step):
+                fail(f"chart {i}: the axis ends at {values[-1]}, the largest bar is {top}")
+    return checked
 
 
 # ---- a proxy that only counts who knocks ----
 
 class CountingListener:
+    """Accepts every connection on its own thread and reads until the request line is complete
+    or the client closes. A connection closed without sending a byte carried no request: Chromium
+    opens sockets to an HTTP proxy ahead of use (preconnects for its plain-HTTP service traffic,
+    such as the component updater's POST to update.googleapis.com) and closes the idle ones when
+    it exits. The old listener read one recv() with a 1 s timeout and recorded such a socket as
+    a request with an empty line (''), which failed html.probe_hostile_names once; such sockets
+    are now listed apart, and everything that sent bytes is judged by its request line."""
+
     def __init__(self):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
+        self.sock.listen(64)
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
-        self.requests = []
+        self.requests = []  # request lines, in order of arrival
+        self.silent = 0     # connections closed (or still idle at close()) with no byte sent
+        self.lock = threading.Lock()
         self.stop = False
+        self.handlers = []
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
@@ -119,19 +192,38 @@ class CountingListener:
                 continue
             except OSError:
                 return
-            # The request line says who asked for what (CONNECT host:443, GET http://...).
-            conn.settimeout(1)
+            t = threading.Thread(target=self.handle, args=(conn,), daemon=True)
+            t.start()
+            self.handlers.append(t)
+
+    def handle(self, conn):
+        data = b""
+        conn.settimeout(0.5)
+        # Until the request line is complete, the client closes, or the listener stops (the
+        # browser has exited by then): a socket idle that long never asked for anything.
+        while b"\r\n" not in data and not self.stop:
             try:
-                line = conn.recv(512).split(b"\r\n", 1)[0].decode(errors="replace")
+                chunk = conn.recv(512)
+            except socket.timeout:
+                continue
             except OSError:
-                line = "(nothing read)"
-            self.requests.append(line)
-            conn.close()
+                break
+            if not chunk:
+                break
+            data += chunk
+        conn.close()
+        with self.lock:
+            if data:
+                self.requests.append(data.split(b"\r\n", 1)[0].decode(errors="replace"))
+            else:
+                self.silent += 1
 
     def close(self):
         self.stop = True
         self.thread.join(2)
         self.sock.close()
+        for t in self.handlers:
+            t.join(2)
 
 
 BROWSER_OWN_HOSTS = (".google.com", ".googleapis.com", ".gstatic.com")
@@ -149,8 +241,10 @@ def request_host(line):
 
 
 def page_requests(lines):
-    """The requests not explained by the browser's own service traffic."""
-    return [l for l in lines if not ("." + request_host(l)).endswith(BROWSER_OWN_HOSTS)]
+    """The requests not explained by the browser's own service traffic. A line that names no
+    host (not a request line at all) is counted: only a request to a known service is excused."""
+    return [l for l in lines
+            if not request_host(l) or not ("." + request_host(l)).endswith(BROWSER_OWN_HOSTS)]
 
 
 def chromium(binary, profile, listener, extra, timeout=20):
@@ -233,6 +327,8 @@ def main():
     ap.add_argument("--expect-text", action="append", default=[],
                     help="text the rendered page must contain")
     ap.add_argument("--min-charts", type=int, default=0)
+    ap.add_argument("--check-ticks", action="store_true",
+                    help="every tick label must read as its value; linear axes end near the top")
     ap.add_argument("gpucheck")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     o = ap.parse_args()
@@ -264,26 +360,38 @@ def main():
         if want_charts < o.min_charts:
             fail(f"the document gives {want_charts} charts, the test needs {o.min_charts}: {args}")
 
+        # One listener per browser run: each run's connections are its own, however late they
+        # arrive, and every one is read to its end before the run is judged.
+        url = "file://" + page
         listener = CountingListener()
         try:
-            url = "file://" + page
             dom = chromium(browser, os.path.join(work, "p1"), listener, ["--dump-dom", url])
             if dom.returncode != 0 or b"<svg" not in dom.stdout and want_charts:
                 fail(f"chromium --dump-dom exited {dom.returncode}: {dom.stderr.decode(errors='replace')[-2000:]}")
-            shot = os.path.join(work, "shot.png")
+        finally:
+            listener.close()
+        page_lines, silent = list(listener.requests), listener.silent
+        shot = os.path.join(work, "shot.png")
+        listener = CountingListener()
+        try:
             s = chromium(browser, os.path.join(work, "p2"), listener,
                          ["--window-size=1000,1400", "--hide-scrollbars", f"--screenshot={shot}", url])
             if s.returncode != 0 or not os.path.exists(shot):
                 fail(f"chromium --screenshot exited {s.returncode}: {s.stderr.decode(errors='replace')[-2000:]}")
-            page_lines = list(listener.requests)
-            # Control: a page with one remote image must reach the listener, or zero proves nothing.
-            control = os.path.join(work, "control.html")
-            with open(control, "w") as f:
-                f.write('<!DOCTYPE html><img src="http://gpucheck-control.invalid/x.png">')
-            chromium(browser, os.path.join(work, "p3"), listener, ["--dump-dom", "file://" + control])
-            control_lines = listener.requests[len(page_lines):]
         finally:
             listener.close()
+        page_lines += listener.requests
+        silent += listener.silent
+        # Control: a page with one remote image must reach the listener, or zero proves nothing.
+        control = os.path.join(work, "control.html")
+        with open(control, "w") as f:
+            f.write('<!DOCTYPE html><img src="http://gpucheck-control.invalid/x.png">')
+        listener = CountingListener()
+        try:
+            chromium(browser, os.path.join(work, "p3"), listener, ["--dump-dom", "file://" + control])
+        finally:
+            listener.close()
+        control_lines = listener.requests
 
         counter = DomCounter()
         counter.feed(dom.stdout.decode("utf-8", errors="replace"))
@@ -297,6 +405,11 @@ def main():
             fail(f"the page holds script/iframe/link elements: {counter.tags}")
         if counter.remote:
             fail(f"the page references resources: {counter.remote[:5]}")
+        if o.check_ticks:
+            n = check_ticks(counter.charts)
+            if n == 0:
+                fail("--check-ticks: the page has no tick labels")
+            print(f"ticks: {n} labels read back as their values")
         text = "".join(counter.text)
         for t in o.expect_text:
             if t not in text:
@@ -307,7 +420,8 @@ def main():
             fail(f"the screenshot looks blank ({ink:.2%} drawn, {colours} colours)")
         own = [l for l in page_lines if l not in page_requests(page_lines)]
         print(f"network: {len(page_requests(page_lines))} requests from the page "
-              f"({len(own)} of the browser's own, not counted: {[request_host(l) for l in own]}); "
+              f"({len(own)} of the browser's own, not counted: {[request_host(l) for l in own]}; "
+              f"{silent} connections closed without a request); "
               f"{len(page_requests(control_lines))} from the control page")
         if not page_requests(control_lines):
             fail("the control page's remote image never reached the counting proxy")

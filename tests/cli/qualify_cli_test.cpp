@@ -90,12 +90,12 @@ TEST(QualifyCli, UnmetThresholdExits1WithJunitFailure) {
   EXPECT_EQ(xml.find("<failure message=\"measured ", at), xml.find("<failure", at)) << xml;
   EXPECT_NE(xml.find("<failure", at), std::string::npos);
   expect_valid_junit(junit);
-  // The CSV view is the verdicts table.
+  // The CSV view is the verdicts table, numbers and their unit in columns of their own.
   auto csv = run_gpucheck({"qualify", "--profile", profile, "--format", "csv"});
   EXPECT_EQ(csv.exit_code, 1);
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\r')),
-            "id,device,requirement,measured,threshold,verdict,reason");
-  EXPECT_THAT(csv.out, HasSubstr("\r\ncpu_exp,cpu,"));
+            "id,kind,device,device_name,requirement,verdict,measured,threshold,unit,reason,line");
+  EXPECT_THAT(csv.out, HasSubstr("\r\ncpu_exp,bench,cpu,"));
 }
 
 TEST(QualifyCli, MalformedProfileExits2NamingLineAndKey) {

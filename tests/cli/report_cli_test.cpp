@@ -232,10 +232,11 @@ TEST_F(ReportCli, ShowRendersASavedDocumentInEveryFormat) {
   EXPECT_EQ(Json::parse(json.out), *base_);
   auto md = run_gpucheck({"report", "show", base, "--format", "md"});
   EXPECT_EQ(md.exit_code, 0);
-  EXPECT_THAT(md.out, HasSubstr("| cpu | exp |"));
+  EXPECT_THAT(md.out, HasSubstr("| device | dtype | size |"));
+  EXPECT_THAT(md.out, HasSubstr("| cpu | f32 |"));
   auto csv = run_gpucheck({"report", "show", base, "--format", "csv"});
   EXPECT_EQ(csv.exit_code, 0);
-  EXPECT_THAT(csv.out, HasSubstr("cpu,exp,"));
+  EXPECT_THAT(csv.out, HasSubstr(",cpu,exp,"));  // backend, op
   auto table = run_gpucheck({"report", "show", base, "-o", write_temp_file("shown.txt", "")});
   EXPECT_EQ(table.exit_code, 0);
   EXPECT_EQ(table.out, "");

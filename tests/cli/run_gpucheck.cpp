@@ -93,6 +93,8 @@ bool have_program(const std::string& program) {
 
 std::string write_temp_file(const std::string& name, const std::string& text) {
   auto path = temp_dir() / name;
+  // A name with directories ("keep/good.json") gets them, so a test can own a directory.
+  std::filesystem::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary) << text;
   return path.string();
 }

@@ -25,7 +25,8 @@ RunResult run_program(const std::string& program, const std::vector<std::string>
 // True when the program is on PATH.
 bool have_program(const std::string& program);
 
-// Writes text to a new file in a per-test temporary directory and returns its path.
+// Writes text to a new file in a per-test temporary directory (creating the directories its
+// name holds) and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 
 }  // namespace gpucheck::testing

@@ -75,5 +75,5 @@ TEST(HostileStrings, OutputFileGetsTheSameBytesAsStdout) {
   EXPECT_TRUE(r.out.empty());
   std::ifstream f(path);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_THAT(text, HasSubstr("## device test_weird0"));
+  EXPECT_THAT(text, HasSubstr("- **test_weird0** GPU \"quoted\", comma"));
 }

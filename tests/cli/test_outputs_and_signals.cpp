@@ -56,8 +56,12 @@ TEST(Outputs, WriteFailuresSayWhy) {
   EXPECT_THAT(r.err, HasSubstr("cannot write '/nonexistent-dir/x.json' (directory "
                                "'/nonexistent-dir'): No such file or directory"));
   const std::string dir = fs::path(write_temp_file("adir/x", "")).parent_path();
-  r = run_gpucheck(
-      {"report", "show", write_temp_file("doc.json", R"({"schema":"gpucheck/1"})"), "-o", dir});
+  // A valid document, so the refusal is the output's, not the schema check's.
+  const std::string doc =
+      R"({"schema":"gpucheck/1","command":"bench","provenance":{"gpucheck_version":"0.1.0",)"
+      R"("git_commit":"x","time":"2025-01-01T00:00:00Z","argv":[],"environment":{},)"
+      R"("backends_built":["cpu"]},"results":[]})";
+  r = run_gpucheck({"report", "show", write_temp_file("doc.json", doc), "-o", dir});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("Is a directory"));
 }

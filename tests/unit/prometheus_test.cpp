@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 namespace {
 
 using namespace gpucheck::report;
@@ -146,6 +148,38 @@ TEST(PrometheusRender, QualifyVerdictsAndSweepBreakEven) {
                               "dtype=\"f32\",transfers=\"excluded\"} 512\n"));
   EXPECT_THAT(text, HasSubstr("gpucheck_sweep_break_even_found{device=\"cuda0\",op=\"gemm\","
                               "dtype=\"f32\",transfers=\"included\"} 0\n"));
+}
+
+// The 2-GPU machine's probe: NVML's readings as gauges in base units, and one uuid per GPU
+// whether CUDA or NVIDIA's OpenCL platform saw it.
+TEST(PrometheusProbe, GpuReadingsAndOneUuidPerGpu) {
+  std::ifstream in(std::string(GPUCHECK_FIXTURES_DIR) + "/views/probe_h100x2.json");
+  const std::string text = render(nlohmann::json::parse(in), Format::kPrometheus);
+  const std::string u0 = "uuid=\"GPU-e7e58bd5-923b-52b2-4a70-e1875011ea3a\"";
+  EXPECT_THAT(text, HasSubstr("device=\"cuda0\"," + u0));
+  EXPECT_THAT(text, HasSubstr("device=\"opencl1\"," + u0));
+  EXPECT_THAT(text, Not(HasSubstr("uuid=\"e7e58bd5")));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_temperature_celsius{device=\"cuda0\"," + u0 + "} 34"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_power_limit_watts{device=\"cuda1\""));
+  EXPECT_THAT(
+      text, HasSubstr("gpucheck_gpu_memory_total_bytes{device=\"cuda0\"," + u0 + "} 85520809984"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_clock_max_hertz{device=\"cuda0\"," + u0 +
+                              ",clock=\"sm\"} 1980000000"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_pcie_link_generation{device=\"cuda0\"," + u0 +
+                              ",link=\"max\"} 5"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_pcie_link_width_lanes{device=\"cuda1\""));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_ecc_errors{device=\"cuda0\"," + u0 +
+                              ",counter=\"volatile_uncorrected\"} 0"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_remapped_rows{device=\"cuda0\""));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_power_draw_watts{device=\"cuda0\"," + u0 + "} 70."));
+}
+
+// A broken driver: NVML still reads the GPU, and the readings are exported.
+TEST(PrometheusProbe, NvmlReadingsWithoutCuda) {
+  std::ifstream in(std::string(GPUCHECK_FIXTURES_DIR) + "/doctor/probe_cuda_fake_nvml.json");
+  const std::string text = render(nlohmann::json::parse(in), Format::kPrometheus);
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_temperature_celsius{device=\"nvml0\","
+                              "uuid=\"GPU-5d3e0b7a-1c2f-4a00-ff10-0123456789ab\"} 34"));
 }
 
 }  // namespace

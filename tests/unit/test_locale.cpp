@@ -11,24 +11,25 @@
 namespace {
 
 nlohmann::json document_with_numbers() {
-  nlohmann::json record = {{"device", "cpu"},
-                           {"backend", "cpu"},
-                           {"op", "gemm"},
-                           {"impl", "openblas"},
-                           {"dtype", "f32"},
-                           {"shape", {{"m", 64}, {"n", 64}, {"k", 64}}},
-                           {"transfers", "excluded"},
-                           {"status", "ok"},
-                           {"time_s",
-                            {{"median", 0.0012345},
-                             {"min", 0.001},
-                             {"max", 0.002},
-                             {"stddev", 0.0001},
-                             {"reps", 3},
-                             {"truncated", false}}},
-                           {"throughput", {{"value", 12.5}, {"unit", "GB/s"}}},
-                           {"speedup_vs_cpu", 2.5},
-                           {"verification", {{"max_rel_error", 1.5e-7}, {"tolerance", 2e-6}, {"method", "x"}}}};
+  nlohmann::json record = {
+      {"device", "cpu"},
+      {"backend", "cpu"},
+      {"op", "gemm"},
+      {"impl", "openblas"},
+      {"dtype", "f32"},
+      {"shape", {{"m", 64}, {"n", 64}, {"k", 64}}},
+      {"transfers", "excluded"},
+      {"status", "ok"},
+      {"time_s",
+       {{"median", 0.0012345},
+        {"min", 0.001},
+        {"max", 0.002},
+        {"stddev", 0.0001},
+        {"reps", 3},
+        {"truncated", false}}},
+      {"throughput", {{"value", 12.5}, {"unit", "GB/s"}}},
+      {"speedup_vs_cpu", 2.5},
+      {"verification", {{"max_rel_error", 1.5e-7}, {"tolerance", 2e-6}, {"method", "x"}}}};
   return {{"schema", "gpucheck/1"},
           {"command", "bench"},
           {"cpu", {{"mhz_current", 2345.75}}},
@@ -63,12 +64,22 @@ TEST_F(GermanLocale, EveryFormatPrintsDecimalPoints) {
     SCOPED_TRACE(std::string(gpucheck::report::to_string(f)));
     EXPECT_THAT(text, ::testing::HasSubstr("12.5"));
     EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("12,5")));
+  }
+  // The machine-readable formats keep every number at full precision; the views for people
+  // round them to 3-4 significant digits and leave the verification evidence to JSON.
+  for (auto f : {Format::kJson, Format::kCsv}) {
+    std::string text = gpucheck::report::render(doc, f);
+    SCOPED_TRACE(std::string(gpucheck::report::to_string(f)));
     EXPECT_THAT(text, ::testing::HasSubstr("1.5e-07"));
   }
   std::string json = gpucheck::report::render(doc, Format::kJson);
   EXPECT_THAT(json, ::testing::HasSubstr("2345.75"));
   EXPECT_THAT(json, ::testing::HasSubstr("0.0012345"));
-  std::string table = gpucheck::report::render(doc, Format::kTable);
-  EXPECT_THAT(table, ::testing::HasSubstr("1.234"));  // median in ms
-  EXPECT_THAT(table, ::testing::HasSubstr("2.5x"));
+  for (auto f : {Format::kTable, Format::kMarkdown}) {
+    std::string text = gpucheck::report::render(doc, f);
+    SCOPED_TRACE(std::string(gpucheck::report::to_string(f)));
+    EXPECT_THAT(text, ::testing::HasSubstr("1.23 ms"));  // the median, 3 significant digits
+    EXPECT_THAT(text, ::testing::HasSubstr("2.50×"));
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("2,50")));
+  }
 }

@@ -1,0 +1,125 @@
+// report compare's text view: the two documents, one row per matched cell (regressions first),
+// and the closing count of every verdict.
+#include "core/json_keys.h"
+#include "report/units.h"
+#include "report/view_model.h"
+#include "report/views.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+// The verdicts in the order rows are listed and counted; NOISY comes from issue 16's statistics.
+constexpr std::array<std::string_view, 6> kVerdicts{"regression", "improvement", "same",
+                                                    "noisy",      "missing",     "new"};
+
+std::string value_text(const Json& row, std::string_view key) {
+  auto v = number_at(row, key);
+  if (!v) return {};
+  const std::string unit = text_at(row, k::kUnit);
+  if (unit == "s") return format_seconds(*v);
+  return format_rate(*v, unit);
+}
+
+std::string percent(const Json& row, std::string_view key, bool sign) {
+  auto v = number_at(row, key);
+  if (!v) return {};
+  return sign ? fmt::format("{:+.1f}%", *v * 100) : fmt::format("{:.1f}%", *v * 100);
+}
+
+std::string describe(const Json& d) {
+  std::vector<std::string> p{text_at(d, k::kPath)};
+  if (auto t = text_at(d, k::kTime); !t.empty()) p.push_back(t);
+  if (auto c = text_at(d, k::kGitCommit); !c.empty()) p.push_back("commit " + c);
+  std::string out = p.front();
+  if (p.size() > 1) {
+    out += " (";
+    for (std::size_t i = 1; i < p.size(); ++i) out += (i > 1 ? ", " : "") + p[i];
+    out += ")";
+  }
+  return out;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
+  const Json c = doc.value(std::string(k::kComparison), Json::object());
+  view.heading("gpucheck report compare");
+  view.flow("base", {describe(c.value(std::string(k::kBase), Json::object()))}, 0, 6);
+  view.flow("new", {describe(c.value(std::string(k::kNew), Json::object()))}, 0, 6);
+  view.blank();
+  // One table per device (matched by UUID, bus id or name), regressions first in each.
+  const Json rows = c.value(std::string(k::kRows), Json::array());
+  std::vector<std::string> devices;
+  for (const auto& r : rows)
+    if (std::find(devices.begin(), devices.end(), text_at(r, k::kDevice)) == devices.end())
+      devices.push_back(text_at(r, k::kDevice));
+  const bool all_same = !o.details && rows.size() > 40;
+  for (const auto& device : devices) {
+    TextTable t;
+    t.indent = 2;
+    t.columns = {{"verdict", false, false, false, true, 4},
+                 {"op", false, false, false, false, 4},
+                 {"dtype", false, false, false, false, 4},
+                 {"size", false, true, true, false, 6},
+                 {"transfers", false, false, false, false, 4},
+                 {"base", true},
+                 {"new", true},
+                 {"change", true},
+                 {"limit", true, false, false, false, 4}};
+    std::string heading;
+    for (auto verdict : kVerdicts)
+      for (const auto& r : rows) {
+        if (text_at(r, k::kDevice) != device || text_at(r, k::kVerdict) != verdict) continue;
+        if (heading.empty()) {
+          const std::string name = text_at(r, k::kDeviceName);
+          heading = name.empty() || name == device ? device : name + " (" + device + ")";
+          if (auto b = text_at(r, k::kBackend); !b.empty()) heading += ", " + b;
+        }
+        if (verdict == "same" && all_same) continue;
+        std::vector<std::string> notes;
+        if (auto reason = text_at(r, k::kReason); !reason.empty()) notes.push_back(reason);
+        t.add({upper(std::string(verdict)), text_at(r, k::kOp), text_at(r, k::kDtype),
+               shape_label(r.value(std::string(k::kShape), Json::object())),
+               text_at(r, k::kTransfers) == "included" ? "incl." : "", value_text(r, k::kBase),
+               value_text(r, k::kNew), percent(r, k::kChange, true),
+               percent(r, k::kThreshold, false)},
+              std::move(notes));
+      }
+    view.text(heading, 0, 2, Tone::kBold);
+    if (!t.rows.empty()) view.table(std::move(t));
+  }
+  const Json s = c.value(std::string(k::kSummary), Json::object());
+  if (all_same)
+    view.text(fmt::format("({} SAME rows left out: --details lists them)", text_at(s, "same")), 0,
+              0, Tone::kMuted);
+  view.blank();
+  std::string line = "compare: ";
+  auto count = [&](std::string_view v) {
+    auto n = number_at(s, v);
+    return n ? static_cast<long>(*n) : 0L;
+  };
+  line += fmt::format("{} regression{}, {} improvement{}, {} same, {} noisy, {} missing, {} new",
+                      count("regression"), count("regression") == 1 ? "" : "s",
+                      count("improvement"), count("improvement") == 1 ? "" : "s", count("same"),
+                      count("noisy"), count("missing"), count("new"));
+  const std::string verdict = text_at(c, k::kVerdict);
+  view.text(line, 0, 9, verdict == "ok" ? Tone::kGood : Tone::kBad);
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,156 @@
+// doctor's text view: one line per check, grouped by area, the finding and the fix of every WARN
+// and FAIL on wrapped lines under it, the evidence with --details, and a closing count.
+#include "core/json_keys.h"
+#include "report/view_model.h"
+#include "report/views.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+struct Area {
+  std::string_view title;
+  std::vector<std::string_view> prefixes;  // of check ids
+};
+
+// Areas in print order; a check belongs to the first area with a prefix of its id. Areas come
+// from the id so that a saved document groups the same way as a fresh run.
+const std::vector<Area>& areas() {
+  static const std::vector<Area> kAreas{
+      {"OpenCL", {"opencl_"}},
+      {"CPU", {"cpu_"}},
+      {"Containers, WSL and device access", {"container_", "wsl_", "gpu_node_"}},
+      {"Environment variables", {"env_"}},
+      {"NVIDIA driver",
+       {"nouveau_", "nvidia_kernel_module", "nvidia_device_nodes", "cuda_driver_", "nvidia_driver_",
+        "cuda_devices"}},
+      {"NVIDIA GPUs",
+       {"nvidia_", "nvswitch_", "pcie_", "clocks_", "nvlink_", "p2p_", "nccl_", "gpu_", "mig_"}},
+      {"CUDA libraries", {"cublas_", "cudnn_"}},
+      {"Python frameworks", {"framework_", "pytorch_", "jax_", "cupy_"}},
+      {"Other checks", {""}},
+  };
+  return kAreas;
+}
+
+std::size_t area_of(std::string_view id) {
+  const auto& a = areas();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (auto p : a[i].prefixes)
+      if (id.substr(0, p.size()) == p) return i;
+  return a.size() - 1;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string plural(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+}  // namespace
+
+// "42 checks: 31 passed, 7 info, 2 warnings, 0 failed, 2 skipped" and its tone.
+std::pair<std::string, Tone> checks_summary(const Json& checks) {
+  std::size_t pass = 0, info = 0, warn = 0, fail = 0, skip = 0;
+  for (const auto& c : checks) {
+    const std::string s = text_at(c, k::kStatus);
+    pass += s == "pass";
+    info += s == "info";
+    warn += s == "warn";
+    fail += s == "fail";
+    skip += s == "skip";
+  }
+  std::string line = fmt::format("{}: {} passed, {} info, {}, {} failed, {} skipped",
+                                 plural(checks.size(), "check", "checks"), pass, info,
+                                 plural(warn, "warning", "warnings"), fail, skip);
+  return {line, fail ? Tone::kBad : warn ? Tone::kWarn : Tone::kGood};
+}
+
+// The checks grouped by area, one table per area with the columns aligned across areas.
+void checks_view(TextView& view, const Json& checks, bool details, bool problems_only) {
+  std::size_t id_width = 0;
+  for (const auto& c : checks) id_width = std::max(id_width, text_at(c, k::kId).size());
+  for (std::size_t a = 0; a < areas().size(); ++a) {
+    TextTable t;
+    t.header = false;
+    t.indent = 2;
+    t.columns = {{"status", false, false, false, true, 4},
+                 {"check", false, false, false, false, 8, id_width},
+                 {"finding", false, true, false, false, 10}};
+    for (const auto& c : checks) {
+      const std::string id = text_at(c, k::kId), status = text_at(c, k::kStatus);
+      if (area_of(id) != a) continue;
+      const bool problem = status == "warn" || status == "fail";
+      if (problems_only && !problem) continue;
+      std::vector<std::string> notes;
+      if (problem || details) {
+        notes.push_back(text_at(c, k::kFinding));
+        if (auto fix = text_at(c, k::kFix); !fix.empty()) notes.push_back("fix: " + fix);
+      }
+      if (details)
+        for (const auto& e : c.value(std::string(k::kEvidence), Json::array()))
+          notes.push_back("evidence: " + scalar_text(e));
+      t.add({upper(status), id, problem || details ? "" : text_at(c, k::kFinding)},
+            std::move(notes));
+    }
+    if (t.rows.empty()) continue;
+    view.text(std::string(areas()[a].title), 0, 0, Tone::kBold);
+    view.table(std::move(t));
+  }
+}
+
+void doctor_view(TextView& view, const Json& doc, const ViewOptions& o) {
+  const Json checks = doc.value(std::string(k::kChecks), Json::array());
+  title_view(view, "gpucheck doctor", {}, doc);
+  // The problems by name first, so a long list still shows them on the first screen.
+  std::string fails, warns;
+  for (const auto& c : checks) {
+    const std::string s = text_at(c, k::kStatus), id = text_at(c, k::kId);
+    if (s == "fail") fails += (fails.empty() ? "" : ", ") + id;
+    if (s == "warn") warns += (warns.empty() ? "" : ", ") + id;
+  }
+  if (!fails.empty()) view.text("FAIL: " + fails, 0, 6, Tone::kBad);
+  if (!warns.empty()) view.text("WARN: " + warns, 0, 6, Tone::kWarn);
+  view.blank();
+  checks_view(view, checks, o.details, false);
+  if (o.details) {
+    view.blank();
+    system_facts_view(view, doc);
+  }
+  view.blank();
+  auto [line, tone] = checks_summary(checks);
+  view.text(line, 0, 0, tone);
+  // Issue 19's health check (--quick, --timeout, --state): its verdict and exit code last.
+  if (const Json& h = doc.value(std::string(k::kHealth), Json::object()); !h.empty()) {
+    const std::string verdict = text_at(h, k::kVerdict);
+    std::string text = fmt::format("health: {} (exit {})", verdict, text_at(h, k::kExitCode));
+    std::vector<std::string> silent;
+    for (const auto& id : h.value(std::string(k::kUnanswered), Json::array()))
+      silent.push_back(scalar_text(id));
+    if (!silent.empty()) {
+      text += ", no answer from ";
+      for (std::size_t i = 0; i < silent.size(); ++i) text += (i ? ", " : "") + silent[i];
+    }
+    std::size_t open = h.value(std::string(k::kUnacknowledged), Json::array()).size();
+    if (open > 0)
+      text += fmt::format(", {} unacknowledged event{} (--ack)", open, open == 1 ? "" : "s");
+    view.text(text, 0, 8,
+              verdict == "healthy"     ? Tone::kGood
+              : verdict == "unhealthy" ? Tone::kBad
+                                       : Tone::kWarn);
+  }
+}
+
+}  // namespace gpucheck::report

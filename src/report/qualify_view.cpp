@@ -1,0 +1,85 @@
+// qualify's text view: the verdicts first, then the records and the doctor problems behind
+// them, the system facts with --details, and the closing verdict line.
+#include "core/json_keys.h"
+#include "report/units.h"
+#include "report/view_model.h"
+#include "report/views.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string measured_text(const Json& v) {
+  auto it = v.find(k::kMeasured);
+  if (it == v.end() || it->is_null()) return {};
+  std::string unit = text_at(v, k::kUnit);
+  if (!it->is_number()) return scalar_text(*it);
+  // A count (devices) stays a count; a measurement keeps three digits.
+  const std::string number = it->is_number_integer() || it->is_number_unsigned()
+                                 ? scalar_text(*it)
+                                 : significant(it->get<double>());
+  if (unit == "fraction") return number + " of the reference";
+  return number + (unit.empty() ? "" : " " + unit);
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+void qualify_view(TextView& view, const Json& doc, const ViewOptions& o) {
+  const Json q = doc.value(std::string(k::kQualify), Json::object());
+  const Json profile = q.value(std::string(k::kProfile), Json::object());
+  title_view(view, "gpucheck qualify", {"profile " + text_at(profile, k::kName)}, doc);
+  view.blank();
+  // One line a verdict; what was required, and why, under the ones not met (all with
+  // --details).
+  TextTable t;
+  t.columns = {{"verdict", false, false, false, true, 5},
+               {"requirement", false, false, false, false, 8},
+               {"device", false, false, false, false, 5},
+               {"measured", false, true, true, false, 12}};
+  for (const auto& v : q.value(std::string(k::kVerdicts), Json::array())) {
+    std::vector<std::string> notes;
+    const std::string verdict = text_at(v, k::kVerdict);
+    if (verdict != "met" || o.details) {
+      notes.push_back("required: " + text_at(v, k::kRequirement));
+      if (auto reason = text_at(v, k::kReason); !reason.empty()) notes.push_back(reason);
+    }
+    t.add({upper(verdict), text_at(v, k::kId), text_at(v, k::kDevice), measured_text(v)},
+          std::move(notes));
+  }
+  view.table(std::move(t));
+  if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array() && !r->empty()) {
+    view.blank();
+    view.text("records", 0, 0, Tone::kBold);
+    results_view(view, *r, o);
+  }
+  if (auto c = doc.find(k::kChecks); c != doc.end() && c->is_array()) {
+    view.blank();
+    checks_view(view, *c, o.details, !o.details);
+    view.text("doctor: " + checks_summary(*c).first, 0, 8, checks_summary(*c).second);
+  }
+  if (o.details) {
+    view.blank();
+    system_facts_view(view, doc);
+  }
+  view.blank();
+  const Json s = q.value(std::string(k::kSummary), Json::object());
+  const std::string verdict = text_at(q, k::kVerdict);
+  view.text(fmt::format("qualify: {} ({} met, {} unmet, {} skipped){}", verdict,
+                        text_at(s, k::kMet), text_at(s, k::kUnmet), text_at(s, k::kSkip),
+                        q.value(std::string(k::kStrict), false) ? ", --strict" : ""),
+            0, 9, verdict == "met" ? Tone::kGood : Tone::kBad);
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,112 @@
+// Joining devices across backends by PCI bus id, else by UUID.
+#include "report/same_gpu.h"
+
+#include "core/json_keys.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A UUID without NVIDIA's "GPU-" prefix, lower case: OpenCL's cl_khr_device_uuid bytes and
+// CUDA's are the same GPU's UUID, only written differently.
+std::string bare_uuid(const std::string& uuid) {
+  std::string u = lower(uuid);
+  return u.rfind("gpu-", 0) == 0 ? u.substr(4) : u;
+}
+
+std::string str(const nlohmann::json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+void GpuMap::add(Entry e) {
+  if (find(e.device)) return;
+  e.gpu = gpus_;
+  for (const auto& other : entries_) {
+    if (other.backend == e.backend) continue;
+    const bool same_bus = !e.pci_bus_id.empty() && lower(e.pci_bus_id) == lower(other.pci_bus_id);
+    const bool same_uuid = !e.uuid.empty() && bare_uuid(e.uuid) == bare_uuid(other.uuid);
+    if (same_bus || same_uuid) {
+      e.gpu = other.gpu;
+      break;
+    }
+  }
+  if (e.gpu == gpus_) ++gpus_;
+  entries_.push_back(std::move(e));
+}
+
+const GpuMap::Entry* GpuMap::find(const std::string& device) const {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& e) { return e.device == device; });
+  return it == entries_.end() ? nullptr : &*it;
+}
+
+GpuMap GpuMap::from_backends(const nlohmann::json& backends) {
+  GpuMap m;
+  if (!backends.is_array()) return m;
+  for (const auto& b : backends) {
+    const std::string backend = str(b, k::kName);
+    std::vector<std::string> nvidia_platforms;
+    for (const auto& p : b.value(std::string(k::kPlatforms), nlohmann::json::array()))
+      if (str(p, k::kFamily) == "nvidia" && p.contains(k::kIndex))
+        nvidia_platforms.push_back(p[k::kIndex].dump());
+    for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array())) {
+      Entry e{str(d, k::kDevice), backend, str(d, k::kDeviceName), str(d, k::kDeviceUuid),
+              str(d, k::kPciBusId)};
+      e.nvidia = backend == "cuda" || (d.contains(k::kPlatform) &&
+                                       std::find(nvidia_platforms.begin(), nvidia_platforms.end(),
+                                                 d[k::kPlatform].dump()) != nvidia_platforms.end());
+      m.add(std::move(e));
+    }
+  }
+  return m;
+}
+
+GpuMap GpuMap::from_results(const nlohmann::json& results) {
+  GpuMap m;
+  if (!results.is_array()) return m;
+  // CUDA records first, so an OpenCL device finds its CUDA twin whatever the record order.
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& r : results) {
+      const std::string backend = str(r, k::kBackend);
+      if ((backend == "cuda") != (pass == 0)) continue;
+      Entry e{str(r, k::kDevice), backend, str(r, k::kDeviceName), str(r, k::kDeviceUuid),
+              str(r, k::kPciBusId)};
+      e.nvidia = backend == "cuda" || lower(e.name).rfind("nvidia", 0) == 0;
+      m.add(std::move(e));
+    }
+  return m;
+}
+
+std::vector<std::string> GpuMap::same_as(const std::string& device) const {
+  std::vector<std::string> out;
+  const Entry* self = find(device);
+  if (!self) return out;
+  for (const auto& e : entries_)
+    if (e.gpu == self->gpu && e.device != device) out.push_back(e.device);
+  return out;
+}
+
+std::string GpuMap::uuid(const std::string& device) const {
+  const Entry* self = find(device);
+  if (!self) return {};
+  for (const auto& e : entries_)
+    if (e.gpu == self->gpu && e.backend == "cuda" && !e.uuid.empty()) return e.uuid;
+  if (self->uuid.empty()) return {};
+  if (self->nvidia) return "GPU-" + bare_uuid(self->uuid);
+  return self->uuid;
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,95 @@
+// Human units for the text, markdown and HTML views.
+#include "report/units.h"
+
+#include "core/json_keys.h"
+#include "core/shape_text.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <utility>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+
+std::string significant(double v) {
+  const double a = std::fabs(v);
+  if (a >= 100 || a == 0) return fmt::format("{:.0f}", v);
+  if (a >= 10) return fmt::format("{:.1f}", v);
+  if (a >= 1) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string format_seconds(double s) {
+  const double a = std::fabs(s);
+  if (a >= 1 || a == 0) return significant(s) + " s";
+  if (a >= 1e-3) return significant(s * 1e3) + " ms";
+  if (a >= 1e-6) return significant(s * 1e6) + " \xC2\xB5s";
+  return significant(s * 1e9) + " ns";
+}
+
+std::string format_rate(double value, std::string_view unit) {
+  // Records carry GB/s (1e9 bytes) or TFLOP/s (1e12 FLOP); back to base units, then the largest
+  // prefix that leaves at least 1 — but bandwidth stays in GB/s up to 10000 GB/s, as
+  // nvbandwidth and the datasheets write it (a D2D copy at "4136 GB/s").
+  const bool flops = unit.find("FLOP") != std::string_view::npos;
+  if (!flops && unit != "GB/s") return significant(value) + " " + std::string(unit);
+  const double base = value * (flops ? 1e12 : 1e9);
+  constexpr std::array<std::pair<double, const char*>, 6> kPrefixes{
+      {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}};
+  std::size_t i = 0;
+  while (i + 1 < kPrefixes.size() && std::fabs(base) < kPrefixes[i].first) ++i;
+  if (!flops && kPrefixes[i].first > 1e9 && std::fabs(base) < 1e13) i = 2;  // GB/s below 10 TB/s
+  return fmt::format("{} {}{}", significant(base / kPrefixes[i].first), kPrefixes[i].second,
+                     flops ? "FLOP/s" : "B/s");
+}
+
+std::string format_size(std::uint64_t bytes) {
+  constexpr std::array<const char*, 5> kUnits{"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  double v = static_cast<double>(bytes);
+  while (u + 1 < kUnits.size() && v >= 1024) {
+    v /= 1024;
+    ++u;
+  }
+  if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, kUnits[u]);
+  return fmt::format("{:.1f} {}", v, kUnits[u]);
+}
+
+std::string format_memory(std::uint64_t bytes) {
+  const double gib = static_cast<double>(bytes) / (1ull << 30);
+  if (gib >= 1) return fmt::format("{:.1f} GiB", gib);
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1ull << 20));
+}
+
+std::string format_speedup(double x) {
+  // Below 1 two digits say enough: "0.31×", "0.04×".
+  if (std::fabs(x) < 1 && x != 0) return fmt::format("{:.2g}\xC3\x97", x);
+  return significant(x) + "\xC3\x97";
+}
+
+std::string format_count(std::uint64_t n) {
+  if (n >= 1024 && std::has_single_bit(n)) return fmt::format("2^{}", std::countr_zero(n));
+  return fmt::format("{}", n);
+}
+
+std::string shape_label(const nlohmann::json& shape) {
+  if (!shape.is_object()) return {};
+  auto u = [&](std::string_view key) { return shape.value(key, std::uint64_t{0}); };
+  if (shape.contains(k::kBytes)) {
+    std::string out = format_size(u(k::kBytes)) + " " + shape.value(k::kDirection, "");
+    if (auto mem = shape.value(k::kHostMemory, ""); !mem.empty()) out += " " + mem;
+    return out;
+  }
+  if (shape.contains(k::kM)) {
+    if (u(k::kM) == u(k::kN) && u(k::kN) == u(k::kKk)) return fmt::format("{}\xC2\xB3", u(k::kM));
+    return shape_text(shape);
+  }
+  if (shape.contains(k::kN) && shape.size() == 1) return format_count(u(k::kN));
+  return shape_text(shape);
+}
+
+}  // namespace gpucheck::report

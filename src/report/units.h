@@ -1,0 +1,40 @@
+// Numbers as people read them: times, rates, sizes, speedups and workload sizes with the unit
+// that keeps 3–4 significant digits. The JSON keeps the full values.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpucheck::report {
+
+// 3 significant digits below 1000, the integer from 1000 on: "1.23", "12.3", "123", "4136".
+std::string significant(double v);
+
+// Seconds in ns, µs, ms or s: "5.30 µs", "1.23 ms", "2.50 s".
+std::string format_seconds(double s);
+
+// A record's throughput (value in "GB/s" or "TFLOP/s", as records carry it) in the largest unit
+// that leaves at least 1 (bandwidth in GB/s up to 10000): "4136 GB/s", "11.0 TFLOP/s",
+// "16.6 GFLOP/s", "512 MB/s".
+std::string format_rate(double value, std::string_view unit);
+
+// A size in binary units, whole where exact: "256 MiB", "48 KiB", "139.8 GiB", "100 B".
+std::string format_size(std::uint64_t bytes);
+
+// A capacity with one decimal: "141.0 GiB", "512.0 MiB".
+std::string format_memory(std::uint64_t bytes);
+
+// A ratio: "3.41×", "12.1×", and two digits below 1: "0.31×", "0.04×".
+std::string format_speedup(double x);
+
+// An element count: "2^20" for powers of two from 1024 on, else the integer.
+std::string format_count(std::uint64_t n);
+
+// A result record's shape for a table: exp "2^20", GEMM "512³" or "MxNxK", conv
+// "N,C,H,W,K,R,S,stride,pad layout", copy "1 MiB h2d pinned", latency its mode.
+std::string shape_label(const nlohmann::json& shape);
+
+}  // namespace gpucheck::report

@@ -1,0 +1,61 @@
+// The per-command builders of the text view (report/text_view.h), and what they share.
+#pragma once
+
+#include "report/text_view.h"
+#include "report/view_model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace gpucheck::report {
+
+// obj[key] as text ("" when absent or null); numbers as scalar_text writes them.
+std::string text_at(const nlohmann::json& obj, std::string_view key);
+// obj[key] as a number, when it is one.
+std::optional<double> number_at(const nlohmann::json& obj, std::string_view key);
+// A JSON value for people: units from the key's suffix (_bytes, _mhz, _mw, _c, ...), bitfields
+// as their flags, yes/no for booleans, arrays as lists.
+std::string human_value(std::string_view key, const nlohmann::json& v);
+
+void probe_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+void doctor_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+void bench_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+void qualify_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+void compare_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+void fleet_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+
+// A table of the view model (report/view_model.h: the multi-GPU matrices, the topology, the
+// fleet's tables) under its title, fitted to the width like every other; numbers right-aligned.
+void section_table_view(TextView& view, const TableSection& section);
+
+// doctor's checks grouped by area (problems_only: WARN and FAIL alone), and the closing count
+// "42 checks: 31 passed, 7 info, 2 warnings, 0 failed, 2 skipped" with its tone.
+void checks_view(TextView& view, const nlohmann::json& checks, bool details, bool problems_only);
+std::pair<std::string, Tone> checks_summary(const nlohmann::json& checks);
+
+// bench's records as one table per op (device time and end to end side by side), the small
+// sizes marked, and the GPU versus CPU lines; the closing count of the records.
+void results_view(TextView& view, const nlohmann::json& results, const ViewOptions& o);
+std::pair<std::string, Tone> results_summary(const nlohmann::json& results);
+
+// Every field of value under a heading, nested objects indented under their key, arrays of
+// objects as one block per element: probe --full and the system facts of --details.
+void tree_view(TextView& view, const std::string& title, const nlohmann::json& value);
+
+// Host, CPU, memory and provenance, readable: what --details adds after a result.
+void system_facts_view(TextView& view, const nlohmann::json& doc);
+
+// A GPU's record: CUDA's, or an OpenCL device whose name says a GPU maker (pocl's CPU device
+// is an accelerator to the bench but no GPU).
+bool is_gpu_record(const nlohmann::json& record);
+
+// The machine, its GPUs and the driver: host, OS, "2× NVIDIA H100 80GB HBM3", "driver 580.159.04".
+std::vector<std::string> machine_items(const nlohmann::json& doc);
+// The view's first line: "gpucheck probe: vm, Ubuntu 24.04, 2× NVIDIA H100 80GB HBM3, driver
+// 580.159.04", items kept whole when it wraps; `first` goes before the machine's items.
+void title_view(TextView& view, const std::string& what, std::vector<std::string> first,
+                const nlohmann::json& doc);
+
+}  // namespace gpucheck::report
