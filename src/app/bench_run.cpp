@@ -117,15 +117,14 @@ DeviceRun finish(ChildStream& c, const ChildResult& r, const ChildLimits& limits
     for (std::size_t i = 0; i < c.plan->cells.size(); ++i) {
       if (!c.by_cell[i].empty()) continue;
       const Cell& cell = c.plan->cells[i];
-      nlohmann::json rec = {
-          {k::kDevice, c.target->device},
-          {k::kBackend, c.target->backend},
-          {k::kOp, gpucheck::to_string(cell.op)},
-          {k::kImpl, "unknown"},
-          {k::kShape, bench::shape_to_json(cell.shape)},
-          {k::kTransfers, "excluded"},
-          {k::kStatus, "failed"},
-          {k::kReason, c.current && i == *c.current ? why : "not run: " + why}};
+      nlohmann::json rec = {{k::kDevice, c.target->device},
+                            {k::kBackend, c.target->backend},
+                            {k::kOp, gpucheck::to_string(cell.op)},
+                            {k::kImpl, "unknown"},
+                            {k::kShape, bench::shape_to_json(cell.shape)},
+                            {k::kTransfers, "excluded"},
+                            {k::kStatus, "failed"},
+                            {k::kReason, c.current && i == *c.current ? why : "not run: " + why}};
       if (cell.op != Op::kCopy && cell.op != Op::kLatency && cell.op != Op::kP2p)
         rec[k::kDtype] = gpucheck::to_string(cell.dtype);
       c.by_cell[i].push_back(std::move(rec));

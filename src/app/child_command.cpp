@@ -4,9 +4,9 @@
 #include "app/cpu_blas_selection.h"
 #include "backends/registry.h"
 #include "bench/engine.h"
+#include "bench/group_engine.h"
 #include "core/child_process.h"
 #include "core/files.h"
-#include "bench/group_engine.h"
 
 #include <fmt/format.h>
 

@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <map>
+#include <random>
 
 namespace gpucheck::bench {
 
@@ -467,8 +467,9 @@ class CellRunner {
         break;
       }
     }
-    collect(std::move(r), std::move(times), truncated,
-            verify_exact(pattern.data(), back.data(), bytes, "copied bytes differ from the source"));
+    collect(
+        std::move(r), std::move(times), truncated,
+        verify_exact(pattern.data(), back.data(), bytes, "copied bytes differ from the source"));
   }
 
   void run_latency(const Cell& cell) {

@@ -210,7 +210,12 @@ TEST_F(ReportCli, MatchByNameForAnotherMachinesBaseline) {
   EXPECT_EQ(by_id["summary"]["same"], 0);
   EXPECT_EQ(by_id["summary"]["missing"], a["results"].size());
   const Json by_name = compare({pa, pb, "--match", "name"}, 0)["comparison"];
-  EXPECT_EQ(by_name["summary"]["same"], a["results"].size());
+  // Every record matched; a loaded machine's spread may make one NOISY rather than SAME.
+  EXPECT_EQ(by_name["summary"]["missing"], 0);
+  EXPECT_EQ(by_name["summary"]["same"].get<std::size_t>() +
+                by_name["summary"]["noisy"].get<std::size_t>(),
+            a["results"].size());
+  EXPECT_EQ(by_name["summary"]["regression"], 0);
   EXPECT_EQ(by_name["match"], "name");
 }
 
