@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/files.h"
 #include "core/json_keys.h"
+#include "core/output_file.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -145,15 +146,8 @@ void HealthState::save(const fs::path& path) const {
   const Json doc{{keys::kSchema, kStateSchema}, {kChecks, checks_}, {kEvents, std::move(events)}};
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw UsageError(
-        fmt::format("--state: cannot write '{}' ({})", path.string(), std::strerror(errno)));
-  out << doc.dump(2) << '\n';
-  out.flush();
-  if (!out)
-    throw UsageError(
-        fmt::format("--state: writing '{}' failed ({})", path.string(), std::strerror(errno)));
+  // Complete or untouched: a --quick run killed by its caller's timeout leaves the old state.
+  write_output_file(path.string(), doc.dump(2) + "\n", "--state");
 }
 
 std::optional<fs::path> default_state_path(const EnvMap& env) {

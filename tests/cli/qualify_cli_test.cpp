@@ -111,7 +111,8 @@ TEST(QualifyCli, MalformedProfileExits2NamingLineAndKey) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(
       r.err,
-      HasSubstr(wrong + ":12: require[1].min: expected a positive number, got the string 'fast'"));
+      HasSubstr(wrong +
+                ":12: require[1].min: expected a finite number above 0, got the string 'fast'"));
   EXPECT_EQ(run_gpucheck({"qualify", "--profile", "/nonexistent.toml"}).exit_code, 2);
   EXPECT_EQ(run_gpucheck({"qualify"}).exit_code, 2);
   std::string good = write_temp_file("good.toml", exp_profile("min = 1\nunit = \"GB/s\"\n"));

@@ -21,7 +21,9 @@ std::vector<std::string> quick(std::vector<std::string> args) {
   return args;
 }
 
-nlohmann::json records(const std::string& out) { return nlohmann::json::parse(out)["results"]; }
+nlohmann::json records(const std::string& out) {
+  return nlohmann::json::parse(out)["results"];
+}
 
 }  // namespace
 
@@ -87,8 +89,8 @@ TEST(BenchCli, AbsurdSizeIsSkippedBeforeAllocation) {
 }
 
 TEST(BenchCli, SizesBeyond64BitsAreSkipped) {
-  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--dtype", "f64", "--exp",
-                         "2^62", "--json"});
+  auto r = run_gpucheck(
+      {"bench", "--device", "cpu", "--ops", "exp", "--dtype", "f64", "--exp", "2^62", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rec = records(r.out).at(0);
   EXPECT_EQ(rec["status"], "skipped");

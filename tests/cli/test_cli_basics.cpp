@@ -10,7 +10,9 @@ using ::testing::HasSubstr;
 TEST(Cli, VersionNamesVersionCommitAndBackends) {
   auto r = run_gpucheck({"--version"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_THAT(r.out, ::testing::MatchesRegex("gpucheck [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-f]+; backends: cpu.*\\)\n"));
+  EXPECT_THAT(r.out,
+              ::testing::MatchesRegex(
+                  "gpucheck [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-f]+; backends: cpu.*\\)\n"));
   EXPECT_THAT(r.out, HasSubstr("backends: cpu"));
 }
 

@@ -79,7 +79,11 @@ TEST_F(FleetCli, BadInputIsUsageErrorNamingTheFile) {
   auto r = run_gpucheck({"report", "fleet", (dir_ / "docs").string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("junk.json"));
-  std::ofstream(junk) << "{\"schema\": \"gpucheck/1\", \"command\": \"doctor\"}";
+  // A valid doctor document, so the refusal is fleet's, not the schema check's.
+  std::ofstream(junk)
+      << R"({"schema":"gpucheck/1","command":"doctor","provenance":{"gpucheck_version":"0.1.0",)"
+      << R"("git_commit":"x","time":"2025-01-01T00:00:00Z","argv":[],"environment":{},)"
+      << R"("backends_built":["cpu"]},"checks":[]})";
   r = run_gpucheck({"report", "fleet", junk.string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("no bench results"));

@@ -144,7 +144,7 @@ TEST(QualifyProfile, StructureErrors) {
               HasSubstr("p.toml:4:"));  // TOML syntax, with line and column
   EXPECT_THAT(error_of("[[require]]\nid = \"a\"\nkind = \"doctor\"\n[[require]]\nid = \"a\"\n"
                        "kind = \"doctor\"\n"),
-              HasSubstr("p.toml:4: require[2]: id 'a' is used twice"));
+              HasSubstr("p.toml:5: require[2].id: 'a' is used twice"));
   EXPECT_THAT(error_of("[[require]]\nkind = \"bench\"\ndevice = \"gpu0\"\n"),
               HasSubstr("require[1].device: expected \"any\", \"each\" or a device"));
   EXPECT_THAT(error_of("[[require]]\nkind = \"backend\"\nname = \"rocm\"\navailable = true\n"),

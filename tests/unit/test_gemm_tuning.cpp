@@ -6,8 +6,8 @@
 #include "backends/opencl/gemm_params.h"
 #include "backends/opencl/gemm_tuner.h"
 #include "backends/opencl/gemm_tuning_cache.h"
-#include "core/atomic_file.h"
 #include "core/files.h"
+#include "core/output_file.h"
 #include "scratch_root.h"
 
 #include <gmock/gmock.h>
@@ -21,6 +21,12 @@
 
 namespace gpucheck::opencl {
 namespace {
+
+// A cache file as gpucheck writes it (its directory created first).
+void save(const std::filesystem::path& p, std::string_view text) {
+  std::filesystem::create_directories(p.parent_path());
+  gpucheck::write_output_file(p.string(), text, "test");
+}
 
 using ::testing::HasSubstr;
 
@@ -291,7 +297,7 @@ TEST_F(TuningCache, AnEntryWrittenIsReadBack) {
   const auto path = tuning_cache_path(root_, id());
   nlohmann::json doc = new_tuning_cache(id());
   doc["dtypes"]["f32"] = tuning_cache_entry(result(), std::nullopt, 20, "2026-11-26T00:00:00Z");
-  write_file_atomically(path, doc.dump(2));
+  save(path, doc.dump(2));
   CacheRead r = read_tuning_cache(path, id());
   ASSERT_EQ(r.state, CacheState::kUsable) << r.why;
   std::string why;
@@ -322,25 +328,25 @@ TEST_F(TuningCache, PathsAreStablePerDeviceAndIgnoreTheDriver) {
 TEST_F(TuningCache, CorruptForeignAndStaleFilesAreToldApart) {
   const auto path = tuning_cache_path(root_, id());
   EXPECT_EQ(read_tuning_cache(path, id()).state, CacheState::kMissing);
-  write_file_atomically(path, "{\"format\": \"gpucheck-opencl-gemm-tuning/1\", \"identi");
+  save(path, "{\"format\": \"gpucheck-opencl-gemm-tuning/1\", \"identi");
   EXPECT_EQ(read_tuning_cache(path, id()).state, CacheState::kCorrupt);
-  write_file_atomically(path, "{\"format\": \"something-else/3\"}");
+  save(path, "{\"format\": \"something-else/3\"}");
   EXPECT_EQ(read_tuning_cache(path, id()).state, CacheState::kForeign);
   TuningIdentity other = id();
   other.device_name = "Tesla V100";
-  write_file_atomically(path, new_tuning_cache(other).dump());
+  save(path, new_tuning_cache(other).dump());
   CacheRead r = read_tuning_cache(path, id());
   EXPECT_EQ(r.state, CacheState::kForeign);
   EXPECT_THAT(r.why, HasSubstr("Tesla V100"));
   TuningIdentity newer = id();
   newer.driver_version = "3.2";
-  write_file_atomically(path, new_tuning_cache(newer).dump());
+  save(path, new_tuning_cache(newer).dump());
   r = read_tuning_cache(path, id());
   EXPECT_EQ(r.state, CacheState::kStale);
   EXPECT_THAT(r.why, HasSubstr("driver_version '3.2'"));
   nlohmann::json doc = new_tuning_cache(id());
   doc["dtypes"]["f32"] = {{"impl", "kernel"}, {"parameters", {{"MWG", 48}}}};
-  write_file_atomically(path, doc.dump());
+  save(path, doc.dump());
   r = read_tuning_cache(path, id());
   ASSERT_EQ(r.state, CacheState::kUsable);
   std::string why;
@@ -429,7 +435,7 @@ TEST_F(GemmChoiceTest, ACorruptOrForeignFileIsIgnoredWithAWarningAndRewritten) {
   const auto path = tuning_cache_path(root_, id());
   for (const std::string& text : {std::string("not json at all"),
                                   new_tuning_cache({"other", "device", "1", "2", "3"}).dump()}) {
-    write_file_atomically(path, text);
+    save(path, text);
     Run r = choose(TuningMode::kAuto, id());
     EXPECT_EQ(r.choice.state, "tuned");
     ASSERT_EQ(r.warnings.size(), 1u);

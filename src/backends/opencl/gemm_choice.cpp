@@ -2,13 +2,14 @@
 // its winner is written back with the entries of the other dtypes kept.
 #include "backends/opencl/gemm_choice.h"
 
-#include "core/atomic_file.h"
 #include "core/document.h"
+#include "core/output_file.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <stdexcept>
 
 namespace gpucheck::opencl {
@@ -142,7 +143,8 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
   if (path) {
     doc["dtypes"][dt] = tuning_cache_entry(result, target.untuned, setup.budget_s, utc_timestamp());
     try {
-      write_file_atomically(*path, doc.dump(2) + "\n");
+      std::filesystem::create_directories(path->parent_path());
+      write_output_file(path->string(), doc.dump(2) + "\n", "the tuning cache");
     } catch (const std::exception& e) {
       say(request, TuningLog::kWarn,
           fmt::format("the tuned gemm {} is not cached: {}", dt, e.what()));
