@@ -2,6 +2,7 @@
 // own spread (benchmark's compare.py and clpeak --compare do the same with a fixed tolerance).
 #include "report/compare.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -18,19 +19,14 @@ namespace k = keys;
 
 namespace {
 
-std::string str(const nlohmann::json& r, std::string_view key) {
-  auto it = r.find(key);
-  return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // The device as matched: UUID, else PCI bus id, else name (or name alone with --match name).
 std::string device_key(const nlohmann::json& r, bool by_name) {
   for (auto key : {k::kDeviceUuid, k::kPciBusId}) {
     if (by_name) break;
-    if (std::string v = str(r, key); !v.empty()) return v;
+    if (std::string v = string_member(r, key); !v.empty()) return v;
   }
-  if (std::string v = str(r, k::kDeviceName); !v.empty()) return v;
-  return str(r, k::kDevice);
+  if (std::string v = string_member(r, k::kDeviceName); !v.empty()) return v;
+  return string_member(r, k::kDevice);
 }
 
 // A record measured beside other GPUs (bench's concurrent children) is compared only with one
@@ -47,24 +43,25 @@ bool ran_concurrently(const nlohmann::json& r) {
 std::string tuning_class(const nlohmann::json& r) {
   auto ctx = r.find(k::kContext);
   if (ctx == r.end() || !ctx->is_object()) return "";
-  const std::string t = str(*ctx, k::kTuning);
+  const std::string t = string_member(*ctx, k::kTuning);
   return t == "tuned" || t == "cached" ? "tuned" : "";
 }
 
 std::string match_key(const nlohmann::json& r, bool by_name) {
-  return nlohmann::json::array({str(r, k::kBackend), device_key(r, by_name), str(r, k::kOp),
-                                str(r, k::kImpl), str(r, k::kDtype),
-                                r.value(std::string(k::kShape), nlohmann::json()),
-                                str(r, k::kTransfers), ran_concurrently(r), tuning_class(r)})
+  return nlohmann::json::array(
+             {string_member(r, k::kBackend), device_key(r, by_name), string_member(r, k::kOp),
+              string_member(r, k::kImpl), string_member(r, k::kDtype),
+              r.value(std::string(k::kShape), nlohmann::json()), string_member(r, k::kTransfers),
+              ran_concurrently(r), tuning_class(r)})
       .dump();
 }
 
 bool is_time_metric(const nlohmann::json& r) {
-  return str(r, k::kOp) == "latency";
+  return string_member(r, k::kOp) == "latency";
 }
 
 std::optional<double> metric(const nlohmann::json& r) {
-  if (str(r, k::kStatus) != "ok") return std::nullopt;
+  if (string_member(r, k::kStatus) != "ok") return std::nullopt;
   const nlohmann::json* v = nullptr;
   if (is_time_metric(r)) {
     if (auto t = r.find(k::kTimeS); t != r.end())
@@ -93,18 +90,19 @@ double relative_stddev(const nlohmann::json& r) {
 
 nlohmann::json row_of(const nlohmann::json& r, bool by_name) {
   nlohmann::json row = {
-      {k::kBackend, str(r, k::kBackend)},
+      {k::kBackend, string_member(r, k::kBackend)},
       {k::kDevice, device_key(r, by_name)},
-      {k::kOp, str(r, k::kOp)},
-      {k::kImpl, str(r, k::kImpl)},
+      {k::kOp, string_member(r, k::kOp)},
+      {k::kImpl, string_member(r, k::kImpl)},
       {k::kShape, r.value(std::string(k::kShape), nlohmann::json::object())},
       {k::kTransfers, r.value(std::string(k::kTransfers), "excluded")},
       {k::kMetric, is_time_metric(r) ? "time" : "throughput"},
       {k::kUnit, is_time_metric(r) ? std::string("s")
                                    : r.value(std::string(k::kThroughput), nlohmann::json::object())
                                          .value(std::string(k::kUnit), "")}};
-  if (std::string name = str(r, k::kDeviceName); !name.empty()) row[k::kDeviceName] = name;
-  if (std::string dtype = str(r, k::kDtype); !dtype.empty()) row[k::kDtype] = dtype;
+  if (std::string name = string_member(r, k::kDeviceName); !name.empty())
+    row[k::kDeviceName] = name;
+  if (std::string dtype = string_member(r, k::kDtype); !dtype.empty()) row[k::kDtype] = dtype;
   if (std::string tuning = tuning_class(r); !tuning.empty()) row[k::kTuning] = tuning;
   return row;
 }
@@ -125,7 +123,8 @@ nlohmann::json judge_pair(const nlohmann::json& b, const nlohmann::json& n,
     row[k::kThreshold] = nullptr;
     // A record that stopped working is a regression; one that started is an improvement.
     row[k::kVerdict] = mb ? "regression" : mn ? "improvement" : "same";
-    row[k::kReason] = fmt::format("status {} -> {}", str(b, k::kStatus), str(n, k::kStatus));
+    row[k::kReason] =
+        fmt::format("status {} -> {}", string_member(b, k::kStatus), string_member(n, k::kStatus));
     return row;
   }
   double change = *mn / *mb - 1;
