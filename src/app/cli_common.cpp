@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 namespace gpucheck::app {
 
@@ -71,6 +72,14 @@ void apply_library_options(const LibraryOptions& opts) {
                                                              {"GPUCHECK_NVML_LIB", &opts.nvml}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 void configure_logging(int verbosity, bool quiet) {

@@ -48,6 +48,9 @@ struct LibraryOptions {
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
 
+// A comma-separated flag value as its items (empty items dropped).
+std::vector<std::string> split_list(const std::string& text);
+
 // Logs go to stderr only; machine-readable output on stdout never mixes with them.
 void configure_logging(int verbosity, bool quiet);
 
@@ -62,6 +65,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_child_command(CLI::App& root);
 Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv);
+Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv);
 // `report compare` and `report show`: one Command whose run dispatches to the one chosen.
 Command add_report_command(CLI::App& root, const std::vector<std::string>& argv);
 

@@ -16,7 +16,8 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes:\n"
     "  0  ok\n"
-    "  1  a check failed, a result failed or mismatched, or a requirement is unmet\n"
+    "  1  a check failed, a result failed or mismatched, a requirement is unmet, or a\n"
+    "     stress verdict is FAIL\n"
     "  2  usage or configuration error (bad flag or value, unknown device, bad profile,\n"
     "     output file not writable)\n"
     "  3  bench only: a named device is not there, or its benchmark child died before\n"
@@ -41,6 +42,7 @@ int run(int argc, char** argv) {
                                                gpucheck::app::add_bench_command(app, args),
                                                gpucheck::app::add_doctor_command(app, args),
                                                gpucheck::app::add_qualify_command(app, args),
+                                               gpucheck::app::add_stress_command(app, args),
                                                gpucheck::app::add_report_command(app, args),
                                                gpucheck::app::add_child_command(app)};
   try {

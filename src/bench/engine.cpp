@@ -98,15 +98,6 @@ nlohmann::json time_json(const TimeStats& t) {
           {k::kStddev, t.stddev}, {k::kReps, t.reps}, {k::kTruncated, t.truncated}};
 }
 
-nlohmann::json verification_json(const Verification& v) {
-  nlohmann::json j = {{k::kTolerance, v.tolerance}, {k::kMethod, v.method}};
-  // An infinite error (NaN, Inf, poison found) has no JSON number: null says "unbounded".
-  j[k::kMaxRelError] = std::isfinite(v.max_rel_error) ? nlohmann::json(v.max_rel_error) : nullptr;
-  if (v.first_bad_index) j[k::kFirstBadIndex] = *v.first_bad_index;
-  if (!v.detail.empty()) j[k::kDetail] = v.detail;
-  return j;
-}
-
 // Completes a record from timings and a verification; a failed verification is a mismatch.
 void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double>& times,
                    bool truncated, const std::optional<Verification>& v) {
@@ -536,6 +527,15 @@ std::optional<std::string> over_budget(const Footprint& f, const Budget& b, std:
 }
 
 }  // namespace
+
+nlohmann::json verification_json(const Verification& v) {
+  nlohmann::json j = {{k::kTolerance, v.tolerance}, {k::kMethod, v.method}};
+  // An infinite error (NaN, Inf, poison found) has no JSON number: null says "unbounded".
+  j[k::kMaxRelError] = std::isfinite(v.max_rel_error) ? nlohmann::json(v.max_rel_error) : nullptr;
+  if (v.first_bad_index) j[k::kFirstBadIndex] = *v.first_bad_index;
+  if (!v.detail.empty()) j[k::kDetail] = v.detail;
+  return j;
+}
 
 std::optional<PlantedError> planted_error_from_env(const char* value) {
   if (value == nullptr) return std::nullopt;

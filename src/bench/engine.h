@@ -5,6 +5,7 @@
 
 #include "backends/device.h"
 #include "bench/cell.h"
+#include "bench/verify.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,9 @@ struct EngineCallbacks {
 // Runs every cell; a cell's failure becomes a "failed" record and the next cell runs.
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
               std::optional<PlantedError> plant = std::nullopt);
+
+// A record's "verification" object (stress records use it too).
+nlohmann::json verification_json(const Verification& v);
 
 // Bytes a cell needs: on the device (all buffers together and the largest one) and in host
 // memory. Overflow-checked: std::overflow_error for sizes beyond 64 bits.

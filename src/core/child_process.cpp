@@ -29,6 +29,8 @@ struct Running {
   int out_fd = -1;
   int err_fd = -1;
   Clock::time_point start;
+  Clock::time_point last_output;  // of stdout; start until the first byte
+  bool any_output = false;
   bool done = false;
 };
 
@@ -79,7 +81,7 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   auto argv = c_array(argv_s);
   auto envp = c_array(env_s);
 
-  r.start = Clock::now();
+  r.start = r.last_output = Clock::now();
   int rc = ::posix_spawn(&r.pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_pipe[1]);
@@ -150,6 +152,9 @@ std::string ChildResult::describe(std::chrono::duration<double> timeout,
     case End::kSpawnFailed: return spawn_error;
     case End::kNotReaped:
       return "did not end after SIGKILL (stuck in the kernel, likely in the driver)";
+    case End::kSilent:
+      return fmt::format("stopped making progress (no output for {:g} s: hung) and was killed",
+                         silence_limit);
   }
   return "unknown";
 }
@@ -168,6 +173,12 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
   const auto deadline_of = [&](const Running& r) {
     return r.start + std::chrono::duration_cast<Clock::duration>(limits.timeout);
   };
+  // When a silent child counts as hung; max() without a silence limit.
+  const auto silence_deadline_of = [&](const Running& r) {
+    const auto& limit = r.any_output ? limits.max_silence : limits.startup_silence;
+    if (!limit) return Clock::time_point::max();
+    return r.last_output + std::chrono::duration_cast<Clock::duration>(*limit);
+  };
   char buf[65536];
   while (true) {
     std::vector<pollfd> fds;
@@ -183,6 +194,12 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
         finish(r, results[i], ChildResult::End::kTimedOut);
         continue;
       }
+      if (Clock::now() >= silence_deadline_of(r)) {
+        results[i].silence_limit =
+            (r.any_output ? *limits.max_silence : *limits.startup_silence).count();
+        finish(r, results[i], ChildResult::End::kSilent);
+        continue;
+      }
       if (r.out_fd >= 0) {
         fds.push_back({r.out_fd, POLLIN, 0});
         owner.emplace_back(i, true);
@@ -195,7 +212,8 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
     if (fds.empty()) break;
     auto next_deadline = Clock::time_point::max();
     for (const auto& r : running)
-      if (!r.done) next_deadline = std::min(next_deadline, deadline_of(r));
+      if (!r.done)
+        next_deadline = std::min({next_deadline, deadline_of(r), silence_deadline_of(r)});
     auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
     int timeout_ms = static_cast<int>(std::clamp<long long>(wait_ms.count() + 1, 0, 1000));
     int n = ::poll(fds.data(), fds.size(), timeout_ms);
@@ -211,6 +229,10 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
       if (got <= 0) {
         close_fd(fd);
         continue;
+      }
+      if (is_out) {
+        r.last_output = Clock::now();
+        r.any_output = true;
       }
       std::string& sink = is_out ? results[i].out : results[i].err;
       sink.append(buf, static_cast<std::size_t>(got));

@@ -3,6 +3,7 @@
 
 #include "core/json_keys.h"
 #include "qualify/judge_bench.h"
+#include "qualify/judge_stress.h"
 #include "qualify/toml_reader.h"
 
 #include <fmt/format.h>
@@ -248,6 +249,8 @@ std::vector<Verdict> judge(const Requirement& r, const Observations& obs) {
       return judge_doctor(r, obs);
     case Kind::kBench:
       return judge_bench(r, obs);
+    case Kind::kStress:
+      return judge_stress(r, obs);
   }
   return {};
 }

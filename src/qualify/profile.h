@@ -14,7 +14,7 @@
 
 namespace gpucheck::qualify {
 
-enum class Kind { kBackend, kDevice, kDoctor, kBench };
+enum class Kind { kBackend, kDevice, kDoctor, kBench, kStress };
 std::string_view to_string(Kind k);
 
 // Which devices a device or bench requirement is about.
@@ -51,6 +51,17 @@ struct Requirement {
   double value = 0;       // min/max in `unit`, speedup, or fraction
   std::string unit;       // min: TFLOP/s, GFLOP/s, GB/s, MB/s; max: s, ms, us
   std::string reference;  // min_fraction_of_reference: "measured" (default) or "datasheet"
+
+  // stress (issue 18): one `gpucheck stress` run on the selected devices (device, backend as
+  // above; dtype is the GEMM's, empty for the device's default) and its limits.
+  double duration_s = 60;
+  std::vector<std::string> tests{"gemm", "memory", "copy"};
+  std::int64_t max_errors = 0;  // wrong GEMM results + memory words + copies allowed
+  std::optional<double> max_temperature_c;
+  std::vector<std::string> allowed_clock_events{"gpu_idle", "applications_clocks_setting",
+                                                "sw_power_cap", "sync_boost",
+                                                "display_clock_setting"};
+  std::optional<double> min_sustained_fraction;  // of the card's measured GEMM reference
 };
 
 // [bench] of the profile: the repetition policy of every bench it runs.
