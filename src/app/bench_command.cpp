@@ -193,6 +193,7 @@ ExitCode run_bench(const BenchOptions& given) {
   bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
   bench::validate(policy);
   bench::SizeSet sizes = size_set(o);
+  const int threads = clamp_cpu_threads(o.threads, "--threads");
   auto names = split_list(o.devices);
   if (names.empty()) throw UsageError("--device: empty list");
 
@@ -214,7 +215,7 @@ ExitCode run_bench(const BenchOptions& given) {
   std::vector<bench::BenchPlan> plans;
   for (const auto& t : res.targets) {
     bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
-                          policy,   o.seed,    o.threads};
+                          policy,   o.seed,    threads};
     plans.push_back(std::move(plan));
   }
 
@@ -280,7 +281,8 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_option("--max-time", o->max_time_s, "Seconds after which a record is cut short")
       ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "CPU threads (0: all)")
+  cmd->add_option("--threads", o->threads,
+                  "CPU threads (0: all; more than the CPU's hardware threads are clamped)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();

@@ -29,7 +29,8 @@ void Progress::clear() {
   if (enabled_) std::fprintf(stderr, "\r\x1b[K");
 }
 
-DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress) {
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress,
+                     const std::map<std::string, std::optional<std::string>>& env) {
   ChildLimits limits;
   // A cell may use its --max-time budget once per record (device time, end to end) plus time to
   // make inputs and verify; the whole child gets the sum.
@@ -55,7 +56,7 @@ DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Pr
       current_recorded = true;
     }
   };
-  ChildSpec spec{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, {}};
+  ChildSpec spec{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, env};
   auto results = run_children({spec}, limits, [&](std::size_t, std::string_view chunk) {
     pending.append(chunk);
     for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {

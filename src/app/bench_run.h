@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,9 @@ struct DeviceRun {
 };
 
 // Runs the plan in a `__child bench` process and collects its records, verified in the child.
-// A child that dies marks the cell in progress and every later one failed with its fate.
-DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress);
+// A child that dies marks the cell in progress and every later one failed with its fate. env:
+// changes to the child's environment (a value, or nullopt to unset).
+DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress,
+                     const std::map<std::string, std::optional<std::string>>& env = {});
 
 }  // namespace gpucheck::app

@@ -1,8 +1,10 @@
 // The hidden "__child" subcommand: what gpucheck runs in its isolated children.
 #include "app/backend_probes.h"
 #include "app/cli_common.h"
+#include "app/cpu_blas_selection.h"
 #include "backends/registry.h"
 #include "bench/engine.h"
+#include "core/graceful_stop.h"
 #include "stress/events.h"
 #include "stress/faults.h"
 #include "stress/runner.h"
@@ -19,10 +21,12 @@ namespace {
 // error naming it (the parent reports the child's last stderr line).
 std::unique_ptr<Device> open_child_device(const char* child, const std::string& backend_name,
                                           const std::string& device_id, int threads) {
-  auto backend = make_backend(backend_name, current_environment());
+  const EnvMap env = current_environment();
+  auto backend = make_backend(backend_name, env);
   if (!backend) throw UsageError(fmt::format("__child {}: no backend '{}'", child, backend_name));
   DeviceOptions options;
   options.threads = threads;
+  if (backend_name == "cpu") learn_library_blas_kernel(env, options);
   auto device = backend->open_device(device_id, options);
   if (!device)
     throw UsageError(fmt::format("no device '{}' in the {} backend", device_id, backend_name));
@@ -44,17 +48,29 @@ int run_bench_child(const std::string& plan_text) {
   auto device = open_child_device("bench", plan.backend, plan.device, plan.threads);
   auto emit = line_writer(result_fd);
   bench::EngineCallbacks cb;
+  std::size_t cell = 0;
   cb.cell_started = [&](std::size_t i, const bench::Cell& c) {
+    cell = i;
     emit({{"event", "cell"}, {"index", i}, {"label", bench::describe(c)}});
   };
-  cb.record = [&](const nlohmann::json& r) { emit({{"event", "record"}, {"record", r}}); };
-  bench::run_plan(plan, *device, cb, bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
+  cb.record = [&](const nlohmann::json& r) {
+    // A kernel gpucheck selected that computes wrong results: the library's own choice instead.
+    if (plan.backend == "cpu" && selected_blas_kernel_failed(r))
+      emit({{"event", "record"}, {"record", rerun_with_library_kernel(plan, cell, r)}});
+    else
+      emit({{"event", "record"}, {"record", r}});
+  };
+  bench::run_plan(plan, *device, cb,
+                  bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
   return 0;
 }
 
 // A stress child: opens its device and streams stress/events.h lines to the reserved stdout. A
 // device that does not open ends the child with the reason on stderr, which the parent reports.
 int run_stress_child(const std::string& plan_text) {
+  // SIGTERM from the parent (or the terminal's SIGINT) ends the tests early, not the child: the
+  // records of what ran still reach the parent.
+  GracefulStop stop;
   int result_fd = reserve_stdout_for_result();
   auto plan = stress::plan_from_json(nlohmann::json::parse(plan_text));
   const char* fault_spec = std::getenv(stress::kFaultEnv);

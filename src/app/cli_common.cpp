@@ -8,14 +8,23 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 namespace gpucheck::app {
 
-void add_output_options(CLI::App& cmd, OutputOptions& opts) {
+void add_output_options(CLI::App& cmd, OutputOptions& opts,
+                        const std::vector<std::string>& extra_formats) {
+  std::vector<std::string> formats{"table", "json", "csv", "markdown", "md", "html", "prometheus"};
+  std::string extra;
+  for (const auto& f : extra_formats) {
+    formats.push_back(f);
+    extra += ", " + f;
+  }
   cmd.add_option("--format", opts.format,
                  "Output format: table, json, csv, markdown, html (self-contained page with "
-                 "charts), prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md", "html", "prometheus"}))
+                 "charts), prometheus (node_exporter textfile)" +
+                     extra)
+      ->check(CLI::IsMember(formats))
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
   cmd.add_option("-o,--output", opts.output_path, "Write the output to FILE instead of stdout")
@@ -25,7 +34,8 @@ void add_output_options(CLI::App& cmd, OutputOptions& opts) {
   cmd.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr")->group("Output");
 }
 
-Output::Output(const OutputOptions& opts) : format_(report::Format::kTable), path_(opts.output_path) {
+Output::Output(const OutputOptions& opts)
+    : format_(report::Format::kTable), path_(opts.output_path) {
   auto f = report::format_from_string(opts.json ? "json" : opts.format);
   if (!f) throw UsageError("--format: unknown format '" + opts.format + "'");
   format_ = *f;
@@ -41,7 +51,10 @@ void Output::write(const nlohmann::json& doc) {
   const char* no_color = std::getenv("NO_COLOR");
   report::RenderOptions ro;
   ro.color = to_terminal && (no_color == nullptr || *no_color == '\0');
-  std::string text = report::render(doc, format_, ro);
+  write_text(report::render(doc, format_, ro));
+}
+
+void Output::write_text(const std::string& text) {
   if (file_) {
     *file_ << text;
     file_->flush();
@@ -61,15 +74,21 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
   cmd.add_option("--cudnn", opts.cudnn, "Use this libcudnn.so instead of searching")
       ->check(CLI::ExistingFile)
       ->group("Libraries");
+  cmd.add_option("--blas", opts.blas,
+                 "Use this BLAS (libopenblas, libblis, libmkl_rt) for the CPU instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
 
 void apply_library_options(const LibraryOptions& opts) {
-  const std::pair<const char*, const std::string*> vars[] = {{"GPUCHECK_CUBLAS_LIB", &opts.cublas},
-                                                             {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
-                                                             {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
-                                                             {"GPUCHECK_NVML_LIB", &opts.nvml}};
+  const std::pair<const char*, const std::string*> vars[] = {
+      {"GPUCHECK_CUBLAS_LIB", &opts.cublas},
+      {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
+      {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
+      {"GPUCHECK_NVML_LIB", &opts.nvml},
+      {"GPUCHECK_BLAS_LIB", &opts.blas}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }
@@ -82,6 +101,14 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+int clamp_cpu_threads(int requested, const char* what) {
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  if (hardware <= 0 || requested <= hardware) return requested;
+  spdlog::warn("{} {} is more than this CPU's {} hardware threads: using {}", what, requested,
+               hardware, hardware);
+  return hardware;
+}
+
 void configure_logging(int verbosity, bool quiet) {
   const char* no_color = std::getenv("NO_COLOR");
   auto mode = (no_color && *no_color) ? spdlog::color_mode::never : spdlog::color_mode::automatic;
@@ -89,10 +116,14 @@ void configure_logging(int verbosity, bool quiet) {
   auto logger = spdlog::stderr_color_mt("gpucheck", mode);
   logger->set_pattern("%^gpucheck %l:%$ %v");
   spdlog::set_default_logger(logger);
-  if (quiet) spdlog::set_level(spdlog::level::err);
-  else if (verbosity >= 2) spdlog::set_level(spdlog::level::debug);
-  else if (verbosity == 1) spdlog::set_level(spdlog::level::info);
-  else spdlog::set_level(spdlog::level::warn);
+  if (quiet)
+    spdlog::set_level(spdlog::level::err);
+  else if (verbosity >= 2)
+    spdlog::set_level(spdlog::level::debug);
+  else if (verbosity == 1)
+    spdlog::set_level(spdlog::level::info);
+  else
+    spdlog::set_level(spdlog::level::warn);
 }
 
 }  // namespace gpucheck::app

@@ -23,7 +23,10 @@ struct OutputOptions {
   bool quiet = false;
 };
 
-void add_output_options(CLI::App& cmd, OutputOptions& opts);
+// extra_formats: formats only this command knows (doctor's "oneline"), which it writes itself
+// through Output::write_text.
+void add_output_options(CLI::App& cmd, OutputOptions& opts,
+                        const std::vector<std::string>& extra_formats = {});
 
 // Resolves the options once the command line is parsed: the format, the destination (opened
 // now, so an unwritable file is a usage error before any work) and the log level.
@@ -33,6 +36,8 @@ class Output {
   report::Format format() const { return format_; }
   // Renders the document in the chosen format to the chosen destination.
   void write(const nlohmann::json& doc);
+  // Writes text as it is to the chosen destination (a command's own format).
+  void write_text(const std::string& text);
 
  private:
   report::Format format_;
@@ -41,15 +46,17 @@ class Output {
 };
 
 // Vendor libraries named on the command line, ahead of every search path. They reach the
-// backends' children through the environment (GPUCHECK_CUBLAS_LIB, ...).
+// backends' children through the environment (GPUCHECK_CUBLAS_LIB, ..., GPUCHECK_BLAS_LIB).
 struct LibraryOptions {
-  std::string cublas, cublaslt, cudnn, nvml;
+  std::string cublas, cublaslt, cudnn, nvml, blas;
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
 
 // A comma-separated flag value as its items (empty items dropped).
 std::vector<std::string> split_list(const std::string& text);
+// --threads (or a profile's threads) above the CPU's hardware threads: clamped, with a warning.
+int clamp_cpu_threads(int requested, const char* what);
 
 // Logs go to stderr only; machine-readable output on stdout never mixes with them.
 void configure_logging(int verbosity, bool quiet);

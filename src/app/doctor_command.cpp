@@ -6,16 +6,27 @@
 #include "app/doctor_facts.h"
 #include "core/document.h"
 #include "core/json_keys.h"
+#include "doctor/health.h"
+#include "doctor/health_state.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 namespace gpucheck::app {
 
@@ -35,6 +46,13 @@ struct DoctorOptions {
   bool ci = false;
   bool no_load = false;
   double load_seconds = 2;
+  // Health use (issue 19)
+  bool quick = false;
+  std::optional<double> timeout_s;
+  std::string state_path;
+  bool no_state = false;
+  std::vector<std::string> ack;
+  bool ok_line = false;
   std::vector<std::string> argv;
 };
 
@@ -64,59 +82,214 @@ bool wants_load(const std::vector<const doctor::CheckDef*>& checks) {
   });
 }
 
-nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool load) {
+nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool load,
+                           double probe_timeout_s) {
   ChildLimits limits;
-  limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
+  limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
   if (load && !opts.no_load) add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds);
+  // --quick runs no benchmark: the BLAS kernel's cost is two CPU GEMM children.
+  if (!opts.no_load && !opts.quick) add_cpu_blas_cost(facts[keys::kBackends]);
   return facts;
+}
+
+// What the worker has done so far; the waiting thread reads it when the deadline passes.
+struct Progress {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool facts_ready = false;
+  nlohmann::json facts;
+  std::vector<doctor::CheckResult> results;
+  bool done = false;
+  std::exception_ptr error;
+};
+
+// Probes (or takes the saved facts) and runs the checks, publishing each answer as it comes.
+void run_checks_into(Progress& p, const DoctorOptions& opts, const EnvMap& env,
+                     const std::vector<const doctor::CheckDef*>& checks,
+                     std::optional<nlohmann::json> saved_facts, const nlohmann::json& saved_state,
+                     double probe_timeout_s) {
+  try {
+    nlohmann::json facts = nlohmann::json::object();
+    if (saved_facts) {
+      for (auto key : kFactSections)
+        if (saved_facts->contains(key)) facts[key] = (*saved_facts)[key];
+    } else {
+      facts = probe_facts(opts, env, wants_load(checks), probe_timeout_s);
+    }
+    doctor::SystemView view;
+    view.root = opts.sysroot;
+    view.env = env;
+    view.facts = facts;
+    view.identity = doctor::Identity::of_this_process();
+    view.ci = opts.ci;
+    view.saved_state = saved_state;
+    if (opts.uid) view.identity.uid = *opts.uid;
+    if (!opts.gids.empty()) view.identity.gids = opts.gids;
+    {
+      std::lock_guard lock(p.mutex);
+      p.facts = std::move(facts);
+      p.facts_ready = true;
+    }
+    for (const auto* c : checks) {
+      auto r = doctor::run_check(*c, view);
+      std::lock_guard lock(p.mutex);
+      p.results.push_back(std::move(r));
+    }
+  } catch (...) {
+    std::lock_guard lock(p.mutex);
+    p.error = std::current_exception();
+  }
+  std::lock_guard lock(p.mutex);
+  p.done = true;
+  p.changed.notify_all();
+}
+
+// The state file this run reads and writes: --state, else with --quick the default one.
+std::optional<std::filesystem::path> state_path(const DoctorOptions& opts, const EnvMap& env) {
+  if (opts.no_state) return std::nullopt;
+  if (!opts.state_path.empty()) return std::filesystem::path(opts.state_path);
+  if (!opts.quick && opts.ack.empty()) return std::nullopt;
+  return doctor::default_state_path(env);
+}
+
+ExitCode acknowledge(const DoctorOptions& opts, const EnvMap& env) {
+  for (const auto& id : opts.ack)
+    if (doctor::find_check(id) == nullptr)
+      throw UsageError(fmt::format("--ack: unknown check id {} (gpucheck doctor --list)", id));
+  const auto path = state_path(opts, env);
+  if (!path) throw UsageError("--ack: no state file (give --state FILE)");
+  auto state = doctor::HealthState::load(*path);
+  const std::string now = utc_timestamp();
+  for (const auto& id : opts.ack) {
+    const std::size_t n = state.acknowledge(id, now);
+    std::cerr << fmt::format("gpucheck: {}: {} event{} acknowledged in {}\n", id, n,
+                             n == 1 ? "" : "s", path->string());
+  }
+  state.save(*path);
+  return ExitCode::kOk;
 }
 
 ExitCode run_doctor(const DoctorOptions& opts) {
   // Unknown ids are a usage error before any work.
-  const auto checks = doctor::select_checks(opts.only, opts.skip);
+  std::vector<std::string> only = opts.only;
+  if (opts.quick && only.empty())
+    for (auto id : doctor::quick_check_ids()) only.emplace_back(id);
+  const auto checks = doctor::select_checks(only, opts.skip);
   if (opts.list) {
     std::size_t width = 0;
-    for (const auto& c : doctor::all_checks()) width = std::max(width, c.id.size());
-    for (const auto& c : doctor::all_checks())
-      std::cout << fmt::format("{:<{}}  {}\n", c.id, width, c.summary);
+    for (const auto* c : checks) width = std::max(width, c->id.size());
+    for (const auto* c : checks) std::cout << fmt::format("{:<{}}  {}\n", c->id, width, c->summary);
     return ExitCode::kOk;
   }
-  Output output(opts.out);
   const EnvMap env = current_environment();
+  if (!opts.ack.empty()) return acknowledge(opts, env);
+  const bool oneline = opts.out.format == "oneline";
+  OutputOptions out_opts = opts.out;
+  if (oneline) out_opts.format = "table";  // the destination and logging; the line is ours
+  Output output(out_opts);
   nlohmann::json doc = make_document("doctor", opts.argv, env);
 
-  nlohmann::json facts = nlohmann::json::object();
-  if (!opts.facts_path.empty()) {
-    const nlohmann::json saved = load_facts(opts.facts_path);
+  std::optional<nlohmann::json> saved_facts;
+  if (!opts.facts_path.empty()) saved_facts = load_facts(opts.facts_path);
+  const auto state_file = state_path(opts, env);
+  if (opts.quick && !opts.no_state && !state_file)
+    spdlog::warn(
+        "no writable place for a state file ($XDG_STATE_HOME, /var/lib/gpucheck, "
+        "~/.local/state): counters are judged without deltas (give --state FILE)");
+  std::optional<doctor::HealthState> state;
+  if (state_file) state = doctor::HealthState::load(*state_file);
+  // --timeout bounds the whole run; --quick has one unless told otherwise. A hung OpenCL probe
+  // is re-run per ICD to name the culprit, so the probe can take two of its timeouts plus the
+  // spawning (about a second on a loaded two-core machine): each stage gets under a third of
+  // the budget, so the children are killed and reaped before the deadline and none outlives
+  // gpucheck.
+  const double timeout_s = opts.timeout_s.value_or(opts.quick ? 30.0 : 0.0);
+  double probe_timeout_s = opts.probe_timeout_s;
+  if (timeout_s > 0)
+    probe_timeout_s = std::min(probe_timeout_s, (timeout_s - std::min(1.0, timeout_s / 4.0)) / 3.0);
+
+  const auto start = std::chrono::steady_clock::now();
+  auto progress = std::make_shared<Progress>();
+  std::thread worker(run_checks_into, std::ref(*progress), std::cref(opts), std::cref(env),
+                     std::cref(checks), saved_facts,
+                     state ? state->saved_checks() : nlohmann::json::object(), probe_timeout_s);
+  std::unique_lock lock(progress->mutex);
+  bool in_time = true;
+  if (timeout_s > 0)
+    in_time = progress->changed.wait_until(
+        lock,
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(timeout_s)),
+        [&] { return progress->done; });
+  else
+    progress->changed.wait(lock, [&] { return progress->done; });
+  if (in_time) {
+    lock.unlock();
+    worker.join();
+    lock.lock();
+    if (progress->error) std::rethrow_exception(progress->error);
+  }
+  // Past the deadline the worker may be stuck in a read that no signal ends (a wedged driver's
+  // /proc file): its answers so far are taken under the lock and the rest named as unanswered.
+  std::vector<doctor::CheckResult> results = progress->results;
+  std::vector<std::string> not_run;
+  for (std::size_t i = results.size(); i < checks.size(); ++i) not_run.emplace_back(checks[i]->id);
+  if (progress->facts_ready)
     for (auto key : kFactSections)
-      if (saved.contains(key)) facts[key] = saved[key];
+      if (progress->facts.contains(key)) doc[key] = progress->facts[key];
+  lock.unlock();
+
+  std::vector<doctor::StateEvent> raised;
+  if (state) {
+    raised = state->apply(results, utc_timestamp());
+    state->save(*state_file);
+  }
+  nlohmann::json results_json = nlohmann::json::array();
+  for (const auto& r : results) results_json.push_back(r.to_json());
+  doc[keys::kChecks] = std::move(results_json);
+
+  // Health: any FAIL is unhealthy (1) even where other checks did not answer; else a check that
+  // did not answer in time (or, with --quick, whose probe child timed out) is unknown (2).
+  auto verdict = doctor::judge_health(results, not_run, opts.fail_on == "warn");
+  if (!opts.quick && verdict.health == doctor::Health::kUnknown && not_run.empty()) {
+    verdict.health = doctor::Health::kHealthy;
+    verdict.unanswered.clear();
+  }
+  const std::string line = doctor::oneline(verdict, results.size(), timeout_s);
+  if (opts.quick || state || timeout_s > 0) {
+    nlohmann::json health{{keys::kVerdict, doctor::to_string(verdict.health)},
+                          {keys::kExitCode, static_cast<int>(health_exit_code(verdict.health))},
+                          {keys::kQuick, opts.quick},
+                          {keys::kFailing, verdict.failing},
+                          {keys::kUnanswered, verdict.unanswered},
+                          {keys::kLine, line}};
+    if (timeout_s > 0) health[keys::kTimeoutS] = timeout_s;
+    if (state) {
+      health[keys::kStateFile] = state_file->string();
+      nlohmann::json now = nlohmann::json::array(), open = nlohmann::json::array();
+      for (const auto& e : raised) now.push_back({{keys::kCheck, e.check}, {keys::kTime, e.time}});
+      for (const auto& e : state->unacknowledged())
+        open.push_back({{keys::kCheck, e.check}, {keys::kTime, e.time}});
+      health[keys::kEventsRaised] = std::move(now);
+      health[keys::kUnacknowledged] = std::move(open);
+    }
+    doc[keys::kHealth] = std::move(health);
+  }
+  if (oneline) {
+    if (verdict.health != doctor::Health::kHealthy || opts.ok_line) output.write_text(line + "\n");
   } else {
-    facts = probe_facts(opts, env, wants_load(checks));
+    output.write(doc);
   }
-  for (auto key : kFactSections)
-    if (facts.contains(key)) doc[key] = facts[key];
-
-  doctor::SystemView view;
-  view.root = opts.sysroot;
-  view.env = env;
-  view.facts = std::move(facts);
-  view.identity = doctor::Identity::of_this_process();
-  view.ci = opts.ci;
-  if (opts.uid) view.identity.uid = *opts.uid;
-  if (!opts.gids.empty()) view.identity.gids = opts.gids;
-
-  nlohmann::json results = nlohmann::json::array();
-  bool failed = false;
-  for (const auto& r : doctor::run_checks(checks, view)) {
-    failed = failed || r.status == doctor::CheckStatus::kFail ||
-             (opts.fail_on == "warn" && r.status == doctor::CheckStatus::kWarn);
-    results.push_back(r.to_json());
+  const ExitCode code = health_exit_code(verdict.health);
+  if (!in_time) {
+    // The stuck worker cannot be joined, and exit() would run static destructors under it.
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(static_cast<int>(code));
   }
-  doc[keys::kChecks] = std::move(results);
-  output.write(doc);
   // INFO and SKIP never change the exit code; doctor never exits 3 (a missing driver is a finding).
-  return failed ? ExitCode::kFailed : ExitCode::kOk;
+  return code;
 }
 
 }  // namespace
@@ -129,7 +302,7 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
       "Checks of the GPU environment (OpenCL loader and ICDs, CPU, containers and WSL, "
       "device permissions, environment, Python frameworks, the NVIDIA driver, CUDA libraries "
       "and NVML readings under load), each with the fix");
-  add_output_options(*cmd, opts->out);
+  add_output_options(*cmd, opts->out, {"oneline"});
   cmd->add_flag("--list", opts->list, "Print every check id with one line, and exit");
   cmd->add_option("--only", opts->only, "Run only these checks (comma-separated ids)")
       ->delimiter(',');
@@ -151,6 +324,28 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
                   "Seconds of copies and GEMM on each CUDA device while NVML is read")
       ->check(CLI::Range(0.2, 60.0))
       ->capture_default_str();
+  cmd->add_flag("--quick", opts->quick,
+                "Health-check mode: only the checks that read (no GPU load, no benchmark); exit 0 "
+                "healthy, 1 unhealthy (any FAIL), 2 could not decide (a check gave no answer "
+                "within --timeout); counters judged against the state file");
+  cmd->add_option("--timeout", opts->timeout_s,
+                  "Seconds the whole run may take (default 30 with --quick, none otherwise); "
+                  "checks that did not answer by then are named and the exit code is 2 (1 if a "
+                  "check FAILed)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--state", opts->state_path,
+                  "State file: Xid and other counters are judged as deltas against it, and an "
+                  "event stays until acknowledged (default with --quick: "
+                  "$XDG_STATE_HOME/gpucheck/state.json, else /var/lib/gpucheck/state.json when "
+                  "writable, else ~/.local/state/gpucheck/state.json)");
+  cmd->add_flag("--no-state", opts->no_state, "Read and write no state file");
+  cmd->add_option("--ack", opts->ack,
+                  "Acknowledge the state file's events of these checks (comma-separated ids), "
+                  "so they no longer keep the node unhealthy, and exit")
+      ->delimiter(',');
+  cmd->add_flag("--ok-line", opts->ok_line,
+                "With --format oneline: print \"OK <n> checks\" when healthy too (else "
+                "nothing)");
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory")
       ->check(CLI::ExistingDirectory)

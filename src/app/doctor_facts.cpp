@@ -1,10 +1,15 @@
 // Moved out of doctor_command.cpp so qualify's doctor step reads the GPUs under load the same way.
 #include "app/doctor_facts.h"
 
+#include "app/bench_run.h"
+#include "backends/cpu/blas_kernel.h"
+#include "bench/cell.h"
 #include "core/json_keys.h"
 #include "doctor/under_load.h"
 
 #include <spdlog/spdlog.h>
+
+#include <optional>
 
 namespace gpucheck::app {
 
@@ -17,6 +22,47 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds) {
       spdlog::info("doctor: loading each CUDA device for {} s", seconds);
       b[keys::kUnderLoad] = doctor::run_cuda_load(b, seconds);
     }
+}
+
+namespace {
+
+// GEMM f32 1024 on the CPU in a bench child with `env` changes; its TFLOP/s when verified ok.
+std::optional<double> cpu_gemm_tflops(const std::map<std::string, std::optional<std::string>>& env) {
+  bench::Cell cell;
+  cell.op = Op::kGemm;
+  cell.dtype = DType::kF32;
+  cell.shape = GemmShape{1024, 1024, 1024};
+  cell.explicit_request = cell.explicit_size = true;
+  bench::BenchPlan plan{"cpu", "cpu", {cell}, {1, 5, 0.0, 10.0}, 20240601, 0};
+  Progress quiet(false);
+  const DeviceRun run = run_device({"cpu", "cpu"}, plan, quiet, env);
+  if (run.records.empty() || run.records[0].value(keys::kStatus, "") != "ok") return std::nullopt;
+  return run.records[0][keys::kThroughput].value(keys::kValue, 0.0);
+}
+
+}  // namespace
+
+void add_cpu_blas_cost(nlohmann::json& backends) {
+  for (auto& b : backends) {
+    if (b.value(std::string(keys::kName), "") != "cpu") continue;
+    auto devices = b.find(keys::kDevices);
+    if (devices == b.end() || !devices->is_array() || devices->empty()) return;
+    auto& blas = (*devices)[0][keys::kProperties][keys::kBlas];
+    if (!blas.is_object() || blas.value(keys::kBlasKernelSource, "") != "environment" ||
+        !blas.value(keys::kBlasKernelBelowIsa, false))
+      return;
+    const std::string recommended = blas.value(keys::kBlasKernelRecommended, "");
+    spdlog::info("doctor: measuring what OPENBLAS_CORETYPE costs (GEMM f32 1024, two children)");
+    const auto kept = cpu_gemm_tflops({});
+    const auto better = cpu_gemm_tflops({{cpu::kOpenblasCoretypeEnv, recommended},
+                                         {cpu::kBlasSelectEnv, "library"}});
+    if (!kept || !better || *kept <= 0) return;
+    blas[keys::kBlasKernelCost] = {{keys::kBlasKernel, blas.value(keys::kBlasKernel, "")},
+                                   {keys::kBlasKeptTflops, *kept},
+                                   {keys::kBlasKernelRecommended, recommended},
+                                   {keys::kBlasRecommendedTflops, *better},
+                                   {keys::kBlasSlowdown, *better / *kept}};
+  }
 }
 
 }  // namespace gpucheck::app

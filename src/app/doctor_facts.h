@@ -9,4 +9,10 @@ namespace gpucheck::app {
 // Adds backends[cuda].under_load (doctor::run_cuda_load) to an available CUDA section.
 void add_cuda_load_readings(nlohmann::json& backends, double seconds);
 
+// When OPENBLAS_CORETYPE in the environment holds OpenBLAS below the CPU's ISA (kept: it may work
+// around a bug), measures what that costs: GEMM f32 1024 in two CPU bench children, one with the
+// environment as it is, one with the core the ISA allows. Adds properties.blas.kernel_cost
+// ({kernel, kept_tflops, recommended, recommended_tflops, slowdown}) to the cpu section.
+void add_cpu_blas_cost(nlohmann::json& backends);
+
 }  // namespace gpucheck::app

@@ -22,7 +22,11 @@ constexpr const char* kExitCodes =
     "     output file not writable)\n"
     "  3  bench only: a named device is not there, or its benchmark child died before\n"
     "     writing any record\n"
-    "When several apply: 2 over 3 over 1 over 0.";
+    "When several apply: 2 over 3 over 1 over 0.\n"
+    "stress stopped early by SIGINT/SIGTERM/SIGHUP with no device failed: 128 + the signal\n"
+    "(130, 143, 129), its document written with what ran.\n"
+    "doctor --quick (health check): 0 healthy, 1 unhealthy (a FAIL outranks a check\n"
+    "that did not answer), 2 could not decide (no answer within --timeout).";
 
 std::string version_text() {
   std::string backends;

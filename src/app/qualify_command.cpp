@@ -7,12 +7,14 @@
 #include "app/doctor_facts.h"
 #include "app/stress_run.h"
 #include "core/document.h"
+#include "core/install_dirs.h"
 #include "core/json_keys.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
 #include "qualify/bench_plan.h"
 #include "qualify/judge.h"
 #include "qualify/profile.h"
+#include "qualify/profile_search.h"
 #include "qualify/skus.h"
 #include "report/junit.h"
 #include "report/speedup.h"
@@ -104,7 +106,7 @@ nlohmann::json run_profile_stress(const q::Profile& profile, const q::Observatio
   StatusBoard board(ids, base.duration_s, ::isatty(STDERR_FILENO) != 0, !quiet);
   std::vector<StressChildReport> reports;
   if (!plans.empty()) reports = run_stress_children(plans, {}, board);
-  return stress_section(base, plans, reports, watch, watch.read_new(), {}, {});
+  return stress_section(base, plans, reports, watch, watch.read_new(), {}, {}, 0);
 }
 
 // The benches, one child per device as `gpucheck bench` runs them, with speedups.
@@ -122,7 +124,8 @@ nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quie
 
 ExitCode run_qualify(const QualifyOptions& o) {
   // A bad profile, SKU table or output path is exit 2 before any work.
-  const q::Profile profile = q::load_profile(o.profile);
+  q::Profile profile = q::load_profile(q::find_profile(o.profile, data_dirs()));
+  profile.bench.threads = clamp_cpu_threads(profile.bench.threads, "the profile's [bench] threads");
   const std::vector<q::Sku> skus = custom_skus(o.skus);
   Output output(o.out);
   auto junit = open_junit(o.junit);
@@ -143,6 +146,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   if (needs(profile, q::Kind::kDoctor)) {
     // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs.
     add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds);
+    add_cpu_blas_cost(facts[k::kBackends]);
     doc[k::kBackends] = facts[k::kBackends];
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
@@ -200,7 +204,10 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
       "qualify",
       "Probe, doctor and benches against a TOML profile of requirements: a CI gate "
       "with JUnit output (exit 1 when a requirement is unmet)");
-  cmd->add_option("--profile", o->profile, "TOML profile (configs/qualify/*.toml)")->required();
+  cmd->add_option("--profile", o->profile,
+                  "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
+                  "cuda-training, cuda-hopper)")
+      ->required();
   cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");

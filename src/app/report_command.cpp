@@ -4,9 +4,12 @@
 #include "core/document.h"
 #include "core/json_keys.h"
 #include "report/compare.h"
+#include "report/fleet.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -23,6 +26,10 @@ struct ReportOptions {
   std::string tolerance = "5%";
   std::string match = "id";
   bool fail_on_missing = false;
+  // report fleet (issue 19)
+  OutputOptions fleet_out;
+  std::vector<std::string> fleet_paths;
+  bool fail_on_outlier = false;
   std::vector<std::string> argv;
 };
 
@@ -91,12 +98,51 @@ ExitCode run_compare(const ReportOptions& o) {
   return report::comparison_failed(comparison) ? ExitCode::kFailed : ExitCode::kOk;
 }
 
+// The documents `report fleet` reads: each path a document, or a directory whose *.json files
+// are (sorted, not recursive).
+std::vector<std::string> fleet_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& e : std::filesystem::directory_iterator(p, ec))
+      if (e.path().extension() == ".json" && e.is_regular_file(ec)) in_dir.push_back(e.path());
+    if (ec) throw UsageError(fmt::format("cannot list '{}': {}", p, ec.message()));
+    if (in_dir.empty()) throw UsageError(fmt::format("'{}' holds no *.json document", p));
+    std::sort(in_dir.begin(), in_dir.end());
+    files.insert(files.end(), in_dir.begin(), in_dir.end());
+  }
+  return files;
+}
+
+ExitCode run_fleet(const ReportOptions& o) {
+  std::vector<report::FleetDocument> docs;
+  for (const auto& path : fleet_files(o.fleet_paths)) {
+    nlohmann::json doc = load_document(path);
+    results_of(doc, path);  // a document without results is a usage error naming it
+    docs.push_back({path, std::move(doc)});
+  }
+  Output output(o.fleet_out);
+  nlohmann::json doc = make_document("report", o.argv, current_environment());
+  doc[k::kFleet] = report::fleet_section(docs, report::FleetRules{});
+  doc[k::kFleet][k::kFailOnOutlier] = o.fail_on_outlier;
+  output.write(doc);
+  const bool outliers = !doc[k::kFleet][k::kOutliers].empty();
+  return o.fail_on_outlier && outliers ? ExitCode::kFailed : ExitCode::kOk;
+}
+
 }  // namespace
 
 Command add_report_command(CLI::App& root, const std::vector<std::string>& argv) {
   auto o = std::make_shared<ReportOptions>();
   o->argv = argv;
-  auto* cmd = root.add_subcommand("report", "Render or compare saved gpucheck JSON documents");
+  auto* cmd = root.add_subcommand(
+      "report",
+      "Render or compare saved gpucheck JSON documents, or find the slow node of a fleet");
   cmd->require_subcommand(1);
   auto* show =
       cmd->add_subcommand("show", "Render a saved document (probe, bench, doctor, qualify)");
@@ -122,7 +168,21 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
   compare->add_flag("--fail-on-missing", o->fail_on_missing,
                     "Exit 1 too when a base record has no match in the new document");
   add_output_options(*compare, o->compare_out);
-  return {cmd, [o, show]() { return show->parsed() ? run_show(*o) : run_compare(*o); }};
+  auto* fleet = cmd->add_subcommand(
+      "fleet",
+      "The slow node among many machines' bench or qualify documents: records grouped by GPU "
+      "model, op, dtype, shape and transfers; per node the worst GPU of each group is an outlier "
+      "when its modified z-score 0.6745(x - median)/MAD is below -3.5, or, with fewer than 10 "
+      "nodes, when it is more than 7 % below the group's median");
+  fleet->add_option("DOC", o->fleet_paths, "gpucheck --json documents, or directories of them")
+      ->required();
+  fleet->add_flag("--fail-on-outlier", o->fail_on_outlier, "Exit 1 when a node is an outlier");
+  add_output_options(*fleet, o->fleet_out);
+  return {cmd, [o, show, fleet]() {
+            if (show->parsed()) return run_show(*o);
+            if (fleet->parsed()) return run_fleet(*o);
+            return run_compare(*o);
+          }};
 }
 
 }  // namespace gpucheck::app

@@ -6,6 +6,7 @@
 #include "app/stress_run.h"
 #include "app/stress_status.h"
 #include "core/document.h"
+#include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "doctor/kernel_log.h"
 #include "probe/cpu_info.h"
@@ -81,7 +82,7 @@ stress::StressPlan base_plan(const StressOptions& o) {
   p.no_check = o.no_check;
   p.window_s = o.window_s;
   p.seed = o.seed;
-  p.threads = o.threads;
+  p.threads = clamp_cpu_threads(o.threads, "--threads");
   return p;
 }
 
@@ -130,6 +131,9 @@ ExitCode run_stress(const StressOptions& o) {
   for (const auto& p : plans) ids.push_back(p.device);
   StatusBoard board(ids, base.duration_s, ::isatty(STDERR_FILENO) != 0,
                     !o.out.quiet && o.out.verbosity >= 0);
+  // From here a stop signal ends the run early instead of killing gpucheck: the children stop
+  // at their next batch end and the document holds what they did.
+  GracefulStop stop;
   std::vector<StressChildReport> reports;
   if (!plans.empty()) {
     StressRunLimits limits;
@@ -142,8 +146,8 @@ ExitCode run_stress(const StressOptions& o) {
   std::vector<std::pair<std::string, std::string>> missing;
   for (std::size_t m = 0; m < res.missing.size(); ++m)
     missing.emplace_back(res.missing_names[m], res.missing[m]);
-  const nlohmann::json section =
-      stress_section(base, plans, reports, watch, watch.read_new(), missing, vl);
+  const nlohmann::json section = stress_section(base, plans, reports, watch, watch.read_new(),
+                                                missing, vl, GracefulStop::stop_signal());
   for (const auto& d : section[k::kDevices])
     spdlog::info("{}: {}", d[k::kDevice].get<std::string>(), d[k::kVerdict].get<std::string>());
 
@@ -153,7 +157,12 @@ ExitCode run_stress(const StressOptions& o) {
   doc[k::kStress] = section;
   if (!res.missing.empty()) doc[k::kErrors] = res.missing;
   output.write(doc);
-  return section[k::kVerdict] == "pass" ? ExitCode::kOk : ExitCode::kFailed;
+  // A fault found before a stop is still a fault (1); a stopped run that found none did not pass
+  // either: 128 + the signal, as shells report it.
+  if (section[k::kVerdict] == "fail") return ExitCode::kFailed;
+  if (const int sig = GracefulStop::stop_signal(); sig != 0)
+    return static_cast<ExitCode>(128 + sig);
+  return ExitCode::kOk;
 }
 
 }  // namespace

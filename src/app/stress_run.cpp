@@ -2,6 +2,7 @@
 #include "app/stress_run.h"
 
 #include "core/child_process.h"
+#include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "stress/events.h"
 #include "stress/verdict.h"
@@ -44,6 +45,8 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
   cl.max_output = 256u << 20;
   cl.max_silence = std::chrono::duration<double>(limits.hang_timeout_s);
   cl.startup_silence = std::chrono::duration<double>(limits.startup_timeout_s);
+  cl.stop_signal = &GracefulStop::stop_signal;
+  cl.stop_grace = std::chrono::duration<double>(limits.stop_grace_s);
 
   auto handle = [&](std::size_t i, const std::string& line) {
     if (line.empty()) return;
@@ -62,6 +65,7 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
       r.telemetry = data;
     } else if (kind == ev::kDone) {
       r.done = true;
+      if (data.contains(ev::kStoppedBy)) r.stopped_by = data[ev::kStoppedBy].get<std::string>();
     }
   };
   auto results = run_children(specs, cl, [&](std::size_t i, std::string_view chunk) {
@@ -76,7 +80,10 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
     const ChildResult& res = results[i];
     StressChildReport& r = reports[i];
     if (res.exited_ok() && r.done) {
-      board.note(i, fmt::format("{:<8} finished", plans[i].device), true);
+      board.note(i,
+                 fmt::format("{:<8} {}", plans[i].device,
+                             r.stopped_by ? "stopped early by " + *r.stopped_by : "finished"),
+                 true);
       continue;
     }
     std::string why = res.exited_ok()
@@ -112,7 +119,7 @@ nlohmann::json stress_section(const stress::StressPlan& base,
                               const std::vector<StressChildReport>& reports,
                               const doctor::KernelLogWatch& watch, const std::string& new_log,
                               const std::vector<std::pair<std::string, std::string>>& missing,
-                              const stress::VerdictLimits& vl) {
+                              const stress::VerdictLimits& vl, int stop_signal) {
   const auto xids = doctor::parse_xids(new_log);
   nlohmann::json devices = nlohmann::json::array();
   bool all_pass = true;
@@ -123,7 +130,8 @@ nlohmann::json stress_section(const stress::StressPlan& base,
     in.device = plans[i].device;
     in.child_failure = r.failure;
     in.records = r.records;
-    in.expected_records = expected_records(plans[i]);
+    // Stopped early: the tests the child had not begun are not missing results.
+    in.expected_records = r.stopped_by ? r.records.size() : expected_records(plans[i]);
     in.telemetry = r.telemetry;
     in.telemetry_expected = plans[i].backend == "cuda";
     in.xid_readable = watch.readable();
@@ -148,6 +156,7 @@ nlohmann::json stress_section(const stress::StressPlan& base,
     for (const auto& p : plans)
       if (p.device != plans[i].device) others.push_back(p.device);
     entry[k::kConcurrentWith] = others;
+    if (r.stopped_by) entry[k::kStoppedBy] = *r.stopped_by;
     entry[k::kRecords] = r.records;
     if (r.telemetry) entry[k::kTelemetry] = *r.telemetry;
     entry[k::kXid] = dev_xids;
@@ -186,9 +195,12 @@ nlohmann::json stress_section(const stress::StressPlan& base,
                             {k::kWindowS, base.window_s},
                             {k::kClockFloor, vl.clock_floor},
                             {k::kSeed, base.seed},
-                            {k::kVerdict, all_pass ? "pass" : "fail"},
+                            {k::kVerdict, !all_pass          ? "fail"
+                                          : stop_signal != 0 ? "stopped"
+                                                             : "pass"},
                             {k::kXidWatch, watch_json},
                             {k::kDevices, devices}};
+  if (stop_signal != 0) section[k::kStoppedBy] = signal_name(stop_signal);
   if (base.memory_fraction) section[k::kMemoryFraction] = *base.memory_fraction;
   if (base.gemm_size) section[k::kGemmSize] = base.gemm_size;
 

@@ -23,12 +23,14 @@ struct StressChildReport {
   std::vector<nlohmann::json> records;
   std::optional<nlohmann::json> telemetry;
   bool done = false;
-  std::optional<std::string> failure;  // how the child ended when it did not finish
+  std::optional<std::string> stopped_by;  // the child ended its tests early on this signal
+  std::optional<std::string> failure;     // how the child ended when it did not finish
 };
 
 struct StressRunLimits {
   double hang_timeout_s = 60;      // no status line for this long after the first: hung
   double startup_timeout_s = 180;  // opening the device (a first CUDA init can take a minute)
+  double stop_grace_s = 20;        // after a stop signal: the batch in flight and the last checks
 };
 
 std::vector<StressChildReport> run_stress_children(const std::vector<stress::StressPlan>& plans,
@@ -38,11 +40,13 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
 // The document's stress section (the schema's `stress`): every device's verdict, records,
 // telemetry and Xid lines, judged by stress/verdict; `missing` (name, why) are devices that were
 // named but are not there: FAIL, never skipped. `base` is the plan every device's was made from.
+// stop_signal (0: none) stopped the run early: the section says so, tests a child did not begin
+// are not counted against it, and the section's verdict is "stopped" unless a device failed.
 nlohmann::json stress_section(const stress::StressPlan& base,
                               const std::vector<stress::StressPlan>& plans,
                               const std::vector<StressChildReport>& reports,
                               const doctor::KernelLogWatch& watch, const std::string& new_log,
                               const std::vector<std::pair<std::string, std::string>>& missing,
-                              const stress::VerdictLimits& limits);
+                              const stress::VerdictLimits& limits, int stop_signal);
 
 }  // namespace gpucheck::app

@@ -48,6 +48,11 @@ struct DeviceIdentity {
 // Settings a device is opened with.
 struct DeviceOptions {
   int threads = 0;  // CPU threads (0: all hardware threads)
+  // CPU only: the OpenBLAS core the library chooses by itself and whether it is a DYNAMIC_ARCH
+  // build, learned (by a probe child) before this process loads it; empty when not known. With
+  // it, the CPU device can select a better core before it loads the library.
+  std::string blas_library_kernel;
+  bool blas_dynamic_arch = false;
 };
 
 // ---- For stress (issue 18) ----

@@ -14,7 +14,7 @@
 namespace gpucheck {
 
 struct ChildSpec {
-  std::vector<std::string> args;                            // argv[1..]; argv[0] is gpucheck
+  std::vector<std::string> args;                          // argv[1..]; argv[0] is gpucheck
   std::map<std::string, std::optional<std::string>> env;  // value set, or nullopt to unset
 };
 
@@ -26,7 +26,8 @@ struct ChildResult {
     kOutputTooLarge,
     kSpawnFailed,
     kNotReaped,
-    kSilent,  // wrote nothing on stdout for longer than ChildLimits::max_silence: killed
+    kSilent,   // wrote nothing on stdout for longer than ChildLimits::max_silence: killed
+    kStopped,  // sent SIGTERM on a stop request and still running after stop_grace: killed
   };
   End end = End::kSpawnFailed;
   int exit_code = -1;  // valid when end == kExited
@@ -35,7 +36,7 @@ struct ChildResult {
   std::string err;     // the last part of what it wrote to stderr
   double seconds = 0;  // wall time from spawn to end
   std::string spawn_error;
-  double silence_limit = 0;  // seconds, when end == kSilent
+  double silence_limit = 0;  // seconds, when end == kSilent (kStopped: the grace it had)
 
   bool exited_ok() const { return end == End::kExited && exit_code == 0; }
   // One line for a report: "killed by signal 11 (SIGSEGV)", "timed out after 60 s", ...
@@ -50,13 +51,19 @@ struct ChildLimits {
   // hung: it is killed, End::kSilent. Before its first output, startup_silence applies instead
   // (opening a device can take long). Unset: no silence limit.
   std::optional<std::chrono::duration<double>> max_silence, startup_silence;
+  // Polled about once a second: a non-zero signal number asks every running child to stop. It
+  // is sent SIGTERM once (a child that stops gracefully finishes its output) and killed when
+  // still running stop_grace later, End::kStopped.
+  std::function<int()> stop_signal;
+  std::chrono::duration<double> stop_grace{15.0};
 };
 
 // Called with each piece of a child's stdout as it arrives (for progress from long children).
 using OutputObserver = std::function<void(std::size_t child, std::string_view chunk)>;
 
 // Starts every child at once and waits for all of them; never throws for a child's failure.
-std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs, const ChildLimits& limits,
+std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
+                                      const ChildLimits& limits,
                                       const OutputObserver& observer = {});
 
 // Inside a child: keeps the real stdout for the result and points fd 1 at stderr, so that a

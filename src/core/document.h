@@ -14,6 +14,9 @@ namespace gpucheck {
 nlohmann::json make_document(const std::string& command, const std::vector<std::string>& argv,
                              const EnvMap& env);
 
+// Now, in UTC: "2025-11-26T11:07:00Z".
+std::string utc_timestamp();
+
 // Provenance: gpucheck version and commit, UTC time, argv, the GPU-relevant environment
 // variables (set ones only) and the backends built.
 nlohmann::json make_provenance(const std::vector<std::string>& argv, const EnvMap& env);

@@ -343,5 +343,58 @@ inline constexpr K kCounterViolationThermalNs = "violation_thermal_ns";
 inline constexpr K kCounterViolationSyncBoostNs = "violation_sync_boost_ns";
 inline constexpr K kCounterViolationBoardLimitNs = "violation_board_limit_ns";
 inline constexpr K kCounterViolationReliabilityNs = "violation_reliability_ns";
+inline constexpr K kStoppedBy = "stopped_by";  // SIGINT, SIGTERM, SIGHUP: the run ended early
+// Issue 19: doctor as a node health check (--quick, --timeout, --state, --format oneline)
+inline constexpr K kHealth = "health";  // the section: verdict healthy | unhealthy | unknown
+inline constexpr K kQuick = "quick";
+inline constexpr K kTimeoutS = "timeout_s";
+inline constexpr K kExitCode = "exit_code";
+inline constexpr K kFailing = "failing";
+inline constexpr K kUnanswered = "unanswered";
+inline constexpr K kStateFile = "state_file";
+inline constexpr K kEventsRaised = "events_raised";
+inline constexpr K kUnacknowledged = "unacknowledged";
+inline constexpr K kCheck = "check";
+
+// Issue 19: report fleet, the slow node among many (groups of records, outliers per node)
+inline constexpr K kFleet = "fleet";
+inline constexpr K kDocuments = "documents";
+inline constexpr K kRules = "rules";
+inline constexpr K kGroups = "groups";
+inline constexpr K kMembers = "members";
+inline constexpr K kOutliers = "outliers";
+inline constexpr K kNodes = "nodes";
+inline constexpr K kMad = "mad";
+inline constexpr K kZScore = "z_score";       // modified z-score, 0.6745 (x - median) / MAD
+inline constexpr K kDeviation = "deviation";  // (x - median) / median
+inline constexpr K kOutlier = "outlier";
+inline constexpr K kWorst = "worst";  // this node's worst GPU in its group
+inline constexpr K kHigherIsBetter = "higher_is_better";
+inline constexpr K kZThreshold = "z_threshold";
+inline constexpr K kSmallFleetNodes = "small_fleet_nodes";
+inline constexpr K kSmallFleetDrop = "small_fleet_drop";
+inline constexpr K kFailOnOutlier = "fail_on_outlier";
+
+// Issue 14 and issue 16 part 2: the CPU's BLAS loaded at run time (probe: backends[cpu] device
+// properties.blas; bench: a CPU record's context.blas), the kernel it runs and who chose it
+inline constexpr K kBlas = "blas";
+inline constexpr K kBlasIntBits = "int_bits";  // 32 (LP64) or 64 (ILP64)
+inline constexpr K kBlasDescription = "description";
+inline constexpr K kBlasKernel = "kernel";  // OpenBLAS core, BLIS sub-configuration, MKL path
+inline constexpr K kBlasConfig = "config";
+inline constexpr K kBlasThreading = "threading";         // pthreads | openmp | sequential
+inline constexpr K kBlasTried = "tried";                 // [{name, error}] before the one loaded
+inline constexpr K kBlasKernelSource = "kernel_source";  // library | gpucheck | environment
+inline constexpr K kBlasKernelReason = "kernel_reason";
+inline constexpr K kBlasKernelRecommended = "kernel_recommended";  // what the ISA allows
+inline constexpr K kBlasKernelBelowIsa = "kernel_below_isa";
+inline constexpr K kBlasLibraryKernel = "library_kernel";  // what the library chose by itself
+inline constexpr K kBlasKernelEnvironment = "kernel_environment";  // OPENBLAS_CORETYPE, ..._L2_SIZE
+inline constexpr K kBlasSelectionFailed = "selected_kernel_failed";
+// doctor: what a core set in the environment costs, GEMM f32 1024 measured both ways
+inline constexpr K kBlasKernelCost = "kernel_cost";
+inline constexpr K kBlasKeptTflops = "kept_tflops";
+inline constexpr K kBlasRecommendedTflops = "recommended_tflops";
+inline constexpr K kBlasSlowdown = "slowdown";
 
 }  // namespace gpucheck::keys

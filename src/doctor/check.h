@@ -29,6 +29,9 @@ struct CheckResult {
   std::string finding;                // one line
   std::vector<std::string> evidence;  // file, library path, value seen
   std::string fix;                    // WARN and FAIL: what to do, a command where one exists
+  // What the check keeps for its next run in doctor's state file (counters it judges as
+  // deltas); null when it keeps nothing. Not part of the document.
+  nlohmann::json state;
 
   nlohmann::json to_json() const;
 };

@@ -1,13 +1,14 @@
 // The CPU checks: the vector extensions framework builds assume, and which BLAS serves GEMM in
-// gpucheck's own process (its CPU baseline) and for programs linked against libblas.so.3.
+// gpucheck's own process (its CPU baseline), the kernel it runs, and what programs linked against
+// libblas.so.3 get.
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 
+#include "backends/cpu/blas_kernel.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
 
-#include <array>
 #include <regex>
 
 namespace gpucheck::doctor {
@@ -16,17 +17,6 @@ namespace k = keys;
 using Json = nlohmann::json;
 
 namespace {
-
-// OpenBLAS kernel sets older than AVX2: chosen when its CPU detection fails (an unknown CPU,
-// a VM that hides cpuid leaves, or OPENBLAS_CORETYPE set so).
-constexpr std::array<std::string_view, 12> kGenericOpenblasCores{
-    "prescott", "core2",      "katmai", "coppermine", "northwood",   "banias",
-    "penryn",   "dunnington", "atom",   "nehalem",    "sandybridge", "generic"};
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool is_reference_blas(const std::string& path) {
   // Debian's netlib BLAS lives in .../blas/libblas.so.3; OpenBLAS in .../openblas*/libblas.so.3.
@@ -77,6 +67,32 @@ CheckResult check_cpu_isa(const SystemView& view) {
 
 // ---- cpu_blas ----
 
+namespace {
+
+constexpr const char* kInstallBlas =
+    "install OpenBLAS: sudo apt install libopenblas0-pthread (Debian, Ubuntu) or sudo dnf install "
+    "openblas-threads (RHEL, Fedora); or name a BLAS with gpucheck --blas PATH";
+
+// The kernel facts of a document older than structured BLAS facts: "... (core: Prescott)" in the
+// description, judged against the CPU's ISA here.
+void legacy_kernel_facts(Json& blas, const Json& cpu) {
+  if (blas.contains(k::kBlasKernel)) return;
+  std::smatch m;
+  static const std::regex kCore(R"(\(core: ([^)]+)\))");
+  const std::string description = text(blas, k::kBlasDescription);
+  if (!std::regex_search(description, m, kCore)) return;
+  blas[k::kLibrary] = "openblas";
+  blas[k::kBlasKernel] = m[1].str();
+  if (description.find("DYNAMIC_ARCH") != std::string::npos) blas[k::kBlasConfig] = description;
+  const auto isa = cpu::blas_isa_from_cpu_json(cpu);
+  const auto level = cpu::openblas_core_level(m[1].str());
+  blas[k::kBlasKernelBelowIsa] = level && *level < cpu::isa_level(isa);
+  blas[k::kBlasKernelRecommended] = cpu::openblas_core_for(isa);
+  blas[k::kBlasKernelSource] = "legacy";  // the caller says whether the environment chose
+}
+
+}  // namespace
+
 CheckResult check_cpu_blas(const SystemView& view) {
   const Json& cpu_backend = view.require_backend("cpu");
   const Json& devices = array_at(cpu_backend, k::kDevices);
@@ -84,12 +100,31 @@ CheckResult check_cpu_blas(const SystemView& view) {
     throw NotObservable("the cpu backend reported no device (" + text(cpu_backend, k::kReason) +
                         ")");
   const Json props = devices[0].value(k::kProperties, Json::object());
-  auto blas_it = props.find("blas");
+  auto blas_it = props.find(k::kBlas);
   if (blas_it == props.end() || !blas_it->is_object())
     throw NotObservable("the cpu backend did not report its BLAS");
-  const std::string description = text(*blas_it, "description");
-  const std::string path = text(*blas_it, k::kPath);
-  std::vector<std::string> evidence{"gpucheck's BLAS: " + path, "description: " + description};
+  Json blas = *blas_it;
+  const bool legacy = !blas.contains(k::kLibrary) && !blas.contains(k::kError);
+  const Json cpu_facts = view.facts.value(k::kCpu, Json::object());
+  const auto coretype = view.env_value(cpu::kOpenblasCoretypeEnv);
+  legacy_kernel_facts(blas, cpu_facts);
+  if (blas.value(k::kBlasKernelSource, "") == "legacy")
+    blas[k::kBlasKernelSource] = coretype ? "environment" : "library";
+
+  const std::string path = text(blas, k::kPath);
+  std::vector<std::string> evidence;
+  if (blas.contains(k::kError)) {
+    evidence.push_back("search: " + text(blas, k::kError));
+    return warn(
+        "no BLAS library loads: gpucheck's CPU GEMM and conv records are unsupported, so "
+        "there is no CPU baseline for them",
+        kInstallBlas, evidence);
+  }
+  const std::string description = text(blas, k::kBlasDescription);
+  evidence.push_back("gpucheck's BLAS: " + path);
+  evidence.push_back("description: " + description);
+  if (blas.contains(k::kBlasKernelReason))
+    evidence.push_back("kernel: " + text(blas, k::kBlasKernelReason));
 
   // What programs linked against libblas.so.3 get (Debian/Ubuntu alternatives).
   std::string alternative_target;
@@ -99,11 +134,14 @@ CheckResult check_cpu_blas(const SystemView& view) {
       if (is_reference_blas(*target)) alternative_target = *target;
     }
   }
-  if (auto core = view.env_value("OPENBLAS_CORETYPE"))
-    evidence.push_back("OPENBLAS_CORETYPE=" + *core);
+  if (coretype) evidence.push_back(std::string(cpu::kOpenblasCoretypeEnv) + "=" + *coretype);
+  if (auto l2 = view.env_value(cpu::kOpenblasL2SizeEnv))
+    evidence.push_back(std::string(cpu::kOpenblasL2SizeEnv) + "=" + *l2);
 
-  if (is_reference_blas(path) ||
-      (description.empty() && path.find("libblas.so") != std::string::npos))
+  // Neither OpenBLAS, BLIS nor MKL, through a libblas.so: the reference BLAS, or like it.
+  const bool unknown_libblas = (blas.value(k::kLibrary, "") == "other" || description.empty()) &&
+                               path.find("libblas.so") != std::string::npos;
+  if (is_reference_blas(path) || unknown_libblas)
     return warn(fmt::format("gpucheck's CPU GEMM runs on the reference (netlib) BLAS {}: 10-50x "
                             "slower than OpenBLAS, MKL or BLIS, so CPU baselines are too slow",
                             path),
@@ -111,22 +149,43 @@ CheckResult check_cpu_blas(const SystemView& view) {
                 "libblas.so.3-x86_64-linux-gnu",
                 evidence);
 
-  const Json isa = view.facts.value(k::kCpu, Json::object()).value(k::kIsa, Json::object());
-  std::smatch m;
-  static const std::regex kCore(R"(\(core: ([^)]+)\))");
-  std::string core;
-  if (std::regex_search(description, m, kCore)) core = m[1].str();
-  if (!core.empty() && isa.value(k::kIsaAvx2, false)) {
-    const std::string c = lower(core);
-    for (auto generic : kGenericOpenblasCores) {
-      if (c != generic) continue;
-      return warn(fmt::format("OpenBLAS runs its {} kernels on a CPU with AVX2: GEMM is several "
-                              "times slower than it should be",
-                              core),
-                  "set OPENBLAS_CORETYPE=Haswell (or SkylakeX with AVX-512), or install a "
-                  "DYNAMIC_ARCH build: sudo apt install libopenblas0-pthread",
+  const std::string kernel = text(blas, k::kBlasKernel);
+  const std::string recommended = text(blas, k::kBlasKernelRecommended);
+  if (blas.value(k::kBlasKernelBelowIsa, false) && !recommended.empty()) {
+    const std::string source = text(blas, k::kBlasKernelSource);
+    if (source == "environment") {
+      std::string cost = "GEMM is several times slower";
+      const Json measured = blas.value(k::kBlasKernelCost, Json::object());
+      if (measured.contains(k::kBlasSlowdown))
+        cost = fmt::format("measured GEMM f32 1024: {:.3g} TFLOP/s, {:.3g} on {}'s kernels ({:.1f}x)",
+                           measured.value(k::kBlasKeptTflops, 0.0),
+                           measured.value(k::kBlasRecommendedTflops, 0.0), recommended,
+                           measured.value(k::kBlasSlowdown, 0.0));
+      return warn(fmt::format("OPENBLAS_CORETYPE={} in the environment keeps OpenBLAS on {}'s "
+                              "kernels where this CPU runs {}'s: {} (gpucheck keeps it too, and "
+                              "says so in its records)",
+                              coretype.value_or(kernel), kernel, recommended, cost),
+                  fmt::format("unless it was set to avoid a bug of this OpenBLAS build on this "
+                              "CPU, unset OPENBLAS_CORETYPE (or set OPENBLAS_CORETYPE={})",
+                              recommended),
                   evidence);
     }
+    if (text(blas, k::kBlasConfig).find("DYNAMIC_ARCH") == std::string::npos)
+      return warn(fmt::format("OpenBLAS is built for {} only, below what this CPU runs ({}): "
+                              "GEMM is several times slower",
+                              kernel, recommended),
+                  "install a DYNAMIC_ARCH build: sudo apt install libopenblas0-pthread (Debian, "
+                  "Ubuntu) or sudo dnf install openblas-threads (RHEL, Fedora)",
+                  evidence);
+    return warn(fmt::format("OpenBLAS chooses its {} kernels on this CPU, which runs {}'s (its "
+                            "CPU detection fails, e.g. in a VM that hides the CPU model): GEMM in "
+                            "programs using it (numpy, R, ...) is several times slower; "
+                            "gpucheck's own CPU benchmarks select {}",
+                            kernel, recommended, recommended),
+                fmt::format("export OPENBLAS_CORETYPE={} for your programs (a profile.d file or "
+                            "the job's environment)",
+                            recommended),
+                evidence);
   }
   if (!alternative_target.empty())
     return warn(fmt::format("programs linked against libblas.so.3 (Debian's numpy, R, Octave) get "
@@ -136,10 +195,11 @@ CheckResult check_cpu_blas(const SystemView& view) {
                 "or BLIS)",
                 evidence);
   std::string name = description;
-  if (auto cut = name.find(' '); cut != std::string::npos) {
-    // "OpenBLAS 0.3.21 NO_LAPACKE ... (core: X)": keep the name, version and core.
-    auto second = name.find(' ', cut + 1);
-    name = name.substr(0, second) + (core.empty() ? "" : " (core: " + core + ")");
+  if (legacy) {
+    // A document older than structured facts: "OpenBLAS 0.3.21 NO_LAPACKE ... (core: X)".
+    if (auto cut = name.find(' '); cut != std::string::npos)
+      name = name.substr(0, name.find(' ', cut + 1)) +
+             (kernel.empty() ? "" : " (core: " + kernel + ")");
   }
   return pass(fmt::format("BLAS: {} from {}", name.empty() ? "unknown" : name, path), evidence);
 }

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -151,34 +152,71 @@ CheckResult check_nvidia_xid(const SystemView& view) {
   if (!log.text)
     throw NotObservable("the kernel log: " + join(log.unreadable, " and ") +
                         " (run as root, or sudo sysctl kernel.dmesg_restrict=0)");
-  std::map<int, int> counts;
+  std::map<std::string, long long> lines_per_key;  // "<pci> <code>": lines in the log
   std::vector<std::string> last;
   for (const auto& x : parse_xids(*log.text)) {
-    ++counts[x.code];
+    ++lines_per_key[x.pci + " " + std::to_string(x.code)];
     last.push_back(fmt::format("Xid {} on {}:{}", x.code, x.pci, x.detail));
     if (last.size() > 8) last.erase(last.begin());
   }
+  // With a state file (doctor --state), lines counted on an earlier run of this boot were
+  // reported then: only the growth is judged, so one event fails the node once (the state layer
+  // keeps it failing until acknowledged). Another boot, or a log that shrank, starts from zero.
+  std::string boot = view.read_file("/proc/sys/kernel/random/boot_id").value_or("");
+  while (!boot.empty() && std::isspace(static_cast<unsigned char>(boot.back()))) boot.pop_back();
+  const Json saved = view.saved_state.value("nvidia_xid", Json::object());
+  const Json before = saved.value("boot_id", std::string()) == boot && !boot.empty()
+                          ? saved.value("counts", Json::object())
+                          : Json::object();
+  std::map<int, long long> new_per_code, old_per_code;
+  Json counts = Json::object();
+  for (const auto& [key, n] : lines_per_key) {
+    counts[key] = n;
+    const long long seen = before.value(key, 0LL);
+    const int code = std::stoi(key.substr(key.rfind(' ') + 1));
+    const long long fresh = n > seen ? n - seen : 0;
+    if (fresh > 0) new_per_code[code] += fresh;
+    if (n - fresh > 0) old_per_code[code] += n - fresh;
+  }
   std::vector<std::string> evidence{"read " + log.source};
   evidence.insert(evidence.end(), last.begin(), last.end());
-  if (counts.empty())
-    return pass("no NVIDIA Xid error in the kernel log (" + log.source + ")", evidence);
-  std::vector<std::string> summary;
-  bool hardware = false, other = false;
-  for (const auto& [code, n] : counts) {
-    summary.push_back(fmt::format("Xid {} ×{}", code, n));
-    hardware = hardware || kHardwareXids.contains(code);
-    other = other || !kProgramXids.contains(code);
+  auto summary_of = [](const std::map<int, long long>& per_code) {
+    std::vector<std::string> parts;
+    for (const auto& [code, n] : per_code) parts.push_back(fmt::format("Xid {} ×{}", code, n));
+    return join(parts, ", ");
+  };
+  if (!old_per_code.empty())
+    evidence.push_back("reported on an earlier run (state file): " + summary_of(old_per_code));
+  CheckResult r;
+  if (new_per_code.empty()) {
+    r = pass(old_per_code.empty()
+                 ? "no NVIDIA Xid error in the kernel log (" + log.source + ")"
+                 : "no new NVIDIA Xid error in the kernel log (" + log.source +
+                       ") since the last run; earlier ones: " + summary_of(old_per_code),
+             evidence);
+  } else {
+    bool hardware = false, other = false;
+    for (const auto& [code, n] : new_per_code) {
+      hardware = hardware || kHardwareXids.contains(code);
+      other = other || !kProgramXids.contains(code);
+    }
+    // The codes first: a drain reason or a node condition shows the start of the finding.
+    const std::string found =
+        fmt::format("{}: {}NVIDIA Xid errors in the kernel log ({})", summary_of(new_per_code),
+                    old_per_code.empty() ? "" : "new ", log.source);
+    const std::string fix =
+        "look the codes up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors); "
+        "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
+        "-r) or reboot, and have the GPU checked if they return";
+    if (hardware)
+      r = fail(found + ", some of which mean a hardware or memory fault", fix, evidence);
+    else if (other)
+      r = warn(found, fix, evidence);
+    else
+      r = info(found + " (programs' own faults: an illegal address, a killed context)", evidence);
   }
-  const std::string found = fmt::format("the kernel log ({}) holds NVIDIA Xid errors: {}",
-                                        log.source, join(summary, ", "));
-  const std::string fix =
-      "look the codes up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors); "
-      "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
-      "-r) or reboot, and have the GPU checked if they return";
-  if (hardware)
-    return fail(found + ", some of which mean a hardware or memory fault", fix, evidence);
-  if (other) return warn(found, fix, evidence);
-  return info(found + " (programs' own faults: an illegal address, a killed context)", evidence);
+  r.state = {{"boot_id", boot}, {"counts", std::move(counts)}};
+  return r;
 }
 
 // ---- nvswitch_fabric_manager ----

@@ -41,6 +41,9 @@ class SystemView {
   // Paths of the described system whose stat results are given, not read: fixtures cannot
   // hold character devices or their owners. They also appear in list_dir and exists.
   std::map<std::string, FileStat> stat_overrides;
+  // Per check id, the state the check kept on its last run (CheckResult::state, from doctor's
+  // state file); empty without a state file.
+  nlohmann::json saved_state = nlohmann::json::object();
   // --ci: judge as on a CI runner (persistence mode off is WARN), as the CI variable does.
   bool ci = false;
 

@@ -3,6 +3,7 @@
 // document's tables. Every string from the document goes through html_escape.
 #include "core/json_keys.h"
 #include "core/shape_text.h"
+#include "report/fleet.h"
 #include "report/html_escape.h"
 #include "report/render.h"
 #include "report/svg_charts.h"
@@ -287,6 +288,18 @@ std::string render_html(const nlohmann::json& doc) {
         "device's median beats the CPU's with non-overlapping min\xE2\x80\x93max ranges, there "
         "and at every larger size measured.</p>\n" +
         sweep_charts(*s);
+  }
+  if (auto f = doc.find(k::kFleet); f != doc.end() && f->is_object()) {
+    const nlohmann::json rules = f->value(std::string(k::kRules), nlohmann::json::object());
+    out += fmt::format(
+        "<h2>Fleet</h2>\n<p>Each dot is one GPU's figure in a group of records (GPU model, op, "
+        "dtype, shape, transfers); the line is the group's median. Per node, its worst GPU is an "
+        "outlier (red) when its modified z-score is below {} or, with fewer than {} nodes, when "
+        "it is more than {:g} % below the median.</p>\n",
+        scalar_text(rules.value(std::string(k::kZThreshold), nlohmann::json(-3.5))),
+        scalar_text(rules.value(std::string(k::kSmallFleetNodes), nlohmann::json(10))),
+        rules.value(std::string(k::kSmallFleetDrop), 0.07) * 100);
+    out += fleet_charts(*f);
   }
   if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) {
     std::string charts = throughput_charts(*r);

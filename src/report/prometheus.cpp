@@ -144,6 +144,18 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
     m.sample("gpucheck_doctor_checks", {{"status", std::string(s)}}, counts[std::string(s)]);
 }
 
+// doctor --quick's verdict: what an alert on the node's health matches (issue 19).
+void add_health(PromMetrics& m, const nlohmann::json& h) {
+  m.family("gpucheck_doctor_health",
+           "Health verdict of doctor --quick (1 for the actual one): healthy, unhealthy, unknown");
+  m.family("gpucheck_doctor_unacknowledged_events",
+           "State-file events (e.g. an Xid) not yet acknowledged with doctor --ack");
+  state_set(m, "gpucheck_doctor_health", {}, "verdict", {"healthy", "unhealthy", "unknown"},
+            str(h, k::kVerdict));
+  if (auto u = h.find(k::kUnacknowledged); u != h.end() && u->is_array())
+    m.sample("gpucheck_doctor_unacknowledged_events", {}, static_cast<double>(u->size()));
+}
+
 void add_qualify(PromMetrics& m, const nlohmann::json& q) {
   m.family("gpucheck_qualify_met", "1 when every requirement of the profile is met");
   m.family("gpucheck_qualify_requirements", "Requirements per verdict");
@@ -245,6 +257,7 @@ std::string render_prometheus(const nlohmann::json& doc) {
   if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) add_results(m, *r);
   if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object()) add_sweep(m, *s);
   if (auto c = doc.find(k::kChecks); c != doc.end() && c->is_array()) add_checks(m, *c);
+  if (auto h = doc.find(k::kHealth); h != doc.end() && h->is_object()) add_health(m, *h);
   if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) add_qualify(m, *q);
   return m.text();
 }

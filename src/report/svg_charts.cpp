@@ -223,7 +223,8 @@ std::string svg_curve_chart(const CurveChart& c) {
     const bool right_half = x > (x0 + x1) / 2;  // the label goes left of the line there
     out += fmt::format(
         "<line class=\"break-even\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/>"
-        "<text class=\"marker\" x=\"{4}\" y=\"{5}\" style=\"fill:{3}\" text-anchor=\"{7}\">{6}</text>\n",
+        "<text class=\"marker\" x=\"{4}\" y=\"{5}\" style=\"fill:{3}\" "
+        "text-anchor=\"{7}\">{6}</text>\n",
         num(x), num(y1), num(y0), series_colour(m.series), num(right_half ? x - 3 : x + 3),
         num(y1 + 12 + 12 * static_cast<double>(i)), html_escape(m.label),
         right_half ? "end" : "start");
@@ -245,6 +246,51 @@ std::string svg_curve_chart(const CurveChart& c) {
           "fill=\"{}\"><title>{}</title></circle>\n",
           html_escape(c.kind), num(x), num(ys(p.y)), series_colour(i), html_escape(p.tooltip));
     }
+  }
+  return out + "</svg>\n";
+}
+
+std::string svg_strip_chart(const StripChart& c) {
+  constexpr double kLeft = 20, kRight = 20, kTop = 40, kRow = 30;
+  const double height = kTop + kRow + 34;
+  const double x0 = kLeft, x1 = kWidth - kRight;
+  double lo = c.median.value_or(1e300), hi = c.median.value_or(-1e300);
+  for (const auto& p : c.points) {
+    lo = std::min(lo, p.value);
+    hi = std::max(hi, p.value);
+  }
+  if (c.points.empty() && !c.median) lo = 0, hi = 1;
+  // A little room either side; a group whose figures all agree still gets a visible span.
+  const double span = std::max(hi - lo, std::abs(hi) * 0.02 + 1e-300);
+  lo -= span * 0.05;
+  hi += span * 0.05;
+  auto xpos = [&](double v) { return x0 + (x1 - x0) * (v - lo) / (hi - lo); };
+  std::string out = open_svg(height, c.title, c.kind);
+  const double axis_y = kTop + kRow;
+  out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\"/>\n",
+                     num(x0), num(x1), num(axis_y));
+  for (int i = 0; i <= 4; ++i) {
+    const double v = lo + (hi - lo) * i / 4;
+    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       num(xpos(v)), num(axis_y + 14), value_label(v));
+  }
+  out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                     num((x0 + x1) / 2), num(axis_y + 30), html_escape(c.unit));
+  if (c.median)
+    out += fmt::format(
+        "<line class=\"guide\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>median "
+        "{3}</title>"
+        "</line>\n",
+        num(xpos(*c.median)), num(kTop - 6), num(axis_y), value_label(*c.median));
+  // Dots spread over five rows by their index, so equal figures stay countable.
+  for (std::size_t i = 0; i < c.points.size(); ++i) {
+    const auto& p = c.points[i];
+    const double y = kTop + 3 + static_cast<double>(i % 5) * (kRow - 6) / 4;
+    out += fmt::format(
+        "<circle class=\"mark\" data-kind=\"{}\" data-outlier=\"{}\" cx=\"{}\" cy=\"{}\" r=\"{}\" "
+        "fill=\"{}\"><title>{}</title></circle>\n",
+        html_escape(c.kind), p.highlight ? "true" : "false", num(xpos(p.value)), num(y),
+        p.highlight ? "5" : "3", p.highlight ? kPalette[1] : kPalette[0], html_escape(p.tooltip));
   }
   return out + "</svg>\n";
 }

@@ -64,6 +64,24 @@ struct CurveChart {
 // Both axes logarithmic: x in powers of two (sizes), y in decades of seconds.
 std::string svg_curve_chart(const CurveChart& chart);
 
+// One row of dots on a linear axis: a group's figures across many machines (report fleet),
+// the median as a guide line, the highlighted dots (outliers) in red.
+struct StripPoint {
+  double value = 0;
+  bool highlight = false;
+  std::string tooltip;
+};
+
+struct StripChart {
+  std::string title;
+  std::string unit;  // axis label
+  std::string kind;  // data-kind of the marks
+  std::optional<double> median;
+  std::vector<StripPoint> points;
+};
+
+std::string svg_strip_chart(const StripChart& chart);
+
 // The colour of series i (a fixed palette, so devices keep their colour across charts).
 const char* series_colour(std::size_t i);
 

@@ -1,6 +1,8 @@
 // Flattening the document into sections for the table, markdown and CSV writers.
 #include "report/view_model.h"
 
+#include "report/fleet.h"
+
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 #include "report/stress_view.h"
@@ -213,6 +215,8 @@ ViewModel make_view_model(const nlohmann::json& doc) {
     vm.tables.insert(vm.tables.begin(), stress_reasons_table(doc[k::kStress]));
     vm.tables.insert(vm.tables.begin(), stress_table(doc[k::kStress]));
   }
+  if (doc.contains(k::kFleet))
+    for (auto& t : fleet_tables(doc[k::kFleet])) vm.tables.push_back(std::move(t));
   return vm;
 }
 

@@ -2,6 +2,7 @@
 #include "stress/context.h"
 
 #include "core/errors.h"
+#include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "stress/events.h"
 #include "stress/telemetry.h"
@@ -34,6 +35,10 @@ RunContext::~RunContext() {
 
 double RunContext::now_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+bool RunContext::stopping() const {
+  return GracefulStop::stop_signal() != 0;
 }
 
 void RunContext::poll_telemetry() {

@@ -40,6 +40,11 @@ class RunContext {
   bool has_telemetry() const { return telemetry_; }
   // Seconds since the run began; the telemetry samples use the same clock.
   double now_s() const;
+  // A stop signal came (core/graceful_stop.h): tests end at their next batch end, with records
+  // of what they did, and tests not yet begun are not run.
+  bool stopping() const;
+  // The test whose time ends at end_s should end now (its time is up, or a stop came).
+  bool time_up(double end_s) const { return stopping() || now_s() >= end_s; }
   // Called at every batch end: takes the new telemetry samples, writes a status line when a
   // second passed since the last, and acts on a planted hang or death whose time came.
   void tick(const Progress& p);

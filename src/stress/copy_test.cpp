@@ -132,7 +132,7 @@ class CopyStress {
       const double t = ctx_.now_s();
       windows.add(t, per);
       ctx_.tick({"copy", meter.add(t, per) / 1e9, "GB/s", iterations_, mismatches_});
-    } while (ctx_.now_s() < end_s_);
+    } while (!ctx_.time_up(end_s_));
     finish_compare();
     end_actual_s_ = ctx_.now_s();
     windows_ = windows.finish(end_actual_s_);

@@ -379,7 +379,7 @@ class GemmStress {
       windows.add(t, flop * static_cast<double>(batch_));
       ctx_.tick({"gemm", meter.add(t, flop * static_cast<double>(batch_)) / 1e12, "TFLOP/s",
                  iteration_, found_.mismatched_results});
-    } while (ctx_.now_s() < end_s_);
+    } while (!ctx_.time_up(end_s_));
     loop_end_s_ = ctx_.now_s();
     if (checker_) {
       checker_->drain();

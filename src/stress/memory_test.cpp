@@ -207,7 +207,8 @@ class MemoryStress {
             ++len;
           const double per_pass =
               passes_ > 0 ? (ctx_.now_s() - start_s_) / static_cast<double>(passes_) : 0;
-          if (groups > 0 && ctx_.now_s() + per_pass * static_cast<double>(len) > end_s_) {
+          if (groups > 0 &&
+              (ctx_.stopping() || ctx_.now_s() + per_pass * static_cast<double>(len) > end_s_)) {
             done = true;
             break;
           }
@@ -221,7 +222,7 @@ class MemoryStress {
         const double t = ctx_.now_s();
         windows.add(t, bytes);
         ctx_.tick({"memory", meter.add(t, bytes) / 1e9, "GB/s", passes_, mismatches_});
-        if (p.write.kind == sm::PatternKind::kNone && ctx_.now_s() >= end_s_) {
+        if (p.write.kind == sm::PatternKind::kNone && ctx_.time_up(end_s_)) {
           done = true;
           break;
         }

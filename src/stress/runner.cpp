@@ -2,6 +2,7 @@
 // telemetry summary, done.
 #include "stress/runner.h"
 
+#include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "stress/events.h"
 #include "stress/tests.h"
@@ -46,6 +47,7 @@ void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> fault
       parts.emplace_back(std::nullopt, start + share);
     }
     for (const auto& [dtype, end] : parts) {
+      if (ctx.stopping()) break;  // stopped: the tests not begun send no record
       nlohmann::json r;
       if (ctx.lost()) {
         r = record_base(device, plan.tests[i]);
@@ -62,7 +64,9 @@ void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> fault
     }
   }
   emit({{event::kKey, event::kTelemetry}, {event::kPayload, ctx.finish_telemetry()}});
-  emit({{event::kKey, event::kDone}});
+  nlohmann::json done = nlohmann::json::object();
+  if (ctx.stopping()) done[event::kStoppedBy] = signal_name(GracefulStop::stop_signal());
+  emit({{event::kKey, event::kDone}, {event::kPayload, done}});
 }
 
 }  // namespace gpucheck::stress

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <thread>
 
 using gpucheck::testing::run_gpucheck;
@@ -231,4 +233,68 @@ TEST(StressCli, QualifyRejectsABadStressRequirement) {
     EXPECT_EQ(r.exit_code, 2) << body << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("bad_stress.toml:")) << body;
   }
+}
+
+namespace {
+
+// Runs stress in the background, sends it `signal` after `after_s` seconds and returns the
+// result with the exit status gpucheck ended with (the shell's $? of the stopped process).
+struct Stopped {
+  int exit_code = -1;
+  std::string out, err;
+  double wall_s = 0;
+};
+
+Stopped stress_stopped_by(const char* signal, double after_s, const std::vector<std::string>& args,
+                          const std::map<std::string, std::optional<std::string>>& env = {}) {
+  std::string cmd = "\"$0\"";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " & p=$!; sleep " + std::to_string(after_s) + "; kill -" + signal +
+         " $p; wait $p; echo \"exit=$?\" >&2";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = gpucheck::testing::run_program("sh", {"-c", cmd, GPUCHECK_BINARY}, env);
+  Stopped s;
+  s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.out = r.out;
+  s.err = r.err;
+  if (auto at = r.err.rfind("exit="); at != std::string::npos)
+    s.exit_code = std::stoi(r.err.substr(at + 5));
+  return s;
+}
+
+}  // namespace
+
+// A stop signal ends the run early with a complete document of what ran, exit 128 + signal.
+TEST(StressCli, SigtermStopsTheRunWithACompleteDocumentAndExit143) {
+  auto s = stress_stopped_by(
+      "TERM", 4,
+      quick({"stress", "--device", "cpu", "--tests", "gemm,memory", "--duration", "60s"}));
+  ASSERT_EQ(s.exit_code, 143) << s.err;
+  EXPECT_LT(s.wall_s, 25.0);  // stopped, not run for its 60 s
+  const Json doc = Json::parse(s.out);
+  EXPECT_EQ(doc["stress"]["stopped_by"], "SIGTERM");
+  EXPECT_EQ(doc["stress"]["verdict"], "stopped");
+  const Json& cpu = device_entry(doc, "cpu");
+  EXPECT_EQ(cpu["verdict"], "pass") << reasons(cpu);
+  EXPECT_EQ(cpu["stopped_by"], "SIGTERM");
+  ASSERT_EQ(cpu["records"].size(), 1u);  // the memory test had not begun
+  const Json& gemm = cpu["records"][0];
+  EXPECT_EQ(gemm["status"], "ok");
+  EXPECT_GT(gemm["iterations"].get<int>(), 2);
+  EXPECT_LT(gemm["duration_s"].get<double>(), 20.0);
+  EXPECT_GE(gemm["checking"]["full_checks"].get<int>(), 1);
+}
+
+// A fault found before the stop still fails the device: exit 1, not 130.
+TEST(StressCli, SigintAfterAFaultStillFailsTheDevice) {
+  auto s = stress_stopped_by(
+      "INT", 4, quick({"stress", "--device", "cpu", "--tests", "gemm", "--duration", "60s"}),
+      {{"GPUCHECK_TEST_STRESS_FAULT", "cpu:gemm_bit@3"}});
+  ASSERT_EQ(s.exit_code, 1) << s.err;
+  const Json doc = Json::parse(s.out);
+  EXPECT_EQ(doc["stress"]["stopped_by"], "SIGINT");
+  EXPECT_EQ(doc["stress"]["verdict"], "fail");
+  const Json& cpu = device_entry(doc, "cpu");
+  EXPECT_EQ(cpu["verdict"], "fail");
+  EXPECT_EQ(cpu["records"][0]["checking"]["mismatched_results"], 1);
 }

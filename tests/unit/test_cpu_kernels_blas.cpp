@@ -1,19 +1,25 @@
-// CPU backend primitives, part 2: OpenBLAS GEMM, im2col + GEMM convolution (against a direct
-// float64 convolution) and the multithreaded copy.
+// CPU backend primitives, part 2: GEMM through the run-time-loaded BLAS (every family installed
+// here: OpenBLAS, BLIS, OpenBLAS ILP64), im2col + GEMM convolution (against a direct float64
+// convolution) and the multithreaded copy.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/blas_library.h"
 #include "backends/cpu/cpu_conv.h"
 #include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/cpu_gemm.h"
+#include "core/environment.h"
 #include "core/workload.h"
 
 namespace gpucheck::cpu {
@@ -44,19 +50,37 @@ template <class T>
   return ::testing::AssertionSuccess();
 }
 
+// The library the search finds (what gpucheck runs), or one by soname; nullptr when absent.
+const BlasLibrary* blas_named(const std::string& name = "") {
+  static std::map<std::string, std::unique_ptr<BlasLibrary>> opened;
+  auto it = opened.find(name);
+  if (it != opened.end()) return it->second.get();
+  std::string error;
+  auto lib = name.empty() ? BlasLibrary::open(current_environment(), &error)
+                          : BlasLibrary::open_one(name, "test", &error);
+  return (opened[name] = std::move(lib)).get();
+}
+
+const BlasLibrary& test_blas() {
+  const BlasLibrary* lib = blas_named();
+  if (lib == nullptr) throw std::runtime_error("no BLAS on this machine: install libopenblas0");
+  return *lib;
+}
+
 // ---------------------------------------------------------------------------------------------
 // GEMM
 
 template <class T>
-void gemm(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, int threads) {
+void gemm(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, int threads,
+          const BlasLibrary& blas = test_blas()) {
   if constexpr (sizeof(T) == 4)
-    gemm_f32(m, n, k, a, b, c, threads);
+    gemm_f32(blas, m, n, k, a, b, c, threads);
   else
-    gemm_f64(m, n, k, a, b, c, threads);
+    gemm_f64(blas, m, n, k, a, b, c, threads);
 }
 
 template <class T>
-void expect_gemm_matches_reference(int threads) {
+void expect_gemm_matches_reference(int threads, const BlasLibrary& blas = test_blas()) {
   struct Dims {
     std::size_t m, n, k;
   };
@@ -65,7 +89,7 @@ void expect_gemm_matches_reference(int threads) {
     const auto a = normal_values<T>(d.m * d.k, 1 + d.m);
     const auto b = normal_values<T>(d.k * d.n, 2 + d.n);
     std::vector<T> c(d.m * d.n, std::numeric_limits<T>::quiet_NaN());
-    gemm<T>(d.m, d.n, d.k, a.data(), b.data(), c.data(), threads);
+    gemm<T>(d.m, d.n, d.k, a.data(), b.data(), c.data(), threads, blas);
     std::vector<double> ref(c.size(), 0.0), abs_sum(c.size(), 0.0);
     for (std::size_t i = 0; i < d.m; ++i)
       for (std::size_t j = 0; j < d.n; ++j)
@@ -93,22 +117,68 @@ TEST(CpuGemm, MultithreadedAgreesWithSingleThreaded) {
   const std::size_t m = 300, n = 257, k = 311;
   const auto a = normal_values<float>(m * k, 5), b = normal_values<float>(k * n, 6);
   std::vector<float> one(m * n), many(m * n);
-  gemm_f32(m, n, k, a.data(), b.data(), one.data(), 1);
-  gemm_f32(m, n, k, a.data(), b.data(), many.data(), 2);
+  gemm_f32(test_blas(), m, n, k, a.data(), b.data(), one.data(), 1);
+  gemm_f32(test_blas(), m, n, k, a.data(), b.data(), many.data(), 2);
   for (std::size_t i = 0; i < one.size(); ++i)
     ASSERT_NEAR(one[i], many[i], 1e-4 * (1 + std::fabs(one[i]))) << i;
 }
 
 TEST(CpuGemm, EmptyAndOversized) {
-  gemm_f32(0, 4, 4, nullptr, nullptr, nullptr, 1);  // nothing to write, nothing read
+  gemm_f32(test_blas(), 0, 4, 4, nullptr, nullptr, nullptr, 1);  // nothing written, nothing read
   const std::size_t too_big = std::size_t{1} << 40;
   float dummy = 0.0f;
-  EXPECT_THROW(gemm_f32(1, 1, too_big, &dummy, &dummy, &dummy, 1), std::invalid_argument);
-  EXPECT_THROW(gemm_f64(too_big, 1, 1, nullptr, nullptr, nullptr, 1), std::invalid_argument);
+  if (test_blas().int_bits() == 64) GTEST_SKIP() << "an ILP64 BLAS takes 2^40";
+  EXPECT_THROW(gemm_f32(test_blas(), 1, 1, too_big, &dummy, &dummy, &dummy, 1),
+               std::invalid_argument);
+  EXPECT_THROW(gemm_f64(test_blas(), too_big, 1, 1, nullptr, nullptr, nullptr, 1),
+               std::invalid_argument);
 }
 
-TEST(CpuGemm, DescribesTheLoadedBlas) {
-  EXPECT_NE(blas_description().find("OpenBLAS"), std::string::npos) << blas_description();
+// Each BLAS family installed here, through the same table: LP64 OpenBLAS, BLIS (its CBLAS layer,
+// 64-bit internal integers) and Debian's ILP64 OpenBLAS (plain names, 64-bit integers).
+TEST(CpuGemm, EveryInstalledFamilyMatchesReference) {
+  int tried = 0;
+  for (const char* name : {"libopenblas.so.0", "libblis.so.4", "libopenblas64.so.0"}) {
+    const BlasLibrary* lib = blas_named(name);
+    if (lib == nullptr) {
+      std::printf("  %s not installed here: not tested\n", name);
+      continue;
+    }
+    SCOPED_TRACE(lib->describe());
+    ++tried;
+    expect_gemm_matches_reference<float>(2, *lib);
+    expect_gemm_matches_reference<double>(1, *lib);
+  }
+  if (tried == 0) GTEST_SKIP() << "no BLAS installed";
+}
+
+TEST(CpuGemm, KnowsTheIntegerWidthOfEachFamily) {
+  if (const auto* lib = blas_named("libopenblas64.so.0")) {
+    EXPECT_EQ(lib->family(), BlasFamily::kOpenblas);
+    EXPECT_EQ(lib->int_bits(), 64) << lib->config();
+  }
+  if (const auto* lib = blas_named("libblis.so.4")) {
+    EXPECT_EQ(lib->family(), BlasFamily::kBlis);
+    EXPECT_EQ(lib->int_bits(), 32);
+    EXPECT_FALSE(lib->kernel().empty());
+    EXPECT_FALSE(lib->version().empty());
+  }
+  const BlasLibrary* lib = blas_named("libopenblas.so.0");
+  if (lib == nullptr) GTEST_SKIP() << "libopenblas.so.0 not installed";
+  EXPECT_EQ(lib->family(), BlasFamily::kOpenblas);
+  EXPECT_EQ(lib->int_bits(), 32);
+  EXPECT_FALSE(lib->kernel().empty());
+  EXPECT_NE(lib->describe().find("OpenBLAS " + lib->version()), std::string::npos)
+      << lib->describe();
+}
+
+TEST(CpuGemm, NotABlasIsRefusedWithTheMissingSymbols) {
+  std::string error;
+  EXPECT_EQ(BlasLibrary::open_one("libm.so.6", "test", &error), nullptr);
+  EXPECT_NE(error.find("cblas_sgemm"), std::string::npos) << error;
+  EXPECT_EQ(BlasLibrary::open(EnvMap{{"GPUCHECK_BLAS_LIB", "/nonexistent/libblas.so"}}, &error),
+            nullptr);
+  EXPECT_NE(error.find("/nonexistent/libblas.so"), std::string::npos) << error;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -188,7 +258,7 @@ struct ConvCase {
   std::vector<float> run_nchw(int threads, std::size_t scratch = kConvScratchBytes,
                               ConvScratch* reuse = nullptr) const {
     std::vector<float> y(ref.size(), std::numeric_limits<float>::quiet_NaN());
-    conv2d_nchw_f32(shape, x.data(), w.data(), y.data(), threads,
+    conv2d_nchw_f32(test_blas(), shape, x.data(), w.data(), y.data(), threads,
                     {.max_scratch_bytes = scratch, .scratch = reuse});
     return y;
   }
@@ -198,7 +268,7 @@ struct ConvCase {
     const auto xl = channels_last(x, shape.n, shape.c, shape.h * shape.w);
     const auto wl = channels_last(w, shape.k, shape.c, shape.r * shape.s);
     std::vector<float> yl(ref.size(), std::numeric_limits<float>::quiet_NaN());
-    conv2d_nhwc_f32(shape, xl.data(), wl.data(), yl.data(), threads,
+    conv2d_nhwc_f32(test_blas(), shape, xl.data(), wl.data(), yl.data(), threads,
                     {.max_scratch_bytes = scratch, .scratch = reuse});
     const std::uint64_t pixels = shape.p() * shape.q();
     std::vector<float> y(yl.size());
@@ -290,9 +360,9 @@ TEST(CpuConv, MultithreadedAgreesWithSingleThreaded) {
 TEST(CpuConv, RejectsBadShapes) {
   float dummy = 0.0f;
   auto bad = [&](ConvShape s) {
-    EXPECT_THROW(conv2d_nchw_f32(s, &dummy, &dummy, &dummy, 1), std::invalid_argument)
+    EXPECT_THROW(conv2d_nchw_f32(test_blas(), s, &dummy, &dummy, &dummy, 1), std::invalid_argument)
         << describe(s);
-    EXPECT_THROW(conv2d_nhwc_f32(s, &dummy, &dummy, &dummy, 1), std::invalid_argument)
+    EXPECT_THROW(conv2d_nhwc_f32(test_blas(), s, &dummy, &dummy, &dummy, 1), std::invalid_argument)
         << describe(s);
   };
   bad({0, 1, 4, 4, 1, 3, 3, 1, 1});

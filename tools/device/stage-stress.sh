@@ -1,8 +1,7 @@
 #!/bin/bash
 # Stages what tools/device/stress.sh needs on the GPU machine, in the git-ignored .devrun/stress/:
-# a stripped install tree of gpucheck built for sm_90 (install/bin/gpucheck), peers.py, and
-# (until the portable binary of issue 14 lands) the Debian libraries the binary needs, bundled
-# by device-bundle.sh into devlibs/ (stress.sh sources its env.sh). Well under 64 MiB.
+# a stripped install tree of gpucheck built for sm_90 (install/bin/gpucheck) and peers.py. Issue
+# 14's portable binary needs no bundle of Debian libraries (needed.txt lists what it loads).
 #
 #   tools/device/stage-stress.sh          # BUILD_DIR=build by default (-DGPUCHECK_CUDA_ARCHS=90)
 # then, on the GPU machine, carrying .devrun/stress:
@@ -29,7 +28,7 @@ rm -rf "$out"
 mkdir -p "$out"
 cmake --install "$build" --prefix "$out/install" --strip >/dev/null
 cp "$shared/tools/peers.py" "$out/peers.py"
-bash "$shared/tools/device-bundle.sh" "$out/devlibs" >/dev/null
+readelf -d "$out/install/bin/gpucheck" | grep NEEDED >"$out/needed.txt"
 "$out/install/bin/gpucheck" --version
 du -sh "$out"
 size=$(du -sm "$out" | cut -f1)

@@ -1,7 +1,8 @@
 #!/bin/bash
-# `gpucheck stress` against its targets on the GPU machine, in one call of about 6–8 minutes
-# (issue 18; docs/PERFORMANCE.md). Stage first, here: tools/device/stage-stress.sh; carry
-# .devrun/stress. Steps, each logged with its command, exit code and the tail of its stderr:
+# `gpucheck stress` against its targets on the GPU machine, in one call of about 5 minutes (one
+# GPU) to 7 minutes (two; HALF is then 20 s instead of 30) (issue 18; docs/PERFORMANCE.md).
+# Stage first, here: tools/device/stage-stress.sh; carry .devrun/stress. Steps, each logged
+# with its command, exit code and the tail of its stderr:
 #   1. peers.py --ops sustained: torch's bf16 8192 GEMM loop for DUR s (default 60; warms the GPU)
 #   2. stress --tests gemm --dtype bf16 on cuda0 for DUR s      → sustained vs torch (≥ 0.97)
 #   3. the same for HALF s with --no-check, then HALF s checked  → checks' cost (≤ 3 %)
@@ -21,7 +22,6 @@ stage=.devrun/stress
 out=${OUT:-$root/stress-out}
 mkdir -p "$out"
 DUR=${DUR:-60}
-HALF=${HALF:-30}
 log=$out/log.txt
 runs=$out/runs.jsonl
 : >"$log"
@@ -35,6 +35,8 @@ peers=${PEERS:-$stage/peers.py}
 [ -f "$peers" ] || { say "no $peers: run tools/device/stage-stress.sh"; exit 2; }
 command -v nvidia-smi >/dev/null || { say "no nvidia-smi: not a GPU machine"; exit 2; }
 gpus=$(nvidia-smi -L | grep -c '^GPU ')
+# Two GPUs add two DUR-long steps: the shorter steps shrink so the call stays under 8 minutes.
+if [ "$gpus" -ge 2 ]; then HALF=${HALF:-20}; else HALF=${HALF:-30}; fi
 say "$("$gpucheck" --version 2>&1 | head -1); $gpus GPU(s); DUR=$DUR HALF=$HALF"
 "$gpucheck" --version >>"$log" 2>&1 || { say "gpucheck does not run (missing library?):"; ldd "$gpucheck" | grep 'not found' | tee -a "$log"; exit 2; }
 { echo "== nvidia-smi before"; nvidia-smi; nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE,ECC,ROW_REMAPPER; } >>"$log" 2>&1
@@ -45,7 +47,8 @@ run() {
   local doc=$out/.doc.json err=$out/.err.txt
   say "step $step: gpucheck $*"
   local t0=$SECONDS
-  "$gpucheck" "$@" --json -o "$doc" 2>"$err"
+  # A run that overstays its time is stopped with SIGINT: stress then still writes what ran.
+  timeout -s INT -k 30 "$((DUR + 120))" "$gpucheck" "$@" --json -o "$doc" 2>"$err"
   local rc=$?
   say "step $step: exit $rc after $((SECONDS - t0)) s"
   tail -n 40 "$err" >>"$log"

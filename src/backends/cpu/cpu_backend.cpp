@@ -1,15 +1,13 @@
-// The CPU backend's probe: one device, the kernels' ISA path and the BLAS this process loaded.
+// The CPU backend's probe: one device, the kernels' ISA path, and the BLAS the search finds with
+// the kernel it chooses.
 #include "backends/cpu/cpu_backend.h"
 
+#include "backends/cpu/cpu_blas.h"
 #include "backends/cpu/cpu_device.h"
-#include "backends/cpu/cpu_gemm.h"
 #include "backends/cpu/cpu_isa.h"
+#include "core/environment.h"
 #include "core/json_keys.h"
-#include "core/sanitize.h"
 #include "probe/cpu_info.h"
-
-#include <cblas.h>
-#include <dlfcn.h>
 
 #include <thread>
 
@@ -19,25 +17,20 @@ namespace {
 
 namespace k = keys;
 
-// Which BLAS library really serves cblas_sgemm in this process, and what it says of itself.
-nlohmann::json blas_facts() {
-  nlohmann::json blas = {{"description", sanitize(cpu::blas_description())}};
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cblas_sgemm), &info) != 0 && info.dli_fname)
-    blas[k::kPath] = sanitize(info.dli_fname);
-  return blas;
-}
-
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
 
   nlohmann::json probe() override {
     auto facts = probe::read_cpu_facts("/");
+    // The library the search finds and the kernel it chooses by itself (nothing is selected
+    // here: the probe reports what programs on this machine get).
+    const auto blas = cpu::load_cpu_blas(
+        current_environment(), cpu::blas_isa_from_cpu_json(probe::to_json(facts)), "", false);
     nlohmann::json props = {
         {"threads", facts.threads.value_or(static_cast<int>(std::thread::hardware_concurrency()))},
         {"exp_isa_path", cpu::to_string(cpu::best_isa_path())},
-        {"blas", blas_facts()}};
+        {k::kBlas, blas.facts()}};
     nlohmann::json device = {{k::kDevice, "cpu"},
                              {k::kStableId, "cpu"},
                              {k::kDeviceName, facts.model.value_or("unknown CPU")},

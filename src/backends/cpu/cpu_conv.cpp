@@ -2,10 +2,8 @@
 // W[K×CRS] · col[CRS×cols] for a block of one image's pixels, written in place with leading
 // dimension PQ. NHWC: Y[rows×K] = col[rows×RSC] · Wᵀ for a block of the batch's pixels. The blocks
 // are the units of work: spread over the pool with single-threaded GEMMs when there are enough of
-// them, otherwise one after another with OpenBLAS's threads.
+// them, otherwise one after another with the BLAS's threads.
 #include "backends/cpu/cpu_conv.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -34,7 +32,8 @@ struct Dims {
 };
 
 Dims check_shape(const ConvShape& sh) {
-  constexpr std::uint64_t kMaxDim = std::numeric_limits<blasint>::max();
+  // LP64's int bounds every GEMM dimension, whichever integer width the library has.
+  constexpr std::uint64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
   auto fail = [](const std::string& why) { throw std::invalid_argument("conv2d: " + why); };
   if (sh.n == 0 || sh.c == 0 || sh.h == 0 || sh.w == 0 || sh.k == 0 || sh.r == 0 || sh.s == 0)
     fail("every dimension must be at least 1");
@@ -144,8 +143,11 @@ void im2col_nhwc(const Dims& d, const float* x, std::int64_t r0, std::int64_t r1
   });
 }
 
-blasint bi(std::int64_t v) {
-  return static_cast<blasint>(v);
+// Y = A · op(B) with the leading dimensions given: the one GEMM form the convolutions use.
+void sgemm(const BlasLibrary& blas, bool transpose_b, std::int64_t m, std::int64_t n,
+           std::int64_t k, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+           float* c, std::int64_t ldc) {
+  blas.sgemm({m, n, k, transpose_b, lda, ldb, ldc}, a, b, c);
 }
 
 // Hands out `buffers` slices of one scratch area, one per participant of a parallel region: at
@@ -175,14 +177,14 @@ class SliceLender {
 // parallel, the units are spread over the pool and each GEMM runs single-threaded on its
 // participant: OpenBLAS splits the thin GEMMs of a convolution poorly, and its threads, which
 // spin for a while after each call, would otherwise compete with the pool's for the cores.
-// Otherwise they run one after another with all threads inside each (OpenBLAS's and the pool's).
+// Otherwise they run one after another with all threads inside each (the BLAS's and the pool's).
 template <class Unit>
-void run_units(std::int64_t units, std::size_t unit_floats, int threads, bool parallel,
-               ConvScratch* given, Unit&& unit) {
+void run_units(const BlasLibrary& blas, std::int64_t units, std::size_t unit_floats, int threads,
+               bool parallel, ConvScratch* given, Unit&& unit) {
   ConvScratch local;
   ConvScratch& scratch = given ? *given : local;
   if (parallel) {
-    openblas_set_num_threads(1);
+    blas.set_threads(1);
     float* base = scratch.reserve(unit_floats * static_cast<std::size_t>(threads));
     SliceLender slices(threads);
     parallel_for(static_cast<std::size_t>(units), threads, [&](std::size_t b, std::size_t e) {
@@ -197,7 +199,7 @@ void run_units(std::int64_t units, std::size_t unit_floats, int threads, bool pa
       slices.release(i);
     });
   } else {
-    openblas_set_num_threads(threads);
+    blas.set_threads(threads);
     float* buffer = scratch.reserve(unit_floats);
     for (std::int64_t u = 0; u < units; ++u) unit(u, buffer, threads);
   }
@@ -268,55 +270,52 @@ float* ConvScratch::reserve(std::size_t floats) {
   return data_.get();
 }
 
-void conv2d_nchw_f32(const ConvShape& shape, const float* x, const float* w, float* y, int threads,
-                     const ConvOptions& options) {
+void conv2d_nchw_f32(const BlasLibrary& blas, const ConvShape& shape, const float* x,
+                     const float* w, float* y, int threads, const ConvOptions& options) {
   const Dims d = check_shape(shape);
   const int t = resolve_threads(threads);
   const std::int64_t image_in = d.c * d.h * d.w, image_out = d.k * d.pq();
   if (d.pointwise()) {  // Y_n = W[K×C] · X_n[C×HW], one image a unit
-    run_units(d.n, 0, t, t > 1 && d.n >= 2 * t, nullptr, [&](std::int64_t n, float*, int) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bi(d.k), bi(d.pq()), bi(d.c), 1.0f, w,
-                  bi(d.c), x + n * image_in, bi(d.pq()), 0.0f, y + n * image_out, bi(d.pq()));
+    run_units(blas, d.n, 0, t, t > 1 && d.n >= 2 * t, nullptr, [&](std::int64_t n, float*, int) {
+      sgemm(blas, false, d.k, d.pq(), d.c, w, d.c, x + n * image_in, d.pq(), y + n * image_out,
+            d.pq());
     });
     return;
   }
   const Plan plan = plan_nchw(d, t, options.max_scratch_bytes);
   const std::int64_t blocks = ceil_div(d.pq(), plan.block);
-  run_units(plan.units, static_cast<std::size_t>(d.crs() * plan.block), t, plan.parallel,
+  run_units(blas, plan.units, static_cast<std::size_t>(d.crs() * plan.block), t, plan.parallel,
             options.scratch, [&](std::int64_t u, float* col, int inner) {
               const std::int64_t n = u / blocks, j0 = u % blocks * plan.block;
               const std::int64_t j1 = std::min(d.pq(), j0 + plan.block);
               im2col_nchw(d, x + n * image_in, j0, j1, col, inner);
               // Y_n[:, j0:j1] = W · col, written in place with Y's leading dimension PQ.
-              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bi(d.k), bi(j1 - j0),
-                          bi(d.crs()), 1.0f, w, bi(d.crs()), col, bi(j1 - j0), 0.0f,
-                          y + n * image_out + j0, bi(d.pq()));
+              sgemm(blas, false, d.k, j1 - j0, d.crs(), w, d.crs(), col, j1 - j0,
+                    y + n * image_out + j0, d.pq());
             });
 }
 
-void conv2d_nhwc_f32(const ConvShape& shape, const float* x, const float* w, float* y, int threads,
-                     const ConvOptions& options) {
+void conv2d_nhwc_f32(const BlasLibrary& blas, const ConvShape& shape, const float* x,
+                     const float* w, float* y, int threads, const ConvOptions& options) {
   const Dims d = check_shape(shape);
   const int t = resolve_threads(threads);
   const std::int64_t rows = d.n * d.pq();
   if (d.pointwise()) {  // Y[NHW×K] = X[NHW×C] · Wᵀ, in row blocks
     const std::int64_t block = std::max<std::int64_t>(1, ceil_div(rows, 4 * std::int64_t{t}));
     const std::int64_t units = ceil_div(rows, block);
-    run_units(units, 0, t, t > 1 && units >= 2 * t, nullptr, [&](std::int64_t u, float*, int) {
-      const std::int64_t r0 = u * block, r1 = std::min(rows, r0 + block);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(r1 - r0), bi(d.k), bi(d.c), 1.0f,
-                  x + r0 * d.c, bi(d.c), w, bi(d.c), 0.0f, y + r0 * d.k, bi(d.k));
-    });
+    run_units(blas, units, 0, t, t > 1 && units >= 2 * t, nullptr,
+              [&](std::int64_t u, float*, int) {
+                const std::int64_t r0 = u * block, r1 = std::min(rows, r0 + block);
+                sgemm(blas, true, r1 - r0, d.k, d.c, x + r0 * d.c, d.c, w, d.c, y + r0 * d.k, d.k);
+              });
     return;
   }
   const Plan plan = plan_nhwc(d, t, options.max_scratch_bytes);
-  run_units(plan.units, static_cast<std::size_t>(d.crs() * plan.block), t, plan.parallel,
+  run_units(blas, plan.units, static_cast<std::size_t>(d.crs() * plan.block), t, plan.parallel,
             options.scratch, [&](std::int64_t u, float* col, int inner) {
               const std::int64_t r0 = u * plan.block, r1 = std::min(rows, r0 + plan.block);
               im2col_nhwc(d, x, r0, r1, col, inner);
-              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(r1 - r0), bi(d.k),
-                          bi(d.crs()), 1.0f, col, bi(d.crs()), w, bi(d.crs()), 0.0f, y + r0 * d.k,
-                          bi(d.k));
+              sgemm(blas, true, r1 - r0, d.k, d.crs(), col, d.crs(), w, d.crs(), y + r0 * d.k, d.k);
             });
 }
 

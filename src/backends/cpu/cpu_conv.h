@@ -1,10 +1,11 @@
 // 2-D convolution on host arrays (cross-correlation as PyTorch's conv2d: no kernel flip), zero
-// padding, one stride for both axes; im2col into a bounded scratch buffer, then OpenBLAS sgemm.
+// padding, one stride for both axes; im2col into a bounded scratch buffer, then the BLAS's sgemm.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 
+#include "backends/cpu/blas_library.h"
 #include "core/workload.h"
 
 namespace gpucheck::cpu {
@@ -39,16 +40,16 @@ struct ConvOptions {
 // threads <= 0 means all hardware threads. Throws std::invalid_argument for a shape with a zero
 // dimension or stride, a filter larger than the padded input, or a dimension beyond BLAS's int.
 // shape.layout is not consulted: the function name says the layout. With at least two units of
-// work (image blocks) a thread, the units run in parallel with single-threaded OpenBLAS calls;
-// otherwise one by one with OpenBLAS threads. Sets OpenBLAS's process-wide thread count, so calls
+// work (image blocks) a thread, the units run in parallel with single-threaded BLAS calls;
+// otherwise one by one with the BLAS's threads. Sets the BLAS's process-wide thread count, so calls
 // must not run concurrently with other BLAS use.
-void conv2d_nchw_f32(const ConvShape& shape, const float* x, const float* w, float* y,
-                     int threads, const ConvOptions& options = {});
+void conv2d_nchw_f32(const BlasLibrary& blas, const ConvShape& shape, const float* x,
+                     const float* w, float* y, int threads, const ConvOptions& options = {});
 
 // The same in channels-last layout, as cuDNN's NHWC and PyTorch's channels_last store it:
 // x is N×H×W×C, w K×R×S×C, y N×P×Q×K.
-void conv2d_nhwc_f32(const ConvShape& shape, const float* x, const float* w, float* y,
-                     int threads, const ConvOptions& options = {});
+void conv2d_nhwc_f32(const BlasLibrary& blas, const ConvShape& shape, const float* x,
+                     const float* w, float* y, int threads, const ConvOptions& options = {});
 
 // Bytes of im2col scratch a call with this shape and thread count uses: at most
 // max_scratch_bytes, unless one output pixel's column a thread needs more; 0 when no im2col is

@@ -1,12 +1,14 @@
 // CPU primitives behind the Device interface; every call is synchronous.
 #include "backends/cpu/cpu_device.h"
 
+#include "backends/cpu/cpu_blas.h"
 #include "backends/cpu/cpu_conv.h"
 #include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/cpu_exp.h"
 #include "backends/cpu/cpu_gemm.h"
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/cpu_stress.h"
+#include "core/environment.h"
 #include "core/errors.h"
 #include "probe/cpu_info.h"
 #include "probe/memory_info.h"
@@ -55,7 +57,9 @@ class CpuDevice final : public Device {
  public:
   explicit CpuDevice(const DeviceOptions& options)
       : threads_(options.threads > 0 ? options.threads
-                                     : static_cast<int>(std::thread::hardware_concurrency())) {
+                                     : static_cast<int>(std::thread::hardware_concurrency())),
+        blas_(cpu::load_cpu_blas(current_environment(), cpu::running_cpu_isa(),
+                                 options.blas_library_kernel, options.blas_dynamic_arch)) {
     auto facts = probe::read_cpu_facts("/");
     identity_ = {"cpu", "cpu", facts.model.value_or("unknown CPU"), "", ""};
   }
@@ -73,13 +77,18 @@ class CpuDevice final : public Device {
     (void)layout;
     switch (op) {
       case Op::kExp:
-      case Op::kGemm:
       case Op::kSeedloop:
         if (dtype == DType::kF32 || dtype == DType::kF64) return std::nullopt;
         return fmt::format("the CPU backend runs {} in f32 and f64 only", gpucheck::to_string(op));
+      case Op::kGemm:
+        if (dtype != DType::kF32 && dtype != DType::kF64)
+          return std::string("the CPU backend runs gemm in f32 and f64 only");
+        if (!blas_.library) return cpu::no_blas_reason(blas_.error);
+        return std::nullopt;
       case Op::kConv:
-        if (dtype == DType::kF32) return std::nullopt;
-        return std::string("the CPU backend runs conv in f32 only");
+        if (dtype != DType::kF32) return std::string("the CPU backend runs conv in f32 only");
+        if (!blas_.library) return cpu::no_blas_reason(blas_.error);
+        return std::nullopt;
       case Op::kCopy:
         return std::nullopt;
       case Op::kLatency:
@@ -91,9 +100,9 @@ class CpuDevice final : public Device {
   std::string impl(Op op) const override {
     switch (op) {
       case Op::kGemm:
-        return "openblas";
+        return blas_name();
       case Op::kConv:
-        return "im2col+openblas";
+        return "im2col+" + blas_name();
       case Op::kCopy:
         return "memcpy";
       default:
@@ -130,10 +139,10 @@ class CpuDevice final : public Device {
   void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
     if (dtype == DType::kF64)
-      cpu::gemm_f64(s.m, s.n, s.k, static_cast<const double*>(ptr(a)),
+      cpu::gemm_f64(blas(), s.m, s.n, s.k, static_cast<const double*>(ptr(a)),
                     static_cast<const double*>(ptr(b)), static_cast<double*>(ptr(c)), threads_);
     else
-      cpu::gemm_f32(s.m, s.n, s.k, static_cast<const float*>(ptr(a)),
+      cpu::gemm_f32(blas(), s.m, s.n, s.k, static_cast<const float*>(ptr(a)),
                     static_cast<const float*>(ptr(b)), static_cast<float*>(ptr(c)), threads_);
   }
   void conv2d(DType, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
@@ -142,9 +151,9 @@ class CpuDevice final : public Device {
     auto* in = static_cast<const float*>(ptr(x));
     auto* wt = static_cast<const float*>(ptr(w));
     if (s.layout == Layout::kNhwc)
-      cpu::conv2d_nhwc_f32(s, in, wt, out, threads_);
+      cpu::conv2d_nhwc_f32(blas(), s, in, wt, out, threads_);
     else
-      cpu::conv2d_nchw_f32(s, in, wt, out, threads_);
+      cpu::conv2d_nchw_f32(blas(), s, in, wt, out, threads_);
   }
   void launch_empty() override {
     throw std::logic_error("launch_empty on the CPU: the engine must not ask for it");
@@ -158,7 +167,7 @@ class CpuDevice final : public Device {
   nlohmann::json context() const override {
     return {{"threads", threads_},
             {"isa_path", cpu::to_string(cpu::best_isa_path())},
-            {"blas", cpu::blas_description()}};
+            {"blas", blas_.facts()}};
   }
 
   // ---- Stress primitives (issue 18) ----
@@ -198,7 +207,18 @@ class CpuDevice final : public Device {
   }
 
  private:
+  // "openblas", "blis", "mkl"; "blas" when none loaded (the records are unsupported then).
+  std::string blas_name() const {
+    return blas_.library ? std::string(cpu::to_string(blas_.library->family())) : "blas";
+  }
+  // Only reached for supported cells: the engine asks unsupported_reason first.
+  const cpu::BlasLibrary& blas() const {
+    if (!blas_.library) throw std::logic_error("CPU GEMM without a BLAS: the engine must not ask");
+    return *blas_.library;
+  }
+
   int threads_;
+  cpu::CpuBlas blas_;
   DeviceIdentity identity_;
 };
 

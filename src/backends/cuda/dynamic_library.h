@@ -1,8 +1,9 @@
-// Opening an optional CUDA library (cuBLAS, cuBLASLt, cuDNN) along the search order, and
-// resolving typed entry points from it.
+// Opening an optional CUDA library (cuBLAS, cuBLASLt, cuDNN) along the search order; the dlopen
+// itself and the typed entry points are core/dynamic_library.h's.
 #pragma once
 
 #include "backends/cuda/library_search.h"
+#include "core/dynamic_library.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,14 +12,9 @@
 
 namespace gpucheck::cuda {
 
-struct LoadedLibrary {
-  void* handle = nullptr;  // opened RTLD_NODELETE: stays mapped until the process ends
-  std::string path;        // link-map path
-  std::string real_path;
-  std::string source;  // which search step found it
-  std::string error;   // why nothing loaded (dlerror texts, wrong majors found)
+// What the search opened, with every copy it found on the way.
+struct LoadedLibrary : OpenedLibrary {
   std::vector<FoundCopy> copies;
-  bool ok() const { return handle != nullptr; }
 };
 
 // Tries the explicit path alone when given; else LD_LIBRARY_PATH's copies, then the bare soname
@@ -29,25 +25,7 @@ LoadedLibrary load_library(const LibrarySpec& spec, const SearchRoots& roots);
 // has (RTLD_NOLOAD), e.g. cuBLASLt beside cuBLAS.
 LoadedLibrary load_beside(const LibrarySpec& spec, const LoadedLibrary& sibling);
 
-// Looks up `symbol`; appends its name to *missing when absent.
-template <typename Fn>
-bool resolve_symbol(void* handle, const char* symbol, Fn* out, std::string* missing);
-
 // {"path", "real_path", "source", "version", "other_copies": [{path, version, usable}]}.
 nlohmann::json library_json(const LoadedLibrary& lib, const std::string& version);
-
-void* dlsym_checked(void* handle, const char* symbol);
-
-template <typename Fn>
-bool resolve_symbol(void* handle, const char* symbol, Fn* out, std::string* missing) {
-  void* p = dlsym_checked(handle, symbol);
-  if (p == nullptr) {
-    if (!missing->empty()) *missing += ", ";
-    *missing += symbol;
-    return false;
-  }
-  *out = reinterpret_cast<Fn>(p);
-  return true;
-}
 
 }  // namespace gpucheck::cuda

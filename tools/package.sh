@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The release build and its packages, in one command (issue 14):
+#   bash tools/package.sh            # -> dist/gpucheck_<version>_<arch>.deb and dist/gpucheck-<version>-Linux.tar.gz
+# Builds into $BUILD_DIR (default build-release): Release, the CUDA backend for every architecture
+# the toolkit supports (GPUCHECK_CUDA_ARCHS=all; GPUCHECK_WITH_CUDA=AUTO builds without CUDA where
+# no toolkit is found), libstdc++/libgcc static; then checks the binary's load-time needs
+# (tests/cli/test_binary_deps.cpp: readelf NEEDED allow-list, glibc <= 2.34) and runs cpack.
+# As root it installs the build dependencies first (tools/setup-debian.sh); JOBS sets -j.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+[ "$(id -u)" = 0 ] && bash tools/setup-debian.sh
+build=${BUILD_DIR:-build-release}
+dist=${DIST_DIR:-$root/dist}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGPUCHECK_WITH_CUDA="${GPUCHECK_WITH_CUDA:-AUTO}" -DGPUCHECK_WITH_OPENCL="${GPUCHECK_WITH_OPENCL:-AUTO}" \
+  -DGPUCHECK_CUDA_ARCHS=all -DGPUCHECK_BUILD_TESTS=ON
+cmake --build "$build" -j "${JOBS:-$(nproc)}" --target gpucheck gpucheck_man gpucheck_completion cli_tests
+# The packaged binary is the stripped one: check that one.
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+cmake --install "$build" --prefix "$stage" --strip >/dev/null
+GPUCHECK_TEST_BINARY="$stage/bin/gpucheck" "$build/tests/cli_tests" --gtest_filter='BinaryDeps.*'
+mkdir -p "$dist"
+(cd "$build" && cpack -B "$dist" >/dev/null)
+rm -rf "$dist/_CPack_Packages"
+echo "packages in $dist:"
+ls -l "$dist"/gpucheck*
