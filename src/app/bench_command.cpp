@@ -2,6 +2,7 @@
 // speedups over the CPU. Each device runs in its own child, one device after another.
 #include "app/backend_probes.h"
 #include "app/bench_devices.h"
+#include "app/bench_multi.h"
 #include "app/bench_run.h"
 #include "app/cli_common.h"
 #include "bench/cell.h"
@@ -30,10 +31,13 @@ namespace {
 struct BenchOptions {
   OutputOptions out;
   LibraryOptions libraries;
+  TuningOptions tuning;
   std::string devices = "all";
   std::string ops, dtypes, layouts;
   std::string size = "small";
   std::string exp, gemm, conv, copy;
+  std::string allreduce;  // --allreduce: bytes per GPU of the all-reduce sizes
+  bool serial = false;    // --serial: one device after another, never at the same time
   std::optional<int> reps;
   double min_time_s = 0.5, max_time_s = 20;
   int warmup = 2;
@@ -77,7 +81,7 @@ std::vector<DType> default_dtypes(Op op) {
 std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes, bool host_device) {
   bool ops_named = !o.ops.empty();
   auto ops = ops_named ? parse_names<Op>(o.ops, "--ops", op_from_string,
-                                         "exp, gemm, conv, copy, latency, seedloop")
+                                         "exp, gemm, conv, copy, latency, seedloop, p2p, allreduce")
                        : std::vector<Op>{Op::kExp, Op::kGemm, Op::kConv, Op::kCopy, Op::kLatency};
   bool dtypes_named = !o.dtypes.empty();
   std::vector<DType> named_dtypes;
@@ -131,13 +135,19 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
         }
         break;
       case Op::kLatency:
-        for (auto mode : {bench::LatencyMode::kAsync, bench::LatencyMode::kRoundTrip})
-          add(DType::kF32, bench::LatencyShape{mode}, false);
+        for (auto mode : {bench::LatencyMode::kAsync, bench::LatencyMode::kRoundTrip}) {
+          bench::LatencyShape shape;
+          shape.mode = mode;
+          add(DType::kF32, shape, false);
+        }
         break;
       case Op::kSeedloop:
         add(DType::kF32, bench::SeedloopShape{}, false);
         if (!host_device) add(DType::kF32, bench::SeedloopShape{230400, 1000, true}, false);
         break;
+      case Op::kP2p:
+      case Op::kAllreduce:
+        break;  // between devices: the group plan (app/bench_multi.cpp)
     }
   }
   return cells;
@@ -156,7 +166,14 @@ bench::SizeSet size_set(const BenchOptions& o) {
   if (!o.exp.empty()) s.exp = bench::parse_exp_sizes(o.exp, "--exp");
   if (!o.gemm.empty()) s.gemm = bench::parse_gemm_shapes(o.gemm, "--gemm");
   if (!o.conv.empty()) s.conv = bench::parse_conv_shapes(o.conv, "--conv");
-  if (!o.copy.empty()) s.copy = bench::parse_byte_sizes(o.copy, "--copy");
+  if (!o.copy.empty()) s.copy = s.p2p = bench::parse_byte_sizes(o.copy, "--copy");
+  if (!o.allreduce.empty()) s.allreduce = bench::parse_byte_sizes(o.allreduce, "--allreduce");
+  for (auto b : s.allreduce)
+    if (b % 4 != 0)
+      throw UsageError(fmt::format(
+          "--allreduce: {} bytes is not a whole number of f32 elements (a multiple of 4)", b));
+  if (s.p2p.empty()) s.p2p = {std::uint64_t{256} << 20};
+  if (s.allreduce.empty()) s.allreduce = {std::uint64_t{1} << 20, std::uint64_t{1} << 30};
   return s;
 }
 
@@ -192,6 +209,7 @@ ExitCode run_bench(const BenchOptions& given) {
   apply_library_options(o.libraries);
   bench::RepPolicy policy{o.warmup, o.reps, o.min_time_s, o.max_time_s};
   bench::validate(policy);
+  const bench::TuningPlan tuning = tuning_plan(o.tuning);
   bench::SizeSet sizes = size_set(o);
   const int threads = clamp_cpu_threads(o.threads, "--threads");
   auto names = split_list(o.devices);
@@ -205,19 +223,40 @@ ExitCode run_bench(const BenchOptions& given) {
     backends = probe_backends(env, limits);
   }
   DeviceResolution res = resolve_devices(names, backends);
+  // Ops between devices (p2p, allreduce) run in one group child; the others in one per device.
+  GroupRequest group_request;
+  bool any_single_op = o.ops.empty();
+  for (const auto& name : split_list(o.ops)) {
+    auto op = op_from_string(name);
+    group_request.p2p = group_request.p2p || op == Op::kP2p;
+    group_request.allreduce = group_request.allreduce || op == Op::kAllreduce;
+    any_single_op = any_single_op || (op && !is_group_op(*op));
+  }
+  group_request.refuse_other_backends = std::find(names.begin(), names.end(), "all") == names.end();
+  group_request.p2p_bytes = sizes.p2p;
+  group_request.allreduce_bytes = sizes.allreduce;
+  group_request.p2p_explicit_size = !o.copy.empty();
+  group_request.allreduce_explicit_size = !o.allreduce.empty();
+  const std::vector<BenchTarget> selected = res.targets;  // as named, before the baseline
   bool any_accelerator = false;
   for (const auto& t : res.targets) any_accelerator = any_accelerator || t.backend != "cpu";
-  if (any_accelerator && !o.no_baseline &&
+  if (any_accelerator && any_single_op && !o.no_baseline &&
       std::none_of(res.targets.begin(), res.targets.end(),
                    [](const auto& t) { return t.device == "cpu"; }))
     res.targets.insert(res.targets.begin(), BenchTarget{"cpu", "cpu"});
   // Plans are made before anything runs, so a bad flag value fails fast with exit 2.
   std::vector<bench::BenchPlan> plans;
+  std::vector<BenchTarget> targets;
   for (const auto& t : res.targets) {
     bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
-                          policy,   o.seed,    threads};
+                          policy,   o.seed,    threads,
+                          {},       tuning};
+    if (plan.cells.empty()) continue;  // only ops between devices were asked for
     plans.push_back(std::move(plan));
+    targets.push_back(t);
   }
+  GroupPlanning group =
+      selected.empty() ? GroupPlanning{} : plan_group(group_request, selected, policy, o.seed);
 
   nlohmann::json doc = make_document("bench", o.argv, env);
   doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
@@ -230,14 +269,38 @@ ExitCode run_bench(const BenchOptions& given) {
   ExitCode code = res.missing.empty() ? ExitCode::kOk : ExitCode::kDeviceMissing;
   Progress progress(::isatty(STDERR_FILENO) != 0 && !o.out.quiet);
   nlohmann::json results = nlohmann::json::array();
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    DeviceRun run = run_device(res.targets[i], plans[i], progress);
+  auto collect = [&](const BenchTarget& target, DeviceRun& run, const nlohmann::json& beside) {
     if (run.child_died_silently) {
       code = worse_exit(code, ExitCode::kDeviceMissing);
-      errors.push_back(
-          fmt::format("{}: the benchmark child wrote no record", res.targets[i].device));
+      errors.push_back(fmt::format("{}: the benchmark child wrote no record", target.device));
     }
-    for (auto& r : run.records) results.push_back(std::move(r));
+    for (auto& r : run.records) {
+      if (!beside.empty()) r[k::kConcurrentWith] = beside;
+      results.push_back(std::move(r));
+    }
+  };
+  // Distinct physical GPUs at the same time; the CPU and a GPU's second face (OpenCL) alone.
+  for (const auto& wave : concurrency_waves(targets, backends, o.serial)) {
+    std::vector<BenchTarget> wave_targets;
+    std::vector<bench::BenchPlan> wave_plans;
+    for (auto i : wave) {
+      wave_targets.push_back(targets[i]);
+      wave_plans.push_back(plans[i]);
+    }
+    auto runs = run_devices(wave_targets, wave_plans, progress);
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      nlohmann::json beside = nlohmann::json::array();
+      for (std::size_t other = 0; other < wave_targets.size(); ++other)
+        if (other != j) beside.push_back(wave_targets[other].device);
+      collect(wave_targets[j], runs[j], beside);
+    }
+  }
+  // The work between devices last, alone: it uses every GPU of the group.
+  for (auto& r : group.refused) results.push_back(std::move(r));
+  if (group.plan) {
+    BenchTarget group_target{group.plan->device, "cuda"};
+    DeviceRun run = run_device(group_target, *group.plan, progress);
+    collect(group_target, run, nlohmann::json::array());
   }
   progress.clear();
   report::add_speedups(results);
@@ -263,18 +326,22 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       "verified against float64, with speedups over the CPU");
   add_output_options(*cmd, o->out);
   add_library_options(*cmd, o->libraries);
+  add_tuning_options(*cmd, o->tuning);
   cmd->add_option("--device", o->devices,
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
       ->capture_default_str();
   cmd->add_option("--ops", o->ops,
-                  "exp,gemm,conv,copy,latency,seedloop (default: all but seedloop)");
+                  "exp,gemm,conv,copy,latency,seedloop,p2p,allreduce (default: all but seedloop, "
+                  "p2p and allreduce)");
   cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)");
   cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)");
   cmd->add_option("--size", o->size, "Size preset: small, medium, large")->capture_default_str();
   cmd->add_option("--exp", o->exp, "exp element counts, e.g. 1048576,2^24");
   cmd->add_option("--gemm", o->gemm, "GEMM shapes MxNxK (or N), comma-separated");
   cmd->add_option("--conv", o->conv, "conv shapes N,C,H,W,K,R,S,stride,pad; ';' between shapes");
-  cmd->add_option("--copy", o->copy, "copy sizes in bytes (KiB/MiB/GiB suffixes allowed)");
+  cmd->add_option(
+      "--copy", o->copy,
+      "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)");
   cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions");
   cmd->add_option("--min-time", o->min_time_s, "Seconds of timed work to aim for per record")
       ->capture_default_str();
@@ -287,7 +354,12 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--config", o->config, "TOML file of size presets replacing the built-in ones");
+  cmd->add_option("--allreduce", o->allreduce,
+                  "all-reduce sizes in bytes per GPU (KiB/MiB/GiB suffixes; default 1 MiB to "
+                  "1 GiB, x4)");
   cmd->add_flag("--no-baseline", o->no_baseline, "Do not run the CPU beside other devices");
+  cmd->add_flag("--serial", o->serial,
+                "Benchmark one device after another (default: distinct GPUs at the same time)");
   cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

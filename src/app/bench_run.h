@@ -34,7 +34,14 @@ struct DeviceRun {
 // Runs the plan in a `__child bench` process and collects its records, verified in the child.
 // A child that dies marks the cell in progress and every later one failed with its fate. env:
 // changes to the child's environment (a value, or nullopt to unset).
+using ChildEnvChanges = std::map<std::string, std::optional<std::string>>;
 DeviceRun run_device(const BenchTarget& target, const bench::BenchPlan& plan, Progress& progress,
-                     const std::map<std::string, std::optional<std::string>>& env = {});
+                     const ChildEnvChanges& env = {});
+
+// The same for several devices at once (distinct physical GPUs: bench's concurrent children),
+// one child each; results in the plans' order.
+std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
+                                   const std::vector<bench::BenchPlan>& plans, Progress& progress,
+                                   const ChildEnvChanges& env = {});
 
 }  // namespace gpucheck::app

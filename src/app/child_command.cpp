@@ -4,6 +4,7 @@
 #include "app/cpu_blas_selection.h"
 #include "backends/registry.h"
 #include "bench/engine.h"
+#include "bench/group_engine.h"
 #include "core/graceful_stop.h"
 #include "stress/events.h"
 #include "stress/faults.h"
@@ -12,12 +13,13 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <string_view>
 
 namespace gpucheck::app {
 
 namespace {
 
-// The device a bench or stress child works on; a backend or device that is not there is a usage
+// The device a stress child works on; a backend or device that is not there is a usage
 // error naming it (the parent reports the child's last stderr line).
 std::unique_ptr<Device> open_child_device(const char* child, const std::string& backend_name,
                                           const std::string& device_id, int threads) {
@@ -45,7 +47,9 @@ std::function<void(const nlohmann::json&)> line_writer(int fd) {
 int run_bench_child(const std::string& plan_text) {
   int result_fd = reserve_stdout_for_result();
   auto plan = bench::plan_from_json(nlohmann::json::parse(plan_text));
-  auto device = open_child_device("bench", plan.backend, plan.device, plan.threads);
+  EnvMap env = current_environment();
+  auto backend = make_backend(plan.backend, env);
+  if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
   auto emit = line_writer(result_fd);
   bench::EngineCallbacks cb;
   std::size_t cell = 0;
@@ -60,8 +64,45 @@ int run_bench_child(const std::string& plan_text) {
     else
       emit({{"event", "record"}, {"record", r}});
   };
-  bench::run_plan(plan, *device, cb,
-                  bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT")));
+  cb.tuning_progress = [&](const std::string& what) { emit({{"event", "tune"}, {"label", what}}); };
+  cb.tuning_log = [&](TuningLog level, const std::string& message) {
+    emit({{"event", "log"},
+          {"level", level == TuningLog::kWarn ? "warn" : "info"},
+          {"message", message}});
+  };
+  bench::EngineOptions engine;
+  engine.plant = bench::planted_error_from_env(std::getenv("GPUCHECK_TEST_PLANT"));
+  if (!plan.group.empty()) {
+    // Several devices in this one process: peer copies and all-reduce (issue 17).
+    auto group = backend->open_group(plan.group);
+    if (!group)
+      throw UsageError(fmt::format("the {} backend runs no work between devices", plan.backend));
+    bench::run_group_plan(plan, *group, cb, engine.plant);
+    return 0;
+  }
+  const char* plant_tune = std::getenv("GPUCHECK_TEST_PLANT_TUNE");
+  engine.plant_bad_tuning_candidate =
+      plant_tune != nullptr && std::string_view(plant_tune) == "wrong";
+  if (auto dir = user_cache_dir(env)) engine.tuning_cache_dir = dir->string();
+  if (const char* forced = std::getenv("GPUCHECK_TEST_GEMM_PARAMS"))
+    engine.forced_gemm_parameters = forced;
+  DeviceOptions options;
+  options.threads = plan.threads;
+  if (plan.backend == "cpu") learn_library_blas_kernel(env, options);
+  auto device = backend->open_device(plan.device, options);
+  if (!device)
+    throw UsageError(fmt::format("no device '{}' in the {} backend", plan.device, plan.backend));
+  bench::run_plan(plan, *device, cb, engine);
+  return 0;
+}
+
+// Writes the backend's counters (Backend::read_counters) as one JSON object to the reserved stdout.
+int run_counters_child(const std::string& name) {
+  int result_fd = reserve_stdout_for_result();
+  auto backend = make_backend(name, current_environment());
+  if (!backend) throw UsageError(fmt::format("__child counters: no backend '{}'", name));
+  write_all(result_fd, backend->read_counters().dump(-1, ' ', false,
+                                                     nlohmann::json::error_handler_t::replace));
   return 0;
 }
 
@@ -93,13 +134,18 @@ Command add_child_command(CLI::App& root) {
   auto* stress = cmd->add_subcommand("stress", "stress one device");
   auto stress_plan = std::make_shared<std::string>();
   stress->add_option("--plan", *stress_plan)->required();
+  auto* counters = cmd->add_subcommand("counters", "read a backend's growing counters");
+  auto counters_backend = std::make_shared<std::string>();
+  counters->add_option("--backend", *counters_backend)->required();
   cmd->require_subcommand(1);
-  return {cmd, [probe, bench, stress, backend, plan, stress_plan]() {
+  return {cmd, [probe, bench, stress, counters, backend, plan, stress_plan, counters_backend]() {
             configure_logging(0, false);
             if (probe->parsed())
               return static_cast<ExitCode>(run_probe_child(*backend, current_environment()));
             if (bench->parsed()) return static_cast<ExitCode>(run_bench_child(*plan));
             if (stress->parsed()) return static_cast<ExitCode>(run_stress_child(*stress_plan));
+            if (counters->parsed())
+              return static_cast<ExitCode>(run_counters_child(*counters_backend));
             return ExitCode::kUsage;
           }};
 }

@@ -78,6 +78,9 @@ void add_library_options(CLI::App& cmd, LibraryOptions& opts) {
                  "Use this BLAS (libopenblas, libblis, libmkl_rt) for the CPU instead of searching")
       ->check(CLI::ExistingFile)
       ->group("Libraries");
+  cmd.add_option("--nccl", opts.nccl, "Use this libnccl.so instead of searching")
+      ->check(CLI::ExistingFile)
+      ->group("Libraries");
   // For tests: a fake NVML library stands in for the driver's.
   cmd.add_option("--nvml-lib", opts.nvml)->check(CLI::ExistingFile)->group("");
 }
@@ -88,7 +91,8 @@ void apply_library_options(const LibraryOptions& opts) {
       {"GPUCHECK_CUBLASLT_LIB", &opts.cublaslt},
       {"GPUCHECK_CUDNN_LIB", &opts.cudnn},
       {"GPUCHECK_NVML_LIB", &opts.nvml},
-      {"GPUCHECK_BLAS_LIB", &opts.blas}};
+      {"GPUCHECK_BLAS_LIB", &opts.blas},
+      {"GPUCHECK_NCCL_LIB", &opts.nccl}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
 }
@@ -107,6 +111,32 @@ int clamp_cpu_threads(int requested, const char* what) {
   spdlog::warn("{} {} is more than this CPU's {} hardware threads: using {}", what, requested,
                hardware, hardware);
   return hardware;
+}
+
+void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
+  cmd.add_option("--tune-budget", opts.budget_s,
+                 "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
+                 "(default 45, 20 on CPU implementations); timing the defaults comes first")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->group("Tuning");
+  cmd.add_flag("--no-tune", opts.no_tune,
+               "OpenCL GEMM and conv with the library's defaults: no search, no cache")
+      ->group("Tuning");
+  cmd.add_flag("--retune", opts.retune,
+               "Search again even where the cache has this device's GEMM parameters")
+      ->group("Tuning");
+}
+
+bench::TuningPlan tuning_plan(const TuningOptions& opts) {
+  if (opts.no_tune && opts.retune) throw UsageError("--no-tune and --retune contradict each other");
+  if (opts.no_tune && opts.budget_s)
+    throw UsageError("--tune-budget: nothing is tuned with --no-tune");
+  bench::TuningPlan plan;
+  plan.mode = opts.no_tune  ? TuningMode::kOff
+              : opts.retune ? TuningMode::kRetune
+                            : TuningMode::kAuto;
+  plan.budget_s = opts.budget_s;
+  return plan;
 }
 
 void configure_logging(int verbosity, bool quiet) {

@@ -1,6 +1,7 @@
 // Options every subcommand shares (output format and destination, verbosity) and their effects.
 #pragma once
 
+#include "bench/cell.h"
 #include "core/errors.h"
 #include "report/render.h"
 
@@ -49,6 +50,7 @@ class Output {
 // backends' children through the environment (GPUCHECK_CUBLAS_LIB, ..., GPUCHECK_BLAS_LIB).
 struct LibraryOptions {
   std::string cublas, cublaslt, cudnn, nvml, blas;
+  std::string nccl;  // issue 17: --nccl, the library of bench --ops allreduce
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
@@ -57,6 +59,17 @@ void apply_library_options(const LibraryOptions& opts);
 std::vector<std::string> split_list(const std::string& text);
 // --threads (or a profile's threads) above the CPU's hardware threads: clamped, with a warning.
 int clamp_cpu_threads(int requested, const char* what);
+
+// How OpenCL's GEMM parameters are chosen (issue 20): bench and qualify tune, probe and doctor
+// never do.
+struct TuningOptions {
+  std::optional<double> budget_s;
+  bool no_tune = false;
+  bool retune = false;
+};
+void add_tuning_options(CLI::App& cmd, TuningOptions& opts);
+// UsageError for --no-tune with --retune or --tune-budget.
+bench::TuningPlan tuning_plan(const TuningOptions& opts);
 
 // Logs go to stderr only; machine-readable output on stdout never mixes with them.
 void configure_logging(int verbosity, bool quiet);

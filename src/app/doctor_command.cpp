@@ -78,7 +78,8 @@ nlohmann::json load_facts(const std::string& path) {
 // Only the checks that judge readings under load are worth loading the GPUs for.
 bool wants_load(const std::vector<const doctor::CheckDef*>& checks) {
   return std::any_of(checks.begin(), checks.end(), [](const doctor::CheckDef* c) {
-    return c->id == "pcie_link_under_load" || c->id == "clocks_under_load";
+    return c->id == "pcie_link_under_load" || c->id == "clocks_under_load" ||
+           c->id == "nvlink_errors" || c->id == "p2p_access" || c->id == "gpu_siblings";
   });
 }
 

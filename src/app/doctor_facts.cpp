@@ -13,15 +13,44 @@
 
 namespace gpucheck::app {
 
+namespace {
+
+// Whether NVML listed a GPU with NVLink links (joined onto a CUDA device or not).
+bool has_nvlink(const nlohmann::json& cuda) {
+  auto with_links = [](const nlohmann::json& fields) {
+    return fields.contains(keys::kNvlink) &&
+           !fields[std::string(keys::kNvlink)]
+                .value(std::string(keys::kLinks), nlohmann::json::array())
+                .empty();
+  };
+  for (const auto& d : cuda.value(std::string(keys::kDevices), nlohmann::json::array()))
+    if (with_links(d.value(std::string(keys::kProperties), nlohmann::json::object())
+                       .value(std::string(keys::kNvml), nlohmann::json::object())))
+      return true;
+  const nlohmann::json nvml = cuda.value(std::string(keys::kNvml), nlohmann::json::object());
+  for (auto list : {keys::kDevices, keys::kUnmatched})
+    for (const auto& d : nvml.value(list, nlohmann::json::array()))
+      if (with_links(d)) return true;
+  return false;
+}
+
+}  // namespace
+
 void add_cuda_load_readings(nlohmann::json& backends, double seconds) {
   // PCIe link and clocks-event reasons are read while every CUDA device works (idle GPUs drop
   // their link and report idle reasons); the readings join the CUDA section they belong to.
-  for (auto& b : backends)
-    if (b.value(std::string(keys::kName), "") == "cuda" &&
-        b.value(std::string(keys::kStatus), "") == "available") {
+  for (auto& b : backends) {
+    if (b.value(std::string(keys::kName), "") != "cuda") continue;
+    if (b.value(std::string(keys::kStatus), "") == "available") {
       spdlog::info("doctor: loading each CUDA device for {} s", seconds);
       b[keys::kUnderLoad] = doctor::run_cuda_load(b, seconds);
+      // Issue 17: then the copies between GPUs (p2p_access judges them), all GPUs in one child.
+      auto p2p = doctor::run_cuda_p2p_load(b, seconds);
+      if (!p2p.empty()) b[keys::kP2pUnderLoad] = std::move(p2p);
     }
+    // NVLink error counters again, after the load: nvlink_errors judges what grew since the probe.
+    if (has_nvlink(b)) b[keys::kCountersAfterLoad] = doctor::read_counters_after("cuda");
+  }
 }
 
 namespace {

@@ -6,7 +6,9 @@
 
 namespace gpucheck::app {
 
-// Adds backends[cuda].under_load (doctor::run_cuda_load) to an available CUDA section.
+// Adds backends[cuda].under_load (doctor::run_cuda_load) to an available CUDA section, the peer
+// copies between its GPUs (p2p_under_load) with two or more, and, where NVML lists NVLinks, their
+// error counters read again after the load (counters_after_load).
 void add_cuda_load_readings(nlohmann::json& backends, double seconds);
 
 // When OPENBLAS_CORETYPE in the environment holds OpenBLAS below the CPU's ISA (kept: it may work

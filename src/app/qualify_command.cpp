@@ -39,6 +39,7 @@ constexpr double kDoctorLoadSeconds = 2;
 struct QualifyOptions {
   OutputOptions out;
   LibraryOptions libraries;
+  TuningOptions tuning;
   std::string profile;
   std::string junit;
   bool strict = false;
@@ -130,6 +131,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   Output output(o.out);
   auto junit = open_junit(o.junit);
   apply_library_options(o.libraries);
+  const bench::TuningPlan tuning = tuning_plan(o.tuning);
 
   const EnvMap env = current_environment();
   nlohmann::json doc = make_document("qualify", o.argv, env);
@@ -143,16 +145,25 @@ ExitCode run_qualify(const QualifyOptions& o) {
   obs.memory = facts[k::kMemory];
   obs.skus = o.skus.empty() ? &q::builtin_skus() : &skus;
   obs.pci_device_id = [&](const std::string& bus) { return q::read_pci_device_id(o.sysroot, bus); };
-  if (needs(profile, q::Kind::kDoctor)) {
-    // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs.
+  if (needs(profile, q::Kind::kDoctor) || needs(profile, q::Kind::kSiblings)) {
+    // As `gpucheck doctor` does: the PCIe link and clocks are judged on busy GPUs, and the
+    // siblings on the figures of that same run.
     add_cuda_load_readings(facts[k::kBackends], kDoctorLoadSeconds);
     add_cpu_blas_cost(facts[k::kBackends]);
     doc[k::kBackends] = facts[k::kBackends];
+    obs.backends = facts[k::kBackends];
+  }
+  if (needs(profile, q::Kind::kDoctor)) {
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
   }
-  if (needs(profile, q::Kind::kBench)) {
+  if (needs(profile, q::Kind::kBench) || needs(profile, q::Kind::kP2p) ||
+      needs(profile, q::Kind::kAllreduce)) {
     auto plans = q::plan_benches(profile, q::list_devices(obs.backends));
+    // The work between GPUs last, in one group child over every CUDA device.
+    if (auto group = q::plan_group_bench(profile, q::list_devices(obs.backends)))
+      plans.push_back(std::move(*group));
+    for (auto& plan : plans) plan.tuning = tuning;
     obs.results = run_benches(plans, o.out.quiet);
     doc[k::kResults] = obs.results;
   }
@@ -208,6 +219,7 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
                   "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
                   "cuda-training, cuda-hopper)")
       ->required();
+  add_tuning_options(*cmd, o->tuning);
   cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "backends/device.h"
+#include "backends/peer_group.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,15 @@ class Backend {
                                               const DeviceOptions& options) {
     (void)device_id;
     (void)options;
+    return nullptr;
+  }
+  // Counters that only grow (NVLink error counters), read on their own so a check can take
+  // their deltas around a load; an empty object when the backend has none. Runs in a child.
+  virtual nlohmann::json read_counters() { return nlohmann::json::object(); }
+  // Opens several devices together in one process (peer copies, all-reduce), inside a bench
+  // child; nullptr when the backend has no such group. Throws naming a device that is not there.
+  virtual std::unique_ptr<PeerGroup> open_group(const std::vector<std::string>& device_ids) {
+    (void)device_ids;
     return nullptr;
   }
 };

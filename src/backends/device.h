@@ -109,6 +109,39 @@ struct TelemetrySample {
   std::optional<std::uint32_t> clock_events;  // clock_event flags
 };
 
+// ---- GEMM tuning (issue 20): a device whose GEMM has parameters to search (OpenCL).
+
+enum class TuningMode { kOff, kAuto, kRetune };  // --no-tune, the default, --retune
+
+// One timed, verified run of the device's GEMM as it is set up now, on a shape the tuner chose:
+// `reps` timed runs after one warm-up; `corrupt` plants a wrong element in the result before
+// it is verified (the test hook that proves a wrong candidate is never chosen).
+struct GemmTrialResult {
+  bool verified = false;
+  double seconds = 0;  // median device time of one GEMM
+  std::string detail;  // why verification failed
+};
+using GemmTrialFn = std::function<GemmTrialResult(const GemmShape& shape, int reps, bool corrupt)>;
+
+enum class TuningLog { kInfo, kWarn };
+
+struct GemmTuningRequest {
+  TuningMode mode = TuningMode::kOff;
+  std::optional<double> budget_s;    // seconds of search per dtype; nullopt: the device's own
+  std::string cache_dir;             // where tuned parameters are kept; empty: nowhere
+  std::string gpucheck_version;      // part of the cache's identity
+  bool plant_bad_candidate = false;  // GPUCHECK_TEST_PLANT_TUNE=wrong
+  std::string forced_parameters;     // GPUCHECK_TEST_GEMM_PARAMS: run these, search nothing
+  std::function<void(TuningLog, const std::string&)> log;
+  std::function<void(const std::string&)> progress;  // "tuning gemm f32 (up to 60 s)"
+};
+
+// Which parameters a dtype's GEMM runs with, for the records' context.
+struct GemmTuning {
+  std::string state;          // "tuned", "cached" or "default"
+  nlohmann::json parameters;  // what runs (impl and its parameters)
+};
+
 struct MemoryBudget {
   std::size_t max_total = 0;       // everything a cell may allocate on the device together
   std::size_t max_allocation = 0;  // the largest single buffer
@@ -126,8 +159,9 @@ class Device {
   // nullopt when the device can run op in dtype; else why not (library missing, no fp64, ...).
   virtual std::optional<std::string> unsupported_reason(Op op, DType dtype,
                                                         Layout layout) const = 0;
-  // What the record names as impl ("openblas", "cublas", "kernel") and compute_type.
-  virtual std::string impl(Op op) const = 0;
+  // What the record names as impl ("openblas", "cublas", "kernel") and compute_type; both may
+  // depend on how the dtype's GEMM was tuned (tune_gemm), which happens before its records.
+  virtual std::string impl(Op op, DType dtype) const = 0;
   virtual std::string compute_type(Op op, DType dtype) const = 0;
   // The arithmetic the engine verifies GEMM/conv results with, where it is not
   // bench::default_compute(dtype) (CLBlast's HGEMM accumulates in f16); nullopt: the default.
@@ -138,8 +172,7 @@ class Device {
   }
 
   virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
-  virtual std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes,
-                                                        HostMemory kind) = 0;
+  virtual std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory kind) = 0;
   // Asynchronous where the device allows; synchronize() waits for all of it.
   virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
   virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;
@@ -170,6 +203,17 @@ class Device {
   // region's op may add keys::kPeakTflopsAtMeanSmClock (and ..AtMaxSmClock): the engine turns
   // them into the record's peak_fraction (and context's peak_fraction_at_max_sm_clock).
   virtual nlohmann::json context() const { return nlohmann::json::object(); }
+
+  // Chooses the parameters of dtype's GEMM (and of the GEMM inside conv) once, before its first
+  // record: tuned now through `trial`, read from the cache, or the library's defaults, as the
+  // request's mode says. nullopt: this device has nothing to tune (its library chooses).
+  virtual std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
+                                              const GemmTrialFn& trial) {
+    (void)dtype;
+    (void)request;
+    (void)trial;
+    return std::nullopt;
+  }
 
   // ---- Stress primitives (issue 18) ----
   virtual MemoryInfo memory_info() const = 0;

@@ -12,6 +12,10 @@ namespace gpucheck::bench {
 
 namespace k = keys;
 
+std::string_view to_string(CopyEngine e) {
+  return e == CopyEngine::kSm ? "sm" : "ce";
+}
+
 namespace {
 
 template <typename E, typename F>
@@ -55,11 +59,38 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
                                                host_memory_from_string, "host memory");
       return s;
     }
-    case Op::kLatency:
-      return LatencyShape{j.at(std::string(k::kMode)) == "round_trip" ? LatencyMode::kRoundTrip
-                                                                      : LatencyMode::kAsync};
+    case Op::kLatency: {
+      const std::string mode = j.at(std::string(k::kMode)).get<std::string>();
+      LatencyShape s;
+      s.mode = mode == "round_trip" ? LatencyMode::kRoundTrip
+               : mode == "p2p"      ? LatencyMode::kP2p
+                                    : LatencyMode::kAsync;
+      if (s.mode == LatencyMode::kP2p) {
+        s.src = j.at(std::string(k::kSrc)).get<std::string>();
+        s.dst = j.at(std::string(k::kDst)).get<std::string>();
+        s.peer_access = j.at(std::string(k::kPeerAccess)).get<bool>();
+        s.bytes = u(k::kBytes);
+      }
+      return s;
+    }
     case Op::kSeedloop:
       return SeedloopShape{u(k::kN), u(k::kCalls), j.at(std::string(k::kD2hEachCall)).get<bool>()};
+    case Op::kP2p: {
+      P2pShape s;
+      s.bytes = u(k::kBytes);
+      s.bidirectional = j.at(std::string(k::kBidirectional)).get<bool>();
+      s.src = j.at(std::string(k::kSrc)).get<std::string>();
+      s.dst = j.at(std::string(k::kDst)).get<std::string>();
+      s.peer_access = j.at(std::string(k::kPeerAccess)).get<bool>();
+      const std::string engine = j.at(std::string(k::kEngine)).get<std::string>();
+      if (engine != "ce" && engine != "sm")
+        throw std::invalid_argument("bench plan: bad engine '" + engine + "'");
+      s.engine = engine == "sm" ? CopyEngine::kSm : CopyEngine::kCe;
+      return s;
+    }
+    case Op::kAllreduce:
+      return AllreduceShape{u(k::kBytes),
+                            j.at(std::string(k::kDevices)).get<std::vector<std::string>>()};
   }
   throw std::invalid_argument("bench plan: unknown op");
 }
@@ -86,7 +117,23 @@ nlohmann::json shape_to_json(const Shape& shape) {
             j[k::kHostMemory] = to_string(s.host_memory);
           return j;
         } else if constexpr (std::is_same_v<T, LatencyShape>) {
+          if (s.mode == LatencyMode::kP2p)
+            return {{k::kMode, "p2p"},
+                    {k::kSrc, s.src},
+                    {k::kDst, s.dst},
+                    {k::kPeerAccess, s.peer_access},
+                    {k::kBytes, s.bytes}};
           return {{k::kMode, s.mode == LatencyMode::kAsync ? "async" : "round_trip"}};
+        } else if constexpr (std::is_same_v<T, P2pShape>) {
+          return {{k::kBytes, s.bytes},
+                  {k::kDirection, "p2p"},
+                  {k::kBidirectional, s.bidirectional},
+                  {k::kSrc, s.src},
+                  {k::kDst, s.dst},
+                  {k::kPeerAccess, s.peer_access},
+                  {k::kEngine, to_string(s.engine)}};
+        } else if constexpr (std::is_same_v<T, AllreduceShape>) {
+          return {{k::kBytes, s.bytes}, {k::kDevices, s.devices}};
         } else {
           return {{k::kN, s.n}, {k::kCalls, s.calls}, {k::kD2hEachCall, s.d2h_each_call}};
         }
@@ -111,8 +158,31 @@ nlohmann::json to_json(const BenchPlan& plan) {
                            {"min_time_s", plan.policy.min_time_s},
                            {"max_time_s", plan.policy.max_time_s}};
   if (plan.policy.reps) policy["reps"] = *plan.policy.reps;
-  return {{k::kDevice, plan.device}, {k::kBackend, plan.backend}, {"cells", cells},
-          {"policy", policy},        {"seed", plan.seed},         {"threads", plan.threads}};
+  nlohmann::json tuning = {{"mode", to_string(plan.tuning.mode)}};
+  if (plan.tuning.budget_s) tuning["budget_s"] = *plan.tuning.budget_s;
+  nlohmann::json j = {{k::kDevice, plan.device}, {k::kBackend, plan.backend},
+                      {"cells", cells},          {"policy", policy},
+                      {"seed", plan.seed},       {"threads", plan.threads},
+                      {"tuning", tuning}};
+  if (!plan.group.empty()) j["group"] = plan.group;
+  return j;
+}
+
+std::string_view to_string(TuningMode mode) {
+  switch (mode) {
+    case TuningMode::kAuto:
+      return "auto";
+    case TuningMode::kRetune:
+      return "retune";
+    default:
+      return "off";
+  }
+}
+
+std::optional<TuningMode> tuning_mode_from_string(std::string_view text) {
+  for (TuningMode m : {TuningMode::kOff, TuningMode::kAuto, TuningMode::kRetune})
+    if (to_string(m) == text) return m;
+  return std::nullopt;
 }
 
 BenchPlan plan_from_json(const nlohmann::json& j) {
@@ -126,6 +196,12 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   plan.policy.min_time_s = p.at("min_time_s").get<double>();
   plan.policy.max_time_s = p.at("max_time_s").get<double>();
   if (p.contains("reps")) plan.policy.reps = p.at("reps").get<int>();
+  if (j.contains("group")) plan.group = j.at("group").get<std::vector<std::string>>();
+  if (auto t = j.find("tuning"); t != j.end()) {
+    plan.tuning.mode =
+        parse_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");
+    if (t->contains("budget_s")) plan.tuning.budget_s = t->at("budget_s").get<double>();
+  }
   for (const auto& c : j.at("cells")) {
     Cell cell;
     cell.op = parse_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");

@@ -1,6 +1,7 @@
 // One benchmark cell (op × dtype × shape on one device) and the plan a bench child runs.
 #pragma once
 
+#include "backends/device.h"
 #include "bench/reps.h"
 #include "core/workload.h"
 
@@ -14,10 +15,36 @@
 
 namespace gpucheck::bench {
 
-enum class LatencyMode { kAsync, kRoundTrip };
+// kP2p: one small copy from src to dst (a group cell), as p2pBandwidthLatencyTest's latency.
+enum class LatencyMode { kAsync, kRoundTrip, kP2p };
 
 struct LatencyShape {
   LatencyMode mode = LatencyMode::kAsync;
+  // kP2p only: the devices, whether peer access is on, and the bytes of one copy.
+  std::string src, dst;
+  bool peer_access = true;
+  std::uint64_t bytes = 0;
+};
+
+// Which engine moves a peer copy: the copy engines (cudaMemcpyPeerAsync) or the SMs (a kernel).
+enum class CopyEngine { kCe, kSm };
+std::string_view to_string(CopyEngine e);
+
+// A copy between two devices of a group (op p2p): shape.direction "p2p" in the record.
+// bidirectional: dst→src at the same time; peer_access false: staged through host memory by the
+// driver (p2pBandwidthLatencyTest's "P2P off").
+struct P2pShape {
+  std::uint64_t bytes = 0;
+  bool bidirectional = false;
+  std::string src, dst;
+  bool peer_access = true;
+  CopyEngine engine = CopyEngine::kCe;
+};
+
+// An f32 sum all-reduce of `bytes` per device over `devices` (op allreduce), out of place.
+struct AllreduceShape {
+  std::uint64_t bytes = 0;
+  std::vector<std::string> devices;
 };
 
 // Theano's gputest.py: exp of n floats, `calls` times, input resident on the device.
@@ -27,7 +54,8 @@ struct SeedloopShape {
   bool d2h_each_call = false;
 };
 
-using Shape = std::variant<ExpShape, GemmShape, ConvShape, CopyShape, LatencyShape, SeedloopShape>;
+using Shape = std::variant<ExpShape, GemmShape, ConvShape, CopyShape, LatencyShape, SeedloopShape,
+                           P2pShape, AllreduceShape>;
 
 struct Cell {
   Op op = Op::kExp;
@@ -43,14 +71,28 @@ struct Cell {
   std::optional<nlohmann::json> scaled_from;
 };
 
+// How a device's GEMM parameters are chosen before its GEMM and conv cells (issue 20). Off unless
+// the command asks: doctor's and other fixed plans never tune.
+struct TuningPlan {
+  TuningMode mode = TuningMode::kOff;
+  std::optional<double> budget_s;  // per dtype; nullopt: the device's default
+};
+
 struct BenchPlan {
-  std::string device;  // "cpu", "cuda0", ...
+  std::string device;  // "cpu", "cuda0", ...; a group's devices joined by ","
   std::string backend;
   std::vector<Cell> cells;
   RepPolicy policy;
   std::uint64_t seed = 0;
   int threads = 0;
+  // Several devices opened together in one child (p2p, allreduce cells); empty for one device.
+  std::vector<std::string> group;
+  TuningPlan tuning;
 };
+
+// "off", "auto", "retune" and back (nullopt for anything else).
+std::string_view to_string(TuningMode mode);
+std::optional<TuningMode> tuning_mode_from_string(std::string_view text);
 
 nlohmann::json shape_to_json(const Shape& shape);
 nlohmann::json to_json(const Cell& cell);

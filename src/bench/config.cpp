@@ -205,9 +205,14 @@ Presets parse_presets(std::string_view toml_text, const std::string& source) {
         sizes.conv = preset_list<ConvShape>(value, key, source, true, conv_shape);
       } else if (key_name == "copy") {
         sizes.copy = preset_list<std::uint64_t>(value, key, source, false, byte_size);
+      } else if (key_name == "p2p") {
+        sizes.p2p = preset_list<std::uint64_t>(value, key, source, false, byte_size);
+      } else if (key_name == "allreduce") {
+        sizes.allreduce = preset_list<std::uint64_t>(value, key, source, false, byte_size);
       } else {
-        throw UsageError(fmt::format("{}: unknown key '{}' (a preset holds exp, gemm, conv, copy)",
-                                     where(source, value), key));
+        throw UsageError(fmt::format(
+            "{}: unknown key '{}' (a preset holds exp, gemm, conv, copy, p2p, allreduce)",
+            where(source, value), key));
       }
     }
     presets.emplace(preset, std::move(sizes));

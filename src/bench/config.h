@@ -16,6 +16,8 @@ struct SizeSet {
   std::vector<GemmShape> gemm;
   std::vector<ConvShape> conv;  // layout left at NCHW; the bench's --layout list applies
   std::vector<std::uint64_t> copy;
+  std::vector<std::uint64_t> p2p;        // bytes of each peer copy (--copy replaces them)
+  std::vector<std::uint64_t> allreduce;  // bytes per device (--allreduce replaces them)
 };
 
 // Preset name ("small", "medium", "large") → sizes.

@@ -1,7 +1,9 @@
 // Cell execution: inputs → device → timed runs → results back → verification → records.
 #include "bench/engine.h"
 
+#include "bench/gemm_trial.h"
 #include "bench/inputs.h"
+#include "bench/record.h"
 #include "bench/stats.h"
 #include "bench/verify.h"
 #include "core/errors.h"
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 namespace gpucheck::bench {
 
@@ -39,11 +42,7 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b) {
   return r;
 }
 
-// Work one run does: bytes moved through memory or floating-point operations.
-struct Work {
-  double amount = 0;
-  const char* unit = "GB/s";
-};
+}  // namespace
 
 Work work_of(const Cell& cell) {
   const double es = static_cast<double>(element_size(cell.dtype));
@@ -53,18 +52,25 @@ Work work_of(const Cell& cell) {
         if constexpr (std::is_same_v<T, ExpShape>) {
           return {2.0 * static_cast<double>(s.n) * es, "GB/s"};
         } else if constexpr (std::is_same_v<T, GemmShape>) {
-          return {2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
-                      static_cast<double>(s.k),
-                  "TFLOP/s"};
+          return {
+              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k),
+              "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, ConvShape>) {
           return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
                       static_cast<double>(s.c * s.r * s.s),
                   "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, CopyShape>) {
-          bool both_sides_same_memory = s.direction == Direction::kD2d || s.direction == Direction::kH2h;
+          bool both_sides_same_memory =
+              s.direction == Direction::kD2d || s.direction == Direction::kH2h;
           return {static_cast<double>(s.bytes) * (both_sides_same_memory ? 2.0 : 1.0), "GB/s"};
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
+        } else if constexpr (std::is_same_v<T, P2pShape>) {
+          // Bytes over the link: both directions' for a bidirectional copy.
+          return {static_cast<double>(s.bytes) * (s.bidirectional ? 2.0 : 1.0), "GB/s"};
+        } else if constexpr (std::is_same_v<T, AllreduceShape>) {
+          // Bus bandwidth (nccl-tests): algbw · 2(n−1)/n, what each link carries.
+          return {static_cast<double>(s.bytes) * allreduce_bus_factor(s.devices.size()), "GB/s"};
         } else {
           return {0, ""};
         }
@@ -72,13 +78,19 @@ Work work_of(const Cell& cell) {
       cell.shape);
 }
 
+double allreduce_bus_factor(std::size_t n) {
+  return n == 0 ? 0.0 : 2.0 * static_cast<double>(n - 1) / static_cast<double>(n);
+}
+
+namespace {
+
 nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transfers) {
   const auto& id = dev.identity();
   nlohmann::json r = {{k::kDevice, id.device},
                       {k::kDeviceName, id.device_name},
                       {k::kBackend, id.backend},
                       {k::kOp, to_string(cell.op)},
-                      {k::kImpl, dev.impl(cell.op)},
+                      {k::kImpl, dev.impl(cell.op, cell.dtype)},
                       {k::kShape, shape_to_json(cell.shape)},
                       {k::kTransfers, to_string(transfers)}};
   if (!id.device_uuid.empty()) r[k::kDeviceUuid] = id.device_uuid;
@@ -98,6 +110,8 @@ nlohmann::json time_json(const TimeStats& t) {
           {k::kStddev, t.stddev}, {k::kReps, t.reps}, {k::kTruncated, t.truncated}};
 }
 
+}  // namespace
+
 // Completes a record from timings and a verification; a failed verification is a mismatch.
 void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double>& times,
                    bool truncated, const std::optional<Verification>& v) {
@@ -112,7 +126,8 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
     r[k::kVerification] = verification_json(*v);
     if (!v->ok) {
       r[k::kStatus] = "mismatch";
-      std::string where = v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
+      std::string where =
+          v->first_bad_index ? fmt::format(" (first bad index {})", *v->first_bad_index) : "";
       r[k::kReason] = fmt::format("verification failed{}: {}", where, v->detail);
       return;
     }
@@ -120,14 +135,7 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
   r[k::kStatus] = "ok";
 }
 
-void plant(HostBuffer& out, PlantedError kind) {
-  if (out.size() == 0) return;
-  std::size_t i = out.size() / 2;
-  if (kind == PlantedError::kNaN)
-    out.set(i, std::numeric_limits<double>::quiet_NaN());
-  else
-    out.set(i, 2.0 * out.get(i) + 1.0);
-}
+namespace {
 
 // One cell's buffers on the device, uploaded from host inputs.
 struct DeviceTensor {
@@ -147,18 +155,49 @@ using Launch = std::function<void()>;
 class CellRunner {
  public:
   CellRunner(const BenchPlan& plan, Device& dev, const EngineCallbacks& cb,
-             std::optional<PlantedError> plant)
-      : plan_(plan), dev_(dev), cb_(cb), plant_(plant) {}
+             const EngineOptions& options)
+      : plan_(plan), dev_(dev), cb_(cb), plant_(options.plant), options_(options) {}
+
+  // The dtype's GEMM parameters, chosen once before its first GEMM or conv cell (the device
+  // says nothing when it has none to choose). A failure fails this cell and is not retried.
+  void tune_gemm_once(DType dtype) {
+    if (tuned_.contains(dtype)) return;
+    tuned_[dtype] = std::nullopt;
+    GemmTuningRequest req;
+    req.mode = plan_.tuning.mode;
+    req.budget_s = plan_.tuning.budget_s;
+    req.cache_dir = options_.tuning_cache_dir;
+    req.plant_bad_candidate = options_.plant_bad_tuning_candidate;
+    req.forced_parameters = options_.forced_gemm_parameters;
+    req.log = cb_.tuning_log;
+    req.progress = cb_.tuning_progress;
+    tuned_[dtype] = dev_.tune_gemm(dtype, req, make_gemm_trial(dev_, dtype, plan_.seed));
+  }
 
   void run(const Cell& cell) {
     cell_ = &cell;
     switch (cell.op) {
-      case Op::kExp: run_exp(cell); break;
-      case Op::kGemm: run_gemm(cell); break;
-      case Op::kConv: run_conv(cell); break;
-      case Op::kCopy: run_copy(cell); break;
-      case Op::kLatency: run_latency(cell); break;
-      case Op::kSeedloop: run_seedloop(cell); break;
+      case Op::kExp:
+        run_exp(cell);
+        break;
+      case Op::kGemm:
+        run_gemm(cell);
+        break;
+      case Op::kConv:
+        run_conv(cell);
+        break;
+      case Op::kCopy:
+        run_copy(cell);
+        break;
+      case Op::kLatency:
+        run_latency(cell);
+        break;
+      case Op::kSeedloop:
+        run_seedloop(cell);
+        break;
+      case Op::kP2p:
+      case Op::kAllreduce:
+        throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
     }
   }
 
@@ -179,6 +218,13 @@ class CellRunner {
   // becomes the record's peak_fraction (device time only: transfers are no FLOP).
   void emit(nlohmann::json& r) {
     nlohmann::json ctx = dev_.context();
+    if (cell_->op == Op::kGemm || cell_->op == Op::kConv) {
+      auto t = tuned_.find(cell_->dtype);
+      if (t != tuned_.end() && t->second) {
+        ctx[k::kTuning] = t->second->state;
+        ctx[k::kTuningParameters] = t->second->parameters;
+      }
+    }
     if (ctx.empty()) {
       r.erase(k::kContext);
     } else {
@@ -200,7 +246,8 @@ class CellRunner {
   // accelerators, the same end to end (inputs up, op, result down) on the host clock.
   void measure_op(const Cell& cell, const std::vector<const HostBuffer*>& inputs,
                   std::vector<DeviceTensor>& dev_inputs, HostBuffer& out, DeviceTensor& dev_out,
-                  const Launch& launch, const std::function<Verification(const HostBuffer&)>& verify) {
+                  const Launch& launch,
+                  const std::function<Verification(const HostBuffer&)>& verify) {
     // Device time: the operation alone.
     {
       nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
@@ -211,7 +258,7 @@ class CellRunner {
       auto times = reps([&] { return dev_.time_on_device(launch); }, &truncated);
       dev_.download(out.data(), *dev_out.buf, dev_out.bytes);
       dev_.synchronize();
-      if (plant_) plant(out, *plant_);
+      if (plant_) plant_error(out, *plant_);
       finish_record(r, cell, times, truncated, verify(out));
       emit(r);
     }
@@ -241,7 +288,7 @@ class CellRunner {
         },
         &truncated);
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
-    if (plant_) plant(out, *plant_);
+    if (plant_) plant_error(out, *plant_);
     finish_record(r, cell, times, truncated, verify(out));
     emit(r);
   }
@@ -273,7 +320,8 @@ class CellRunner {
     DType compute =
         dev_.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
     measure_op(
-        cell, {&in.a, &in.b}, d, c, dc, [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
+        cell, {&in.a, &in.b}, d, c, dc,
+        [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
         [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
   }
 
@@ -343,18 +391,9 @@ class CellRunner {
         break;
       }
     }
-    Verification v;
-    v.method = "exact";
-    v.tolerance = 0;
-    const auto* expect = static_cast<const unsigned char*>(pattern.data());
-    auto diff = std::mismatch(back.begin(), back.end(), expect);
-    v.ok = diff.first == back.end();
-    v.max_rel_error = v.ok ? 0.0 : std::numeric_limits<double>::infinity();
-    if (!v.ok) {
-      v.first_bad_index = static_cast<std::uint64_t>(diff.first - back.begin());
-      v.detail = "copied bytes differ from the source";
-    }
-    finish_record(r, cell, times, truncated, v);
+    finish_record(
+        r, cell, times, truncated,
+        verify_exact(pattern.data(), back.data(), bytes, "copied bytes differ from the source"));
     emit(r);
   }
 
@@ -416,7 +455,7 @@ class CellRunner {
     for (double& t : times) t /= static_cast<double>(s.calls);  // the record is per call
     dev_.download(y.data(), *dy.buf, dy.bytes);
     dev_.synchronize();
-    if (plant_) plant(y, *plant_);
+    if (plant_) plant_error(y, *plant_);
     VerifyOptions vo;
     vo.seed = plan_.seed;
     finish_record(r, cell, times, truncated, verify_exp(x, y, vo));
@@ -427,7 +466,9 @@ class CellRunner {
   Device& dev_;
   const EngineCallbacks& cb_;
   std::optional<PlantedError> plant_;
+  const EngineOptions& options_;
   const Cell* cell_ = nullptr;
+  std::map<DType, std::optional<GemmTuning>> tuned_;
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
@@ -537,6 +578,15 @@ nlohmann::json verification_json(const Verification& v) {
   return j;
 }
 
+void plant_error(HostBuffer& out, PlantedError kind) {
+  if (out.size() == 0) return;
+  std::size_t i = out.size() / 2;
+  if (kind == PlantedError::kNaN)
+    out.set(i, std::numeric_limits<double>::quiet_NaN());
+  else
+    out.set(i, 2.0 * out.get(i) + 1.0);
+}
+
 std::optional<PlantedError> planted_error_from_env(const char* value) {
   if (value == nullptr) return std::nullopt;
   std::string_view v(value);
@@ -545,16 +595,18 @@ std::optional<PlantedError> planted_error_from_env(const char* value) {
   return std::nullopt;
 }
 
-Footprint footprint(const Cell& cell, bool host_device) { return footprint_of(cell, host_device); }
+Footprint footprint(const Cell& cell, bool host_device) {
+  return footprint_of(cell, host_device);
+}
 
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
-              std::optional<PlantedError> plant_kind) {
+              const EngineOptions& options) {
   Budget budget;
   budget.device = device.memory_budget();
   budget.host_device = device.is_host();
   auto mem = probe::read_memory_facts("/");
   budget.host = mem.available_bytes.value_or(0) / 2;
-  CellRunner runner(plan, device, callbacks, plant_kind);
+  CellRunner runner(plan, device, callbacks, options);
 
   for (std::size_t i = 0; i < plan.cells.size(); ++i) {
     Cell cell = plan.cells[i];
@@ -589,6 +641,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
         callbacks.record(r);
         continue;
       }
+      if (cell.op == Op::kGemm || cell.op == Op::kConv) runner.tune_gemm_once(cell.dtype);
       runner.run(cell);
     } catch (const std::overflow_error& e) {
       nlohmann::json r = base_record(device, cell, t);

@@ -6,6 +6,7 @@
 #include "backends/device.h"
 #include "bench/cell.h"
 #include "bench/verify.h"
+#include "bench/inputs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,15 +20,29 @@ namespace gpucheck::bench {
 // computed it, so the tests can see verification turn a record into a mismatch end to end.
 enum class PlantedError { kWrongValue, kNaN };
 std::optional<PlantedError> planted_error_from_env(const char* value);
+// Corrupts the middle element of out as the hook says.
+void plant_error(HostBuffer& out, PlantedError kind);
 
 struct EngineCallbacks {
   std::function<void(std::size_t index, const Cell& cell)> cell_started;
   std::function<void(const nlohmann::json& record)> record;
+  // GEMM tuning (issue 20): what it is doing (for the progress line) and what it says.
+  std::function<void(const std::string& what)> tuning_progress;
+  std::function<void(TuningLog level, const std::string& message)> tuning_log;
 };
 
-// Runs every cell; a cell's failure becomes a "failed" record and the next cell runs.
+// What the plan does not say: test hooks and where tuned parameters are kept.
+struct EngineOptions {
+  std::optional<PlantedError> plant;        // GPUCHECK_TEST_PLANT
+  bool plant_bad_tuning_candidate = false;  // GPUCHECK_TEST_PLANT_TUNE=wrong
+  std::string forced_gemm_parameters;       // GPUCHECK_TEST_GEMM_PARAMS (JSON)
+  std::string tuning_cache_dir;             // empty: tuned parameters are not kept
+};
+
+// Runs every cell; a cell's failure becomes a "failed" record and the next cell runs. Before a
+// dtype's first GEMM or conv cell, the device's GEMM is tuned as plan.tuning says.
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
-              std::optional<PlantedError> plant = std::nullopt);
+              const EngineOptions& options = {});
 
 // A record's "verification" object (stress records use it too).
 nlohmann::json verification_json(const Verification& v);

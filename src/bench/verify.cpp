@@ -734,4 +734,22 @@ Verification verify_conv(const ConvShape& shape, const HostBuffer& xb, const Hos
   return v;
 }
 
+Verification verify_exact(const void* expected, const void* got, std::size_t bytes,
+                          const std::string& what) {
+  Verification v;
+  v.method = "exact";
+  v.tolerance = 0;
+  const auto* e = static_cast<const unsigned char*>(expected);
+  const auto* g = static_cast<const unsigned char*>(got);
+  const auto diff = std::mismatch(g, g + bytes, e);
+  v.ok = diff.first == g + bytes;
+  v.max_rel_error = v.ok ? 0.0 : std::numeric_limits<double>::infinity();
+  if (!v.ok) {
+    v.first_bad_index = static_cast<std::uint64_t>(diff.first - g);
+    v.detail = fmt::format("{} (byte {} is 0x{:02x}, expected 0x{:02x})", what, *v.first_bad_index,
+                           *diff.first, *diff.second);
+  }
+  return v;
+}
+
 }  // namespace gpucheck::bench

@@ -98,6 +98,11 @@ ErrorModel conv_error_model(DType in, DType out, DType compute, std::uint64_t cr
 
 Verification verify_exp(const HostBuffer& x, const HostBuffer& y, const VerifyOptions& opt = {});
 
+// Byte-for-byte equality of a copy with what was sent (method "exact", tolerance 0); `what`
+// names the buffer in the detail ("copied bytes differ from the source").
+Verification verify_exact(const void* expected, const void* got, std::size_t bytes,
+                          const std::string& what);
+
 // A m×k, B k×n, C m×n, row-major. compute is the arithmetic really used (the record's
 // compute_type): kF32 for f16/bf16 accumulating in f32, kTf32 for tf32 math on f32 data, kF16
 // only for a GEMM that accumulates in half precision. Throws std::invalid_argument when the

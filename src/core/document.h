@@ -21,4 +21,7 @@ std::string utc_timestamp();
 // variables (set ones only) and the backends built.
 nlohmann::json make_provenance(const std::vector<std::string>& argv, const EnvMap& env);
 
+// Now, as "2026-11-26T05:47:00Z".
+std::string utc_timestamp();
+
 }  // namespace gpucheck

@@ -12,16 +12,12 @@ namespace gpucheck {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string link_map_path(void* handle) {
   link_map* map = nullptr;
   if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
     return {};
   return map->l_name;
 }
-
-}  // namespace
 
 bool open_library(const std::string& what, const std::string& source, OpenedLibrary* lib,
                   std::vector<std::string>* errors, int extra_flags) {

@@ -22,6 +22,9 @@ struct OpenedLibrary {
 bool open_library(const std::string& what, const std::string& source, OpenedLibrary* lib,
                   std::vector<std::string>* errors, int extra_flags = 0);
 
+// The path the dynamic linker loaded a handle from (its link map); empty when it cannot say.
+std::string link_map_path(void* handle);
+
 // "a; b; c".
 std::string join_errors(const std::vector<std::string>& errors);
 

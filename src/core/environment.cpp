@@ -10,15 +10,24 @@ namespace gpucheck {
 
 namespace {
 
-constexpr std::array<std::string_view, 14> kExact{
-    "LD_LIBRARY_PATH",  "LIBRARY_PATH",         "LD_PRELOAD",         "PATH",
-    "OMP_NUM_THREADS",  "MKL_NUM_THREADS",      "OPENCL_VENDOR_PATH", "XLA_FLAGS",
-    "CONDA_PREFIX",     "VIRTUAL_ENV",          "GPU_DEVICE_ORDINAL", "HSA_OVERRIDE_GFX_VERSION",
-    "PYTORCH_CUDA_ALLOC_CONF", "TF_FORCE_GPU_ALLOW_GROWTH"};
+constexpr std::array<std::string_view, 14> kExact{"LD_LIBRARY_PATH",
+                                                  "LIBRARY_PATH",
+                                                  "LD_PRELOAD",
+                                                  "PATH",
+                                                  "OMP_NUM_THREADS",
+                                                  "MKL_NUM_THREADS",
+                                                  "OPENCL_VENDOR_PATH",
+                                                  "XLA_FLAGS",
+                                                  "CONDA_PREFIX",
+                                                  "VIRTUAL_ENV",
+                                                  "GPU_DEVICE_ORDINAL",
+                                                  "HSA_OVERRIDE_GFX_VERSION",
+                                                  "PYTORCH_CUDA_ALLOC_CONF",
+                                                  "TF_FORCE_GPU_ALLOW_GROWTH"};
 
 constexpr std::array<std::string_view, 13> kPrefixes{
-    "CUDA_", "NVIDIA_", "CUBLAS", "CUDNN_", "NCCL_", "OCL_ICD_", "POCL_",
-    "OPENBLAS_", "GOTO_", "ROCR_", "HIP_", "GPUCHECK_", "NV_"};
+    "CUDA_",     "NVIDIA_", "CUBLAS", "CUDNN_", "NCCL_",     "OCL_ICD_", "POCL_",
+    "OPENBLAS_", "GOTO_",   "ROCR_",  "HIP_",   "GPUCHECK_", "NV_"};
 
 }  // namespace
 
@@ -39,6 +48,16 @@ bool is_gpu_relevant_variable(const std::string& name) {
   for (auto p : kPrefixes)
     if (name.rfind(p, 0) == 0) return true;
   return false;
+}
+
+std::optional<std::filesystem::path> user_cache_dir(const EnvMap& env) {
+  auto xdg = env.find("XDG_CACHE_HOME");
+  if (xdg != env.end() && !xdg->second.empty() && xdg->second.front() == '/')
+    return std::filesystem::path(xdg->second) / "gpucheck";
+  auto home = env.find("HOME");
+  if (home != env.end() && !home->second.empty())
+    return std::filesystem::path(home->second) / ".cache" / "gpucheck";
+  return std::nullopt;
 }
 
 }  // namespace gpucheck

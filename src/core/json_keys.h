@@ -280,7 +280,6 @@ inline constexpr K kReasons = "reasons";
 inline constexpr K kNotes = "notes";
 inline constexpr K kRecords = "records";
 inline constexpr K kTelemetry = "telemetry";
-inline constexpr K kConcurrentWith = "concurrent_with";
 inline constexpr K kIterations = "iterations";
 inline constexpr K kWindows = "windows";
 inline constexpr K kMinWindow = "min_window";
@@ -396,5 +395,46 @@ inline constexpr K kBlasKernelCost = "kernel_cost";
 inline constexpr K kBlasKeptTflops = "kept_tflops";
 inline constexpr K kBlasRecommendedTflops = "recommended_tflops";
 inline constexpr K kBlasSlowdown = "slowdown";
+// Issue 17: multi-GPU servers. NVML per GPU and link (backends[cuda].devices[].properties.nvml)
+inline constexpr K kNvlink = "nvlink";
+inline constexpr K kLinks = "links";
+inline constexpr K kLink = "link";
+inline constexpr K kState = "state";
+inline constexpr K kRemotePciBusId = "remote_pci_bus_id";
+inline constexpr K kRemoteDeviceType = "remote_device_type";
+inline constexpr K kSpeedMbps = "speed_mbps";
+inline constexpr K kSpeedCommonMbps = "speed_common_mbps";
+inline constexpr K kLinkCount = "link_count";
+inline constexpr K kErrorCounters = "error_counters";
+inline constexpr K kFabric = "fabric";
+// NVML per ordered pair of GPUs (backends[cuda].nvml.pairs)
+inline constexpr K kPairs = "pairs";
+inline constexpr K kGpu = "gpu";
+inline constexpr K kPeer = "peer";
+inline constexpr K kGpuUuid = "gpu_uuid";
+inline constexpr K kPeerUuid = "peer_uuid";
+inline constexpr K kCommonAncestor = "common_ancestor";
+inline constexpr K kNvlinks = "nvlinks";
+inline constexpr K kTopology = "topology";
+inline constexpr K kP2p = "p2p";
+// Result records of group cells: peer copies (shape.direction "p2p"), all-reduce, concurrency
+inline constexpr K kSrc = "src";
+inline constexpr K kDst = "dst";
+inline constexpr K kBidirectional = "bidirectional";
+inline constexpr K kEngine = "engine";
+inline constexpr K kDstUuid = "dst_uuid";
+inline constexpr K kDstPciBusId = "dst_pci_bus_id";
+inline constexpr K kAlgbw = "algbw";  // GB/s: bytes per device / time
+inline constexpr K kBusbw = "busbw";  // GB/s: algbw · 2(n−1)/n for all-reduce (nccl-tests)
+inline constexpr K kConcurrentWith = "concurrent_with";
+// doctor's multi-GPU readings: figures per GPU, peer copies and NVLink counters after the load
+inline constexpr K kFigures = "figures";
+inline constexpr K kSpread = "spread";
+inline constexpr K kGbps = "gbps";
+inline constexpr K kP2pUnderLoad = "p2p_under_load";
+inline constexpr K kCountersAfterLoad = "counters_after_load";
+// GEMM tuning (issue 20): in a GEMM or conv record's context, which parameters ran
+inline constexpr K kTuning = "tuning";                       // tuned | cached | default
+inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}
 
 }  // namespace gpucheck::keys

@@ -14,6 +14,23 @@ namespace k = keys;
 
 std::string shape_text(const nlohmann::json& shape) {
   auto u = [&](std::string_view key) { return shape.value(key, std::uint64_t{0}); };
+  // Issue 17: peer copies, their latency and all-reduce name their devices.
+  auto peers = [&](const char* arrow) {
+    return fmt::format("{}{}{} {}", shape.value(k::kSrc, ""), arrow, shape.value(k::kDst, ""),
+                       shape.value(k::kPeerAccess, true) ? "peer" : "staged");
+  };
+  if (shape.value(k::kMode, "") == "p2p") return fmt::format("{} B {}", u(k::kBytes), peers("->"));
+  if (shape.value(k::kDirection, "") == "p2p")
+    return fmt::format("{:g} MiB {} {}", static_cast<double>(u(k::kBytes)) / (1 << 20),
+                       peers(shape.value(k::kBidirectional, false) ? "<->" : "->"),
+                       shape.value(k::kEngine, ""));
+  if (shape.contains(k::kDevices) && shape[std::string(k::kDevices)].is_array()) {
+    std::string devices;
+    for (const auto& d : shape[std::string(k::kDevices)])
+      devices += (devices.empty() ? "" : ",") + d.get<std::string>();
+    return fmt::format("{:g} MiB x{} ({})", static_cast<double>(u(k::kBytes)) / (1 << 20),
+                       shape[std::string(k::kDevices)].size(), devices);
+  }
   if (shape.contains(k::kBytes)) {
     double mib = static_cast<double>(u(k::kBytes)) / (1 << 20);
     std::string memory = shape.value(k::kHostMemory, "");

@@ -11,12 +11,14 @@ namespace {
 template <typename E, std::size_t N>
 using NameTable = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr NameTable<Op, 6> kOps{{{Op::kExp, "exp"},
+constexpr NameTable<Op, 8> kOps{{{Op::kExp, "exp"},
                                  {Op::kGemm, "gemm"},
                                  {Op::kConv, "conv"},
                                  {Op::kCopy, "copy"},
                                  {Op::kLatency, "latency"},
-                                 {Op::kSeedloop, "seedloop"}}};
+                                 {Op::kSeedloop, "seedloop"},
+                                 {Op::kP2p, "p2p"},
+                                 {Op::kAllreduce, "allreduce"}}};
 constexpr NameTable<DType, 5> kDTypes{{{DType::kF32, "f32"},
                                        {DType::kTf32, "tf32"},
                                        {DType::kF16, "f16"},
@@ -74,6 +76,10 @@ std::optional<DType> dtype_from_string(std::string_view s) {
 }
 std::optional<Layout> layout_from_string(std::string_view s) {
   return parse(kLayouts, s);
+}
+
+bool is_group_op(Op op) {
+  return op == Op::kP2p || op == Op::kAllreduce;
 }
 
 std::size_t element_size(DType d) {

@@ -10,7 +10,8 @@
 
 namespace gpucheck {
 
-enum class Op { kExp, kGemm, kConv, kCopy, kLatency, kSeedloop };
+// kP2p and kAllreduce run between devices (a group of CUDA devices in one child), never on one.
+enum class Op { kExp, kGemm, kConv, kCopy, kLatency, kSeedloop, kP2p, kAllreduce };
 enum class DType { kF32, kTf32, kF16, kBf16, kF64 };
 enum class Layout { kNchw, kNhwc };
 enum class Direction { kH2d, kD2h, kD2d, kH2h };
@@ -26,6 +27,9 @@ std::string_view to_string(Transfers v);
 std::optional<Op> op_from_string(std::string_view s);
 std::optional<DType> dtype_from_string(std::string_view s);
 std::optional<Layout> layout_from_string(std::string_view s);
+
+// Ops that run between several devices rather than on one (issue 17).
+bool is_group_op(Op op);
 
 // Bytes one element of the dtype occupies in memory (tf32 is stored as f32).
 std::size_t element_size(DType d);

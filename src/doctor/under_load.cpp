@@ -4,6 +4,7 @@
 #include "bench/cell.h"
 #include "core/child_process.h"
 #include "core/json_keys.h"
+#include "core/shape_text.h"
 
 #include <fmt/format.h>
 
@@ -31,7 +32,7 @@ bench::BenchPlan load_plan(const std::string& device, double seconds) {
   policy.warmup = 1;
   policy.min_time_s = seconds / 2;
   policy.max_time_s = seconds;
-  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0, 0};
+  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0, 0, {}, {}};  // never tunes
 }
 
 void widen(Json& range, const Json& stat) {
@@ -54,6 +55,7 @@ Json summarise_load_records(const Json& records) {
   std::size_t samples = 0;
   Json gen, width;
   std::vector<std::string> problems;
+  Json figures = Json::array();
   for (const auto& r : records) {
     const std::string status = r.value(std::string(k::kStatus), "");
     if (status != "ok")
@@ -68,7 +70,23 @@ Json summarise_load_records(const Json& records) {
     }
     if (ctx.contains(k::kPcieLinkGen)) widen(gen, ctx[std::string(k::kPcieLinkGen)]);
     if (ctx.contains(k::kPcieLinkWidth)) widen(width, ctx[std::string(k::kPcieLinkWidth)]);
+    // The figure gpu_siblings compares across GPUs of one model, and its own noise.
+    const Json tp = r.value(std::string(k::kThroughput), Json::object());
+    const Json ts = r.value(std::string(k::kTimeS), Json::object());
+    if (status == "ok" && tp.contains(k::kValue) && ts.contains(k::kMedian) &&
+        r.value(std::string(k::kTransfers), "") == "excluded") {
+      const double median = ts[std::string(k::kMedian)].get<double>();
+      const double stddev = ts.value(std::string(k::kStddev), 0.0);
+      std::string name = r.value(std::string(k::kOp), "");
+      if (r.contains(k::kDtype)) name += " " + r[std::string(k::kDtype)].get<std::string>();
+      if (r.contains(k::kShape)) name += " " + shape_text(r[std::string(k::kShape)]);
+      figures.push_back({{k::kName, name},
+                         {k::kValue, tp[std::string(k::kValue)]},
+                         {k::kUnit, tp.value(std::string(k::kUnit), "")},
+                         {k::kSpread, median > 0 ? stddev / median : 0.0}});
+    }
   }
+  if (!figures.empty()) out[k::kFigures] = figures;
   out[k::kNvmlSamples] = samples;
   if (have_reasons) out[k::kClocksEventReasons] = reasons;
   if (!gen.is_null()) out[k::kPcieLinkGen] = gen;
@@ -117,6 +135,75 @@ Json run_cuda_load(const Json& cuda, double seconds) {
     out.push_back(std::move(entry));
   }
   return out;
+}
+
+Json run_cuda_p2p_load(const Json& cuda, double seconds) {
+  Json out = Json::array();
+  if (cuda.value(std::string(k::kStatus), "") != "available") return out;
+  std::vector<std::string> devices;
+  for (const auto& d : cuda.value(std::string(k::kDevices), Json::array()))
+    devices.push_back(d.value(std::string(k::kDevice), ""));
+  if (devices.size() < 2) return out;
+  bench::BenchPlan plan;
+  plan.backend = "cuda";
+  plan.group = devices;
+  for (const auto& d : devices) plan.device += (plan.device.empty() ? "" : ",") + d;
+  plan.policy.warmup = 1;
+  plan.policy.min_time_s = seconds / 4;
+  plan.policy.max_time_s = seconds / 2;
+  for (const auto& s : devices)
+    for (const auto& d : devices) {
+      if (s == d) continue;
+      bench::Cell c;
+      c.op = Op::kP2p;
+      c.shape = bench::P2pShape{256u << 20, false, s, d, true, bench::CopyEngine::kCe};
+      c.explicit_request = true;
+      plan.cells.push_back(c);
+    }
+  ChildLimits limits;
+  limits.timeout = std::chrono::duration<double>(plan.cells.size() * (seconds + 30) + 60);
+  limits.max_output = 16u << 20;
+  const auto results =
+      run_children({{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, {}}}, limits);
+  const ChildResult& r = results.front();
+  std::istringstream lines(r.out);
+  const std::string workload =
+      fmt::format("copy-engine copies of 256 MiB with peer access, about {} s a pair", seconds / 4);
+  for (std::string line; std::getline(lines, line);) {
+    auto ev = Json::parse(line, nullptr, false);
+    if (!ev.is_object() || ev.value("event", "") != "record") continue;
+    const Json rec = ev["record"];
+    const Json shape = rec.value(std::string(k::kShape), Json::object());
+    Json e = {{k::kSrc, shape.value(std::string(k::kSrc), "")},
+              {k::kDst, shape.value(std::string(k::kDst), "")},
+              {k::kStatus, rec.value(std::string(k::kStatus), "")},
+              {k::kWorkload, workload}};
+    if (rec.contains(k::kReason)) e[k::kReason] = rec[std::string(k::kReason)];
+    if (rec.contains(k::kThroughput))
+      e[k::kGbps] = rec[std::string(k::kThroughput)].value(std::string(k::kValue), 0.0);
+    out.push_back(e);
+  }
+  if (!r.exited_ok() && out.size() < plan.cells.size())
+    out.push_back({{k::kStatus, "failed"},
+                   {k::kReason, fmt::format("the peer-copy load child {}",
+                                            r.describe(limits.timeout, limits.max_output))},
+                   {k::kWorkload, workload}});
+  return out;
+}
+
+Json read_counters_after(const std::string& backend) {
+  ChildLimits limits;
+  limits.timeout = std::chrono::duration<double>(60);
+  limits.max_output = 4u << 20;
+  const auto results = run_children({{{"__child", "counters", "--backend", backend}, {}}}, limits);
+  const ChildResult& r = results.front();
+  if (r.exited_ok()) {
+    auto j = Json::parse(r.out, nullptr, false);
+    if (j.is_object()) return j;
+  }
+  return {{k::kLoaded, false},
+          {k::kError,
+           fmt::format("the counters child {}", r.describe(limits.timeout, limits.max_output))}};
 }
 
 }  // namespace gpucheck::doctor

@@ -14,7 +14,19 @@ namespace gpucheck::doctor {
 // pcie_link_width {min,max}}. Empty when CUDA has no device. `seconds` is the load per device.
 nlohmann::json run_cuda_load(const nlohmann::json& cuda_section, double seconds);
 
-// Folds records' NVML contexts into one entry (reasons united, link min/max over regions).
+// Folds records' NVML contexts into one entry (reasons united, link min/max over regions), with
+// each ok record's figure for gpu_siblings: {"name", "value", "unit", "spread"} where spread is
+// the relative stddev of its repetitions.
 nlohmann::json summarise_load_records(const nlohmann::json& records);
+
+// Issue 17. Peer copies under load: with two or more CUDA devices, a copy-engine copy of 256 MiB
+// with peer access for every ordered pair, in one group child after the per-device load.
+// Entries {"src", "dst", "status", "reason", "gbps", "workload"}; empty with fewer devices.
+nlohmann::json run_cuda_p2p_load(const nlohmann::json& cuda_section, double seconds);
+
+// The backend's counters that only grow (NVLink error counters), read again in a child after the
+// load: its section as the child wrote it, {"loaded", "error", "devices": [...]}, or
+// {"loaded": false, "error": "<the child's fate>"}.
+nlohmann::json read_counters_after(const std::string& backend);
 
 }  // namespace gpucheck::doctor

@@ -6,11 +6,17 @@
 #include "qualify/judge.h"
 #include "qualify/profile.h"
 
+#include <optional>
 #include <vector>
 
 namespace gpucheck::qualify {
 
 std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
                                            const std::vector<DeviceFacts>& devices);
+
+// The group child's plan of the p2p and allreduce requirements over the CUDA devices here (in
+// their order); nullopt when there is none or fewer than two CUDA devices.
+std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
+                                                 const std::vector<DeviceFacts>& devices);
 
 }  // namespace gpucheck::qualify

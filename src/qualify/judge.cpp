@@ -4,6 +4,7 @@
 #include "core/json_keys.h"
 #include "qualify/judge_bench.h"
 #include "qualify/judge_stress.h"
+#include "qualify/judge_multigpu.h"
 #include "qualify/toml_reader.h"
 
 #include <fmt/format.h>
@@ -251,6 +252,12 @@ std::vector<Verdict> judge(const Requirement& r, const Observations& obs) {
       return judge_bench(r, obs);
     case Kind::kStress:
       return judge_stress(r, obs);
+    case Kind::kP2p:
+      return judge_p2p(r, obs);
+    case Kind::kAllreduce:
+      return judge_allreduce(r, obs);
+    case Kind::kSiblings:
+      return judge_siblings(r, obs);
   }
   return {};
 }

@@ -24,6 +24,8 @@ std::string criterion_text(const Requirement& r) {
       return fmt::format("speedup over the CPU ≥ {}×", r.value);
     case Criterion::kFractionOfReference:
       return fmt::format("≥ {} of the {} reference", r.value, r.reference);
+    case Criterion::kFractionOfLineRate:
+      return fmt::format("≥ {} of the links' line rate", r.value);
   }
   return "";
 }
@@ -36,10 +38,13 @@ std::string unit_of(const Requirement& r) {
     case Criterion::kSpeedupMin:
       return "x";
     case Criterion::kFractionOfReference:
+    case Criterion::kFractionOfLineRate:
       return "fraction";
   }
   return "";
 }
+
+}  // namespace
 
 // The record's status when it is not ok: failed and mismatch are unmet, unsupported is unmet
 // (the profile asks for what the device cannot do), skipped (too large here) is a skip.
@@ -54,6 +59,8 @@ bool judge_status(const nlohmann::json& rec, Verdict& v) {
     v.reason = fmt::format("record {}: {}", status, why);
   return false;
 }
+
+namespace {
 
 std::optional<std::string> pci_device_id(const DeviceFacts& d, const Observations& obs) {
   if (d.pci_bus_id.empty() || !obs.pci_device_id) return std::nullopt;
@@ -138,6 +145,10 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
     }
     case Criterion::kFractionOfReference:
       judge_fraction(r, d, obs, throughput, v);
+      return v;
+    case Criterion::kFractionOfLineRate:  // p2p requirements only (judge_multigpu.cpp)
+      v.outcome = Outcome::kSkip;
+      v.reason = "a line rate belongs to a link between two GPUs";
       return v;
   }
   if (v.outcome == Outcome::kUnmet)

@@ -10,6 +10,10 @@ namespace gpucheck::qualify {
 
 std::vector<Verdict> judge_bench(const Requirement& r, const Observations& obs);
 
+// False, with the verdict's outcome and reason set, when the record is not ok: failed,
+// mismatch and unsupported are unmet, skipped is a skip.
+bool judge_status(const nlohmann::json& rec, Verdict& v);
+
 // "gemm bf16 4096x4096x4096 (transfers excluded)"
 std::string describe_cell(const Requirement& r);
 

@@ -176,6 +176,89 @@ void read_stress(TableReader& r, Requirement& q) {
                     "max_temperature_c", "allowed_clock_events", "min_sustained_fraction"});
 }
 
+// min (GB/s or MB/s) or min_fraction_of_reference, as for bench requirements; p2p also
+// min_fraction_of_line_rate.
+void read_link_criterion(TableReader& r, Requirement& q, const char* what) {
+  const bool line_rate = std::string_view(what) == "p2p";
+  std::vector<std::string> given;
+  for (const char* key : {"min", "min_fraction_of_reference", "min_fraction_of_line_rate"})
+    if (r.has(key) && (line_rate || std::string_view(key) != "min_fraction_of_line_rate"))
+      given.emplace_back(key);
+  if (given.size() != 1)
+    r.fail(
+        fmt::format("a {} requirement needs exactly one of min, min_fraction_of_reference{} "
+                    "(got {})",
+                    what, line_rate ? ", min_fraction_of_line_rate" : "",
+                    given.empty() ? "none" : join(given)));
+  const bool min = given.front() == "min";
+  if (given.front() == "min_fraction_of_line_rate") {
+    q.criterion = Criterion::kFractionOfLineRate;
+    q.value = *r.number("min_fraction_of_line_rate", true);
+    if (r.has("unit")) r.fail("'unit' goes with min, not min_fraction_of_line_rate");
+  } else if (min) {
+    q.criterion = Criterion::kMin;
+    q.value = *r.number("min", true);
+    q.unit = r.one_of("unit", {"GB/s", "MB/s"});
+  } else {
+    q.criterion = Criterion::kFractionOfReference;
+    q.value = *r.number("min_fraction_of_reference", true);
+    q.reference = r.one_of("reference", {"measured", "datasheet"}, "measured");
+    if (r.has("unit")) r.fail("'unit' goes with min, not min_fraction_of_reference");
+  }
+}
+
+std::uint64_t read_bytes(TableReader& r, std::uint64_t dflt) {
+  auto v = r.integer("bytes", 1);
+  return v ? static_cast<std::uint64_t>(*v) : dflt;
+}
+
+void read_p2p(TableReader& r, Requirement& q) {
+  q.op = "p2p";
+  q.bytes = read_bytes(r, std::uint64_t{256} << 20);
+  q.bidirectional = r.one_of("direction", {"uni", "bi"}, "uni") == "bi";
+  q.peer_access = r.boolean("peer_access").value_or(true);
+  q.engine = r.one_of("engine", {"ce", "sm"}, "ce");
+  if (q.engine == "sm" && !q.peer_access) r.fail("engine = \"sm\" needs peer_access = true");
+  if (q.engine == "sm" && q.bidirectional) r.fail("engine = \"sm\" is measured one way only");
+  if (const toml::node* n = r.take("pairs")) {
+    static const std::regex pair_form(R"(^(cuda[0-9]+)->(cuda[0-9]+)$)");
+    if (n->is_string() && n->as_string()->get() == "all") {
+    } else if (n->is_array()) {
+      for (const auto& item : *n->as_array()) {
+        std::smatch m;
+        std::string s = item.is_string() ? item.as_string()->get() : std::string();
+        if (!std::regex_match(s, m, pair_form) || m[1] == m[2])
+          r.fail_at(item, "pairs", "\"all\" or a list of \"cudaA->cudaB\" (A != B)");
+        q.pairs.emplace_back(m[1], m[2]);
+      }
+    } else {
+      r.fail_at(*n, "pairs", "\"all\" or a list of \"cudaA->cudaB\"");
+    }
+  }
+  read_link_criterion(r, q, "p2p");
+  r.reject_unknown({"kind", "id", "pairs", "direction", "peer_access", "engine", "bytes", "min",
+                    "unit", "min_fraction_of_reference", "reference", "min_fraction_of_line_rate"});
+}
+
+void read_allreduce(TableReader& r, Requirement& q) {
+  q.op = "allreduce";
+  q.bytes = read_bytes(r, std::uint64_t{256} << 20);
+  if (q.bytes % 4 != 0) r.fail("bytes: an f32 all-reduce moves whole 4-byte elements");
+  read_link_criterion(r, q, "allreduce");
+  r.reject_unknown(
+      {"kind", "id", "bytes", "min", "unit", "min_fraction_of_reference", "reference"});
+}
+
+void read_siblings(TableReader& r, Requirement& q) {
+  auto v = r.number("max_deviation", true);
+  if (!v) r.fail("missing key 'max_deviation' (a fraction below the median, e.g. 0.05)");
+  q.value = *v;
+  if (q.value >= 1)
+    r.fail_at(*r.take("max_deviation"), "max_deviation", "a fraction between 0 and 1");
+  q.backend = "cuda";
+  r.reject_unknown({"kind", "id", "max_deviation"});
+}
+
 BenchSettings read_bench_settings(TableReader& b) {
   BenchSettings s;
   if (auto v = b.integer("warmup", 0)) s.warmup = static_cast<int>(*v);
@@ -201,6 +284,12 @@ std::string_view to_string(Kind k) {
       return "doctor";
     case Kind::kBench:
       return "bench";
+    case Kind::kP2p:
+      return "p2p";
+    case Kind::kAllreduce:
+      return "allreduce";
+    case Kind::kSiblings:
+      return "siblings";
     case Kind::kStress:
       return "stress";
   }
@@ -239,7 +328,8 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
     TableReader r(*node.as_table(), fmt::format("require[{}]", index), path);
     Requirement q;
     q.line = static_cast<int>(node.source().begin.line);
-    std::string kind = r.one_of("kind", {"backend", "device", "doctor", "bench", "stress"});
+    std::string kind = r.one_of(
+        "kind", {"backend", "device", "doctor", "bench", "p2p", "allreduce", "siblings", "stress"});
     static const std::regex id_form(R"(^[a-z][a-z0-9_]*$)");
     if (auto id = r.string("id")) {
       if (!std::regex_match(*id, id_form)) r.fail_at(*r.take("id"), "id", "lower_snake_case");
@@ -257,6 +347,15 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
     } else if (kind == "doctor") {
       q.kind = Kind::kDoctor;
       read_doctor(r, q);
+    } else if (kind == "p2p") {
+      q.kind = Kind::kP2p;
+      read_p2p(r, q);
+    } else if (kind == "allreduce") {
+      q.kind = Kind::kAllreduce;
+      read_allreduce(r, q);
+    } else if (kind == "siblings") {
+      q.kind = Kind::kSiblings;
+      read_siblings(r, q);
     } else if (kind == "bench") {
       q.kind = Kind::kBench;
       read_bench(r, q, path);

@@ -14,14 +14,16 @@
 
 namespace gpucheck::qualify {
 
-enum class Kind { kBackend, kDevice, kDoctor, kBench, kStress };
+// kP2p, kAllreduce, kSiblings: the GPUs of a machine together (issue 17); kStress (issue 18).
+enum class Kind { kBackend, kDevice, kDoctor, kBench, kP2p, kAllreduce, kSiblings, kStress };
 std::string_view to_string(Kind k);
 
 // Which devices a device or bench requirement is about.
 enum class Selector { kNamed, kAny, kEach };
 
 // What a bench requirement compares its record with.
-enum class Criterion { kMin, kMax, kSpeedupMin, kFractionOfReference };
+// kFractionOfLineRate: p2p only, against the NVLink line rate NVML reports between the pair.
+enum class Criterion { kMin, kMax, kSpeedupMin, kFractionOfReference, kFractionOfLineRate };
 
 struct Requirement {
   std::string id;  // `id` key, else "<kind>_<n>" with n its 1-based place in the profile
@@ -62,6 +64,16 @@ struct Requirement {
                                                 "sw_power_cap", "sync_boost",
                                                 "display_clock_setting"};
   std::optional<double> min_sustained_fraction;  // of the card's measured GEMM reference
+  // p2p: the copy (as in the record's shape) and the pairs, "all" ordered pairs of CUDA devices
+  // (unordered for bidirectional) or a list "cuda0->cuda1". allreduce: bytes per device over all
+  // CUDA devices, min on the record's busbw. Both use criterion kMin or kFractionOfReference.
+  std::vector<std::pair<std::string, std::string>> pairs;  // empty: all
+  std::uint64_t bytes = 0;
+  bool bidirectional = false;
+  bool peer_access = true;
+  std::string engine = "ce";
+  // siblings: the largest fraction a GPU may fall below the median of its same-model siblings
+  // in doctor's load run (value holds it), judged past each GPU's own noise (at least 1 %).
 };
 
 // [bench] of the profile: the repetition policy of every bench it runs.

@@ -32,8 +32,8 @@ std::vector<std::string> strings(TableReader& r, std::string_view key) {
 Reference read_reference(TableReader& r) {
   Reference ref;
   ref.source = r.one_of("source", {"measured", "datasheet"});
-  ref.op = r.one_of("op", {"exp", "gemm", "conv", "copy"});
-  ref.dtype = r.string("dtype").value_or(ref.op == "copy" ? "" : "f32");
+  ref.op = r.one_of("op", {"exp", "gemm", "conv", "copy", "p2p", "allreduce"});
+  ref.dtype = r.string("dtype").value_or(ref.op == "copy" || ref.op == "p2p" ? "" : "f32");
   ref.transfers = r.one_of("transfers", {"excluded", "included"}, "excluded");
   if (const toml::node* s = r.take("shape")) {
     if (!s->is_table()) r.fail_at(*s, "shape", "a table of the record's shape keys");
@@ -42,8 +42,10 @@ Reference read_reference(TableReader& r) {
         ref.shape[std::string(key.str())] = v.as_integer()->get();
       else if (v.is_string())
         ref.shape[std::string(key.str())] = v.as_string()->get();
+      else if (v.is_boolean())  // p2p: bidirectional, peer_access
+        ref.shape[std::string(key.str())] = v.as_boolean()->get();
       else
-        r.fail_at(v, "shape." + std::string(key.str()), "an integer or a string");
+        r.fail_at(v, "shape." + std::string(key.str()), "an integer, a string or a boolean");
     }
   }
   auto value = r.number("value", true);

@@ -33,11 +33,29 @@ std::string device_key(const nlohmann::json& r, bool by_name) {
   return str(r, k::kDevice);
 }
 
+// A record measured beside other GPUs (bench's concurrent children) is compared only with one
+// measured beside others too, and a lone one with a lone one: a shared host or power budget
+// moves the figures.
+bool ran_concurrently(const nlohmann::json& r) {
+  auto it = r.find(k::kConcurrentWith);
+  return it != r.end() && it->is_array() && !it->empty();
+}
+
+// Tuned parameters (issue 20) are compared only with tuned ones: "tuned" for a record whose
+// context says tuned or cached (the same search's winner), "" for the library's defaults and
+// for records that predate tuning (they ran the defaults too).
+std::string tuning_class(const nlohmann::json& r) {
+  auto ctx = r.find(k::kContext);
+  if (ctx == r.end() || !ctx->is_object()) return "";
+  const std::string t = str(*ctx, k::kTuning);
+  return t == "tuned" || t == "cached" ? "tuned" : "";
+}
+
 std::string match_key(const nlohmann::json& r, bool by_name) {
   return nlohmann::json::array({str(r, k::kBackend), device_key(r, by_name), str(r, k::kOp),
                                 str(r, k::kImpl), str(r, k::kDtype),
                                 r.value(std::string(k::kShape), nlohmann::json()),
-                                str(r, k::kTransfers)})
+                                str(r, k::kTransfers), ran_concurrently(r), tuning_class(r)})
       .dump();
 }
 
@@ -87,6 +105,7 @@ nlohmann::json row_of(const nlohmann::json& r, bool by_name) {
                                          .value(std::string(k::kUnit), "")}};
   if (std::string name = str(r, k::kDeviceName); !name.empty()) row[k::kDeviceName] = name;
   if (std::string dtype = str(r, k::kDtype); !dtype.empty()) row[k::kDtype] = dtype;
+  if (std::string tuning = tuning_class(r); !tuning.empty()) row[k::kTuning] = tuning;
   return row;
 }
 

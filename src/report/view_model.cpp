@@ -6,6 +6,7 @@
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 #include "report/stress_view.h"
+#include "report/multigpu_tables.h"
 
 #include <fmt/format.h>
 
@@ -64,8 +65,11 @@ TableSection results_table(const nlohmann::json& results) {
                                (*tp)[k::kUnit].get<std::string>());
     if (auto sp = r.find(k::kSpeedupVsCpu); sp != r.end() && sp->is_number())
       speedup = fmt::format("{:.3g}x", sp->get<double>());
+    // null: unbounded (NaN, Inf or a poisoned element found), as a mismatch record says
     if (auto v = r.find(k::kVerification); v != r.end() && v->contains(k::kMaxRelError))
-      err = fmt::format("{:.2g}", (*v)[k::kMaxRelError].get<double>());
+      err = (*v)[k::kMaxRelError].is_number()
+                ? fmt::format("{:.2g}", (*v)[k::kMaxRelError].get<double>())
+                : "unbounded";
     std::string shape = r.contains(k::kShape) ? shape_text(r[k::kShape]) : "";
     t.rows.push_back({str_or(r, k::kDevice), str_or(r, k::kOp), str_or(r, k::kImpl),
                       str_or(r, k::kDtype), shape, str_or(r, k::kTransfers), str_or(r, k::kStatus),
@@ -204,7 +208,12 @@ ViewModel make_view_model(const nlohmann::json& doc) {
         vm.facts.push_back(facts_section("device " + str_or(d, k::kDevice, "?"), d));
     }
   }
-  if (doc.contains(k::kResults)) vm.tables.push_back(results_table(doc[k::kResults]));
+  if (doc.contains(k::kResults)) {
+    vm.tables.push_back(results_table(doc[k::kResults]));
+    for (auto& t : multigpu_tables(doc[k::kResults])) vm.tables.push_back(std::move(t));
+  }
+  if (probe && doc.contains(k::kBackends))
+    for (auto& t : topology_tables(doc[k::kBackends])) vm.tables.push_back(std::move(t));
   if (doc.contains(k::kChecks)) vm.tables.push_back(checks_table(doc[k::kChecks]));
   if (doc.contains(k::kSweep)) vm.tables.push_back(sweep_table(doc[k::kSweep]));
   // First: qualify's answer, and the table the CSV view writes.

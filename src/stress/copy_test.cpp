@@ -180,7 +180,7 @@ class CopyStress {
 nlohmann::json run_copy_test(RunContext& ctx, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kCopy);
-  r[k::kImpl] = dev.impl(Op::kCopy);
+  r[k::kImpl] = dev.impl(Op::kCopy, DType::kF32);
   run_guarded(ctx, r, [&] { CopyStress(ctx, end_s, r).run(); });
   return r;
 }

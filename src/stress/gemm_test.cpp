@@ -476,7 +476,7 @@ class GemmStress {
 nlohmann::json run_gemm_test(RunContext& ctx, DType dtype, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kGemm);
-  r[k::kImpl] = dev.impl(Op::kGemm);
+  r[k::kImpl] = dev.impl(Op::kGemm, dtype);
   r[k::kDtype] = to_string(dtype);
   r[k::kComputeType] = dev.compute_type(Op::kGemm, dtype);
   if (auto why = dev.unsupported_reason(Op::kGemm, dtype, Layout::kNchw)) {

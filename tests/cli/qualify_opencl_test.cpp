@@ -24,11 +24,22 @@ TEST(QualifyOpenclCli, OpenclProfilePasses) {
   const auto cache =
       std::filesystem::path(GPUCHECK_BINARY).parent_path().parent_path() / "tests/pocl-cache";
   std::string junit = write_temp_file("opencl.xml", "");
+  // qualify tunes OpenCL's GEMM as bench does (issue 20): a small budget, a fresh cache.
+  const auto xdg = std::filesystem::path(junit).parent_path() / "qualify-xdg-cache";
+  std::filesystem::remove_all(xdg);
   auto r = run_gpucheck(
       {"qualify", "--profile", std::string(GPUCHECK_SOURCE_DIR) + "/configs/qualify/opencl.toml",
-       "--junit", junit, "--json"},
-      {{"POCL_CACHE_DIR", cache.string()}});
+       "--junit", junit, "--json", "--tune-budget", "1"},
+      {{"POCL_CACHE_DIR", cache.string()}, {"XDG_CACHE_HOME", xdg.string()}});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  int gemm_records = 0;
+  for (const auto& rec : Json::parse(r.out)["results"])
+    if (rec["backend"] == "opencl" && rec["op"] == "gemm") {
+      EXPECT_EQ(rec["context"].value("tuning", ""), "tuned") << rec.dump();
+      ++gemm_records;
+    }
+  EXPECT_GT(gemm_records, 0);
+  EXPECT_TRUE(std::filesystem::exists(xdg / "gpucheck"));
   Json q = Json::parse(r.out)["qualify"];
   EXPECT_EQ(q["verdict"], "met");
   for (const auto& v : q["verdicts"])

@@ -54,7 +54,9 @@ def main():
     with open(schema_path) as f:
         validator = jsonschema.Draft202012Validator(json.load(f))
     for op, top, sizes in SWEEPS:
-        cmd = [gpucheck, "bench", "--device", device, "--sweep", op, "--sweep-max", top, "--json"]
+        # --no-tune: the sweep's records, not GEMM tuning (tests/cli/test_opencl_tuning.cpp), here.
+        cmd = [gpucheck, "bench", "--device", device, "--sweep", op, "--sweep-max", top, "--json",
+               "--no-tune"]
         proc = subprocess.run(cmd, capture_output=True, timeout=120)
         if proc.returncode == 3:
             print(f"SKIP: {device} is not here: {proc.stderr.decode(errors='replace').strip()}")

@@ -39,6 +39,24 @@ int main() {
         offsetof(nvmlViolationTime_t, violationTime), 8);
   check("NVML_PERF_POLICY_THERMAL", NVML_PERF_POLICY_THERMAL, 1);
   check("NVML_PERF_POLICY_RELIABILITY", NVML_PERF_POLICY_RELIABILITY, 5);
+  // Issue 17: NVLink, field values, topology, P2P, fabric.
+  check("sizeof(nvmlFieldValue_t)", sizeof(nvmlFieldValue_t), 40);
+  check("offsetof(nvmlFieldValue_t, valueType)", offsetof(nvmlFieldValue_t, valueType), 24);
+  check("offsetof(nvmlFieldValue_t, value)", offsetof(nvmlFieldValue_t, value), 32);
+  check("sizeof(nvmlGpuFabricInfo_v3_t)", sizeof(nvmlGpuFabricInfo_v3_t), 40);
+  check("offsetof(nvmlGpuFabricInfo_v3_t, state)", offsetof(nvmlGpuFabricInfo_v3_t, state), 28);
+  check("offsetof(nvmlGpuFabricInfo_v3_t, healthMask)",
+        offsetof(nvmlGpuFabricInfo_v3_t, healthMask), 32);
+  check("nvmlGpuFabricInfo_v3", nvmlGpuFabricInfo_v3, 40u | (3u << 24));
+  check("NVML_FI_DEV_NVLINK_GET_SPEED", NVML_FI_DEV_NVLINK_GET_SPEED, 164);
+  check("NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON", NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON, 90);
+  check("NVML_FI_DEV_NVLINK_LINK_COUNT", NVML_FI_DEV_NVLINK_LINK_COUNT, 91);
+  check("NVML_NVLINK_MAX_LINKS", NVML_NVLINK_MAX_LINKS, 36);
+  check("NVML_NVLINK_ERROR_DL_ECC_DATA", NVML_NVLINK_ERROR_DL_ECC_DATA, 4);
+  check("NVML_NVLINK_DEVICE_TYPE_SWITCH", NVML_NVLINK_DEVICE_TYPE_SWITCH, 2);
+  check("NVML_TOPOLOGY_SYSTEM", NVML_TOPOLOGY_SYSTEM, 50);
+  check("NVML_P2P_CAPS_INDEX_PCI", NVML_P2P_CAPS_INDEX_PCI, 4);
+  check("NVML_P2P_STATUS_UNKNOWN", NVML_P2P_STATUS_UNKNOWN, 6);
   std::printf("%s\n", failures == 0 ? "NVML layout: all match" : "NVML layout: MISMATCH");
   return failures == 0 ? 0 : 1;
 }

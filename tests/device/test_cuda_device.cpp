@@ -1,6 +1,7 @@
 // On a machine with an NVIDIA GPU: probe fields against nvidia-smi (joined by UUID), every op,
 // dtype and layout of the bench verified on cuda0, and a planted mismatch caught. Elsewhere
 // every test skips and prints why. GPUCHECK_BIN overrides the gpucheck binary under test.
+#include "device_probe.h"
 #include "run_gpucheck.h"
 
 #include <gmock/gmock.h>
@@ -14,75 +15,7 @@
 
 using gpucheck::testing::have_program;
 using gpucheck::testing::run_program;
-
-namespace {
-
-std::string binary() {
-  const char* b = std::getenv("GPUCHECK_BIN");
-  return b != nullptr ? b : GPUCHECK_BINARY;
-}
-
-gpucheck::testing::RunResult gpucheck_run(
-    const std::vector<std::string>& args,
-    const std::map<std::string, std::optional<std::string>>& env = {}) {
-  return run_program(binary(), args, env);
-}
-
-// The probe's CUDA section, or a reason to skip.
-struct CudaProbe {
-  nlohmann::json section;
-  std::string skip_reason;
-};
-
-const CudaProbe& cuda_probe() {
-  static const CudaProbe probe = [] {
-    CudaProbe p;
-    auto r = gpucheck_run({"probe", "--json"});
-    if (r.exit_code != 0) {
-      p.skip_reason = "gpucheck probe failed: " + r.err;
-      return p;
-    }
-    const auto doc = nlohmann::json::parse(r.out);  // kept alive: the loop refers into it
-    for (const auto& b : doc["backends"])
-      if (b["name"] == "cuda") p.section = b;
-    if (p.section.is_null())
-      p.skip_reason = "this gpucheck has no CUDA backend";
-    else if (p.section["status"] != "available")
-      p.skip_reason = "no usable CUDA device: " + p.section.value("reason", std::string("?"));
-    return p;
-  }();
-  return probe;
-}
-
-#define SKIP_WITHOUT_GPU()                                                        \
-  do {                                                                            \
-    if (!cuda_probe().skip_reason.empty()) {                                      \
-      std::printf("device test skipped: %s\n", cuda_probe().skip_reason.c_str()); \
-      GTEST_SKIP() << cuda_probe().skip_reason;                                   \
-    }                                                                             \
-  } while (0)
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  for (std::string f; std::getline(ss, f, ',');) {
-    auto b = f.find_first_not_of(' ');
-    auto e = f.find_last_not_of(' ');
-    out.push_back(b == std::string::npos ? "" : f.substr(b, e - b + 1));
-  }
-  return out;
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool not_available(const std::string& v) {
-  return v.empty() || v[0] == '[' || v == "N/A";
-}
-
-}  // namespace
+using namespace gpucheck::device_testing;
 
 TEST(CudaDevice, ProbeMatchesNvidiaSmi) {
   SKIP_WITHOUT_GPU();

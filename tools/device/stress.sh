@@ -12,6 +12,9 @@
 #   5. with two GPUs: cuda1 alone for DUR s, then cuda0,cuda1 at once for DUR s
 #                                                               → each ≥ 0.97 × its single figure
 #   6. stress --device all, default tests (gemm, memory, copy) for HALF s: every verdict PASS
+#   7. planted faults on the GPU (GPUCHECK_TEST_STRESS_FAULT): a flipped GEMM bit and a bad
+#      memory word on cuda0, 10 s of gemm,memory on every GPU: exit 1, cuda0 FAIL for results,
+#      any other GPU PASS
 # Output under $OUT (default ./stress-out): runs.jsonl (every gpucheck document, one a line, with
 # its step), peer.jsonl, log.txt (commands, stderr, nvidia-smi before/after), table.md. The
 # table is printed last.
@@ -96,6 +99,10 @@ if [ "$gpus" -ge 2 ]; then
 fi
 # 6.
 run all stress --device all --duration "${HALF}s"
+# 7.
+export GPUCHECK_TEST_STRESS_FAULT=cuda0:gemm_bit@3,cuda0:memory_word@1
+run faults stress --device all --tests gemm,memory --duration 10s
+unset GPUCHECK_TEST_STRESS_FAULT
 { echo "== nvidia-smi after"; nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE,ECC,ROW_REMAPPER; } >>"$log" 2>&1
 
 python3 - "$runs" "$out/peer.jsonl" >"$out/table.md" <<'PY'
@@ -168,9 +175,17 @@ if "both" in runs:
         both = tput(dev("both", name))
         row(f"{name} with both GPUs at once / alone", f"{both:.1f} / {single:.1f} = {both / single:.3f}" if both and single else f"{both} / {single}",
             ">= 0.97", (both / single >= 0.97) if both and single else None, tele(dev("both", name)))
+f = runs.get("faults")
+if f:
+    for d in f["doc"].get("stress", {}).get("devices", []):
+        want = "fail" if d["device"] == "cuda0" else "pass"
+        row(f"planted faults, {d['device']}", d["verdict"].upper(), want.upper(),
+            d["verdict"] == want and (want == "pass" or any(x.startswith("results:") for x in d.get("reasons", []))),
+            "; ".join(d.get("reasons", []))[:300])
+    row("planted faults, exit code", f["exit"], 1, f["exit"] == 1)
 for step, r in runs.items():
     for d in r["doc"].get("stress", {}).get("devices", []):
-        if step != "nocheck":
+        if step not in ("nocheck", "faults"):
             row(f"verdict, step {step}, {d['device']}", d["verdict"].upper(), "PASS", d["verdict"] == "pass",
                 "; ".join(d.get("reasons", []))[:300])
 print("| what | measured | target | | detail |\n|---|---|---|---|---|")

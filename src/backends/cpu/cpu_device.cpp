@@ -93,11 +93,15 @@ class CpuDevice final : public Device {
         return std::nullopt;
       case Op::kLatency:
         return std::string("kernel launch latency applies to accelerators only");
+      case Op::kP2p:
+      case Op::kAllreduce:
+        return std::string("peer copies and all-reduce run between CUDA devices");
     }
     return std::string("unknown op");
   }
 
-  std::string impl(Op op) const override {
+  std::string impl(Op op, DType dtype) const override {
+    (void)dtype;
     switch (op) {
       case Op::kGemm:
         return blas_name();

@@ -5,8 +5,10 @@
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_driver.h"
 #include "backends/cuda/cuda_errors.h"
+#include "backends/cuda/cuda_peer_group.h"
 #include "backends/cuda/cuda_probe.h"
 #include "backends/cuda/cudnn_library.h"
+#include "backends/cuda/nvml_links.h"
 #include "backends/cuda/nvml_probe.h"
 #include "core/json_keys.h"
 
@@ -114,6 +116,12 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Device> open_device(const std::string& device_id,
                                       const DeviceOptions& options) override {
     return make_cuda_device(device_id, options);
+  }
+
+  nlohmann::json read_counters() override { return probe_nvlink_counters(current_environment()); }
+
+  std::unique_ptr<PeerGroup> open_group(const std::vector<std::string>& device_ids) override {
+    return make_cuda_peer_group(device_ids);
   }
 };
 

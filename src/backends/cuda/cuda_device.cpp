@@ -6,6 +6,7 @@
 #include "backends/cuda/cuda_driver.h"
 #include "backends/cuda/cuda_errors.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/cuda_memory.h"
 #include "backends/cuda/cuda_probe.h"
 #include "backends/cuda/cudnn_graph_conv.h"
 #include "backends/cuda/cudnn_library.h"
@@ -36,44 +37,6 @@ constexpr std::size_t kConvSearchWorkspaceBytes = std::size_t{512} << 20;  // ca
 // cuBLASLt candidates timed once per GEMM shape (the heuristic's first is not always fastest).
 constexpr int kLtCandidates = 8;
 constexpr int kLtTuneRuns = 5;
-
-class CudaBuffer final : public DeviceBuffer {
- public:
-  explicit CudaBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes > 0) GC_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-  }
-  ~CudaBuffer() override {
-    if (ptr_ != nullptr) GC_CUDA_CHECK_NOTHROW(cudaFree(ptr_));
-  }
-  CudaBuffer(const CudaBuffer&) = delete;
-  CudaBuffer& operator=(const CudaBuffer&) = delete;
-  std::size_t bytes() const override { return bytes_; }
-  void* get() const { return ptr_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
-
-void* dptr(const DeviceBuffer& b) {
-  return static_cast<const CudaBuffer&>(b).get();
-}
-
-class PinnedHost final : public HostAllocation {
- public:
-  explicit PinnedHost(std::size_t bytes) : bytes_(bytes) {
-    GC_CUDA_CHECK(cudaHostAlloc(&ptr_, std::max<std::size_t>(bytes, 1), cudaHostAllocDefault));
-  }
-  ~PinnedHost() override { GC_CUDA_CHECK_NOTHROW(cudaFreeHost(ptr_)); }
-  PinnedHost(const PinnedHost&) = delete;
-  PinnedHost& operator=(const PinnedHost&) = delete;
-  void* data() override { return ptr_; }
-  std::size_t bytes() const override { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
 
 // Page-aligned ordinary memory: what a program's own arrays are.
 class PageableHost final : public HostAllocation {
@@ -302,11 +265,15 @@ class CudaDevice final : public Device {
       case Op::kCopy:
       case Op::kLatency:
         return std::nullopt;
+      case Op::kP2p:
+      case Op::kAllreduce:
+        return std::string("peer copies and all-reduce run in the group child, not on one device");
     }
     return std::string("unknown op");
   }
 
-  std::string impl(Op op) const override {
+  std::string impl(Op op, DType dtype) const override {
+    (void)dtype;
     switch (op) {
       case Op::kGemm:
         return "cublaslt";

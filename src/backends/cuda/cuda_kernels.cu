@@ -1,4 +1,5 @@
-// gpucheck's own CUDA kernels: a bandwidth-bound exp for four dtypes, and an empty kernel.
+// gpucheck's own CUDA kernels: a bandwidth-bound exp for four dtypes, an empty kernel, the spin
+// kernel that holds a stream until the host releases it, and the SM copy of peer copies.
 #include "backends/cuda/cuda_kernels.h"
 
 #include <cuda_bf16.h>
@@ -113,6 +114,27 @@ cudaError_t launch_exp(const T* x, T* y, std::size_t n, int sms, cudaStream_t st
 
 __global__ void empty_kernel() {}
 
+__global__ void spin_kernel(const volatile int* latch, int* timed_out,
+                            unsigned long long timeout_clocks) {
+  const long long end = clock64() + static_cast<long long>(timeout_clocks);
+  while (*latch == 0) {
+    if (clock64() > end) {
+      *timed_out = 1;
+      return;
+    }
+  }
+}
+
+// Cache-global loads and stores (nvbandwidth's choice): the data passes L1 by, as a copy should.
+__global__ void sm_copy_kernel(uint4* dst, const uint4* src, std::size_t vectors,
+                               unsigned char* dst_tail, const unsigned char* src_tail,
+                               std::size_t tail) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::size_t i = first; i < vectors; i += stride) __stcg(dst + i, __ldcg(src + i));
+  if (first < tail) dst_tail[first] = src_tail[first];
+}
+
 }  // namespace
 
 cudaError_t launch_exp_f32(const float* x, float* y, std::size_t n, int sms, cudaStream_t stream) {
@@ -136,6 +158,28 @@ cudaError_t launch_exp_bf16(const void* x, void* y, std::size_t n, int sms, cuda
 
 cudaError_t launch_empty_kernel(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
+  return cudaGetLastError();
+}
+
+cudaError_t launch_spin_kernel(const volatile int* latch, int* timed_out,
+                               unsigned long long timeout_clocks, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(latch, timed_out, timeout_clocks);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_sm_copy(void* dst, const void* src, std::size_t bytes, int sms,
+                           cudaStream_t stream) {
+  constexpr int kThreads = 512;
+  const std::size_t vectors = bytes / sizeof(uint4);
+  const std::size_t tail = bytes % sizeof(uint4);
+  // Enough resident blocks to keep every SM's loads in flight; the loop covers the rest.
+  const std::size_t wanted = std::max<std::size_t>(1, (vectors + kThreads - 1) / kThreads);
+  const std::size_t blocks = std::min<std::size_t>(wanted, static_cast<std::size_t>(sms) * 4);
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  sm_copy_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), vectors,
+      d + vectors * sizeof(uint4), s + vectors * sizeof(uint4), tail);
   return cudaGetLastError();
 }
 

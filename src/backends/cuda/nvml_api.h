@@ -107,6 +107,79 @@ inline constexpr unsigned int kVbiosBufferSize = 32;
 inline constexpr unsigned int kInforomBufferSize = 16;
 inline constexpr unsigned int kDriverVersionBufferSize = 80;
 
+// ---- Issue 17: topology, NVLink, P2P, field values, fabric ----
+
+// nvmlGpuTopologyLevel_t: the closest common ancestor of two GPUs on the PCIe tree.
+inline constexpr int kTopologyInternal = 0, kTopologySingle = 10, kTopologyMultiple = 20,
+                     kTopologyHostBridge = 30, kTopologyNode = 40, kTopologySystem = 50;
+
+// nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t.
+inline constexpr int kP2pCapsRead = 0, kP2pCapsWrite = 1, kP2pCapsNvlink = 2, kP2pCapsAtomics = 3,
+                     kP2pCapsPci = 4;
+inline constexpr int kP2pStatusOk = 0, kP2pStatusChipsetNotSupported = 1,
+                     kP2pStatusGpuNotSupported = 2, kP2pStatusIohTopologyNotSupported = 3,
+                     kP2pStatusDisabledByRegkey = 4, kP2pStatusNotSupported = 5,
+                     kP2pStatusUnknown = 6;
+
+// nvmlNvLinkErrorCounter_t: read per link with nvmlDeviceGetNvLinkErrorCounter.
+inline constexpr int kNvLinkErrorDlReplay = 0, kNvLinkErrorDlRecovery = 1,
+                     kNvLinkErrorDlCrcFlit = 2, kNvLinkErrorDlCrcData = 3,
+                     kNvLinkErrorDlEccData = 4;
+// nvmlIntNvLinkDeviceType_t.
+inline constexpr int kNvLinkDeviceGpu = 0x00, kNvLinkDeviceIbmNpu = 0x01,
+                     kNvLinkDeviceSwitch = 0x02, kNvLinkDeviceUnknown = 0xFF;
+inline constexpr unsigned int kNvLinkMaxLinks = 36;  // NVML_NVLINK_MAX_LINKS
+
+// Field ids (NVML_FI_*) read with nvmlDeviceGetFieldValues; scope_id = link for the per-link ones.
+inline constexpr unsigned int kFiNvLinkLinkCount = 91;    // NVML_FI_DEV_NVLINK_LINK_COUNT
+inline constexpr unsigned int kFiNvLinkGetSpeed = 164;    // MBps of one link (scope_id = link)
+inline constexpr unsigned int kFiNvLinkSpeedCommon = 90;  // MBps common to the active links
+
+// nvmlValue_t / nvmlFieldValue_t.
+union Value {
+  double d;
+  int si;
+  unsigned int ui;
+  unsigned long ul;
+  unsigned long long ull;
+  long long sll;
+  unsigned short us;
+};
+static_assert(sizeof(Value) == 8);
+inline constexpr int kValueTypeDouble = 0, kValueTypeUnsignedInt = 1, kValueTypeUnsignedLong = 2,
+                     kValueTypeUnsignedLongLong = 3, kValueTypeSignedLongLong = 4,
+                     kValueTypeSignedInt = 5, kValueTypeUnsignedShort = 6;
+struct FieldValue {
+  unsigned int field_id;
+  unsigned int scope_id;
+  long long timestamp;
+  long long latency_usec;
+  int value_type;  // nvmlValueType_t
+  Return nvml_return;
+  Value value;
+};
+static_assert(sizeof(FieldValue) == 40);
+static_assert(offsetof(FieldValue, value_type) == 24);
+static_assert(offsetof(FieldValue, value) == 32);
+
+// nvmlGpuFabricInfo_v3_t (NVSwitch systems: the GPU's registration with Fabric Manager).
+struct GpuFabricInfoV3 {
+  unsigned int version;
+  unsigned char cluster_uuid[16];
+  Return status;
+  unsigned int clique_id;
+  unsigned char state;  // nvmlGpuFabricState_t
+  unsigned int health_mask;
+  unsigned char health_summary;
+};
+static_assert(sizeof(GpuFabricInfoV3) == 40);
+static_assert(offsetof(GpuFabricInfoV3, state) == 28);
+static_assert(offsetof(GpuFabricInfoV3, health_mask) == 32);
+inline constexpr unsigned int kGpuFabricInfoV3Version =
+    static_cast<unsigned int>(sizeof(GpuFabricInfoV3)) | (3u << 24);
+inline constexpr unsigned char kFabricStateNotSupported = 0, kFabricStateNotStarted = 1,
+                               kFabricStateInProgress = 2, kFabricStateCompleted = 3;
+
 // Entry point types; each is dlsym'ed under the versioned name in the comment.
 extern "C" {
 using InitFn = Return (*)();                                         // nvmlInit_v2
@@ -132,6 +205,16 @@ using DeviceRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, un
                                         unsigned int*);
 using DeviceProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);  // .._v3
 using DeviceCpuAffinityFn = Return (*)(Device, unsigned int, unsigned long*);
+// Issue 17: NVLink per link, pairs of GPUs, field values, fabric registration.
+using DeviceLinkIntFn = Return (*)(Device, unsigned int,
+                                   int*);  // ..NvLinkState, ..RemoteDeviceType
+using DeviceLinkUintFn = Return (*)(Device, unsigned int, unsigned int*);  // ..NvLinkVersion
+using DeviceLinkPciFn = Return (*)(Device, unsigned int, PciInfo*);  // ..NvLinkRemotePciInfo_v2
+using DeviceLinkCounterFn = Return (*)(Device, unsigned int, int, unsigned long long*);
+using DeviceFieldValuesFn = Return (*)(Device, int, FieldValue*);
+using DevicePairTopologyFn = Return (*)(Device, Device, int*);        // ..TopologyCommonAncestor
+using DevicePairP2pFn = Return (*)(Device, Device, int, int*);        // nvmlDeviceGetP2PStatus
+using DeviceFabricInfoFn = Return (*)(Device, GpuFabricInfoV3*);      // ..GetGpuFabricInfoV
 using DeviceMigHandleFn = Return (*)(Device, unsigned int, Device*);  // ..MigDeviceHandleByIndex
 using DeviceViolationFn = Return (*)(Device, int, ViolationTime*);    // ..GetViolationStatus
 }

@@ -3,12 +3,12 @@
 
 #include "backends/cuda/cuda_probe.h"
 #include "backends/cuda/nvml_api.h"
+#include "backends/cuda/nvml_links.h"
+#include "backends/cuda/nvml_session.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
-#include <link.h>
 
 #include <climits>
 #include <vector>
@@ -18,69 +18,6 @@ namespace gpucheck::cuda {
 namespace k = keys;
 
 namespace {
-
-// The error codes by name, for "errors" entries.
-std::string nvml_error_name(nvml::Return r) {
-  switch (r) {
-    case nvml::kErrorUninitialized:
-      return "NVML_ERROR_UNINITIALIZED";
-    case nvml::kErrorInvalidArgument:
-      return "NVML_ERROR_INVALID_ARGUMENT";
-    case nvml::kErrorNotSupported:
-      return "NVML_ERROR_NOT_SUPPORTED";
-    case nvml::kErrorNoPermission:
-      return "NVML_ERROR_NO_PERMISSION";
-    case nvml::kErrorNotFound:
-      return "NVML_ERROR_NOT_FOUND";
-    case nvml::kErrorInsufficientSize:
-      return "NVML_ERROR_INSUFFICIENT_SIZE";
-    case nvml::kErrorDriverNotLoaded:
-      return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case nvml::kErrorFunctionNotFound:
-      return "NVML_ERROR_FUNCTION_NOT_FOUND";
-    case nvml::kErrorGpuIsLost:
-      return "NVML_ERROR_GPU_IS_LOST";
-    case nvml::kErrorLibRmVersionMismatch:
-      return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    case nvml::kErrorUnknown:
-      return "NVML_ERROR_UNKNOWN";
-    default:
-      return fmt::format("NVML_ERROR_{}", r);
-  }
-}
-
-std::string link_map_path(void* handle) {
-  link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
-    return {};
-  return map->l_name;
-}
-
-// One open NVML: the handle, the entry points it has, and the ones it lacks.
-class Nvml {
- public:
-  explicit Nvml(void* handle) : h_(handle) {}
-
-  template <typename Fn>
-  Fn get(const char* name) {
-    void* p = ::dlsym(h_, name);
-    if (p == nullptr) missing_.push_back(name);
-    return reinterpret_cast<Fn>(p);
-  }
-  // The first of several names that exists (newer name first); all listed when none does.
-  template <typename Fn>
-  Fn get_any(std::initializer_list<const char*> names) {
-    for (const char* n : names)
-      if (void* p = ::dlsym(h_, n)) return reinterpret_cast<Fn>(p);
-    for (const char* n : names) missing_.push_back(n);
-    return nullptr;
-  }
-  const std::vector<std::string>& missing() const { return missing_; }
-
- private:
-  void* h_;
-  std::vector<std::string> missing_;
-};
 
 // Collects one device's fields: NOT_SUPPORTED → absent, other failures → errors.
 class Fields {
@@ -141,29 +78,18 @@ std::string cpu_list_from_mask(const unsigned long* words, unsigned int count) {
 }
 
 nlohmann::json probe_nvml(const EnvMap& env) {
-  auto it = env.find(kNvmlLibEnv);
-  std::string lib = it != env.end() && !it->second.empty() ? it->second : kNvmlSoname;
   nlohmann::json j = {{k::kLoaded, false}};
-  ::dlerror();
-  void* h = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (h == nullptr) {
-    const char* e = ::dlerror();
-    j[k::kError] = sanitize(e != nullptr ? e : lib + ": dlopen failed");
+  std::string error, path;
+  auto session = NvmlSession::open(env, &error, &path);
+  if (!path.empty()) {
+    j[k::kLoaded] = true;
+    j[k::kPath] = path;
+  }
+  if (!session) {
+    j[k::kError] = error;
     return j;
   }
-  j[k::kLoaded] = true;
-  j[k::kPath] = sanitize(link_map_path(h));
-  Nvml n(h);
-  auto init = n.get_any<nvml::InitFn>({"nvmlInit_v2"});
-  auto shutdown = n.get<nvml::ShutdownFn>("nvmlShutdown");
-  if (init == nullptr) {
-    j[k::kError] = "nvmlInit_v2 missing from the library";
-    return j;
-  }
-  if (nvml::Return r = init(); r != nvml::kSuccess) {
-    j[k::kError] = fmt::format("nvmlInit_v2 failed: {} ({})", nvml_error_name(r), r);
-    return j;
-  }
+  NvmlSession& n = *session;
   auto sys_driver = n.get<nvml::SystemStringFn>("nvmlSystemGetDriverVersion");
   auto sys_nvml = n.get<nvml::SystemStringFn>("nvmlSystemGetNVMLVersion");
   auto sys_cuda = n.get_any<nvml::SystemIntFn>({"nvmlSystemGetCudaDriverVersion_v2"});
@@ -207,6 +133,8 @@ nlohmann::json probe_nvml(const EnvMap& env) {
   auto procs_fn = n.get_any<nvml::DeviceProcessesFn>({"nvmlDeviceGetComputeRunningProcesses_v3"});
   auto numa_fn = n.get<nvml::DeviceUintFn>("nvmlDeviceGetNumaNodeId");
   auto affinity_fn = n.get<nvml::DeviceCpuAffinityFn>("nvmlDeviceGetCpuAffinity");
+  const NvLinkFns link_fns = NvLinkFns::resolve(n);
+  std::vector<PairGpu> pair_gpus;
 
   char buf[256];
   if (sys_driver && sys_driver(buf, nvml::kDriverVersionBufferSize) == nvml::kSuccess)
@@ -377,12 +305,18 @@ nlohmann::json probe_nvml(const EnvMap& env) {
     unsigned long mask[16] = {};
     if (f.query("cpu_affinity", affinity_fn != nullptr, [&] { return affinity_fn(d, 16, mask); }))
       o["cpu_affinity"] = cpu_list_from_mask(mask, 16);
+    nlohmann::json nvlink = read_nvlink(link_fns, d, f.errors);
+    if (!nvlink.empty()) o[k::kNvlink] = nvlink;
+    nlohmann::json fabric = read_fabric(link_fns, d, f.errors);
+    if (!fabric.empty()) o[k::kFabric] = fabric;
+    pair_gpus.push_back({d, o.value(std::string(k::kPciBusId), ""),
+                         o.value(std::string(k::kDeviceUuid), ""), nvlink});
     if (!f.errors.empty()) o[k::kErrors] = f.errors;
     devices.push_back(o);
   }
   j[k::kDevices] = devices;
+  if (pair_gpus.size() >= 2) j[k::kPairs] = read_gpu_pairs(link_fns, pair_gpus);
   if (!n.missing().empty()) j["missing_functions"] = n.missing();
-  if (shutdown) shutdown();
   return j;
 }
 

@@ -1,14 +1,17 @@
-// The OpenCL bench device: one in-order profiling queue; exp and im2col from kernels/*.cl
-// (built once per element type), CLBlast GEMM, and device time from profiling events.
+// The OpenCL bench device: one in-order profiling queue; exp, im2col and GEMM from kernels/*.cl
+// (built once per element type and parameters), CLBlast's GEMM as the untuned default, and
+// device time from profiling events.
 #include "backends/opencl/opencl_device.h"
 
 #include "backends/opencl/cl_errors.h"
 #include "backends/opencl/clblast_library.h"
+#include "backends/opencl/gemm_choice.h"
 #include "backends/opencl/opencl_library.h"
 #include "backends/opencl/opencl_probe.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
+#include "core/version.h"
 #include "probe/memory_info.h"
 
 #include <fmt/format.h>
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -26,6 +30,8 @@
 // Kernel sources, embedded at build time (cmake/GpucheckEmbed.cmake).
 extern const unsigned char gpucheck_kernel_opencl_exp[];
 extern const unsigned long long gpucheck_kernel_opencl_exp_size;
+extern const unsigned char gpucheck_kernel_opencl_gemm[];
+extern const unsigned long long gpucheck_kernel_opencl_gemm_size;
 extern const unsigned char gpucheck_kernel_opencl_im2col[];
 extern const unsigned long long gpucheck_kernel_opencl_im2col_size;
 extern const unsigned char gpucheck_kernel_opencl_stress[];
@@ -45,6 +51,14 @@ constexpr std::size_t kItemsPerComputeUnit = 2048;
 constexpr std::size_t kColBytesCap = std::size_t{256} << 20;
 constexpr cl_half kHalfOne = 0x3C00;
 constexpr cl_half kHalfZero = 0x0000;
+// Default search budgets per dtype (--tune-budget overrides): less on a CPU implementation, where
+// each GEMM takes longer and the budget is paid again on every driver update.
+constexpr double kTuneBudgetS = 45;
+constexpr double kTuneBudgetCpuS = 20;
+// The tuning shape: a multiple of every tile of the space, large enough to fill a GPU; smaller
+// on CPUs, where the search would otherwise time few candidates.
+constexpr std::uint64_t kTuneSide = 4096;
+constexpr std::uint64_t kTuneSideCpu = 1024;
 
 cl_int release(const OpenClLibrary& l, cl_mem h) {
   return l.clReleaseMemObject(h);
@@ -199,6 +213,30 @@ std::string device_string(const OpenClLibrary& lib, cl_device_id d, cl_device_in
   return sanitize_c_buffer(buf.data(), size);
 }
 
+std::string platform_name(const OpenClLibrary& lib, cl_platform_id p) {
+  std::size_t size = 0;
+  GC_CL_CHECK(lib.clGetPlatformInfo(p, CL_PLATFORM_NAME, 0, nullptr, &size));
+  std::vector<char> buf(size + 1, '\0');
+  if (size > 0) GC_CL_CHECK(lib.clGetPlatformInfo(p, CL_PLATFORM_NAME, size, buf.data(), nullptr));
+  return sanitize_c_buffer(buf.data(), size);
+}
+
+// What the GEMM kernel's parameters must fit on this device.
+GemmLimits gemm_limits(const OpenClLibrary& lib, cl_device_id d) {
+  GemmLimits l;
+  l.max_work_group = device_info<std::size_t>(lib, d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  cl_uint dims = device_info<cl_uint>(lib, d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
+  std::vector<std::size_t> items(std::max<cl_uint>(dims, 2), 1);
+  GC_CL_CHECK(lib.clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, dims * sizeof(std::size_t),
+                                  items.data(), nullptr));
+  l.max_items[0] = items[0];
+  l.max_items[1] = items[1];
+  l.local_mem_bytes =
+      static_cast<std::size_t>(device_info<cl_ulong>(lib, d, CL_DEVICE_LOCAL_MEM_SIZE));
+  l.cpu = (device_info<cl_device_type>(lib, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+  return l;
+}
+
 // What one timed enqueue recorded: kernels and transfers give their own span; a marker before a
 // CLBlast call (which may enqueue several kernels and returns only the last one's event) gives
 // the time the call's work could start.
@@ -233,8 +271,10 @@ class OpenClDevice final : public Device {
     max_work_group_ = device_info<std::size_t>(L, device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     context_ = {{"opencl_version", device_string(L, device, CL_DEVICE_VERSION)},
                 {"driver_version", device_string(L, device, CL_DRIVER_VERSION)}};
+    platform_name_ = platform_name(L, platform);
+    limits_ = gemm_limits(L, device);
     session_ = make_session();
-    // CLBlast missing or broken: probe, exp and copy still run; GEMM and conv say why not.
+    // CLBlast missing or broken: GEMM and conv run gpucheck's kernel untuned as well.
     clblast_ = ClblastLibrary::open(&clblast_error_);
     if (clblast_) context_["clblast"] = clblast_->path();
   }
@@ -270,23 +310,18 @@ class OpenClDevice final : public Device {
         return std::nullopt;
       case Op::kGemm:
       case Op::kConv:
-        if (!clblast_)
-          return fmt::format("{} needs CLBlast: {}", op == Op::kGemm ? "GEMM" : "conv",
-                             clblast_error_);
-        if (dtype == DType::kF16 && !fp16_)
-          return std::string("the device lacks cl_khr_fp16 (CLBlast's HGEMM needs it)");
-        return std::nullopt;
+        return std::nullopt;  // gpucheck's kernel runs every dtype here; CLBlast where it can
       default:
         return std::string("unknown op");
     }
   }
 
-  std::string impl(Op op) const override {
+  std::string impl(Op op, DType dtype) const override {
     switch (op) {
       case Op::kGemm:
-        return "clblast";
+        return gemm_run(dtype) ? "kernel" : "clblast";
       case Op::kConv:
-        return "im2col+clblast";
+        return gemm_run(dtype) ? "im2col+kernel" : "im2col+clblast";
       case Op::kCopy:
         return "clEnqueueBuffer";
       default:
@@ -294,13 +329,16 @@ class OpenClDevice final : public Device {
     }
   }
 
+  // f16 is computed in float by the exp and GEMM kernels (rounded once); CLBlast's HGEMM
+  // accumulates in f16.
   std::string compute_type(Op op, DType dtype) const override {
-    if (op == Op::kExp && dtype == DType::kF16) return "f32";  // computed in float, rounded once
-    return std::string(gpucheck::to_string(dtype));            // CLBlast's HGEMM accumulates in f16
+    if (dtype == DType::kF16 && (op == Op::kExp || gemm_run(dtype))) return "f32";
+    return std::string(gpucheck::to_string(dtype));
   }
 
   std::optional<DType> verify_compute(Op op, DType dtype) const override {
-    if ((op == Op::kGemm || op == Op::kConv) && dtype == DType::kF16) return DType::kF16;
+    if ((op == Op::kGemm || op == Op::kConv) && dtype == DType::kF16 && !gemm_run(dtype))
+      return DType::kF16;
     return std::nullopt;
   }
 
@@ -368,8 +406,7 @@ class OpenClDevice final : public Device {
   void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
     guarded([&] {
-      clblast_gemm(dtype, ClblastTranspose::kNo, s.m, s.n, s.k, mem(a), 0, s.k, mem(b), 0, s.n,
-                   mem(c), 0, s.n);
+      run_gemm(dtype, false, s.m, s.n, s.k, mem(a), 0, s.k, mem(b), 0, s.n, mem(c), 0, s.n);
     });
   }
 
@@ -408,12 +445,12 @@ class OpenClDevice final : public Device {
         GC_CL_CHECK(lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &global, &wg, 0,
                                                  nullptr, next_event(false)));
         if (nhwc) {
-          clblast_gemm(dtype, ClblastTranspose::kYes, count * pq, s.k, crs, col, 0, crs, mem(w), 0,
-                       crs, mem(y), n0 * pq * s.k, s.k);
+          run_gemm(dtype, true, count * pq, s.k, crs, col, 0, crs, mem(w), 0, crs, mem(y),
+                   n0 * pq * s.k, s.k);
         } else {
           for (std::size_t j = 0; j < count; ++j)
-            clblast_gemm(dtype, ClblastTranspose::kNo, s.k, pq, crs, mem(w), 0, crs, col,
-                         j * per_image, pq, mem(y), (n0 + j) * s.k * pq, pq);
+            run_gemm(dtype, false, s.k, pq, crs, mem(w), 0, crs, col, j * per_image, pq, mem(y),
+                     (n0 + j) * s.k * pq, pq);
         }
       }
     });
@@ -537,6 +574,20 @@ class OpenClDevice final : public Device {
     });
   }
 
+  std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
+                                      const GemmTrialFn& trial) override {
+    GemmTuningTarget target;
+    target.identity = {platform_name_, identity_.device_name,
+                       context_["driver_version"].get<std::string>(), kVersion, clblast_file()};
+    target.limits = limits_;
+    target.untuned = untuned_gemm(dtype);
+    target.default_budget_s = limits_.cpu ? kTuneBudgetCpuS : kTuneBudgetS;
+    target.shape = tuning_shape(dtype);
+    target.use = [this, dtype](const GemmCandidate& c) { gemm_runs_[dtype] = c; };
+    GemmChoice choice = choose_gemm(dtype, target, request, trial);
+    return GemmTuning{choice.state, candidate_json(choice.run)};
+  }
+
  private:
   // The stress kernels' work-group: a power of two up to 256 the device allows.
   std::size_t stress_group() const {
@@ -609,6 +660,39 @@ class OpenClDevice final : public Device {
   }
 
   cl_command_queue queue() const { return session_->queue.get(); }
+
+  // What the dtype's GEMM runs untuned: CLBlast's defaults where CLBlast runs the dtype, else
+  // gpucheck's kernel with its built-in parameters.
+  GemmCandidate untuned_gemm(DType dtype) const {
+    const bool library_runs = clblast_ && (dtype != DType::kF16 || fp16_);
+    if (library_runs) return std::nullopt;
+    return default_params(limits_, dtype);
+  }
+
+  // What the dtype's GEMM runs now: tune_gemm's choice, else the untuned one.
+  GemmCandidate gemm_run(DType dtype) const {
+    auto it = gemm_runs_.find(dtype);
+    return it != gemm_runs_.end() ? it->second : untuned_gemm(dtype);
+  }
+
+  // The real file behind libclblast.so.1 (its name carries the version): part of the cache's
+  // identity, as the defaults it measured come from it.
+  std::string clblast_file() const {
+    if (!clblast_) return "";
+    std::error_code ec;
+    auto real = std::filesystem::canonical(clblast_->path(), ec);
+    return ec ? clblast_->path() : real.string();
+  }
+
+  // Square, as large as kTuneSide(Cpu) or as fits a third of the memory budget per matrix.
+  GemmShape tuning_shape(DType dtype) const {
+    std::uint64_t side = limits_.cpu ? kTuneSideCpu : kTuneSide;
+    const MemoryBudget budget = memory_budget();
+    while (side > 256 && (3 * side * side * element_size(dtype) > budget.max_total ||
+                          side * side * element_size(dtype) > budget.max_allocation))
+      side /= 2;
+    return {side, side, side};
+  }
 
   // Runs fn; an error that may have left the context unusable marks it for replacement.
   template <typename Fn>
@@ -688,6 +772,9 @@ class OpenClDevice final : public Device {
     } else if (source == "opencl_stress.cl") {
       text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_stress);
       size = static_cast<std::size_t>(gpucheck_kernel_opencl_stress_size);
+    } else if (source == "opencl_gemm.cl") {
+      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_gemm);
+      size = static_cast<std::size_t>(gpucheck_kernel_opencl_gemm_size);
     } else {
       text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_im2col);
       size = static_cast<std::size_t>(gpucheck_kernel_opencl_im2col_size);
@@ -733,11 +820,48 @@ class OpenClDevice final : public Device {
   }
 
   // Row-major C[m×n] = A[m×k] · op(B), op(B) = B (k×n) or Bᵀ (B stored n×k); offsets and
-  // leading dimensions in elements. Bracketed by a marker when timed (see Recorded).
+  // leading dimensions in elements; through the dtype's chosen GEMM.
+  void run_gemm(DType dtype, bool b_trans, std::size_t m, std::size_t n, std::size_t kk, cl_mem a,
+                std::size_t a_off, std::size_t lda, cl_mem b, std::size_t b_off, std::size_t ldb,
+                cl_mem c, std::size_t c_off, std::size_t ldc) {
+    if (const GemmCandidate run = gemm_run(dtype)) {
+      kernel_gemm(dtype, *run, b_trans, m, n, kk, a, a_off, lda, b, b_off, ldb, c, c_off, ldc);
+      return;
+    }
+    clblast_gemm(dtype, b_trans ? ClblastTranspose::kYes : ClblastTranspose::kNo, m, n, kk, a,
+                 a_off, lda, b, b_off, ldb, c, c_off, ldc);
+  }
+
+  // gpucheck's kernel (kernels/opencl_gemm.cl), built for the parameters, the layout of B and
+  // whether the shape needs index checks.
+  void kernel_gemm(DType dtype, const GemmParams& p, bool b_trans, std::size_t m, std::size_t n,
+                   std::size_t kk, cl_mem a, std::size_t a_off, std::size_t lda, cl_mem b,
+                   std::size_t b_off, std::size_t ldb, cl_mem c, std::size_t c_off,
+                   std::size_t ldc) {
+    const bool edge = !fits_tiles(p, m, n, kk);
+    cl_kernel kern = kernel("opencl_gemm.cl", build_options(p, dtype, b_trans, edge), "gc_gemm");
+    const cl_uint dims[] = {to_uint(m), to_uint(n), to_uint(kk)};
+    const cl_uint lds[] = {to_uint(lda), to_uint(ldb), to_uint(ldc)};
+    const cl_ulong offs[] = {a_off, b_off, c_off};
+    const cl_mem mems[] = {a, b, c};
+    for (cl_uint i = 0; i < 3; ++i)
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, i, sizeof(cl_uint), &dims[i]));
+    for (cl_uint i = 0; i < 3; ++i) {
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 3 + 3 * i, sizeof(cl_mem), &mems[i]));
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 4 + 3 * i, sizeof(cl_ulong), &offs[i]));
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, 5 + 3 * i, sizeof(cl_uint), &lds[i]));
+    }
+    const GemmLaunch l = launch_size(p, m, n);
+    GC_CL_CHECK(lib_->clEnqueueNDRangeKernel(queue(), kern, 2, nullptr, l.global, l.local, 0,
+                                             nullptr, next_event(false)));
+  }
+
+  // CLBlast; bracketed by a marker when timed (see Recorded).
   void clblast_gemm(DType dtype, ClblastTranspose b_trans, std::size_t m, std::size_t n,
                     std::size_t kk, cl_mem a, std::size_t a_off, std::size_t lda, cl_mem b,
                     std::size_t b_off, std::size_t ldb, cl_mem c, std::size_t c_off,
                     std::size_t ldc) {
+    if (!clblast_) throw std::logic_error("CLBlast GEMM without CLBlast: untuned_gemm says no");
     const auto& B = *clblast_;
     if (recording_)
       GC_CL_CHECK(lib_->clEnqueueMarkerWithWaitList(queue(), 0, nullptr, next_event(true)));
@@ -781,6 +905,9 @@ class OpenClDevice final : public Device {
   std::vector<Recorded> events_;
   std::unique_ptr<ClblastLibrary> clblast_;
   std::string clblast_error_;
+  std::string platform_name_;
+  GemmLimits limits_;
+  std::map<DType, GemmCandidate> gemm_runs_;  // tune_gemm's choices
 };
 
 }  // namespace

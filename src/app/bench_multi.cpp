@@ -1,0 +1,195 @@
+// Concurrency waves of bench children and the plan of the CUDA group child.
+#include "app/bench_multi.h"
+
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace gpucheck::app {
+
+namespace k = keys;
+using bench::Cell;
+
+namespace {
+
+// A pointer into `backends` itself: value() would copy, and a pointer into the copy dangles.
+const nlohmann::json* find_section_device(const nlohmann::json& backends, const BenchTarget& t) {
+  for (const auto& b : backends) {
+    if (b.value(std::string(k::kName), "") != t.backend) continue;
+    auto devices = b.find(k::kDevices);
+    if (devices == b.end() || !devices->is_array()) continue;
+    for (const auto& d : *devices)
+      if (d.value(std::string(k::kDevice), "") == t.device) return &d;
+  }
+  return nullptr;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> physical_keys(const BenchTarget& t, const nlohmann::json& backends) {
+  if (t.backend == "cpu") return {"cpu"};
+  const nlohmann::json* d = find_section_device(backends, t);
+  if (d == nullptr) return {};
+  const nlohmann::json props = d->value(std::string(k::kProperties), nlohmann::json::object());
+  if (t.backend == "opencl") {
+    const auto flags = props.value("cl_device_type", nlohmann::json::object())
+                           .value("flags", nlohmann::json::array());
+    for (const auto& f : flags)
+      if (f == "CL_DEVICE_TYPE_CPU") return {"cpu"};
+  }
+  std::string uuid = lower(d->value(std::string(k::kDeviceUuid), ""));
+  if (uuid.rfind("gpu-", 0) == 0) uuid = uuid.substr(4);
+  if (uuid.rfind("mig-", 0) == 0) return {};  // a MIG slice shares its GPU: never concurrent
+  std::vector<std::string> keys;
+  if (auto pci = d->value(std::string(k::kPciBusId), ""); !pci.empty())
+    keys.push_back("pci:" + lower(pci));
+  if (!uuid.empty()) keys.push_back("uuid:" + uuid);
+  return keys;
+}
+
+std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchTarget>& targets,
+                                                        const nlohmann::json& backends,
+                                                        bool serial) {
+  std::vector<std::vector<std::size_t>> waves;
+  std::vector<std::set<std::string>> keys;  // physical devices of each shared wave
+  std::vector<std::size_t> alone_first, alone_last;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const auto mine = serial ? std::vector<std::string>() : physical_keys(targets[i], backends);
+    if (mine.empty() || mine.front() == "cpu") {
+      // The CPU baseline runs before the accelerators, as it always has; the rest after them.
+      (targets[i].backend == "cpu" ? alone_first : alone_last).push_back(i);
+      continue;
+    }
+    auto shares = [&](const std::set<std::string>& wave) {
+      return std::any_of(mine.begin(), mine.end(), [&](const auto& k) { return wave.contains(k); });
+    };
+    std::size_t w = 0;
+    while (w < keys.size() && shares(keys[w])) ++w;
+    if (w == keys.size()) {
+      keys.emplace_back();
+      waves.emplace_back();
+    }
+    keys[w].insert(mine.begin(), mine.end());
+    waves[w].push_back(i);
+  }
+  std::vector<std::vector<std::size_t>> out;
+  for (auto i : alone_first) out.push_back({i});
+  for (auto& w : waves) out.push_back(std::move(w));
+  for (auto i : alone_last) out.push_back({i});
+  if (serial) {
+    // --serial keeps the order the devices were named in.
+    out.clear();
+    for (std::size_t i = 0; i < targets.size(); ++i) out.push_back({i});
+  }
+  return out;
+}
+
+GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>& targets,
+                         const bench::RepPolicy& policy, std::uint64_t seed) {
+  GroupPlanning out;
+  if (!req.p2p && !req.allreduce) return out;
+  std::vector<std::string> cuda, others;
+  for (const auto& t : targets) (t.backend == "cuda" ? cuda : others).push_back(t.device);
+  auto refuse = [&](const std::string& device, const std::string& backend, Op op,
+                    const std::string& why) {
+    nlohmann::json shape = {
+        {k::kBytes, op == Op::kP2p ? req.p2p_bytes.front() : req.allreduce_bytes.front()}};
+    if (op == Op::kP2p) {
+      shape[k::kDirection] = "p2p";
+      shape[k::kBidirectional] = false;
+      shape[k::kSrc] = device;
+      shape[k::kPeerAccess] = true;
+      shape[k::kEngine] = "ce";
+    } else {
+      shape[k::kDevices] = nlohmann::json::array({device});
+    }
+    nlohmann::json r = {
+        {k::kDevice, device},        {k::kBackend, backend},
+        {k::kOp, to_string(op)},     {k::kImpl, op == Op::kP2p ? "cudaMemcpyPeerAsync" : "nccl"},
+        {k::kShape, shape},          {k::kTransfers, "excluded"},
+        {k::kStatus, "unsupported"}, {k::kReason, why}};
+    if (op == Op::kAllreduce) r[k::kDtype] = "f32";
+    out.refused.push_back(r);
+  };
+  std::vector<Op> ops;
+  if (req.p2p) ops.push_back(Op::kP2p);
+  if (req.allreduce) ops.push_back(Op::kAllreduce);
+  for (const auto& t : targets)
+    if (req.refuse_other_backends && t.backend != "cuda" && t.backend != "cpu")
+      for (Op op : ops)
+        refuse(t.device, t.backend, op,
+               fmt::format("{} runs between CUDA devices (peer access, NCCL); {} is a{} {} device",
+                           op == Op::kP2p ? "a peer copy" : "all-reduce", t.device,
+                           t.backend == "opencl" ? "n" : "", t.backend));
+  if (cuda.size() < 2) {
+    const std::string selected = cuda.empty() ? "none" : cuda.front();
+    for (Op op : ops)
+      refuse(cuda.empty() ? targets.front().device : cuda.front(),
+             cuda.empty() ? targets.front().backend : "cuda", op,
+             fmt::format("{} needs at least two CUDA devices; the selection has {} ({}): name "
+                         "them with --device cuda0,cuda1 or --device all",
+                         op == Op::kP2p ? "a peer copy" : "all-reduce", cuda.size(), selected));
+    return out;
+  }
+  bench::BenchPlan plan;
+  plan.backend = "cuda";
+  plan.group = cuda;
+  for (const auto& d : cuda) plan.device += (plan.device.empty() ? "" : ",") + d;
+  plan.policy = policy;
+  plan.seed = seed;
+  auto add = [&](Op op, bench::Shape shape, bool explicit_size) {
+    Cell c;
+    c.op = op;
+    c.shape = std::move(shape);
+    c.explicit_request = true;  // --ops named them: a cell that cannot run says why
+    c.explicit_size = explicit_size;
+    plan.cells.push_back(std::move(c));
+  };
+  if (req.p2p) {
+    for (auto bytes : req.p2p_bytes) {
+      for (const auto& s : cuda)
+        for (const auto& d : cuda) {
+          if (s == d) continue;
+          for (bool peer : {true, false})
+            add(Op::kP2p, bench::P2pShape{bytes, false, s, d, peer, bench::CopyEngine::kCe},
+                req.p2p_explicit_size);
+          add(Op::kP2p, bench::P2pShape{bytes, false, s, d, true, bench::CopyEngine::kSm},
+              req.p2p_explicit_size);
+        }
+      // Both directions at once measure the pair, not an order: each unordered pair once.
+      for (std::size_t i = 0; i < cuda.size(); ++i)
+        for (std::size_t j = i + 1; j < cuda.size(); ++j)
+          for (bool peer : {true, false})
+            add(Op::kP2p,
+                bench::P2pShape{bytes, true, cuda[i], cuda[j], peer, bench::CopyEngine::kCe},
+                req.p2p_explicit_size);
+    }
+    for (const auto& s : cuda)
+      for (const auto& d : cuda) {
+        if (s == d) continue;
+        for (bool peer : {true, false}) {
+          bench::LatencyShape l;
+          l.mode = bench::LatencyMode::kP2p;
+          l.src = s, l.dst = d, l.peer_access = peer, l.bytes = kP2pLatencyBytes;
+          add(Op::kLatency, l, true);
+        }
+      }
+  }
+  if (req.allreduce)
+    for (auto bytes : req.allreduce_bytes)
+      add(Op::kAllreduce, bench::AllreduceShape{bytes, cuda}, req.allreduce_explicit_size);
+  out.plan = std::move(plan);
+  return out;
+}
+
+}  // namespace gpucheck::app

@@ -1,0 +1,168 @@
+// Reading is strict (an entry we cannot trust is a reason to tune, never to run it); writing is
+// the caller's, through write_file_atomically.
+#include "backends/opencl/gemm_tuning_cache.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/files.h"
+
+namespace gpucheck::opencl {
+
+namespace {
+
+constexpr const char* kFormat = "gpucheck-opencl-gemm-tuning/1";
+constexpr std::size_t kMaxRejectionsKept = 20;
+constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
+constexpr std::size_t kMaxWhyBytes = 400;  // a build log can be long; its start says enough
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string string_at(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+nlohmann::json identity_json(const TuningIdentity& id) {
+  return {{"platform", id.platform},
+          {"device_name", id.device_name},
+          {"driver_version", id.driver_version},
+          {"gpucheck_version", id.gpucheck_version},
+          {"library", id.library}};
+}
+
+}  // namespace
+
+std::filesystem::path tuning_cache_path(const std::filesystem::path& dir,
+                                        const TuningIdentity& id) {
+  std::string stem;
+  for (char c : id.device_name) {
+    if (stem.size() >= 40) break;
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0;
+    if (keep)
+      stem += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!stem.empty() && stem.back() != '-')
+      stem += '-';
+  }
+  while (!stem.empty() && stem.back() == '-') stem.pop_back();
+  if (stem.empty()) stem = "device";
+  return dir / fmt::format("opencl-gemm-{}-{:016x}.json", stem,
+                           fnv1a(id.platform + '\n' + id.device_name));
+}
+
+nlohmann::json new_tuning_cache(const TuningIdentity& id) {
+  return {
+      {"format", kFormat}, {"identity", identity_json(id)}, {"dtypes", nlohmann::json::object()}};
+}
+
+CacheRead read_tuning_cache(const std::filesystem::path& path, const TuningIdentity& id) {
+  CacheRead r;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return r;
+  auto text = read_text_file(path, kMaxFileBytes);
+  if (!text) {
+    r.state = CacheState::kCorrupt;
+    r.why = "it cannot be read or is larger than 1 MiB";
+    return r;
+  }
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    r.state = CacheState::kCorrupt;
+    r.why = "it is not a JSON object";
+    return r;
+  }
+  if (string_at(doc, "format") != kFormat) {
+    r.state = CacheState::kForeign;
+    r.why = fmt::format("its format is '{}', not '{}'", string_at(doc, "format"), kFormat);
+    return r;
+  }
+  const auto ident = doc.find("identity");
+  const auto dtypes = doc.find("dtypes");
+  if (ident == doc.end() || !ident->is_object() || dtypes == doc.end() || !dtypes->is_object()) {
+    r.state = CacheState::kCorrupt;
+    r.why = "it lacks the identity or the dtypes object";
+    return r;
+  }
+  if (string_at(*ident, "platform") != id.platform ||
+      string_at(*ident, "device_name") != id.device_name) {
+    r.state = CacheState::kForeign;
+    r.why = fmt::format("it belongs to '{}' on '{}'", string_at(*ident, "device_name"),
+                        string_at(*ident, "platform"));
+    return r;
+  }
+  const nlohmann::json want = identity_json(id);
+  for (const char* key : {"driver_version", "gpucheck_version", "library"})
+    if (string_at(*ident, key) != want[key].get<std::string>()) {
+      r.state = CacheState::kStale;
+      r.why = fmt::format("it was tuned under {} '{}', this is '{}'", key, string_at(*ident, key),
+                          want[key].get<std::string>());
+      return r;
+    }
+  r.state = CacheState::kUsable;
+  r.doc = std::move(doc);
+  return r;
+}
+
+std::optional<GemmCandidate> cached_candidate(const nlohmann::json& doc, DType dtype,
+                                              std::string* why) {
+  const auto& dtypes = doc.at("dtypes");
+  auto it = dtypes.find(std::string(to_string(dtype)));
+  if (it == dtypes.end()) return std::nullopt;
+  if (!it->is_object()) {
+    *why = fmt::format("its {} entry is not an object", to_string(dtype));
+    return std::nullopt;
+  }
+  const std::string impl = string_at(*it, "impl");
+  if (impl == "clblast") return GemmCandidate{};
+  if (impl != "kernel") {
+    *why = fmt::format("its {} entry names impl '{}'", to_string(dtype), impl);
+    return std::nullopt;
+  }
+  auto params = it->find("parameters");
+  std::string bad;
+  auto p = params == it->end() ? std::nullopt : params_from_json(*params, &bad);
+  if (!p) {
+    *why = fmt::format("its {} entry's parameters are unusable: {}", to_string(dtype),
+                       bad.empty() ? "missing" : bad);
+    return std::nullopt;
+  }
+  return GemmCandidate{*p};
+}
+
+nlohmann::json candidate_json(const GemmCandidate& c) {
+  if (!c) return {{"impl", "clblast"}};
+  return {{"impl", "kernel"}, {"parameters", to_json(*c)}};
+}
+
+nlohmann::json tuning_cache_entry(const TunerResult& result, const GemmCandidate& reference,
+                                  double budget_s, const std::string& tuned_at) {
+  nlohmann::json e = candidate_json(result.best);
+  e["seconds"] = result.best_s;
+  nlohmann::json ref = candidate_json(reference);
+  if (result.reference_s) ref["seconds"] = *result.reference_s;
+  e["reference"] = ref;
+  e["shape"] = {{"m", result.shape.m}, {"n", result.shape.n}, {"k", result.shape.k}};
+  e["timed"] = result.timed;
+  e["budget_s"] = budget_s;
+  e["search_s"] = result.search_s;
+  e["tuned_at"] = tuned_at;
+  nlohmann::json rejected = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(result.rejected.size(), kMaxRejectionsKept); ++i) {
+    nlohmann::json r = candidate_json(result.rejected[i].candidate);
+    std::string why = result.rejected[i].why;
+    if (why.size() > kMaxWhyBytes) why = why.substr(0, kMaxWhyBytes) + "...";
+    r["why"] = why;
+    rejected.push_back(std::move(r));
+  }
+  e["rejected"] = rejected;
+  e["rejected_count"] = result.rejected.size();
+  return e;
+}
+
+}  // namespace gpucheck::opencl

@@ -1,0 +1,194 @@
+// Matrices and size tables of multi-GPU records, and the topology matrix of a probe.
+#include "report/multigpu_tables.h"
+
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace gpucheck::report {
+
+namespace k = keys;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string text(const Json& o, std::string_view key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A record's value for a cell: the figure when ok, else its status in capitals (a mismatch must
+// stand out in a matrix of numbers).
+std::string cell_text(const Json& r, bool latency) {
+  const std::string status = text(r, k::kStatus);
+  if (status != "ok") {
+    std::string s = status;
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+    return s;
+  }
+  if (latency) {
+    auto t = r.find(k::kTimeS);
+    if (t != r.end() && t->contains(k::kMedian))
+      return fmt::format("{:.2f}", (*t)[std::string(k::kMedian)].get<double>() * 1e6);
+    return "";
+  }
+  auto tp = r.find(k::kThroughput);
+  if (tp != r.end() && tp->contains(k::kValue))
+    return fmt::format("{:.1f}", (*tp)[std::string(k::kValue)].get<double>());
+  return "";
+}
+
+// Devices in their numeric order (cuda2 before cuda10).
+std::vector<std::string> sorted_devices(std::set<std::string> names) {
+  std::vector<std::string> v(names.begin(), names.end());
+  std::sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) {
+    return std::make_tuple(a.size(), a) < std::make_tuple(b.size(), b);
+  });
+  return v;
+}
+
+TableSection matrix(const std::string& title,
+                    const std::map<std::pair<std::string, std::string>, std::string>& cells,
+                    bool symmetric) {
+  std::set<std::string> names;
+  for (const auto& [key, v] : cells) names.insert(key.first), names.insert(key.second);
+  const auto devices = sorted_devices(names);
+  TableSection t{title, {"src \\ dst"}, {}};
+  for (const auto& d : devices) t.columns.push_back(d);
+  for (const auto& s : devices) {
+    std::vector<std::string> row{s};
+    for (const auto& d : devices) {
+      if (s == d) {
+        row.push_back("-");
+        continue;
+      }
+      auto it = cells.find({s, d});
+      if (it == cells.end() && symmetric) it = cells.find({d, s});
+      row.push_back(it == cells.end() ? "" : it->second);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string mib(std::uint64_t bytes) {
+  return fmt::format("{:g} MiB", static_cast<double>(bytes) / (1 << 20));
+}
+
+}  // namespace
+
+std::vector<TableSection> multigpu_tables(const Json& results) {
+  // One matrix per kind of copy: (bytes, bidirectional, engine, peer access).
+  using Kind = std::tuple<std::uint64_t, bool, std::string, bool>;
+  std::map<Kind, std::map<std::pair<std::string, std::string>, std::string>> copies;
+  std::map<bool, std::map<std::pair<std::string, std::string>, std::string>> latency;
+  TableSection allreduce{
+      "all-reduce (f32 sum, NCCL; busbw = algbw x 2(n-1)/n)",
+      {"bytes", "devices", "time_us", "algbw_GB/s", "busbw_GB/s", "status", "note"},
+      {}};
+  for (const auto& r : results) {
+    const Json shape = r.value(std::string(k::kShape), Json::object());
+    const std::string op = text(r, k::kOp);
+    if (op == "p2p") {
+      Kind kind{shape.value(std::string(k::kBytes), std::uint64_t{0}),
+                shape.value(std::string(k::kBidirectional), false), text(shape, k::kEngine),
+                shape.value(std::string(k::kPeerAccess), true)};
+      copies[kind][{text(shape, k::kSrc), text(shape, k::kDst)}] = cell_text(r, false);
+    } else if (op == "latency" && text(shape, k::kMode) == "p2p") {
+      latency[shape.value(std::string(k::kPeerAccess), true)]
+             [{text(shape, k::kSrc), text(shape, k::kDst)}] = cell_text(r, true);
+    } else if (op == "allreduce") {
+      std::string devices;
+      for (const auto& d : shape.value(std::string(k::kDevices), Json::array()))
+        devices += (devices.empty() ? "" : ",") + d.get<std::string>();
+      std::string time_us, algbw, busbw;
+      if (auto t = r.find(k::kTimeS); t != r.end() && t->contains(k::kMedian))
+        time_us = fmt::format("{:.1f}", (*t)[std::string(k::kMedian)].get<double>() * 1e6);
+      if (auto a = r.find(k::kAlgbw); a != r.end() && a->is_number())
+        algbw = fmt::format("{:.1f}", a->get<double>());
+      if (auto b = r.find(k::kBusbw); b != r.end() && b->is_number())
+        busbw = fmt::format("{:.1f}", b->get<double>());
+      std::string status = text(r, k::kStatus);
+      allreduce.rows.push_back(
+          {fmt::format("{}", shape.value(std::string(k::kBytes), std::uint64_t{0})), devices,
+           time_us, algbw, busbw, status == "ok" ? "ok" : status, text(r, k::kReason)});
+    }
+  }
+  std::vector<TableSection> out;
+  for (const auto& [kind, cells] : copies) {
+    const auto& [bytes, bidirectional, engine, peer] = kind;
+    out.push_back(matrix(
+        fmt::format("p2p GB/s, {} {}, {} engine, {}", mib(bytes),
+                    bidirectional ? "bidirectional (both directions summed)" : "unidirectional",
+                    engine == "sm" ? "SM copy kernel" : "copy",
+                    peer ? "peer access on"
+                         : "peer access off (staged "
+                           "through the host)"),
+        cells, bidirectional));
+  }
+  for (const auto& [peer, cells] : latency)
+    out.push_back(matrix(fmt::format("p2p latency us per copy, {}",
+                                     peer ? "peer access on" : "peer access off (staged)"),
+                         cells, false));
+  if (!allreduce.rows.empty()) out.push_back(std::move(allreduce));
+  return out;
+}
+
+std::vector<TableSection> topology_tables(const Json& backends) {
+  std::vector<TableSection> out;
+  for (const auto& b : backends) {
+    if (text(b, k::kName) != "cuda") continue;
+    const Json nvml = b.value(std::string(k::kNvml), Json::object());
+    const Json pairs = nvml.value(std::string(k::kPairs), Json::array());
+    if (pairs.empty()) continue;
+    // GPUs by PCI bus id, named as CUDA names them where CUDA sees them.
+    std::map<std::string, std::string> name_of;
+    std::map<std::string, Json> fields_of;
+    for (const auto& d : b.value(std::string(k::kDevices), Json::array()))
+      if (d.contains(k::kPciBusId)) {
+        name_of[text(d, k::kPciBusId)] = text(d, k::kDevice);
+        fields_of[text(d, k::kPciBusId)] = d.value(std::string(k::kProperties), Json::object())
+                                               .value(std::string(k::kNvml), Json::object());
+      }
+    // GPUs CUDA does not see (no driver, hidden): NVML's own fields.
+    for (auto list : {k::kDevices, k::kUnmatched})
+      for (const auto& f : nvml.value(std::string(list), Json::array()))
+        if (f.contains(k::kPciBusId) && !fields_of.count(text(f, k::kPciBusId)))
+          fields_of[text(f, k::kPciBusId)] = f;
+    std::set<std::string> pcis;
+    std::map<std::pair<std::string, std::string>, std::string> label;
+    for (const auto& p : pairs) {
+      pcis.insert(text(p, k::kGpu));
+      pcis.insert(text(p, k::kPeer));
+      label[{text(p, k::kGpu), text(p, k::kPeer)}] = text(p, k::kTopology);
+    }
+    auto display = [&](const std::string& pci) {
+      auto it = name_of.find(pci);
+      return it == name_of.end() ? pci : it->second;
+    };
+    TableSection t{"topology (nvidia-smi topo -m)", {"gpu"}, {}};
+    for (const auto& p : pcis) t.columns.push_back(display(p));
+    t.columns.push_back("cpu_affinity");
+    t.columns.push_back("numa_node");
+    for (const auto& a : pcis) {
+      std::vector<std::string> row{display(a)};
+      for (const auto& c : pcis) {
+        auto it = label.find({a, c});
+        row.push_back(a == c ? "X" : it == label.end() ? "" : it->second);
+      }
+      const Json f = fields_of.count(a) ? fields_of[a] : Json::object();
+      row.push_back(text(f, "cpu_affinity"));
+      row.push_back(f.contains("numa_node") ? fmt::format("{}", f["numa_node"].dump()) : "");
+      t.rows.push_back(std::move(row));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace gpucheck::report

@@ -1,0 +1,159 @@
+// bench on several devices: which children run at the same time (distinct physical GPUs only;
+// the CPU, OpenCL CPU devices and a GPU's second face never beside another), and the group plan
+// of the work between CUDA devices, with the records that say why it cannot run.
+#include "app/bench_multi.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace gpucheck;
+using namespace gpucheck::app;
+using Json = nlohmann::json;
+
+// Probe sections of a 2-GPU machine with NVIDIA's OpenCL (the same GPUs again) and pocl.
+Json backends() {
+  return Json::parse(R"([
+    {"name": "cpu", "status": "available", "devices": [{"device": "cpu"}]},
+    {"name": "cuda", "status": "available", "devices": [
+      {"device": "cuda0", "device_uuid": "GPU-0a3df10b-faf5-5512-4744-8c9f8b5bb5da",
+       "pci_bus_id": "0000:17:00.0"},
+      {"device": "cuda1", "device_uuid": "GPU-11111111-2222-3333-4444-555555555555",
+       "pci_bus_id": "0000:2A:00.0"}]},
+    {"name": "opencl", "status": "available", "devices": [
+      {"device": "opencl0", "properties": {"cl_device_type": {"flags": ["CL_DEVICE_TYPE_CPU"]}}},
+      {"device": "opencl1", "device_uuid": "0a3df10b-faf5-5512-4744-8c9f8b5bb5da",
+       "properties": {"cl_device_type": {"flags": ["CL_DEVICE_TYPE_GPU"]}}},
+      {"device": "opencl2", "pci_bus_id": "0000:2a:00.0"},
+      {"device": "opencl3"}]}
+  ])");
+}
+
+std::vector<BenchTarget> targets(std::initializer_list<const char*> names) {
+  std::vector<BenchTarget> out;
+  for (const char* n : names) {
+    std::string s(n);
+    out.push_back({s, s == "cpu" ? "cpu" : s.rfind("cuda", 0) == 0 ? "cuda" : "opencl"});
+  }
+  return out;
+}
+
+TEST(PhysicalKey, SameGpuThroughCudaAndOpenCl) {
+  const Json b = backends();
+  using V = std::vector<std::string>;
+  EXPECT_EQ(physical_keys({"cpu", "cpu"}, b), V{"cpu"});
+  EXPECT_EQ(physical_keys({"cuda0", "cuda"}, b),
+            (V{"pci:0000:17:00.0", "uuid:0a3df10b-faf5-5512-4744-8c9f8b5bb5da"}));
+  EXPECT_EQ(physical_keys({"opencl0", "opencl"}, b), V{"cpu"});  // pocl is the CPU
+  EXPECT_EQ(physical_keys({"opencl1", "opencl"}, b),
+            V{"uuid:0a3df10b-faf5-5512-4744-8c9f8b5bb5da"});
+  EXPECT_EQ(physical_keys({"opencl2", "opencl"}, b), V{"pci:0000:2a:00.0"});  // case folded
+  EXPECT_TRUE(physical_keys({"opencl3", "opencl"}, b).empty());               // unknown: alone
+  EXPECT_TRUE(physical_keys({"cuda7", "cuda"}, b).empty());
+}
+
+TEST(ConcurrencyWaves, DistinctGpusTogetherCpuFirstAndAlone) {
+  const auto w = concurrency_waves(targets({"cpu", "cuda0", "cuda1"}), backends(), false);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], std::vector<std::size_t>({0}));
+  EXPECT_EQ(w[1], std::vector<std::size_t>({1, 2}));
+}
+
+TEST(ConcurrencyWaves, AGpusSecondFaceWaitsForTheFirst) {
+  // opencl2 is cuda1's GPU: never with it. opencl0 (pocl) and opencl3 (unknown) run alone.
+  const auto w = concurrency_waves(targets({"cuda0", "cuda1", "opencl2", "opencl0", "opencl3"}),
+                                   backends(), false);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(w[0], std::vector<std::size_t>({0, 1}));
+  EXPECT_EQ(w[1], std::vector<std::size_t>({2}));
+  EXPECT_EQ(w[2], std::vector<std::size_t>({3}));
+  EXPECT_EQ(w[3], std::vector<std::size_t>({4}));
+  // opencl1 is cuda0's GPU by UUID; with cuda1 it may share a wave.
+  const auto v = concurrency_waves(targets({"cuda0", "opencl1", "cuda1"}), backends(), false);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0], std::vector<std::size_t>({0, 2}));
+  EXPECT_EQ(v[1], std::vector<std::size_t>({1}));
+}
+
+TEST(ConcurrencyWaves, SerialRunsEachAloneInOrder) {
+  const auto w = concurrency_waves(targets({"cuda1", "cpu", "cuda0"}), backends(), true);
+  ASSERT_EQ(w.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(w[i], std::vector<std::size_t>({i}));
+}
+
+GroupRequest request(bool p2p, bool allreduce) {
+  GroupRequest r;
+  r.p2p = p2p;
+  r.allreduce = allreduce;
+  r.p2p_bytes = {std::uint64_t{256} << 20};
+  r.allreduce_bytes = {std::uint64_t{1} << 20, std::uint64_t{1} << 30};
+  return r;
+}
+
+TEST(PlanGroup, OneGpuIsUnsupportedWithTheReason) {
+  const auto g = plan_group(request(true, true), targets({"cuda0"}), {}, 1);
+  EXPECT_FALSE(g.plan);
+  ASSERT_EQ(g.refused.size(), 2u);
+  for (const auto& r : g.refused) {
+    EXPECT_EQ(r["status"], "unsupported");
+    EXPECT_EQ(r["device"], "cuda0");
+    EXPECT_NE(r["reason"].get<std::string>().find("at least two CUDA devices"), std::string::npos);
+  }
+  EXPECT_EQ(g.refused[0]["op"], "p2p");
+  EXPECT_EQ(g.refused[0]["shape"]["direction"], "p2p");
+  EXPECT_EQ(g.refused[1]["op"], "allreduce");
+  EXPECT_EQ(g.refused[1]["dtype"], "f32");
+}
+
+TEST(PlanGroup, OtherBackendsSayWhyAndTheCpuBaselineIsIgnored) {
+  const auto g =
+      plan_group(request(true, false), targets({"cpu", "opencl1", "cuda0", "cuda1"}), {}, 1);
+  ASSERT_TRUE(g.plan);
+  ASSERT_EQ(g.refused.size(), 1u);
+  EXPECT_EQ(g.refused[0]["device"], "opencl1");
+  EXPECT_NE(g.refused[0]["reason"].get<std::string>().find("between CUDA devices"),
+            std::string::npos);
+  EXPECT_EQ(g.plan->group, std::vector<std::string>({"cuda0", "cuda1"}));
+  EXPECT_EQ(g.plan->device, "cuda0,cuda1");
+}
+
+TEST(PlanGroup, EveryKindOfCopyPerPairAndAllreducePerSize) {
+  const auto g = plan_group(request(true, true), targets({"cuda0", "cuda1", "cuda2"}), {}, 1);
+  ASSERT_TRUE(g.plan);
+  std::size_t uni_peer = 0, uni_staged = 0, sm = 0, bi = 0, latency = 0, allreduce = 0;
+  for (const auto& c : g.plan->cells) {
+    EXPECT_TRUE(c.explicit_request);
+    if (c.op == Op::kP2p) {
+      const auto& s = std::get<bench::P2pShape>(c.shape);
+      EXPECT_NE(s.src, s.dst);
+      if (s.bidirectional) {
+        ++bi;
+        EXPECT_LT(s.src, s.dst);  // each unordered pair once
+      } else if (s.engine == bench::CopyEngine::kSm) {
+        ++sm;
+      } else {
+        ++(s.peer_access ? uni_peer : uni_staged);
+      }
+    } else if (c.op == Op::kLatency) {
+      ++latency;
+      EXPECT_EQ(std::get<bench::LatencyShape>(c.shape).bytes, kP2pLatencyBytes);
+    } else if (c.op == Op::kAllreduce) {
+      ++allreduce;
+      EXPECT_EQ(std::get<bench::AllreduceShape>(c.shape).devices.size(), 3u);
+    }
+  }
+  EXPECT_EQ(uni_peer, 6u);  // ordered pairs of three
+  EXPECT_EQ(uni_staged, 6u);
+  EXPECT_EQ(sm, 6u);
+  EXPECT_EQ(bi, 6u);         // three unordered pairs, peer on and off
+  EXPECT_EQ(latency, 12u);   // ordered pairs, peer on and off
+  EXPECT_EQ(allreduce, 2u);  // one per size
+}
+
+TEST(PlanGroup, NothingAskedNothingPlanned) {
+  const auto g = plan_group(request(false, false), targets({"cuda0", "cuda1"}), {}, 1);
+  EXPECT_FALSE(g.plan);
+  EXPECT_TRUE(g.refused.empty());
+}
+
+}  // namespace

@@ -1,0 +1,353 @@
+// The group engine (peer copies, their latency, all-reduce) against a peer group that lives in
+// host memory: every received buffer is verified, a corrupted one is a mismatch, bidirectional
+// throughput sums the directions, all-reduce records give algbw and busbw, and what the group
+// cannot do (no peer access, no NCCL, one device, too little memory) is a record that says why.
+#include "backends/peer_group.h"
+#include "bench/group_engine.h"
+#include "bench/record.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace {
+
+using namespace gpucheck;
+using namespace gpucheck::bench;
+using Json = nlohmann::json;
+
+class HostMem final : public DeviceBuffer {
+ public:
+  explicit HostMem(std::size_t bytes) : data(bytes) {}
+  std::size_t bytes() const override { return data.size(); }
+  std::vector<unsigned char> data;
+};
+
+unsigned char* bytes_of(const DeviceBuffer& b) {
+  return const_cast<unsigned char*>(static_cast<const HostMem&>(b).data.data());
+}
+
+// Devices in host memory; copies really copy, an all-reduce really sums. Each knob makes one
+// failure the engine must turn into a record.
+class HostGroup final : public PeerGroup {
+ public:
+  explicit HostGroup(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+      ids_.push_back({"cuda" + std::to_string(i), "cuda", "Host GPU", "GPU-" + std::to_string(i),
+                      "0000:0" + std::to_string(i) + ":00.0"});
+  }
+  std::size_t size() const override { return ids_.size(); }
+  const DeviceIdentity& identity(std::size_t i) const override { return ids_.at(i); }
+  MemoryBudget memory_budget(std::size_t) const override {
+    return {budget, budget, "the test's budget"};
+  }
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t, std::size_t bytes) override {
+    return std::make_unique<HostMem>(bytes);
+  }
+  void upload(std::size_t, DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    std::memcpy(bytes_of(dst), src, bytes);
+  }
+  void download(std::size_t, void* dst, const DeviceBuffer& src, std::size_t bytes) override {
+    std::memcpy(dst, bytes_of(src), bytes);
+  }
+  std::optional<std::string> peer_access_unavailable(std::size_t, std::size_t) const override {
+    if (no_peer_access) return std::string("no peer path in this test");
+    return std::nullopt;
+  }
+  void set_peer_access(std::size_t a, std::size_t b, bool enabled) override {
+    peer_state[{a, b}] = enabled;
+  }
+  CopyTiming timed_copies(const std::vector<PeerCopy>& copies, int repeats) override {
+    CopyTiming t;
+    for (const auto& c : copies) {
+      std::memcpy(bytes_of(*c.dst), bytes_of(*c.src), c.bytes);
+      if (corrupt_copies) bytes_of(*c.dst)[c.bytes - 1] ^= 1;
+      // Forward at 100 GB/s, reverse at 50 GB/s, per repetition.
+      const double gbps = c.src_device < c.dst_device ? 100 : 50;
+      t.seconds.push_back(static_cast<double>(c.bytes) / (gbps * 1e9));
+      pieces_seen = c.pieces;
+      (void)repeats;
+    }
+    return t;
+  }
+  std::string copy_impl(bool sm) const override { return sm ? "kernel" : "memcpy"; }
+  std::optional<std::string> allreduce_unavailable() const override {
+    if (!nccl_error.empty()) return nccl_error;
+    return std::nullopt;
+  }
+  std::string allreduce_impl() const override { return "host-sum"; }
+  double timed_allreduce_f32(const std::vector<const DeviceBuffer*>& send,
+                             const std::vector<DeviceBuffer*>& recv, std::size_t count,
+                             int) override {
+    std::vector<float> sum(count, 0.0f);
+    for (const auto* s : send) {
+      const auto* f = reinterpret_cast<const float*>(bytes_of(*s));
+      for (std::size_t i = 0; i < count; ++i) sum[i] += f[i];
+    }
+    for (auto* r : recv) std::memcpy(bytes_of(*r), sum.data(), count * 4);
+    if (wrong_sum) reinterpret_cast<float*>(bytes_of(*recv.back()))[count / 3] += 1.0f;
+    return 1e-3;  // 1 ms per all-reduce
+  }
+
+  std::size_t budget = std::size_t{1} << 30;
+  bool no_peer_access = false, corrupt_copies = false, wrong_sum = false;
+  std::string nccl_error;
+  std::map<std::pair<std::size_t, std::size_t>, bool> peer_state;
+  std::size_t pieces_seen = 0;
+
+ private:
+  std::vector<DeviceIdentity> ids_;
+};
+
+BenchPlan plan_of(std::vector<Cell> cells, std::size_t devices) {
+  BenchPlan p;
+  p.backend = "cuda";
+  for (std::size_t i = 0; i < devices; ++i) p.group.push_back("cuda" + std::to_string(i));
+  p.device = "group";
+  p.cells = std::move(cells);
+  p.policy.warmup = 0;
+  p.policy.reps = 3;
+  p.seed = 7;
+  return p;
+}
+
+Cell p2p(std::uint64_t bytes, bool bi, bool peer, CopyEngine engine = CopyEngine::kCe) {
+  Cell c;
+  c.op = Op::kP2p;
+  c.shape = P2pShape{bytes, bi, "cuda0", "cuda1", peer, engine};
+  c.explicit_request = true;
+  return c;
+}
+
+Cell allreduce(std::uint64_t bytes, std::vector<std::string> devices) {
+  Cell c;
+  c.op = Op::kAllreduce;
+  c.shape = AllreduceShape{bytes, std::move(devices)};
+  c.explicit_request = true;
+  return c;
+}
+
+std::vector<Json> run(HostGroup& g, const BenchPlan& plan, bool plant = false) {
+  std::vector<Json> out;
+  EngineCallbacks cb;
+  cb.record = [&](const Json& r) { out.push_back(r); };
+  run_group_plan(plan, g, cb, plant ? std::optional(PlantedError::kWrongValue) : std::nullopt);
+  return out;
+}
+
+TEST(GroupEngine, UnidirectionalCopyIsVerifiedAndTimed) {
+  HostGroup g(2);
+  auto recs = run(g, plan_of({p2p(1 << 20, false, true)}, 2));
+  ASSERT_EQ(recs.size(), 1u);
+  const Json& r = recs[0];
+  EXPECT_EQ(r["status"], "ok") << r.dump(1);
+  EXPECT_EQ(r["op"], "p2p");
+  EXPECT_EQ(r["device"], "cuda0");
+  EXPECT_EQ(r["dst_uuid"], "GPU-1");
+  EXPECT_EQ(r["shape"]["direction"], "p2p");
+  EXPECT_EQ(r["shape"]["bidirectional"], false);
+  EXPECT_EQ(r["shape"]["engine"], "ce");
+  EXPECT_EQ(r["verification"]["method"], "exact");
+  EXPECT_NEAR(r["throughput"]["value"].get<double>(), 100.0, 1e-6);
+  EXPECT_TRUE((g.peer_state[{0, 1}]));
+}
+
+TEST(GroupEngine, BidirectionalSumsBothDirections) {
+  HostGroup g(2);
+  auto recs = run(g, plan_of({p2p(1 << 20, true, false)}, 2));
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0]["status"], "ok") << recs[0].dump(1);
+  // 100 GB/s one way and 50 GB/s the other: 150 GB/s over the pair (nvbandwidth's total).
+  EXPECT_NEAR(recs[0]["throughput"]["value"].get<double>(), 150.0, 1e-6);
+  EXPECT_NEAR(recs[0]["context"]["direction_gbps"][0].get<double>(), 100.0, 1e-6);
+  EXPECT_NEAR(recs[0]["context"]["direction_gbps"][1].get<double>(), 50.0, 1e-6);
+  EXPECT_FALSE((g.peer_state[{0, 1}]));  // staged: peer access off
+}
+
+TEST(GroupEngine, CorruptedCopyIsAMismatchInEitherDirection) {
+  HostGroup g(2);
+  g.corrupt_copies = true;
+  auto recs = run(g, plan_of({p2p(4096, false, true), p2p(4096, true, true)}, 2));
+  ASSERT_EQ(recs.size(), 2u);
+  for (const auto& r : recs) {
+    EXPECT_EQ(r["status"], "mismatch") << r.dump(1);
+    EXPECT_EQ(r["verification"]["first_bad_index"], 4095);
+  }
+  HostGroup clean(2);
+  auto planted = run(clean, plan_of({p2p(4096, false, true)}, 2), true);
+  EXPECT_EQ(planted[0]["status"], "mismatch");
+}
+
+TEST(GroupEngine, LatencyIsPerSmallCopy) {
+  HostGroup g(2);
+  Cell c;
+  c.op = Op::kLatency;
+  LatencyShape l;
+  l.mode = LatencyMode::kP2p;
+  l.src = "cuda1", l.dst = "cuda0", l.peer_access = true, l.bytes = 4;
+  c.shape = l;
+  c.explicit_request = true;
+  auto recs = run(g, plan_of({c}, 2));
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0]["status"], "ok") << recs[0].dump(1);
+  EXPECT_EQ(recs[0]["device"], "cuda1");
+  EXPECT_EQ(g.pieces_seen, static_cast<std::size_t>(kLatencyCopiesPerRep));
+  // 400 bytes at 50 GB/s (reverse) = 8 ns a batch, over 100 copies.
+  EXPECT_NEAR(recs[0]["time_s"]["median"].get<double>(), 400.0 / 50e9 / kLatencyCopiesPerRep,
+              1e-18);
+  EXPECT_FALSE(recs[0].contains("throughput"));
+}
+
+TEST(GroupEngine, WhatCannotRunSaysWhy) {
+  HostGroup g(2);
+  g.no_peer_access = true;
+  g.nccl_error = "NCCL (libnccl.so.2) not loadable: no copy found; searched LD_LIBRARY_PATH";
+  auto recs = run(
+      g, plan_of({p2p(4096, false, true), p2p(4096, false, true, CopyEngine::kSm),
+                  p2p(4096, false, false, CopyEngine::kSm), allreduce(4096, {"cuda0", "cuda1"})},
+                 2));
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0]["status"], "unsupported");
+  EXPECT_EQ(recs[0]["reason"], "no peer path in this test");
+  EXPECT_EQ(recs[1]["status"], "unsupported");
+  EXPECT_EQ(recs[2]["status"], "unsupported");
+  EXPECT_NE(recs[2]["reason"].get<std::string>().find("needs peer access"), std::string::npos);
+  EXPECT_EQ(recs[3]["status"], "unsupported");
+  EXPECT_NE(recs[3]["reason"].get<std::string>().find("searched"), std::string::npos);
+  // Staged copies need no peer access.
+  auto staged = run(g, plan_of({p2p(4096, false, false)}, 2));
+  EXPECT_EQ(staged[0]["status"], "ok");
+}
+
+TEST(GroupEngine, MemoryRuleScalesPresetsAndSkipsExplicitSizes) {
+  HostGroup g(2);
+  g.budget = 1 << 20;
+  Cell preset = p2p(std::uint64_t{4} << 20, false, true);
+  preset.explicit_size = false;
+  Cell given = p2p(std::uint64_t{4} << 20, false, true);
+  given.explicit_size = true;
+  auto recs = run(g, plan_of({preset, given}, 2));
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0]["status"], "ok") << recs[0].dump(1);
+  EXPECT_EQ(recs[0]["shape"]["bytes"], 1 << 20);
+  EXPECT_EQ(recs[0]["scaled_from"]["bytes"], 4 << 20);
+  EXPECT_EQ(recs[1]["status"], "skipped");
+  EXPECT_EQ(recs[1]["bytes_needed"], 4 << 20);
+  EXPECT_EQ(recs[1]["bytes_limit"], 1 << 20);
+}
+
+TEST(GroupEngine, AllreduceGivesAlgbwAndBusbw) {
+  for (std::size_t n : {2u, 4u, 8u}) {
+    HostGroup g(n);
+    std::vector<std::string> devices;
+    for (std::size_t i = 0; i < n; ++i) devices.push_back("cuda" + std::to_string(i));
+    auto recs = run(g, plan_of({allreduce(std::uint64_t{1} << 20, devices)}, n));
+    ASSERT_EQ(recs.size(), 1u);
+    const Json& r = recs[0];
+    ASSERT_EQ(r["status"], "ok") << r.dump(1);
+    // 1 MiB in 1 ms: algbw 1.048576 GB/s; busbw = algbw · 2(n−1)/n (nccl-tests).
+    const double algbw = (1 << 20) / 1e-3 / 1e9;
+    EXPECT_NEAR(r["algbw"].get<double>(), algbw, 1e-9);
+    EXPECT_NEAR(r["busbw"].get<double>(), algbw * 2.0 * (n - 1) / n, 1e-9);
+    EXPECT_NEAR(r["throughput"]["value"].get<double>(), r["busbw"].get<double>(), 1e-9);
+    EXPECT_EQ(r["dtype"], "f32");
+    EXPECT_EQ(r["verification"]["method"], "exact");
+    EXPECT_EQ(r["shape"]["devices"].size(), n);
+  }
+}
+
+TEST(GroupEngine, AllreduceWrongSumIsAMismatchNamingTheDevice) {
+  HostGroup g(2);
+  g.wrong_sum = true;
+  auto recs = run(g, plan_of({allreduce(4096, {"cuda0", "cuda1"})}, 2));
+  EXPECT_EQ(recs[0]["status"], "mismatch") << recs[0].dump(1);
+  EXPECT_NE(recs[0]["reason"].get<std::string>().find("cuda1's sum"), std::string::npos);
+  EXPECT_EQ(recs[0]["verification"]["first_bad_index"], 4096 / 4 / 3);
+}
+
+TEST(GroupEngine, AllreduceOverPartOfTheGroupIsRefused) {
+  HostGroup g(3);
+  auto recs = run(g, plan_of({allreduce(4096, {"cuda0", "cuda1"})}, 3));
+  EXPECT_EQ(recs[0]["status"], "unsupported");
+  auto odd = run(g, plan_of({allreduce(4098, {"cuda0", "cuda1", "cuda2"})}, 3));
+  EXPECT_EQ(odd[0]["status"], "unsupported");
+}
+
+TEST(BusBandwidth, FactorAndWork) {
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(2), 1.0);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(8), 1.75);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(1), 0.0);
+  Cell c = allreduce(1000, {"cuda0", "cuda1", "cuda2", "cuda3"});
+  EXPECT_DOUBLE_EQ(work_of(c).amount, 1500.0);
+  EXPECT_DOUBLE_EQ(work_of(p2p(1000, true, true)).amount, 2000.0);
+  EXPECT_DOUBLE_EQ(work_of(p2p(1000, false, true)).amount, 1000.0);
+}
+
+TEST(GroupPlanJson, RoundTrips) {
+  BenchPlan p = plan_of(
+      {p2p(1 << 20, true, false, CopyEngine::kCe), allreduce(1 << 20, {"cuda0", "cuda1"})}, 2);
+  Cell lat;
+  lat.op = Op::kLatency;
+  LatencyShape l;
+  l.mode = LatencyMode::kP2p;
+  l.src = "cuda0", l.dst = "cuda1", l.peer_access = false, l.bytes = 4;
+  lat.shape = l;
+  p.cells.push_back(lat);
+  const Json j = to_json(p);
+  const BenchPlan back = plan_from_json(j);
+  EXPECT_EQ(to_json(back), j);
+  EXPECT_EQ(back.group, p.group);
+  EXPECT_EQ(j["cells"][0]["shape"]["direction"], "p2p");
+  EXPECT_EQ(j["cells"][2]["shape"]["mode"], "p2p");
+}
+
+}  // namespace
+
+namespace {
+
+std::set<std::string> keys_of(const Json& j) {
+  std::set<std::string> out;
+  for (const auto& [k, v] : j.items()) out.insert(k);
+  return out;
+}
+
+// The schema test validates tests/cli/multigpu_fixture_bench.json; these keep it true to what
+// the engine writes, record kind by record kind.
+TEST(GroupEngine, RecordsHaveTheFixturesShape) {
+  std::ifstream in(std::string(GPUCHECK_SOURCE_DIR) + "/tests/cli/multigpu_fixture_bench.json");
+  ASSERT_TRUE(in) << "missing tests/cli/multigpu_fixture_bench.json";
+  const Json fixture = Json::parse(in);
+  auto fixture_record = [&](const std::string& op, const std::string& status) {
+    for (const auto& r : fixture["results"])
+      if (r["op"] == op && r["status"] == status) return r;
+    return Json();
+  };
+  HostGroup g(2);
+  Cell lat;
+  lat.op = Op::kLatency;
+  LatencyShape l;
+  l.mode = LatencyMode::kP2p;
+  l.src = "cuda0", l.dst = "cuda1", l.peer_access = true, l.bytes = 4;
+  lat.shape = l;
+  lat.explicit_request = true;
+  auto recs = run(g, plan_of({p2p(4096, false, true), lat, allreduce(4096, {"cuda0", "cuda1"})}, 2));
+  ASSERT_EQ(recs.size(), 3u);
+  for (const auto& r : recs) {
+    const Json f = fixture_record(r["op"], r["status"]);
+    ASSERT_FALSE(f.is_null()) << r["op"];
+    std::set<std::string> ours = keys_of(r), theirs = keys_of(f);
+    ours.erase("context"), theirs.erase("context");
+    EXPECT_EQ(ours, theirs) << r["op"];
+    EXPECT_EQ(keys_of(r["shape"]), keys_of(f["shape"])) << r["op"];
+    // The context adds the group's facts (NCCL) in the real run; the engine's own keys agree.
+    for (const auto& [k, v] : r["context"].items())
+      EXPECT_TRUE(f["context"].contains(k)) << r["op"] << " context." << k;
+  }
+}
+
+}  // namespace

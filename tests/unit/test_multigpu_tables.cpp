@@ -1,0 +1,141 @@
+// The people's views of multi-GPU results: P2P records as a GPU×GPU matrix per kind of copy,
+// their latency likewise, all-reduce as a size table, the probe's topology as topo -m; and
+// report compare matching a concurrent record only with a concurrent one.
+#include "report/compare.h"
+#include "report/multigpu_tables.h"
+#include "report/view_model.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace r = gpucheck::report;
+using Json = nlohmann::json;
+
+Json p2p(const std::string& src, const std::string& dst, double gbps, bool bi = false,
+         bool peer = true, const std::string& status = "ok") {
+  Json j = {{"device", src},
+            {"backend", "cuda"},
+            {"op", "p2p"},
+            {"impl", "cudaMemcpyPeerAsync"},
+            {"shape",
+             {{"bytes", 268435456},
+              {"direction", "p2p"},
+              {"bidirectional", bi},
+              {"src", src},
+              {"dst", dst},
+              {"peer_access", peer},
+              {"engine", "ce"}}},
+            {"transfers", "excluded"},
+            {"status", status}};
+  if (status == "ok") j["throughput"] = {{"value", gbps}, {"unit", "GB/s"}};
+  return j;
+}
+
+const r::TableSection* find(const std::vector<r::TableSection>& tables, const std::string& part) {
+  for (const auto& t : tables)
+    if (t.title.find(part) != std::string::npos) return &t;
+  return nullptr;
+}
+
+TEST(MultiGpuTables, P2pMatrixPerKindOfCopy) {
+  Json results = Json::array({p2p("cuda0", "cuda1", 390.12), p2p("cuda1", "cuda0", 388.0),
+                              p2p("cuda0", "cuda1", 760.0, true),
+                              p2p("cuda0", "cuda1", 0, false, false, "mismatch")});
+  const auto tables = r::multigpu_tables(results);
+  ASSERT_EQ(tables.size(), 3u);
+  const auto* uni = find(tables, "unidirectional, copy engine, peer access on");
+  ASSERT_NE(uni, nullptr);
+  EXPECT_EQ(uni->columns, (std::vector<std::string>{"src \\ dst", "cuda0", "cuda1"}));
+  ASSERT_EQ(uni->rows.size(), 2u);
+  EXPECT_EQ(uni->rows[0], (std::vector<std::string>{"cuda0", "-", "390.1"}));
+  EXPECT_EQ(uni->rows[1], (std::vector<std::string>{"cuda1", "388.0", "-"}));
+  // Bidirectional: one measurement per pair, shown in both cells.
+  const auto* bi = find(tables, "bidirectional");
+  ASSERT_NE(bi, nullptr);
+  EXPECT_EQ(bi->rows[1][1], "760.0");
+  EXPECT_EQ(bi->rows[0][2], "760.0");
+  // A failed verification stands out in the matrix.
+  const auto* staged = find(tables, "peer access off");
+  ASSERT_NE(staged, nullptr);
+  EXPECT_EQ(staged->rows[0][2], "MISMATCH");
+}
+
+TEST(MultiGpuTables, LatencyMatrixAndAllreduceSizeTable) {
+  Json lat = {
+      {"device", "cuda0"},
+      {"backend", "cuda"},
+      {"op", "latency"},
+      {"impl", "x"},
+      {"shape",
+       {{"mode", "p2p"}, {"src", "cuda0"}, {"dst", "cuda1"}, {"peer_access", true}, {"bytes", 4}}},
+      {"transfers", "excluded"},
+      {"status", "ok"},
+      {"time_s", {{"median", 2.5e-6}}}};
+  Json ar = {{"device", "cuda0"},
+             {"backend", "cuda"},
+             {"op", "allreduce"},
+             {"impl", "nccl"},
+             {"dtype", "f32"},
+             {"shape", {{"bytes", 268435456}, {"devices", {"cuda0", "cuda1"}}}},
+             {"transfers", "excluded"},
+             {"status", "ok"},
+             {"time_s", {{"median", 0.00092}}},
+             {"algbw", 291.8},
+             {"busbw", 291.8},
+             {"throughput", {{"value", 291.8}, {"unit", "GB/s"}}}};
+  const auto tables = r::multigpu_tables(Json::array({lat, ar}));
+  const auto* l = find(tables, "latency");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->rows[0][2], "2.50");
+  const auto* a = find(tables, "all-reduce");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->rows.size(), 1u);
+  EXPECT_EQ(a->rows[0], (std::vector<std::string>{"268435456", "cuda0,cuda1", "920.0", "291.8",
+                                                  "291.8", "ok", ""}));
+  EXPECT_TRUE(r::multigpu_tables(Json::array()).empty());
+}
+
+TEST(MultiGpuTables, TopologyAsTopoM) {
+  Json backends = Json::parse(R"([{"name": "cuda", "devices": [
+      {"device": "cuda0", "pci_bus_id": "0000:00:06.0",
+       "properties": {"nvml": {"cpu_affinity": "0-31", "numa_node": 0}}},
+      {"device": "cuda1", "pci_bus_id": "0000:00:07.0",
+       "properties": {"nvml": {"cpu_affinity": "0-31"}}}],
+    "nvml": {"pairs": [
+      {"gpu": "0000:00:06.0", "peer": "0000:00:07.0", "topology": "NV18"},
+      {"gpu": "0000:00:07.0", "peer": "0000:00:06.0", "topology": "NV18"}]}}])");
+  const auto tables = r::topology_tables(backends);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].columns,
+            (std::vector<std::string>{"gpu", "cuda0", "cuda1", "cpu_affinity", "numa_node"}));
+  EXPECT_EQ(tables[0].rows[0], (std::vector<std::string>{"cuda0", "X", "NV18", "0-31", "0"}));
+  EXPECT_EQ(tables[0].rows[1], (std::vector<std::string>{"cuda1", "NV18", "X", "0-31", ""}));
+}
+
+TEST(MultiGpuTables, InTheBenchViewAfterTheResults) {
+  Json doc = {{"schema", "gpucheck/1"},
+              {"command", "bench"},
+              {"results", Json::array({p2p("cuda0", "cuda1", 390.0)})}};
+  const auto vm = r::make_view_model(doc);
+  ASSERT_EQ(vm.tables.size(), 2u);
+  EXPECT_EQ(vm.tables[0].title, "results");
+  EXPECT_NE(vm.tables[1].title.find("p2p GB/s"), std::string::npos);
+}
+
+TEST(CompareConcurrency, ConcurrentMatchesConcurrentOnly) {
+  Json a = p2p("cuda0", "cuda1", 390.0);
+  a["time_s"] = {{"median", 0.001}, {"stddev", 0.0}, {"reps", 4}};
+  Json alone = a;
+  Json beside = a;
+  beside["concurrent_with"] = Json::array({"cuda1"});
+  auto c = r::compare_results(Json::array({alone}), Json::array({beside}), {});
+  ASSERT_EQ(c["rows"].size(), 2u);
+  EXPECT_EQ(c["rows"][0]["verdict"], "missing");
+  EXPECT_EQ(c["rows"][1]["verdict"], "new");
+  auto same = r::compare_results(Json::array({beside}), Json::array({beside}), {});
+  ASSERT_EQ(same["rows"].size(), 1u);
+  EXPECT_EQ(same["rows"][0]["verdict"], "same");
+}
+
+}  // namespace
