@@ -33,14 +33,16 @@ TEST(QualifyOpenclCli, OpenclProfilePasses) {
       {{"POCL_CACHE_DIR", cache.string()}, {"XDG_CACHE_HOME", xdg.string()}});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   int gemm_records = 0;
-  for (const auto& rec : Json::parse(r.out)["results"])
+  // Kept in a variable: a range-for over a member of a temporary dangles before C++23.
+  const Json doc = Json::parse(r.out);
+  for (const auto& rec : doc["results"])
     if (rec["backend"] == "opencl" && rec["op"] == "gemm") {
       EXPECT_EQ(rec["context"].value("tuning", ""), "tuned") << rec.dump();
       ++gemm_records;
     }
-  EXPECT_GT(gemm_records, 0);
+  EXPECT_GT(gemm_records, 0) << r.out;
   EXPECT_TRUE(std::filesystem::exists(xdg / "gpucheck"));
-  Json q = Json::parse(r.out)["qualify"];
+  const Json& q = doc["qualify"];
   EXPECT_EQ(q["verdict"], "met");
   for (const auto& v : q["verdicts"])
     if (v["kind"] == "bench") {

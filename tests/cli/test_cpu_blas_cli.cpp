@@ -65,7 +65,7 @@ TEST(CpuBlasCli, NoBlasMakesGemmAndConvUnsupportedWithTheRemedy) {
   EXPECT_THAT(blas.value("error", ""), HasSubstr("/nonexistent/libopenblas.so.0")) << blas.dump();
 
   auto doctor = run_gpucheck({"doctor", "--json", "--no-load"}, env);
-  for (const auto& c : Json::parse(doctor.out)["checks"])
+  for (const Json parsed = Json::parse(doctor.out); const auto& c : parsed["checks"])
     if (c["id"] == "cpu_blas") {
       EXPECT_EQ(c["status"], "warn") << c.dump();
       EXPECT_THAT(c["finding"].get<std::string>(), HasSubstr("no BLAS library loads"));
@@ -159,5 +159,5 @@ TEST(CpuBlasCli, ThreadsAboveTheHardwareAreClampedWithAWarning) {
 TEST(CpuBlasCli, QualifyFindsShippedProfilesByName) {
   auto r = run_gpucheck({"qualify", "--profile", "cpu-onyl"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("shipped: cpu-only, cuda-hopper, cuda-training, opencl"));
+  EXPECT_THAT(r.err, HasSubstr("shipped: cpu-only, cuda-hopper, cuda-training, multi-gpu, opencl"));
 }

@@ -114,7 +114,7 @@ TEST_F(QuickCli, AnUnreadableKernelLogIsSkipNotUnhealthy) {
   // No /dev/kmsg here and dmesg is not tried under a sysroot: SKIP with the reason, exit 0.
   auto r = quick({"--no-state", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& c : Json::parse(r.out)["checks"])
+  for (const Json parsed = Json::parse(r.out); const auto& c : parsed["checks"])
     if (c["id"] == "nvidia_xid") {
       EXPECT_EQ(c["status"], "skip");
       EXPECT_THAT(c["finding"].get<std::string>(), HasSubstr("/dev/kmsg"));

@@ -49,7 +49,7 @@ TEST(MultiGpuCli, CpuOnlyBenchRunsAloneAndSaysNoConcurrency) {
   auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--exp", "4096", "--reps", "1",
                          "--warmup", "0", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& rec : Json::parse(r.out)["results"])
+  for (const Json parsed = Json::parse(r.out); const auto& rec : parsed["results"])
     EXPECT_FALSE(rec.contains("concurrent_with"));
 }
 

@@ -36,7 +36,9 @@ class FakeAndPocl : public ::testing::Test {
   }
 
   nlohmann::json opencl_section(const std::string& fault) {
-    auto r = run_gpucheck({"probe", "--json", "--probe-timeout", "2"},
+    // 6 s: pocl alone takes ~1.7 s to enumerate on a loaded 2-core machine, and the hang test
+    // waits this long twice (the whole probe, then the per-ICD re-run).
+    auto r = run_gpucheck({"probe", "--json", "--probe-timeout", "6"},
                           {{"OCL_ICD_VENDORS", dir_},
                            {"OCL_ICD_FILENAMES", std::nullopt},
                            {"OPENCL_VENDOR_PATH", std::nullopt},

@@ -28,7 +28,7 @@ namespace {
 bool have_opencl0() {
   auto r = run_gpucheck({"probe", "--json"});
   if (r.exit_code != 0) return false;
-  for (const auto& b : Json::parse(r.out)["backends"])
+  for (const Json parsed = Json::parse(r.out); const auto& b : parsed["backends"])
     if (b["name"] == "opencl")
       for (const auto& d : b.value("devices", Json::array()))
         if (d["device"] == "opencl0") return true;
@@ -73,7 +73,7 @@ std::vector<std::string> bench(std::vector<std::string> extra) {
 // The device-time records of opencl0, every one ok and verified.
 std::vector<Json> records(const RunResult& r) {
   std::vector<Json> v;
-  for (const auto& rec : Json::parse(r.out)["results"]) {
+  for (const Json parsed = Json::parse(r.out); const auto& rec : parsed["results"]) {
     if (rec["backend"] != "opencl" || rec["transfers"] != "excluded") continue;
     EXPECT_EQ(rec["status"], "ok") << rec.dump();
     v.push_back(rec);

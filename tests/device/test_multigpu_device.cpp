@@ -253,7 +253,7 @@ TEST(MultiGpuDevice, PeerCopiesAreVerifiedAndAPlantedFaultIsCaught) {
   auto planted = gpucheck_run(args, {{"GPUCHECK_TEST_PLANT", "wrong"}});
   EXPECT_EQ(planted.exit_code, 1) << planted.err;
   std::size_t mismatches = 0;
-  for (const auto& rec : Json::parse(planted.out)["results"])
+  for (const Json parsed = Json::parse(planted.out); const auto& rec : parsed["results"])
     mismatches += rec["status"] == "mismatch" ? 1 : 0;
   EXPECT_GE(mismatches, 4u);
 }

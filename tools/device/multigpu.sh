@@ -23,8 +23,11 @@ echo "multigpu.sh: $(date -u +%FT%TZ) on $(hostname)"
 cat "$here/STAGED" 2>/dev/null || echo "WARNING: no STAGED file: which commit is this?"
 [ -x "$gpucheck" ] || { echo "FATAL: no $gpucheck: run tools/device/stage-multigpu.sh and carry .devrun/multigpu"; exit 2; }
 if [ -f "$here/devlibs/env.sh" ]; then
+  # env.sh sets its own `here`: keep ours.
+  stage=$here
   # shellcheck disable=SC1091
   source "$here/devlibs/env.sh"
+  here=$stage
 else
   echo "WARNING: no devlibs/env.sh: gpucheck may miss libfmt/libspdlog/libtomlplusplus"
 fi
