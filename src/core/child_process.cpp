@@ -29,6 +29,8 @@ struct Running {
   int out_fd = -1;
   int err_fd = -1;
   Clock::time_point start;
+  Clock::time_point last_output;  // of stdout; start until the first byte
+  bool any_output = false;
   bool done = false;
 };
 
@@ -79,7 +81,7 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   auto argv = c_array(argv_s);
   auto envp = c_array(env_s);
 
-  r.start = Clock::now();
+  r.start = r.last_output = Clock::now();
   int rc = ::posix_spawn(&r.pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_pipe[1]);
@@ -113,9 +115,9 @@ void finish(Running& r, ChildResult& res, ChildResult::End forced) {
   close_fd(r.err_fd);
   int status = 0;
   if (forced != ChildResult::End::kExited) ::kill(r.pid, SIGKILL);
-  bool reaped = reap(r.pid, status, forced != ChildResult::End::kExited
-                                        ? std::chrono::milliseconds(5000)
-                                        : std::chrono::milliseconds(60000));
+  bool reaped = reap(r.pid, status,
+                     forced != ChildResult::End::kExited ? std::chrono::milliseconds(5000)
+                                                         : std::chrono::milliseconds(60000));
   res.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
   r.done = true;
   if (!reaped) {
@@ -138,18 +140,27 @@ void finish(Running& r, ChildResult& res, ChildResult::End forced) {
 std::string ChildResult::describe(std::chrono::duration<double> timeout,
                                   std::size_t max_output) const {
   switch (end) {
-    case End::kExited: return fmt::format("exited with status {}", exit_code);
+    case End::kExited:
+      return fmt::format("exited with status {}", exit_code);
     case End::kSignaled: {
       const char* abbrev = sigabbrev_np(signal);
       return fmt::format("killed by signal {} (SIG{}: {})", signal, abbrev ? abbrev : "?",
                          strsignal(signal));
     }
-    case End::kTimedOut: return fmt::format("timed out after {:g} s and was killed", timeout.count());
+    case End::kTimedOut:
+      return fmt::format("timed out after {:g} s and was killed", timeout.count());
     case End::kOutputTooLarge:
       return fmt::format("wrote more than {} bytes of output and was killed", max_output);
-    case End::kSpawnFailed: return spawn_error;
+    case End::kSpawnFailed:
+      return spawn_error;
     case End::kNotReaped:
       return "did not end after SIGKILL (stuck in the kernel, likely in the driver)";
+    case End::kStopped:
+      return fmt::format("was asked to stop (SIGTERM) and still ran {:g} s later, so was killed",
+                         silence_limit);
+    case End::kSilent:
+      return fmt::format("stopped making progress (no output for {:g} s: hung) and was killed",
+                         silence_limit);
   }
   return "unknown";
 }
@@ -168,8 +179,24 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
   const auto deadline_of = [&](const Running& r) {
     return r.start + std::chrono::duration_cast<Clock::duration>(limits.timeout);
   };
+  // When a silent child counts as hung; max() without a silence limit.
+  const auto silence_deadline_of = [&](const Running& r) {
+    const auto& limit = r.any_output ? limits.max_silence : limits.startup_silence;
+    if (!limit) return Clock::time_point::max();
+    return r.last_output + std::chrono::duration_cast<Clock::duration>(*limit);
+  };
+  std::optional<Clock::time_point> stop_sent;  // when the children were asked to stop
+  const auto stop_deadline = [&]() {
+    return stop_sent ? *stop_sent + std::chrono::duration_cast<Clock::duration>(limits.stop_grace)
+                     : Clock::time_point::max();
+  };
   char buf[65536];
   while (true) {
+    if (!stop_sent && limits.stop_signal && limits.stop_signal() != 0) {
+      stop_sent = Clock::now();
+      for (const auto& r : running)
+        if (!r.done) ::kill(r.pid, SIGTERM);
+    }
     std::vector<pollfd> fds;
     std::vector<std::pair<std::size_t, bool>> owner;  // (child, is_stdout)
     for (std::size_t i = 0; i < running.size(); ++i) {
@@ -181,6 +208,17 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
       }
       if (Clock::now() >= deadline_of(r)) {
         finish(r, results[i], ChildResult::End::kTimedOut);
+        continue;
+      }
+      if (Clock::now() >= stop_deadline()) {
+        results[i].silence_limit = limits.stop_grace.count();
+        finish(r, results[i], ChildResult::End::kStopped);
+        continue;
+      }
+      if (Clock::now() >= silence_deadline_of(r)) {
+        results[i].silence_limit =
+            (r.any_output ? *limits.max_silence : *limits.startup_silence).count();
+        finish(r, results[i], ChildResult::End::kSilent);
         continue;
       }
       if (r.out_fd >= 0) {
@@ -195,8 +233,11 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
     if (fds.empty()) break;
     auto next_deadline = Clock::time_point::max();
     for (const auto& r : running)
-      if (!r.done) next_deadline = std::min(next_deadline, deadline_of(r));
-    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
+      if (!r.done)
+        next_deadline =
+            std::min({next_deadline, deadline_of(r), silence_deadline_of(r), stop_deadline()});
+    auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
     int timeout_ms = static_cast<int>(std::clamp<long long>(wait_ms.count() + 1, 0, 1000));
     int n = ::poll(fds.data(), fds.size(), timeout_ms);
     if (n < 0 && errno != EINTR) throw_errno("poll", __FILE__, __LINE__);
@@ -211,6 +252,10 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
       if (got <= 0) {
         close_fd(fd);
         continue;
+      }
+      if (is_out) {
+        r.last_output = Clock::now();
+        r.any_output = true;
       }
       std::string& sink = is_out ? results[i].out : results[i].err;
       sink.append(buf, static_cast<std::size_t>(got));
