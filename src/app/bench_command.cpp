@@ -53,14 +53,6 @@ struct BenchOptions {
   bool reps_given = false, warmup_given = false, max_time_given = false;
 };
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 template <typename T, typename F>
 std::vector<T> parse_names(const std::string& text, const char* flag, F from_string,
                            const char* valid) {

@@ -85,7 +85,39 @@ std::string why_missing(const nlohmann::json& backends, const std::string& name,
   return fmt::format("device '{}' is not there", name);
 }
 
+bool is_opencl_gpu(const nlohmann::json& device) {
+  auto type = device.find(k::kProperties);
+  if (type == device.end() || !type->contains("cl_device_type")) return false;
+  const auto& flags = (*type)["cl_device_type"];
+  if (!flags.is_object() || !flags.contains(k::kFlags)) return false;
+  for (const auto& f : flags[k::kFlags])
+    if (f == "CL_DEVICE_TYPE_GPU") return true;
+  return false;
+}
+
 }  // namespace
+
+std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends) {
+  std::vector<BenchTarget> out;
+  std::vector<std::string> cuda_buses;
+  for (const auto& b : backends)
+    if (b.value(std::string(k::kName), "") == "cuda")
+      for (const auto& d : devices_of(b)) {
+        out.push_back({d.value(std::string(k::kDevice), ""), "cuda"});
+        cuda_buses.push_back(d.value(std::string(k::kPciBusId), ""));
+      }
+  for (const auto& b : backends)
+    if (b.value(std::string(k::kName), "") == "opencl")
+      for (const auto& d : devices_of(b)) {
+        const std::string bus = d.value(std::string(k::kPciBusId), "");
+        if (!is_opencl_gpu(d)) continue;
+        if (!bus.empty() &&
+            std::find(cuda_buses.begin(), cuda_buses.end(), bus) != cuda_buses.end())
+          continue;
+        out.push_back({d.value(std::string(k::kDevice), ""), "opencl"});
+      }
+  return out;
+}
 
 bool needs_probe(const std::vector<std::string>& names) {
   return std::any_of(names.begin(), names.end(), [](const auto& n) { return n != "cpu"; });
@@ -136,6 +168,7 @@ DeviceResolution resolve_devices(const std::vector<std::string>& names,
     const nlohmann::json* d = find_device(backends, name);
     if (!d) {
       out.missing.push_back(why_missing(backends, name, backend));
+      out.missing_names.push_back(name);
       continue;
     }
     add(d->value(std::string(k::kDevice), name), backend, name);

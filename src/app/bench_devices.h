@@ -14,8 +14,9 @@ struct BenchTarget {
 };
 
 struct DeviceResolution {
-  std::vector<BenchTarget> targets;  // in the order named, without repeats
-  std::vector<std::string> missing;  // named but not there: one message each (exit 3)
+  std::vector<BenchTarget> targets;        // in the order named, without repeats
+  std::vector<std::string> missing;        // named but not there: one message each (exit 3)
+  std::vector<std::string> missing_names;  // the names as given, one per message
 };
 
 // True when a --device list needs the backends probed (anything but "cpu").
@@ -26,5 +27,9 @@ bool needs_probe(const std::vector<std::string>& names);
 // devices, for a name of no known form or of a backend not built into this binary.
 DeviceResolution resolve_devices(const std::vector<std::string>& names,
                                  const nlohmann::json& backends);
+
+// Every GPU once, for `stress --device all`: the CUDA devices, then OpenCL GPU devices whose PCI
+// bus id no CUDA device has (NVIDIA's OpenCL lists the same cards). Empty when there is none.
+std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends);
 
 }  // namespace gpucheck::app

@@ -7,6 +7,10 @@
 #include "bench/group_engine.h"
 #include "core/child_process.h"
 #include "core/files.h"
+#include "core/graceful_stop.h"
+#include "stress/events.h"
+#include "stress/faults.h"
+#include "stress/runner.h"
 
 #include <fmt/format.h>
 
@@ -39,6 +43,29 @@ std::string plan_text_of(const std::string& arg) {
   return text;
 }
 
+// The device a stress child works on; a backend or device that is not there is a usage
+// error naming it (the parent reports the child's last stderr line).
+std::unique_ptr<Device> open_child_device(const char* child, const std::string& backend_name,
+                                          const std::string& device_id, int threads) {
+  const EnvMap env = current_environment();
+  auto backend = make_backend(backend_name, env);
+  if (!backend) throw UsageError(fmt::format("__child {}: no backend '{}'", child, backend_name));
+  DeviceOptions options;
+  options.threads = threads;
+  if (backend_name == "cpu") learn_library_blas_kernel(env, options);
+  auto device = backend->open_device(device_id, options);
+  if (!device)
+    throw UsageError(fmt::format("no device '{}' in the {} backend", device_id, backend_name));
+  return device;
+}
+
+// Writes one JSON event a line to the child's result fd.
+std::function<void(const nlohmann::json&)> line_writer(int fd) {
+  return [fd](const nlohmann::json& line) {
+    write_all(fd, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  };
+}
+
 // Opens the plan's device and streams one JSON line per event to the reserved stdout:
 // {"event":"cell",...} before each cell's round, {"event":"record",...} after each record.
 int run_bench_child(const std::string& plan_arg) {
@@ -48,10 +75,7 @@ int run_bench_child(const std::string& plan_arg) {
   EnvMap env = current_environment();
   auto backend = make_backend(plan.backend, env);
   if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
-  auto emit = [&](const nlohmann::json& line) {
-    write_all(result_fd,
-              line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  };
+  auto emit = line_writer(result_fd);
   bench::EngineCallbacks cb;
   cb.planned = [&](std::size_t units) { emit({{"event", "plan"}, {"cells", units}}); };
   cb.cell_started = [&](std::size_t i, std::size_t ordinal, const bench::Cell& c, int round,
@@ -114,6 +138,21 @@ int run_counters_child(const std::string& name) {
   return 0;
 }
 
+// A stress child: opens its device and streams stress/events.h lines to the reserved stdout. A
+// device that does not open ends the child with the reason on stderr, which the parent reports.
+int run_stress_child(const std::string& plan_text) {
+  // SIGTERM from the parent (or the terminal's SIGINT) ends the tests early, not the child: the
+  // records of what ran still reach the parent.
+  GracefulStop stop;
+  int result_fd = reserve_stdout_for_result();
+  auto plan = stress::plan_from_json(nlohmann::json::parse(plan_text));
+  const char* fault_spec = std::getenv(stress::kFaultEnv);
+  auto faults = stress::faults_for(fault_spec != nullptr ? fault_spec : "", plan.device);
+  auto device = open_child_device("stress", plan.backend, plan.device, plan.threads);
+  stress::run_stress(plan, *device, std::move(faults), line_writer(result_fd));
+  return 0;
+}
+
 }  // namespace
 
 Command add_child_command(CLI::App& root) {
@@ -124,17 +163,21 @@ Command add_child_command(CLI::App& root) {
   auto* bench = cmd->add_subcommand("bench", "benchmark one device");
   auto plan = std::make_shared<std::string>();
   bench->add_option("--plan", *plan)->required();
+  auto* stress = cmd->add_subcommand("stress", "stress one device");
+  auto stress_plan = std::make_shared<std::string>();
+  stress->add_option("--plan", *stress_plan)->required();
   auto* counters = cmd->add_subcommand("counters", "read a backend's growing counters");
   auto counters_backend = std::make_shared<std::string>();
   counters->add_option("--backend", *counters_backend)->required();
   cmd->require_subcommand(1);
-  return {cmd, [probe, bench, counters, backend, plan, counters_backend]() {
+  return {cmd, [probe, bench, stress, counters, backend, plan, stress_plan, counters_backend]() {
             // A parent killed beyond its handlers (SIGKILL) takes its children with it.
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);
             configure_logging(0, false);
             if (probe->parsed())
               return static_cast<ExitCode>(run_probe_child(*backend, current_environment()));
             if (bench->parsed()) return static_cast<ExitCode>(run_bench_child(*plan));
+            if (stress->parsed()) return static_cast<ExitCode>(run_stress_child(*stress_plan));
             if (counters->parsed())
               return static_cast<ExitCode>(run_counters_child(*counters_backend));
             return ExitCode::kUsage;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -164,6 +165,14 @@ void apply_library_options(const LibraryOptions& opts) {
       {"GPUCHECK_BLAS_LIB", &opts.blas},     {"GPUCHECK_NCCL_LIB", &opts.nccl}};
   for (const auto& [name, value] : vars)
     if (!value->empty()) ::setenv(name, value->c_str(), 1);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 int clamp_cpu_threads(int requested, const char* what) {

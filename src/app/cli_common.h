@@ -74,6 +74,8 @@ void apply_library_options(const LibraryOptions& opts);
 // --probe-timeout SECONDS: finite, above 0, at most a day (nan or 0 would make every probe child
 // "time out", and the culprit search then blames a healthy ICD).
 void add_probe_timeout_option(CLI::App& cmd, double& seconds);
+// A comma-separated flag value as its items (empty items dropped).
+std::vector<std::string> split_list(const std::string& text);
 // --threads (or a profile's threads) above the CPU's hardware threads: clamped, with a warning.
 int clamp_cpu_threads(int requested, const char* what);
 
@@ -103,6 +105,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_child_command(CLI::App& root);
 Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv);
+Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv);
 // `report compare` and `report show`: one Command whose run dispatches to the one chosen.
 Command add_report_command(CLI::App& root, const std::vector<std::string>& argv);
 

@@ -22,7 +22,8 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes:\n"
     "  0  ok\n"
-    "  1  a check failed, a result failed or mismatched, or a requirement is unmet\n"
+    "  1  a check failed, a result failed or mismatched, a requirement is unmet, or a\n"
+    "     stress verdict is FAIL\n"
     "  2  usage or configuration error (bad flag or value, unknown device, bad profile,\n"
     "     output file not writable)\n"
     "  3  bench only: a named device is not there, or its benchmark child died before\n"
@@ -30,6 +31,8 @@ constexpr const char* kExitCodes =
     "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): its children are\n"
     "     stopped and no output is written (an existing -o FILE stays as it was)\n"
     "When several apply: 2 over 3 over 1 over 0.\n"
+    "stress stopped early by SIGINT/SIGTERM/SIGHUP with no device failed: 128 + the signal\n"
+    "(130, 143, 129), its document written with what ran.\n"
     "doctor --quick (health check): 0 healthy, 1 unhealthy (a FAIL outranks a check\n"
     "that did not answer), 2 could not decide (no answer within --timeout).";
 
@@ -71,7 +74,8 @@ int run(int argc, char** argv) {
   std::vector<gpucheck::app::Command> commands{
       gpucheck::app::add_probe_command(app, args),  gpucheck::app::add_bench_command(app, args),
       gpucheck::app::add_doctor_command(app, args), gpucheck::app::add_qualify_command(app, args),
-      gpucheck::app::add_report_command(app, args), gpucheck::app::add_child_command(app)};
+      gpucheck::app::add_stress_command(app, args), gpucheck::app::add_report_command(app, args),
+      gpucheck::app::add_child_command(app)};
   // Set after the subcommands exist: CLI11 copies a parent's footer into each new subcommand,
   // and the table belongs under the top-level help only.
   app.footer(kExitCodes);

@@ -5,6 +5,7 @@
 #include "app/bench_run.h"
 #include "app/cli_common.h"
 #include "app/doctor_facts.h"
+#include "app/stress_run.h"
 #include "core/document.h"
 #include "core/files.h"
 #include "core/install_dirs.h"
@@ -74,6 +75,33 @@ nlohmann::json run_doctor_checks(const nlohmann::json& facts, const EnvMap& env,
   return results;
 }
 
+// The profile's stress requirement as `gpucheck stress` runs it: every selected device at once.
+nlohmann::json run_profile_stress(const q::Profile& profile, const q::Observations& obs,
+                                  const std::string& sysroot, bool quiet) {
+  const auto req = std::find_if(profile.requirements.begin(), profile.requirements.end(),
+                                [](const auto& r) { return r.kind == q::Kind::kStress; });
+  stress::StressPlan base;
+  base.duration_s = req->duration_s;
+  for (const auto& t : req->tests) base.tests.push_back(*stress::test_from_string(t));
+  if (!req->dtype.empty()) base.dtypes.push_back(*dtype_from_string(req->dtype));
+  base.seed = profile.bench.seed;
+  base.threads = profile.bench.threads;
+  std::vector<stress::StressPlan> plans;
+  std::vector<std::string> ids;
+  for (const auto& d : q::select_devices(*req, q::list_devices(obs.backends))) {
+    stress::StressPlan p = base;
+    p.device = d.device;
+    p.backend = d.backend;
+    plans.push_back(p);
+    ids.push_back(d.device);
+  }
+  doctor::KernelLogWatch watch(sysroot);
+  StatusBoard board(ids, base.duration_s, ::isatty(STDERR_FILENO) != 0, !quiet);
+  std::vector<StressChildReport> reports;
+  if (!plans.empty()) reports = run_stress_children(plans, {}, board);
+  return stress_section(base, plans, reports, watch, watch.read_new(), {}, {}, 0);
+}
+
 // The benches, one child per device as `gpucheck bench` runs them, with speedups.
 nlohmann::json run_benches(const std::vector<bench::BenchPlan>& plans, bool quiet) {
   Progress progress = Progress::for_stderr("qualify", quiet);
@@ -131,6 +159,11 @@ ExitCode run_qualify(const QualifyOptions& o) {
     for (auto& plan : plans) plan.tuning = tuning;
     obs.results = run_benches(plans, o.out.quiet);
     doc[k::kResults] = obs.results;
+  }
+
+  if (needs(profile, q::Kind::kStress)) {
+    obs.stress = run_profile_stress(profile, obs, o.sysroot, o.out.quiet);
+    doc[k::kStress] = obs.stress;
   }
 
   std::vector<q::Verdict> verdicts;

@@ -2,15 +2,19 @@
 // reference, timing, verification); a backend only moves bytes and runs single operations.
 #pragma once
 
+#include "backends/stress_math.h"
 #include "core/workload.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpucheck {
 
@@ -20,6 +24,10 @@ class DeviceBuffer {
   virtual ~DeviceBuffer() = default;
   virtual std::size_t bytes() const = 0;
 };
+
+// Throws std::logic_error when [offset, offset + bytes) is not inside b: a caller's bug, named
+// instead of a write past the end.
+void check_buffer_range(const DeviceBuffer& b, std::size_t offset, std::size_t bytes);
 
 // Host memory a device transfers from: pageable, or pinned where the device has it.
 class HostAllocation {
@@ -45,6 +53,60 @@ struct DeviceOptions {
   // it, the CPU device can select a better core before it loads the library.
   std::string blas_library_kernel;
   bool blas_dynamic_arch = false;
+};
+
+// ---- For stress (issue 18) ----
+
+// What the device has, for sizing the stress tests: free memory (on the CPU, MemAvailable),
+// the total, the largest single allocation, and whether it is the host's RAM (CPU, pocl).
+struct MemoryInfo {
+  std::uint64_t free_bytes = 0;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t max_allocation = 0;
+  bool host_memory = false;
+  std::string source;  // where free_bytes came from, for the record
+};
+
+// One memory-test pattern (backends/stress_math.h): what each word is checked against or set to.
+struct MemPattern {
+  stress_math::PatternKind kind = stress_math::PatternKind::kNone;
+  std::uint64_t param = 0;
+};
+
+// Clocks-event reasons as flags of their own, so the stress layer needs no vendor API.
+namespace clock_event {
+inline constexpr std::uint32_t kIdle = 1u << 0;
+inline constexpr std::uint32_t kAppClocksSetting = 1u << 1;
+inline constexpr std::uint32_t kSwPowerCap = 1u << 2;
+inline constexpr std::uint32_t kHwSlowdown = 1u << 3;
+inline constexpr std::uint32_t kSyncBoost = 1u << 4;
+inline constexpr std::uint32_t kSwThermalSlowdown = 1u << 5;
+inline constexpr std::uint32_t kHwThermalSlowdown = 1u << 6;
+inline constexpr std::uint32_t kHwPowerBrakeSlowdown = 1u << 7;
+inline constexpr std::uint32_t kDisplayClockSetting = 1u << 8;
+// NVML's reason names, as probe and doctor print them.
+struct Named {
+  std::uint32_t flag;
+  const char* name;
+};
+inline constexpr Named kNames[] = {
+    {kIdle, "gpu_idle"},
+    {kAppClocksSetting, "applications_clocks_setting"},
+    {kSwPowerCap, "sw_power_cap"},
+    {kHwSlowdown, "hw_slowdown"},
+    {kSyncBoost, "sync_boost"},
+    {kSwThermalSlowdown, "sw_thermal_slowdown"},
+    {kHwThermalSlowdown, "hw_thermal_slowdown"},
+    {kHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
+    {kDisplayClockSetting, "display_clock_setting"},
+};
+}  // namespace clock_event
+
+// One telemetry sample; a field the device could not read is empty.
+struct TelemetrySample {
+  double t_s = 0;  // seconds since telemetry_begin()
+  std::optional<double> sm_clock_mhz, mem_clock_mhz, temperature_c, power_w;
+  std::optional<std::uint32_t> clock_events;  // clock_event flags
 };
 
 // ---- GEMM tuning (issue 20): a device whose GEMM has parameters to search (OpenCL).
@@ -152,6 +214,44 @@ class Device {
     (void)trial;
     return std::nullopt;
   }
+
+  // ---- Stress primitives (issue 18) ----
+  virtual MemoryInfo memory_info() const = 0;
+  // upload/download of a byte range of a device buffer (offset + bytes within it).
+  virtual void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,
+                         std::size_t bytes) = 0;
+  virtual void download_at(void* dst, const DeviceBuffer& src, std::size_t offset,
+                           std::size_t bytes) = 0;
+  // sums[slot] = Σ_i stress_math::checksum_term(word i of src, i) over the first `words` 64-bit
+  // words of src, modulo 2^64; sums holds 64-bit words. Asynchronous like a kernel.
+  virtual void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
+                        std::size_t slot) = 0;
+  // One memory-test pass over the first `words` 64-bit words of buf, in place: where `check` is
+  // a pattern, each word is compared with check's value for index first_word + i, and a
+  // mismatch adds 1 to result word 0 and lowers result word 1 to its index (first_word + i) if
+  // smaller; then, where `write` is a pattern, the word is set to write's value. result holds
+  // two 64-bit words the caller set to {0, UINT64_MAX}; passes accumulate into it.
+  virtual void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word,
+                       MemPattern check, MemPattern write, DeviceBuffer& result) = 0;
+  // True when the GEMM gives bit-identical results for the same inputs every time (fixed
+  // algorithm, no atomics); stress then compares results bit for bit, else within tolerance.
+  virtual bool gemm_reproducible(DType dtype) const {
+    (void)dtype;
+    return true;
+  }
+  // Telemetry sampled on a thread every interval_ms while stress runs; false when the device
+  // has none (the CPU, OpenCL). telemetry_take() hands over the samples taken since the last
+  // call; health_counters() reads the counters that only grow (ECC, remapped rows, PCIe replay,
+  // NVLink errors, clocks-event time in ns) by name, for before/after deltas.
+  virtual bool telemetry_begin(int interval_ms) {
+    (void)interval_ms;
+    return false;
+  }
+  virtual std::vector<TelemetrySample> telemetry_take() { return {}; }
+  virtual void telemetry_end() {}
+  virtual std::map<std::string, std::uint64_t> health_counters() { return {}; }
+  // NVML's maximum SM clock, where known: the reference of the clock floor.
+  virtual std::optional<double> max_sm_clock_mhz() const { return std::nullopt; }
 };
 
 }  // namespace gpucheck

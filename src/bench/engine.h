@@ -5,6 +5,7 @@
 
 #include "backends/device.h"
 #include "bench/cell.h"
+#include "bench/verify.h"
 #include "bench/inputs.h"
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,9 @@ struct EngineOptions {
 // Before a dtype's first GEMM or conv cell, the device's GEMM is tuned as plan.tuning says.
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
               const EngineOptions& options = {});
+
+// A record's "verification" object (stress records use it too).
+nlohmann::json verification_json(const Verification& v);
 
 // Bytes a cell needs: on the device (all buffers together and the largest one) and in host
 // memory. Overflow-checked: std::overflow_error for sizes beyond 64 bits.

@@ -3,6 +3,7 @@
 
 #include "bench/config.h"
 #include "core/errors.h"
+#include "core/json_access.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -41,18 +42,14 @@ std::optional<std::uint64_t> record_size(const nlohmann::json& r) {
   return v->get<std::uint64_t>();
 }
 
-std::string str(const nlohmann::json& r, std::string_view key) {
-  auto it = r.find(key);
-  return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // The CPU's ok record at a size and dtype (layout too, for conv).
 const nlohmann::json* cpu_record(const nlohmann::json& results, std::uint64_t size,
                                  const std::string& dtype, const std::string& layout) {
   for (const auto& c : results) {
-    if (str(c, k::kBackend) != "cpu" || str(c, k::kStatus) != "ok") continue;
-    if (str(c, k::kDtype) != dtype || record_size(c) != size) continue;
-    if (str(c.value(std::string(k::kShape), nlohmann::json::object()), k::kLayout) != layout)
+    if (string_member(c, k::kBackend) != "cpu" || string_member(c, k::kStatus) != "ok") continue;
+    if (string_member(c, k::kDtype) != dtype || record_size(c) != size) continue;
+    if (string_member(c.value(std::string(k::kShape), nlohmann::json::object()), k::kLayout) !=
+        layout)
       continue;
     return &c;
   }
@@ -105,31 +102,33 @@ nlohmann::json analyze_sweep(const SweepSpec& spec, const nlohmann::json& result
   // One series per device, dtype, layout and transfers, in the order the records came.
   std::vector<nlohmann::json> series;
   auto series_for = [&](const nlohmann::json& r) -> nlohmann::json& {
-    nlohmann::json key = {{k::kDevice, str(r, k::kDevice)},
-                          {k::kDtype, str(r, k::kDtype)},
-                          {k::kTransfers, str(r, k::kTransfers)}};
-    std::string layout = str(r.value(std::string(k::kShape), nlohmann::json::object()), k::kLayout);
+    nlohmann::json key = {{k::kDevice, string_member(r, k::kDevice)},
+                          {k::kDtype, string_member(r, k::kDtype)},
+                          {k::kTransfers, string_member(r, k::kTransfers)}};
+    std::string layout =
+        string_member(r.value(std::string(k::kShape), nlohmann::json::object()), k::kLayout);
     if (!layout.empty()) key[k::kLayout] = layout;
     for (auto& s : series) {
       bool same = true;
       for (const auto& [name, v] : key.items()) same = same && s.value(name, nlohmann::json()) == v;
       if (same && s.contains(k::kLayout) == key.contains(k::kLayout)) return s;
     }
-    key[k::kBackend] = str(r, k::kBackend);
-    if (auto name = str(r, k::kDeviceName); !name.empty()) key[k::kDeviceName] = name;
-    if (auto uuid = str(r, k::kDeviceUuid); !uuid.empty()) key[k::kDeviceUuid] = uuid;
+    key[k::kBackend] = string_member(r, k::kBackend);
+    if (auto name = string_member(r, k::kDeviceName); !name.empty()) key[k::kDeviceName] = name;
+    if (auto uuid = string_member(r, k::kDeviceUuid); !uuid.empty()) key[k::kDeviceUuid] = uuid;
     key[k::kPoints] = nlohmann::json::array();
     series.push_back(std::move(key));
     return series.back();
   };
 
   for (const auto& r : results) {
-    if (str(r, k::kBackend) == "cpu" || str(r, k::kOp) != to_string(spec.op)) continue;
+    if (string_member(r, k::kBackend) == "cpu" || string_member(r, k::kOp) != to_string(spec.op))
+      continue;
     auto size = record_size(r);
     if (!size) continue;
     nlohmann::json& s = series_for(r);
-    nlohmann::json p = {{k::kSize, *size}, {k::kStatus, str(r, k::kStatus)}};
-    if (auto reason = str(r, k::kReason); !reason.empty()) p[k::kReason] = reason;
+    nlohmann::json p = {{k::kSize, *size}, {k::kStatus, string_member(r, k::kStatus)}};
+    if (auto reason = string_member(r, k::kReason); !reason.empty()) p[k::kReason] = reason;
     if (p[k::kStatus] == "ok") {
       const auto& t = r[k::kTimeS];
       p[k::kMedian] = t[k::kMedian];
@@ -137,12 +136,12 @@ nlohmann::json analyze_sweep(const SweepSpec& spec, const nlohmann::json& result
       p[k::kMax] = t[k::kMax];
     }
     // The same dtype on the CPU, else f32, as the speedups match them (report/speedup.cpp).
-    std::string layout = str(s, k::kLayout), dtype = str(s, k::kDtype);
+    std::string layout = string_member(s, k::kLayout), dtype = string_member(s, k::kDtype);
     const nlohmann::json* cpu = cpu_record(results, *size, dtype, layout);
     if (!cpu && dtype != "f32") cpu = cpu_record(results, *size, "f32", layout);
     if (cpu) {
       const auto& t = (*cpu)[k::kTimeS];
-      p[k::kCpu] = {{k::kDtype, str(*cpu, k::kDtype)},
+      p[k::kCpu] = {{k::kDtype, string_member(*cpu, k::kDtype)},
                     {k::kMedian, t[k::kMedian]},
                     {k::kMin, t[k::kMin]},
                     {k::kMax, t[k::kMax]}};

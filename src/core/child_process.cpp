@@ -32,6 +32,8 @@ struct Running {
   int out_fd = -1;
   int err_fd = -1;
   Clock::time_point start;
+  Clock::time_point last_output;  // of stdout; start until the first byte
+  bool any_output = false;
   bool done = false;
   // Registered while running: a stop signal kills the child's process group.
   std::unique_ptr<StoppableChild> stoppable;
@@ -121,7 +123,7 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   auto argv = c_array(argv_s);
   auto envp = c_array(env_s);
 
-  r.start = Clock::now();
+  r.start = r.last_output = Clock::now();
   int rc = 0;
   {
     StopSignalsBlocked blocked;  // registered before a stop signal can look for it
@@ -204,6 +206,12 @@ std::string ChildResult::describe(std::chrono::duration<double> timeout,
       return spawn_error;
     case End::kNotReaped:
       return "did not end after SIGKILL (stuck in the kernel, likely in the driver)";
+    case End::kStopped:
+      return fmt::format("was asked to stop (SIGTERM) and still ran {:g} s later, so was killed",
+                         silence_limit);
+    case End::kSilent:
+      return fmt::format("stopped making progress (no output for {:g} s: hung) and was killed",
+                         silence_limit);
   }
   return "unknown";
 }
@@ -222,8 +230,24 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
   const auto deadline_of = [&](const Running& r) {
     return r.start + std::chrono::duration_cast<Clock::duration>(limits.timeout);
   };
+  // When a silent child counts as hung; max() without a silence limit.
+  const auto silence_deadline_of = [&](const Running& r) {
+    const auto& limit = r.any_output ? limits.max_silence : limits.startup_silence;
+    if (!limit) return Clock::time_point::max();
+    return r.last_output + std::chrono::duration_cast<Clock::duration>(*limit);
+  };
+  std::optional<Clock::time_point> stop_sent;  // when the children were asked to stop
+  const auto stop_deadline = [&]() {
+    return stop_sent ? *stop_sent + std::chrono::duration_cast<Clock::duration>(limits.stop_grace)
+                     : Clock::time_point::max();
+  };
   char buf[65536];
   while (true) {
+    if (!stop_sent && limits.stop_signal && limits.stop_signal() != 0) {
+      stop_sent = Clock::now();
+      for (const auto& r : running)
+        if (!r.done) ::kill(r.pid, SIGTERM);
+    }
     std::vector<pollfd> fds;
     std::vector<std::pair<std::size_t, bool>> owner;  // (child, is_stdout)
     for (std::size_t i = 0; i < running.size(); ++i) {
@@ -235,6 +259,17 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
       }
       if (Clock::now() >= deadline_of(r)) {
         finish(r, results[i], ChildResult::End::kTimedOut);
+        continue;
+      }
+      if (Clock::now() >= stop_deadline()) {
+        results[i].silence_limit = limits.stop_grace.count();
+        finish(r, results[i], ChildResult::End::kStopped);
+        continue;
+      }
+      if (Clock::now() >= silence_deadline_of(r)) {
+        results[i].silence_limit =
+            (r.any_output ? *limits.max_silence : *limits.startup_silence).count();
+        finish(r, results[i], ChildResult::End::kSilent);
         continue;
       }
       if (r.out_fd >= 0) {
@@ -249,7 +284,9 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
     if (fds.empty()) break;
     auto next_deadline = Clock::time_point::max();
     for (const auto& r : running)
-      if (!r.done) next_deadline = std::min(next_deadline, deadline_of(r));
+      if (!r.done)
+        next_deadline =
+            std::min({next_deadline, deadline_of(r), silence_deadline_of(r), stop_deadline()});
     auto wait_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
     int timeout_ms = static_cast<int>(std::clamp<long long>(wait_ms.count() + 1, 0, 1000));
@@ -266,6 +303,10 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
       if (got <= 0) {
         close_fd(fd);
         continue;
+      }
+      if (is_out) {
+        r.last_output = Clock::now();
+        r.any_output = true;
       }
       std::string& sink = is_out ? results[i].out : results[i].err;
       sink.append(buf, static_cast<std::size_t>(got));

@@ -25,7 +25,16 @@ struct ChildSpec {
 };
 
 struct ChildResult {
-  enum class End { kExited, kSignaled, kTimedOut, kOutputTooLarge, kSpawnFailed, kNotReaped };
+  enum class End {
+    kExited,
+    kSignaled,
+    kTimedOut,
+    kOutputTooLarge,
+    kSpawnFailed,
+    kNotReaped,
+    kSilent,   // wrote nothing on stdout for longer than ChildLimits::max_silence: killed
+    kStopped,  // sent SIGTERM on a stop request and still running after stop_grace: killed
+  };
   End end = End::kSpawnFailed;
   int exit_code = -1;  // valid when end == kExited
   int signal = 0;      // valid when end == kSignaled
@@ -33,6 +42,7 @@ struct ChildResult {
   std::string err;     // the last part of what it wrote to stderr
   double seconds = 0;  // wall time from spawn to end
   std::string spawn_error;
+  double silence_limit = 0;  // seconds, when end == kSilent (kStopped: the grace it had)
 
   bool exited_ok() const { return end == End::kExited && exit_code == 0; }
   // One line for a report: "killed by signal 11 (SIGSEGV)", "timed out after 60 s", ...
@@ -43,6 +53,15 @@ struct ChildLimits {
   std::chrono::duration<double> timeout{60.0};
   std::size_t max_output = 16u << 20;  // bytes of stdout; a child that writes more is killed
   std::size_t max_err = 16u << 10;     // bytes of stderr kept (the tail)
+  // A child that streams progress (stress) and then says nothing on stdout for this long is
+  // hung: it is killed, End::kSilent. Before its first output, startup_silence applies instead
+  // (opening a device can take long). Unset: no silence limit.
+  std::optional<std::chrono::duration<double>> max_silence, startup_silence;
+  // Polled about once a second: a non-zero signal number asks every running child to stop. It
+  // is sent SIGTERM once (a child that stops gracefully finishes its output) and killed when
+  // still running stop_grace later, End::kStopped.
+  std::function<int()> stop_signal;
+  std::chrono::duration<double> stop_grace{15.0};
 };
 
 // Called with each piece of a child's stdout as it arrives (for progress from long children).

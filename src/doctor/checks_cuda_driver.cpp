@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <regex>
+#include <set>
 
 namespace gpucheck::doctor {
 
@@ -243,6 +245,35 @@ CheckResult check_cuda_driver_runtime(const SystemView& view) {
 
 // ---- cuda_devices ----
 
+namespace {
+
+// "0000:17:00.0" from NVML's "00000000:17:00.0" or sysfs's "0000:17:00.0", lower case.
+std::string short_bus_id(std::string id) {
+  for (auto& ch : id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return id.size() > 12 ? id.substr(id.size() - 12) : id;
+}
+
+// NVIDIA GPUs on the PCI bus that no CUDA device stands for: a GPU fallen off the bus (Xid 79)
+// or one the driver failed to bring up. Empty when a visibility variable narrows CUDA's view on
+// purpose (a container given some GPUs still sees them all in /sys) or sysfs is not readable.
+std::vector<std::string> gpus_missing_from_cuda(const SystemView& view, const Json& devices) {
+  for (const char* var : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"})
+    if (auto v = view.env_value(var); v && *v != "all") return {};
+  std::set<std::string> seen;
+  for (const auto& d : devices)
+    if (std::string id = text(d, k::kPciBusId); !id.empty()) seen.insert(short_bus_id(id));
+  if (seen.empty()) return {};  // nothing to match against (an older probe)
+  std::vector<std::string> missing;
+  try {
+    for (const auto& g : nvidia_pci_gpus(view))
+      if (!seen.contains(short_bus_id(g.address))) missing.push_back(g.address);
+  } catch (const NotObservable&) {
+  }
+  return missing;
+}
+
+}  // namespace
+
 CheckResult check_cuda_devices(const SystemView& view) {
   const Json& cuda = cuda_section(view);
   const Json& driver = driver_of(cuda);
@@ -264,6 +295,15 @@ CheckResult check_cuda_devices(const SystemView& view) {
     if (devices.empty())
       return fail("the CUDA runtime found no device: " + reason,
                   "see the reason; nvidia-smi shows whether the driver sees the GPUs", evidence);
+    if (const auto missing = gpus_missing_from_cuda(view, devices); !missing.empty()) {
+      evidence.push_back(fmt::format("CUDA devices: {}", join(names, ", ")));
+      return fail(fmt::format("GPU missing: {} on the PCI bus but not among CUDA's {} device{}",
+                              join(missing, ", "), devices.size(), devices.size() == 1 ? "" : "s"),
+                  "sudo dmesg | grep -i -e NVRM -e Xid tells why (Xid 79: fallen off the bus); "
+                  "drain the node, reseat or replace the GPU; a reboot brings back one the "
+                  "driver failed to start",
+                  evidence);
+    }
     return pass(fmt::format("CUDA sees {} device{}: {}", devices.size(),
                             devices.size() == 1 ? "" : "s", join(names, ", ")),
                 evidence);

@@ -4,22 +4,15 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
+#include "doctor/kernel_log.h"
 
 #include "core/json_keys.h"
-
-#include <fcntl.h>
-#include <sys/klog.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <map>
-#include <regex>
 #include <set>
-#include <sstream>
 
 namespace gpucheck::doctor {
 
@@ -38,71 +31,6 @@ std::vector<std::string> gpu_evidence(const std::vector<NvidiaPciDevice>& gpus,
                               g.address, g.pci_class, bound));
   }
   return out;
-}
-
-// Which kernel-log interface answered and the text, or why none did.
-struct KernelLog {
-  std::optional<std::string> text;
-  std::string source;
-  std::vector<std::string> unreadable;
-};
-
-// /dev/kmsg gives one record a read() and EAGAIN at its end (O_NONBLOCK); a saved copy in a
-// fixture root is a plain file that ends with EOF. Both are read the same way.
-std::optional<std::string> read_records(const std::string& path, std::string* error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string out;
-  std::vector<char> buf(16384);
-  constexpr std::size_t kMaxBytes = 32u << 20;
-  while (out.size() < kMaxBytes) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n > 0) {
-      out.append(buf.data(), static_cast<std::size_t>(n));
-      if (out.back() != '\n') out += '\n';
-      continue;
-    }
-    if (n == 0 || errno == EAGAIN) break;
-    if (errno == EPIPE || errno == EINTR) continue;  // records overwritten while reading: go on
-    *error = std::strerror(errno);
-    ::close(fd);
-    return std::nullopt;
-  }
-  ::close(fd);
-  return out;
-}
-
-KernelLog read_kernel_log(const SystemView& view) {
-  KernelLog log;
-  std::string error;
-  if (auto t = read_records(view.host_path("/dev/kmsg"), &error)) {
-    log.text = std::move(t);
-    log.source = "/dev/kmsg";
-    return log;
-  }
-  log.unreadable.push_back("/dev/kmsg (" + error + ")");
-  if (view.root != "/") {
-    log.unreadable.emplace_back(
-        "dmesg's syslog(2) (not tried: --sysroot describes another system)");
-    return log;
-  }
-  // What dmesg reads: syslog(2), refused to unprivileged users under kernel.dmesg_restrict=1.
-  const int size = ::klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, nullptr, 0);
-  if (size > 0) {
-    std::string buf(static_cast<std::size_t>(size), '\0');
-    const int n = ::klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf.data(), size);
-    if (n >= 0) {
-      buf.resize(static_cast<std::size_t>(n));
-      log.text = std::move(buf);
-      log.source = "syslog(2), as dmesg reads it";
-      return log;
-    }
-  }
-  log.unreadable.push_back(fmt::format("dmesg's syslog(2) ({})", std::strerror(errno)));
-  return log;
 }
 
 // Xids that mean the hardware or its memory failed (NVIDIA's Xid catalogue), and those that are
@@ -220,19 +148,15 @@ CheckResult check_nvidia_device_nodes(const SystemView& view) {
 // ---- nvidia_xid ----
 
 CheckResult check_nvidia_xid(const SystemView& view) {
-  const KernelLog log = read_kernel_log(view);
+  const KernelLog log = read_kernel_log(view.root.string());
   if (!log.text)
     throw NotObservable("the kernel log: " + join(log.unreadable, " and ") +
                         " (run as root, or sudo sysctl kernel.dmesg_restrict=0)");
-  static const std::regex kXid(R"(NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): ([0-9]+)[,:]?([^\n]*))");
   std::map<std::string, long long> lines_per_key;  // "<pci> <code>": lines in the log
   std::vector<std::string> last;
-  std::istringstream lines(*log.text);
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_search(line, m, kXid)) continue;
-    ++lines_per_key[m[1].str() + " " + m[2].str()];
-    last.push_back(fmt::format("Xid {} on {}:{}", m[2].str(), m[1].str(), m[3].str()));
+  for (const auto& x : parse_xids(*log.text)) {
+    ++lines_per_key[x.pci + " " + std::to_string(x.code)];
+    last.push_back(fmt::format("Xid {} on {}:{}", x.code, x.pci, x.detail));
     if (last.size() > 8) last.erase(last.begin());
   }
   // With a state file (doctor --state), lines counted on an earlier run of this boot were

@@ -3,6 +3,7 @@
 
 #include "core/json_keys.h"
 #include "qualify/judge_bench.h"
+#include "qualify/judge_stress.h"
 #include "qualify/judge_multigpu.h"
 #include "qualify/toml_reader.h"
 
@@ -252,6 +253,8 @@ std::vector<Verdict> judge(const Requirement& r, const Observations& obs) {
       return judge_doctor(r, obs);
     case Kind::kBench:
       return judge_bench(r, obs);
+    case Kind::kStress:
+      return judge_stress(r, obs);
     case Kind::kP2p:
       return judge_p2p(r, obs);
     case Kind::kAllreduce:

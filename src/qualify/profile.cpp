@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "core/json_keys.h"
 #include "doctor/registry.h"
+#include "stress/plan.h"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -172,6 +173,45 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
                     "max", "unit", "speedup_min", "min_fraction_of_reference", "reference"});
 }
 
+std::vector<std::string> string_list(TableReader& r, std::string_view key,
+                                     const std::vector<std::string>& allowed) {
+  const toml::node* n = r.take(key);
+  std::vector<std::string> out;
+  if (!n->is_array()) r.fail_at(*n, key, "a list of: " + join(allowed));
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_string() ||
+        std::find(allowed.begin(), allowed.end(), e.as_string()->get()) == allowed.end())
+      r.fail_at(e, key, "a list of: " + join(allowed));
+    out.push_back(e.as_string()->get());
+  }
+  return out;
+}
+
+void read_stress(TableReader& r, Requirement& q) {
+  read_selector(r, q);
+  q.backend = r.one_of("backend", kBackends, "");
+  if (auto d = r.string("duration")) {
+    auto v = stress::parse_duration(*d);
+    if (!v)
+      r.fail_at(*r.take("duration"), "duration", "a duration such as \"60s\", \"5m\", \"1h\"");
+    q.duration_s = *v;
+  }
+  if (r.has("tests")) q.tests = string_list(r, "tests", {"gemm", "memory", "copy"});
+  if (q.tests.empty()) r.fail("tests: at least one of gemm, memory, copy");
+  q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64"}, "");
+  if (auto v = r.integer("max_errors", 0)) q.max_errors = *v;
+  q.max_temperature_c = r.number("max_temperature_c", true);
+  if (r.has("allowed_clock_events"))
+    q.allowed_clock_events =
+        string_list(r, "allowed_clock_events",
+                    {"gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
+                     "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                     "hw_power_brake_slowdown", "display_clock_setting"});
+  q.min_sustained_fraction = r.number("min_sustained_fraction", true);
+  r.reject_unknown({"kind", "id", "device", "backend", "duration", "tests", "dtype", "max_errors",
+                    "max_temperature_c", "allowed_clock_events", "min_sustained_fraction"});
+}
+
 // min (GB/s or MB/s) or min_fraction_of_reference, as for bench requirements; p2p also
 // min_fraction_of_line_rate.
 void read_link_criterion(TableReader& r, Requirement& q, const char* what) {
@@ -285,6 +325,8 @@ std::string_view to_string(Kind k) {
       return "allreduce";
     case Kind::kSiblings:
       return "siblings";
+    case Kind::kStress:
+      return "stress";
   }
   return "backend";
 }
@@ -321,8 +363,8 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
     TableReader r(*node.as_table(), fmt::format("require[{}]", index), path);
     Requirement q;
     q.line = static_cast<int>(node.source().begin.line);
-    std::string kind =
-        r.one_of("kind", {"backend", "device", "doctor", "bench", "p2p", "allreduce", "siblings"});
+    std::string kind = r.one_of(
+        "kind", {"backend", "device", "doctor", "bench", "p2p", "allreduce", "siblings", "stress"});
     static const std::regex id_form(R"(^[a-z][a-z0-9_]*$)");
     if (auto id = r.string("id")) {
       if (!std::regex_match(*id, id_form)) r.fail_at(*r.take("id"), "id", "lower_snake_case");
@@ -349,9 +391,17 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
     } else if (kind == "siblings") {
       q.kind = Kind::kSiblings;
       read_siblings(r, q);
-    } else {
+    } else if (kind == "bench") {
       q.kind = Kind::kBench;
       read_bench(r, q, path);
+    } else {
+      // One stress run covers a profile: its devices run at once, as `gpucheck stress` runs them.
+      if (std::any_of(p.requirements.begin(), p.requirements.end(),
+                      [](const auto& x) { return x.kind == Kind::kStress; }))
+        r.fail(
+            "a profile holds one stress requirement (use device = \"each\" for several devices)");
+      q.kind = Kind::kStress;
+      read_stress(r, q);
     }
     p.requirements.push_back(std::move(q));
   }

@@ -14,8 +14,8 @@
 
 namespace gpucheck::qualify {
 
-// kP2p, kAllreduce, kSiblings: the GPUs of a machine together (issue 17).
-enum class Kind { kBackend, kDevice, kDoctor, kBench, kP2p, kAllreduce, kSiblings };
+// kP2p, kAllreduce, kSiblings: the GPUs of a machine together (issue 17); kStress (issue 18).
+enum class Kind { kBackend, kDevice, kDoctor, kBench, kP2p, kAllreduce, kSiblings, kStress };
 std::string_view to_string(Kind k);
 
 // Which devices a device or bench requirement is about.
@@ -54,6 +54,16 @@ struct Requirement {
   std::string unit;       // min: TFLOP/s, GFLOP/s, GB/s, MB/s; max: s, ms, us
   std::string reference;  // min_fraction_of_reference: "measured" (default) or "datasheet"
 
+  // stress (issue 18): one `gpucheck stress` run on the selected devices (device, backend as
+  // above; dtype is the GEMM's, empty for the device's default) and its limits.
+  double duration_s = 60;
+  std::vector<std::string> tests{"gemm", "memory", "copy"};
+  std::int64_t max_errors = 0;  // wrong GEMM results + memory words + copies allowed
+  std::optional<double> max_temperature_c;
+  std::vector<std::string> allowed_clock_events{"gpu_idle", "applications_clocks_setting",
+                                                "sw_power_cap", "sync_boost",
+                                                "display_clock_setting"};
+  std::optional<double> min_sustained_fraction;  // of the card's measured GEMM reference
   // p2p: the copy (as in the record's shape) and the pairs, "all" ordered pairs of CUDA devices
   // (unordered for bidirectional) or a list "cuda0->cuda1". allreduce: bytes per device over all
   // CUDA devices, min on the record's busbw. Both use criterion kMin or kFractionOfReference.

@@ -3,6 +3,7 @@
 // beside the relative change; clpeak --compare uses a fixed tolerance alone).
 #include "report/compare.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
 #include "report/rank_test.h"
 
@@ -19,30 +20,19 @@ namespace k = keys;
 
 namespace {
 
-std::string str(const nlohmann::json& r, std::string_view key) {
-  auto it = r.find(key);
-  return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::optional<double> num(const nlohmann::json& o, std::string_view key) {
   auto it = o.find(key);
   if (it == o.end() || !it->is_number()) return std::nullopt;
   return it->get<double>();
 }
 
-const nlohmann::json& object_at(const nlohmann::json& r, std::string_view key) {
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  auto it = r.find(key);
-  return it != r.end() && it->is_object() ? *it : kEmpty;
-}
-
 // The device as matched: UUID, else PCI bus id, else name (or name alone with --match name).
 std::string device_key(const nlohmann::json& r, bool by_name) {
   if (!by_name)
     for (auto key : {k::kDeviceUuid, k::kPciBusId})
-      if (std::string v = str(r, key); !v.empty()) return v;
-  if (std::string v = str(r, k::kDeviceName); !v.empty()) return v;
-  return str(r, k::kDevice);
+      if (std::string v = string_member(r, key); !v.empty()) return v;
+  if (std::string v = string_member(r, k::kDeviceName); !v.empty()) return v;
+  return string_member(r, k::kDevice);
 }
 
 // Times (seconds) of a record in the metric's unit: a throughput scales as 1 / time.
@@ -64,7 +54,7 @@ bool ran_concurrently(const nlohmann::json& r) {
 std::string tuning_class(const nlohmann::json& r) {
   auto ctx = r.find(k::kContext);
   if (ctx == r.end() || !ctx->is_object()) return "";
-  const std::string t = str(*ctx, k::kTuning);
+  const std::string t = string_member(*ctx, k::kTuning);
   return t == "tuned" || t == "cached" ? "tuned" : "";
 }
 
@@ -238,25 +228,25 @@ std::string_view RecordReader::pooled(std::string_view s) {
 CompareRecord RecordReader::operator()(const nlohmann::json& r) {
   CompareRecord c;
   if (!r.is_object()) return c;
-  c.backend = pooled(str(r, k::kBackend));
+  c.backend = pooled(string_member(r, k::kBackend));
   c.device = pooled(device_key(r, by_name_));
-  c.device_name = pooled(str(r, k::kDeviceName));
-  c.op = pooled(str(r, k::kOp));
-  c.impl = pooled(str(r, k::kImpl));
-  c.dtype = pooled(str(r, k::kDtype));
-  c.transfers = pooled(r.contains(k::kTransfers) ? str(r, k::kTransfers) : "excluded");
-  c.status = pooled(str(r, k::kStatus));
+  c.device_name = pooled(string_member(r, k::kDeviceName));
+  c.op = pooled(string_member(r, k::kOp));
+  c.impl = pooled(string_member(r, k::kImpl));
+  c.dtype = pooled(string_member(r, k::kDtype));
+  c.transfers = pooled(r.contains(k::kTransfers) ? string_member(r, k::kTransfers) : "excluded");
+  c.status = pooled(string_member(r, k::kStatus));
   c.tuning = pooled(tuning_class(r));
-  c.shape = object_at(r, k::kShape);
+  c.shape = member_or_empty(r, k::kShape);
   c.time_metric = c.op == "latency";
-  c.unit = pooled(c.time_metric ? "s" : str(object_at(r, k::kThroughput), k::kUnit));
+  c.unit = pooled(c.time_metric ? "s" : string_member(member_or_empty(r, k::kThroughput), k::kUnit));
   // Fields joined by a separator no name holds; the shape as its canonical dump.
   c.key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", c.backend, c.device,
-                      c.op, c.impl, c.dtype, c.shape.dump(), str(r, k::kTransfers),
+                      c.op, c.impl, c.dtype, c.shape.dump(), string_member(r, k::kTransfers),
                       ran_concurrently(r) ? "concurrent" : "alone", c.tuning);
-  const nlohmann::json& time = object_at(r, k::kTimeS);
+  const nlohmann::json& time = member_or_empty(r, k::kTimeS);
   if (c.status == "ok") {
-    auto v = c.time_metric ? num(time, k::kMedian) : num(object_at(r, k::kThroughput), k::kValue);
+    auto v = c.time_metric ? num(time, k::kMedian) : num(member_or_empty(r, k::kThroughput), k::kValue);
     if (v && *v > 0 && std::isfinite(*v)) c.metric = v;
   }
   if (c.metric) set_range(c, time);

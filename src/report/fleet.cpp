@@ -1,6 +1,7 @@
 // Grouping records across many machines' documents and judging each group with core/outliers.
 #include "report/fleet.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/outliers.h"
 #include "core/shape_text.h"
@@ -18,11 +19,6 @@ namespace k = keys;
 using Json = nlohmann::json;
 
 namespace {
-
-std::string str(const Json& j, std::string_view key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 struct Member {
   std::string host, device, uuid, pci;
@@ -46,22 +42,23 @@ struct Group {
 
 // The GPU a record names: its UUID, else its PCI bus id, else its index and name.
 std::string gpu_identity(const Json& r) {
-  if (auto u = str(r, k::kDeviceUuid); !u.empty()) return u;
-  if (auto p = str(r, k::kPciBusId); !p.empty()) return p;
-  return str(r, k::kDevice) + " " + str(r, k::kDeviceName);
+  if (auto u = string_member(r, k::kDeviceUuid); !u.empty()) return u;
+  if (auto p = string_member(r, k::kPciBusId); !p.empty()) return p;
+  return string_member(r, k::kDevice) + " " + string_member(r, k::kDeviceName);
 }
 
 std::string host_of(const FleetDocument& d) {
   const Json host = d.doc.value(k::kHost, Json::object());
-  if (auto h = str(host, k::kHostname); !h.empty()) return h;
+  if (auto h = string_member(host, k::kHostname); !h.empty()) return h;
   return d.path;  // a document without a host section: its file stands for the node
 }
 
 // What a group is called in tables and chart titles.
 std::string group_label(const Json& key) {
-  return fmt::format("{} {} {} {} ({})", str(key, k::kModel), str(key, k::kOp),
-                     str(key, k::kDtype).empty() ? "-" : str(key, k::kDtype),
-                     shape_text(key.value(k::kShape, Json::object())), str(key, k::kTransfers));
+  return fmt::format("{} {} {} {} ({})", string_member(key, k::kModel), string_member(key, k::kOp),
+                     string_member(key, k::kDtype).empty() ? "-" : string_member(key, k::kDtype),
+                     shape_text(key.value(k::kShape, Json::object())),
+                     string_member(key, k::kTransfers));
 }
 
 Json member_json(const Member& m) {
@@ -93,14 +90,14 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
       described[k::kTime] = (*p)[k::kTime];
     docs.push_back(std::move(described));
     for (const auto& r : d.doc.value(k::kResults, Json::array())) {
-      if (!r.is_object() || str(r, k::kStatus) != "ok") continue;
+      if (!r.is_object() || string_member(r, k::kStatus) != "ok") continue;
       double value = 0;
       std::string unit;
       bool higher = true;
       if (auto t = r.find(k::kThroughput);
           t != r.end() && t->is_object() && t->value(k::kValue, Json()).is_number()) {
         value = (*t)[k::kValue].get<double>();
-        unit = str(*t, k::kUnit);
+        unit = string_member(*t, k::kUnit);
       } else if (auto ts = r.find(k::kTimeS);
                  ts != r.end() && ts->is_object() && ts->value(k::kMedian, Json()).is_number()) {
         value = (*ts)[k::kMedian].get<double>();
@@ -110,11 +107,13 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
         continue;
       }
       if (!(value > 0) || !std::isfinite(value)) continue;
-      Json key{
-          {k::kModel, str(r, k::kDeviceName)},   {k::kBackend, str(r, k::kBackend)},
-          {k::kImpl, str(r, k::kImpl)},          {k::kOp, str(r, k::kOp)},
-          {k::kDtype, str(r, k::kDtype)},        {k::kShape, r.value(k::kShape, Json::object())},
-          {k::kTransfers, str(r, k::kTransfers)}};
+      Json key{{k::kModel, string_member(r, k::kDeviceName)},
+               {k::kBackend, string_member(r, k::kBackend)},
+               {k::kImpl, string_member(r, k::kImpl)},
+               {k::kOp, string_member(r, k::kOp)},
+               {k::kDtype, string_member(r, k::kDtype)},
+               {k::kShape, r.value(k::kShape, Json::object())},
+               {k::kTransfers, string_member(r, k::kTransfers)}};
       const std::string key_text = key.dump() + unit;
       auto [it, added] = index.emplace(key_text, groups.size());
       if (added) groups.push_back(Group{key, unit, higher, {}, {}, 0, 0, 0});
@@ -122,9 +121,9 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
       if (!g.seen.insert(host + "\n" + gpu_identity(r)).second) continue;
       Member m;
       m.host = host;
-      m.device = str(r, k::kDevice);
-      m.uuid = str(r, k::kDeviceUuid);
-      m.pci = str(r, k::kPciBusId);
+      m.device = string_member(r, k::kDevice);
+      m.uuid = string_member(r, k::kDeviceUuid);
+      m.pci = string_member(r, k::kPciBusId);
       m.value = value;
       m.judged = higher ? value : 1.0 / value;
       g.members.push_back(std::move(m));
@@ -200,7 +199,7 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
     groups_json.push_back(std::move(gj));
   }
   std::stable_sort(outliers.begin(), outliers.end(), [](const Json& a, const Json& b) {
-    return str(a, k::kHostname) < str(b, k::kHostname);
+    return string_member(a, k::kHostname) < string_member(b, k::kHostname);
   });
   // Nodes from the worst figure up: the slow node first.
   std::vector<std::pair<std::string, NodeSummary>> ordered(nodes.begin(), nodes.end());

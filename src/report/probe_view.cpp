@@ -2,6 +2,7 @@
 // per device, the problems found), --full (every field), --list (a line per device) and
 // --device (one device).
 #include "core/errors.h"
+#include "core/json_access.h"
 #include "core/json_keys.h"
 #include "report/multigpu_tables.h"
 #include "report/same_gpu.h"
@@ -21,14 +22,6 @@ namespace k = keys;
 using Json = nlohmann::json;
 
 namespace {
-
-const Json kNone = Json::object();
-
-const Json& member(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return kNone;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNone : *it;
-}
 
 bool flag(const Json& obj, std::string_view key) {
   auto it = obj.is_object() ? obj.find(key) : obj.end();
@@ -112,12 +105,12 @@ std::vector<std::string> cpu_items(const Json& cpu, const Json& backends) {
   count(k::kSockets, "socket", "sockets");
   count(k::kCores, "core", "cores");
   count(k::kThreads, "thread", "threads");
-  p.push_back(isa_level(member(cpu, k::kIsa)));
+  p.push_back(isa_level(member_or_empty(cpu, k::kIsa)));
   count(k::kNumaNodes, "NUMA node", "NUMA nodes");
   for (const auto& b : backends)
     if (text_at(b, k::kName) == "cpu")
-      for (const auto& d : member(b, k::kDevices)) {
-        const Json& props = member(d, k::kProperties);
+      for (const auto& d : member_or_empty(b, k::kDevices)) {
+        const Json& props = member_or_empty(d, k::kProperties);
         if (props.contains("blas")) p.push_back("BLAS " + blas_text(props["blas"]));
       }
   return p;
@@ -146,13 +139,13 @@ std::string icd_text(const Json& icd) {
 
 std::vector<std::string> opencl_items(const Json& b) {
   std::vector<std::string> p;
-  const Json& loader = member(b, k::kLoader);
+  const Json& loader = member_or_empty(b, k::kLoader);
   std::string kind = text_at(loader, k::kKind);
   if (!kind.empty())
     p.push_back(
         join({"loader " + kind.substr(0, kind.find(" (")), text_at(loader, k::kVersion)}, " "));
   std::vector<std::string> platforms;
-  for (const auto& pl : member(b, k::kPlatforms)) {
+  for (const auto& pl : member_or_empty(b, k::kPlatforms)) {
     std::string version = text_at(pl, k::kVersion);
     // "OpenCL 3.0 PoCL 5.0+debian  Linux, None+Asserts, ..." : the words before the details.
     version = version.substr(0, version.find("  "));
@@ -162,7 +155,7 @@ std::vector<std::string> opencl_items(const Json& b) {
     p.push_back(fmt::format("{} platform{}: {}", platforms.size(), platforms.size() == 1 ? "" : "s",
                             join(platforms, ", ")));
   std::vector<std::string> icds;
-  for (const auto& icd : member(b, k::kIcdFiles)) icds.push_back(icd_text(icd));
+  for (const auto& icd : member_or_empty(b, k::kIcdFiles)) icds.push_back(icd_text(icd));
   if (!icds.empty()) p.push_back("ICDs " + join(icds, ", "));
   return p;
 }
@@ -183,8 +176,8 @@ std::vector<std::string> backend_items(const Json& b) {
   if (name == "opencl")
     for (auto& i : opencl_items(b)) p.push_back(i);
   if (name == "cpu" && status == "available")
-    for (const auto& d : member(b, k::kDevices))
-      if (auto t = number_at(member(d, k::kProperties), k::kThreads))
+    for (const auto& d : member_or_empty(b, k::kDevices))
+      if (auto t = number_at(member_or_empty(d, k::kProperties), k::kThreads))
         p.push_back(fmt::format("{:.0f} threads", *t));
   return p;
 }
@@ -196,8 +189,8 @@ std::string mhz(double v) {
 }
 
 std::vector<std::string> cuda_device_items(const Json& d, const GpuMap& gpus) {
-  const Json& p = member(d, k::kProperties);
-  const Json& n = member(p, k::kNvml);
+  const Json& p = member_or_empty(d, k::kProperties);
+  const Json& n = member_or_empty(p, k::kNvml);
   std::vector<std::string> out;
   if (auto uuid = text_at(d, k::kDeviceUuid); !uuid.empty()) out.push_back(uuid);
   if (auto bus = text_at(d, k::kPciBusId); !bus.empty()) out.push_back("PCI " + bus);
@@ -234,7 +227,7 @@ std::vector<std::string> cuda_device_items(const Json& d, const GpuMap& gpus) {
   }
   if (n.contains("ecc_mode_current")) {
     std::string e = flag(n, "ecc_mode_current") ? "ECC on" : "ECC off";
-    const Json& errs = member(n, "ecc_errors");
+    const Json& errs = member_or_empty(n, "ecc_errors");
     if (auto vu = number_at(errs, "volatile_uncorrected"))
       e += fmt::format(" ({:.0f} uncorrected)", *vu);
     out.push_back(e);
@@ -263,7 +256,7 @@ std::vector<std::string> cuda_device_items(const Json& d, const GpuMap& gpus) {
 }
 
 std::string cl_type(const Json& props) {
-  std::string t = human_value("", member(props, "cl_device_type"));
+  std::string t = human_value("", member_or_empty(props, "cl_device_type"));
   for (auto [flagname, name] :
        {std::pair{"CL_DEVICE_TYPE_GPU", "GPU"}, std::pair{"CL_DEVICE_TYPE_CPU", "CPU"},
         std::pair{"CL_DEVICE_TYPE_ACCELERATOR", "accelerator"}})
@@ -273,7 +266,7 @@ std::string cl_type(const Json& props) {
 
 std::vector<std::string> opencl_device_items(const Json& d, const Json& platforms,
                                              const GpuMap& gpus) {
-  const Json& p = member(d, k::kProperties);
+  const Json& p = member_or_empty(d, k::kProperties);
   std::vector<std::string> out;
   std::string platform;
   for (const auto& pl : platforms)
@@ -304,7 +297,7 @@ struct DeviceRef {
 std::vector<DeviceRef> all_devices(const Json& backends) {
   std::vector<DeviceRef> out;
   for (const auto& b : backends)
-    for (const auto& d : member(b, k::kDevices)) out.push_back({&d, &b});
+    for (const auto& d : member_or_empty(b, k::kDevices)) out.push_back({&d, &b});
   return out;
 }
 
@@ -312,9 +305,9 @@ std::vector<std::string> device_items(const DeviceRef& r, const GpuMap& gpus) {
   const std::string backend = text_at(*r.backend, k::kName);
   if (backend == "cuda") return cuda_device_items(*r.device, gpus);
   if (backend == "opencl")
-    return opencl_device_items(*r.device, member(*r.backend, k::kPlatforms), gpus);
+    return opencl_device_items(*r.device, member_or_empty(*r.backend, k::kPlatforms), gpus);
   std::vector<std::string> out;
-  for (const auto& [key, v] : member(*r.device, k::kProperties).items())
+  for (const auto& [key, v] : member_or_empty(*r.device, k::kProperties).items())
     if (!v.is_structured()) out.push_back(key + " " + human_value(key, v));
   return out;
 }
@@ -331,7 +324,7 @@ std::vector<std::string> problems(const Json& backends) {
     const std::string name = text_at(b, k::kName), status = text_at(b, k::kStatus);
     if (status == "failed" || status == "unavailable")
       out.push_back(fmt::format("{} {}: {}", name, status, text_at(b, k::kReason)));
-    for (const auto& icd : member(b, k::kIcdFiles)) {
+    for (const auto& icd : member_or_empty(b, k::kIcdFiles)) {
       std::string what =
           text_at(icd, k::kPath).empty() ? text_at(icd, k::kLibrary) : text_at(icd, k::kPath);
       if (icd.contains(k::kLoads) && !flag(icd, k::kLoads))
@@ -346,7 +339,7 @@ std::vector<std::string> problems(const Json& backends) {
                         "listed twice",
                         name, what, text_at(icd, k::kDuplicateOf)));
     }
-    for (const auto& v : member(b, k::kUnregisteredVendorLibraries)) {
+    for (const auto& v : member_or_empty(b, k::kUnregisteredVendorLibraries)) {
       std::string reg = text_at(v, k::kRegistered);
       if (reg == "none")
         out.push_back(fmt::format("{}: {} ({}) has no .icd file", name, text_at(v, k::kPath),
@@ -355,17 +348,17 @@ std::vector<std::string> problems(const Json& backends) {
         out.push_back(fmt::format("{}: {} is registered only through {}", name,
                                   text_at(v, k::kPath), text_at(v, k::kRegisteredBy)));
     }
-    for (const auto& pl : member(b, k::kPlatforms))
-      if (member(pl, k::kDevices).empty())
+    for (const auto& pl : member_or_empty(b, k::kPlatforms))
+      if (member_or_empty(pl, k::kDevices).empty())
         out.push_back(fmt::format("{} platform {} has no devices", name, text_at(pl, k::kName)));
-    for (const auto& d : member(b, k::kDevices)) {
+    for (const auto& d : member_or_empty(b, k::kDevices)) {
       if (d.contains(k::kDuplicateOf))
         out.push_back(fmt::format("{} is listed twice (duplicate of {})", text_at(d, k::kDevice),
                                   text_at(d, k::kDuplicateOf)));
-      for (const auto& e : member(member(d, k::kProperties), k::kErrors))
+      for (const auto& e : member_or_empty(member_or_empty(d, k::kProperties), k::kErrors))
         out.push_back(fmt::format("{}: {}", text_at(d, k::kDevice), scalar_text(e)));
     }
-    const Json& nvml = member(b, k::kNvml);
+    const Json& nvml = member_or_empty(b, k::kNvml);
     if (nvml.contains(k::kError)) out.push_back("NVML: " + text_at(nvml, k::kError));
   }
   return out;
@@ -377,7 +370,7 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
   title_view(view, "gpucheck probe", {}, doc);
   if (doc.contains(k::kHost)) view.flow("host", {host_line(doc[k::kHost])}, 0, kLabel);
   if (doc.contains(k::kCpu)) view.flow("cpu", cpu_items(doc[k::kCpu], backends), 0, kLabel);
-  if (const Json& m = member(doc, k::kMemory); m.contains(k::kTotalBytes)) {
+  if (const Json& m = member_or_empty(doc, k::kMemory); m.contains(k::kTotalBytes)) {
     std::vector<std::string> items{
         format_memory(static_cast<std::uint64_t>(number_at(m, k::kTotalBytes).value_or(0)))};
     if (auto a = number_at(m, k::kAvailableBytes))
@@ -399,7 +392,7 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     if (backend == "cpu") continue;
     auto same = gpus.same_as(label);
     if (backend == "opencl" && !same.empty()) {
-      const Json& p = member(*r.device, k::kProperties);
+      const Json& p = member_or_empty(*r.device, k::kProperties);
       view.flow(label,
                 {text_at(*r.device, k::kDeviceName) + ": same GPU as " + join(same, ", "),
                  std::string(text_at(p, "cl_device_version"))},
@@ -434,8 +427,9 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     });
     seen.push_back(dev);
     const std::string backend = text_at(*r.backend, k::kName);
-    if (!counted && (backend == "cuda" ||
-                     (backend == "opencl" && cl_type(member(*r.device, k::kProperties)) == "GPU")))
+    if (!counted &&
+        (backend == "cuda" ||
+         (backend == "opencl" && cl_type(member_or_empty(*r.device, k::kProperties)) == "GPU")))
       ++gpus_seen;
   }
   view.text(
@@ -466,7 +460,7 @@ void list(TextView& view, const Json& backends, const GpuMap& gpus) {
 }  // namespace
 
 void probe_view(TextView& view, const Json& doc, const ViewOptions& o) {
-  const Json& backends = member(doc, k::kBackends);
+  const Json& backends = member_or_empty(doc, k::kBackends);
   const Json noarray = Json::array();
   const Json& bs = backends.is_array() ? backends : noarray;
   const GpuMap gpus = GpuMap::from_backends(bs);
@@ -505,7 +499,7 @@ void probe_view(TextView& view, const Json& doc, const ViewOptions& o) {
     Json without = b;
     without.erase(std::string(k::kDevices));
     tree_view(view, "backend " + text_at(b, k::kName), without);
-    for (const auto& d : member(b, k::kDevices))
+    for (const auto& d : member_or_empty(b, k::kDevices))
       tree_view(view, "device " + text_at(d, k::kDevice), d);
   }
   for (const auto& t : topology_tables(bs)) {

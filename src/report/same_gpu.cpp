@@ -1,6 +1,7 @@
 // Joining devices across backends by PCI bus id, else by UUID.
 #include "report/same_gpu.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
 
 #include <algorithm>
@@ -22,11 +23,6 @@ std::string lower(std::string s) {
 std::string bare_uuid(const std::string& uuid) {
   std::string u = lower(uuid);
   return u.rfind("gpu-", 0) == 0 ? u.substr(4) : u;
-}
-
-std::string str(const nlohmann::json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace
@@ -57,14 +53,14 @@ GpuMap GpuMap::from_backends(const nlohmann::json& backends) {
   GpuMap m;
   if (!backends.is_array()) return m;
   for (const auto& b : backends) {
-    const std::string backend = str(b, k::kName);
+    const std::string backend = string_member(b, k::kName);
     std::vector<std::string> nvidia_platforms;
     for (const auto& p : b.value(std::string(k::kPlatforms), nlohmann::json::array()))
-      if (str(p, k::kFamily) == "nvidia" && p.contains(k::kIndex))
+      if (string_member(p, k::kFamily) == "nvidia" && p.contains(k::kIndex))
         nvidia_platforms.push_back(p[k::kIndex].dump());
     for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array())) {
-      Entry e{str(d, k::kDevice), backend, str(d, k::kDeviceName), str(d, k::kDeviceUuid),
-              str(d, k::kPciBusId)};
+      Entry e{string_member(d, k::kDevice), backend, string_member(d, k::kDeviceName),
+              string_member(d, k::kDeviceUuid), string_member(d, k::kPciBusId)};
       e.nvidia = backend == "cuda" || (d.contains(k::kPlatform) &&
                                        std::find(nvidia_platforms.begin(), nvidia_platforms.end(),
                                                  d[k::kPlatform].dump()) != nvidia_platforms.end());
@@ -80,10 +76,10 @@ GpuMap GpuMap::from_results(const nlohmann::json& results) {
   // CUDA records first, so an OpenCL device finds its CUDA twin whatever the record order.
   for (int pass = 0; pass < 2; ++pass)
     for (const auto& r : results) {
-      const std::string backend = str(r, k::kBackend);
+      const std::string backend = string_member(r, k::kBackend);
       if ((backend == "cuda") != (pass == 0)) continue;
-      Entry e{str(r, k::kDevice), backend, str(r, k::kDeviceName), str(r, k::kDeviceUuid),
-              str(r, k::kPciBusId)};
+      Entry e{string_member(r, k::kDevice), backend, string_member(r, k::kDeviceName),
+              string_member(r, k::kDeviceUuid), string_member(r, k::kPciBusId)};
       e.nvidia = backend == "cuda" || lower(e.name).rfind("nvidia", 0) == 0;
       m.add(std::move(e));
     }

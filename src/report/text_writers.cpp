@@ -1,6 +1,7 @@
 // The table (terminal), markdown and CSV views. Table and markdown print the command's text
 // view (text_view.h); CSV writes the document's main table with numbers at full precision and
 // their units in columns of their own.
+#include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 #include "report/fleet.h"
@@ -36,14 +37,6 @@ std::string csv_field(std::string_view s) {
 
 namespace {
 
-const Json kNone = Json::object();
-
-const Json& member(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return kNone;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNone : *it;
-}
-
 // A number at full precision (shortest text that reads back the same double), else the text.
 std::string exact(const Json& obj, std::string_view key) {
   auto it = obj.is_object() ? obj.find(key) : obj.end();
@@ -77,9 +70,9 @@ std::string results_csv(const Json& results) {
            "scaled_from",    "reason"});
   const GpuMap gpus = GpuMap::from_results(results);
   for (const auto& r : results) {
-    const Json& t = member(r, k::kTimeS);
-    const Json& tp = member(r, k::kThroughput);
-    const Json& v = member(r, k::kVerification);
+    const Json& t = member_or_empty(r, k::kTimeS);
+    const Json& tp = member_or_empty(r, k::kThroughput);
+    const Json& v = member_or_empty(r, k::kVerification);
     const bool timed = t.contains(k::kMedian);
     csv.row({text_at(r, k::kDevice),
              text_at(r, k::kDeviceName),
@@ -115,7 +108,7 @@ std::string verdicts_csv(const Json& q) {
   Csv csv;
   csv.row({"id", "kind", "device", "device_name", "requirement", "verdict", "measured", "threshold",
            "unit", "reason", "line"});
-  for (const auto& v : member(q, k::kVerdicts))
+  for (const auto& v : member_or_empty(q, k::kVerdicts))
     csv.row({text_at(v, k::kId), text_at(v, k::kKind), text_at(v, k::kDevice),
              text_at(v, k::kDeviceName), text_at(v, k::kRequirement), text_at(v, k::kVerdict),
              exact(v, k::kMeasured), exact(v, k::kThreshold), text_at(v, k::kUnit),
@@ -128,7 +121,7 @@ std::string checks_csv(const Json& checks) {
   csv.row({"id", "status", "finding", "fix", "evidence"});
   for (const auto& c : checks) {
     std::string evidence;
-    for (const auto& e : member(c, k::kEvidence))
+    for (const auto& e : member_or_empty(c, k::kEvidence))
       evidence += (evidence.empty() ? "" : "\n") + scalar_text(e);
     csv.row({text_at(c, k::kId), text_at(c, k::kStatus), text_at(c, k::kFinding),
              text_at(c, k::kFix), evidence});
@@ -140,7 +133,7 @@ std::string comparison_csv(const Json& comparison) {
   Csv csv;
   csv.row({"backend", "device", "device_name", "op", "impl", "dtype", "shape", "transfers",
            "metric", "base", "new", "unit", "change", "threshold", "verdict", "reason"});
-  for (const auto& r : member(comparison, k::kRows))
+  for (const auto& r : member_or_empty(comparison, k::kRows))
     csv.row({text_at(r, k::kBackend), text_at(r, k::kDevice), text_at(r, k::kDeviceName),
              text_at(r, k::kOp), text_at(r, k::kImpl), text_at(r, k::kDtype),
              r.contains(k::kShape) ? shape_text(r[k::kShape]) : "", text_at(r, k::kTransfers),

@@ -5,6 +5,7 @@
 
 #include "core/json_keys.h"
 #include "core/shape_text.h"
+#include "report/stress_view.h"
 #include "report/multigpu_tables.h"
 
 #include <fmt/format.h>
@@ -219,6 +220,10 @@ ViewModel make_view_model(const nlohmann::json& doc) {
   if (doc.contains(k::kQualify))
     vm.tables.insert(vm.tables.begin(), verdicts_table(doc[k::kQualify]));
   if (doc.contains(k::kComparison)) vm.tables.push_back(comparison_table(doc[k::kComparison]));
+  if (doc.contains(k::kStress)) {  // first: the verdicts, and the table the CSV view writes
+    vm.tables.insert(vm.tables.begin(), stress_reasons_table(doc[k::kStress]));
+    vm.tables.insert(vm.tables.begin(), stress_table(doc[k::kStress]));
+  }
   if (doc.contains(k::kFleet))
     for (auto& t : fleet_tables(doc[k::kFleet])) vm.tables.push_back(std::move(t));
   return vm;

@@ -214,14 +214,15 @@ TEST(ProbeViews, ReportShowOfASavedProbeIsProbesSummary) {
 }
 
 TEST(Progress, ALineEveryIntervalWhenStderrIsALog) {
-  // Two cells of at least 0.6 s each: several 0.2 s intervals pass.
+  // A 10 ms interval: the two tiny cells end at their repetition cap in about 0.1 s on a quiet
+  // machine, long before --min-time, so a longer interval printed nothing there.
   auto r = run_gpucheck(
       {"bench", "--device", "cpu", "--ops", "exp,gemm", "--dtype", "f32", "--exp", "4096", "--gemm",
        "64", "--min-time", "0.6", "--warmup", "0", "--json", "-o", "/dev/null"},
-      {{"GPUCHECK_PROGRESS_SECONDS", "0.2"}});
+      {{"GPUCHECK_PROGRESS_SECONDS", "0.01"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("gpucheck: bench: [cpu "));
-  EXPECT_THAT(r.err, HasSubstr("/2]"));  // two cells will run
+  EXPECT_THAT(r.err, HasSubstr("/6]"));  // two cells will run, three rounds each
   EXPECT_THAT(r.err, HasSubstr("elapsed"));
   EXPECT_THAT(r.err, Not(HasSubstr("\x1b[K")));  // not a terminal: lines, not a redrawn line
   auto quiet = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--exp", "4096", "--reps",

@@ -159,5 +159,5 @@ TEST(CpuBlasCli, ThreadsAboveTheHardwareAreClampedWithAWarning) {
 TEST(CpuBlasCli, QualifyFindsShippedProfilesByName) {
   auto r = run_gpucheck({"qualify", "--profile", "cpu-onyl"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("shipped: cpu-only, cuda-hopper, cuda-training, multi-gpu, opencl"));
+  EXPECT_THAT(r.err, HasSubstr("shipped: cpu-only, cuda-hopper, cuda-stress, cuda-training, multi-gpu, opencl"));
 }

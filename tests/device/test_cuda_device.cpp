@@ -286,3 +286,64 @@ TEST(CudaDevice, PlantedMismatchIsCaught) {
     if (rec["device"] == "cuda0" && rec["status"] == "mismatch") ++mismatches;
   EXPECT_GE(mismatches, 2);
 }
+
+// ---- stress (issue 18): a short healthy run, and planted faults failing only their device.
+
+namespace {
+
+nlohmann::json stress_device(const nlohmann::json& doc, const std::string& device) {
+  for (const auto& d : doc["stress"]["devices"])
+    if (d["device"] == device) return d;
+  return nullptr;
+}
+
+std::size_t cuda_devices() {
+  return cuda_probe().section.value("devices", nlohmann::json::array()).size();
+}
+
+}  // namespace
+
+TEST(CudaStress, AShortRunOnCuda0PassesWithTelemetryAndCoverage) {
+  SKIP_WITHOUT_GPU();
+  auto r = gpucheck_run(
+      {"stress", "--device", "cuda0", "--duration", "15s", "--gemm", "4096", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto dev = stress_device(nlohmann::json::parse(r.out), "cuda0");
+  EXPECT_EQ(dev["verdict"], "pass") << dev.dump(2);
+  EXPECT_GT(dev["telemetry"]["samples"].get<int>(), 50);  // 100 ms for 15 s
+  EXPECT_TRUE(dev["telemetry"]["counters"]["after"].contains("ecc_volatile_uncorrected") ||
+              dev["telemetry"]["counters"]["after"].contains("pcie_replay"));
+  ASSERT_EQ(dev["records"].size(), 3u);
+  EXPECT_EQ(dev["records"][0]["dtype"], "bf16");
+  EXPECT_GE(dev["records"][1]["memory"]["fraction_of_free"].get<double>(), 0.89);
+  for (const auto& rec : dev["records"]) EXPECT_EQ(rec["status"], "ok") << rec.dump();
+}
+
+TEST(CudaStress, PlantedFaultsFailOnlyTheirDevice) {
+  SKIP_WITHOUT_GPU();
+  const std::string others = cuda_devices() > 1 ? ",cuda1" : "";
+  struct Case {
+    const char* fault;
+    const char* tests;
+    const char* words;
+  };
+  for (const Case c :
+       {Case{"cuda0:gemm_bit@5", "gemm", "differed from the first"},
+        Case{"cuda0:memory_word@2", "memory", "words read back wrong"},
+        Case{"cuda0:hang@2", "gemm", "hung"}, Case{"cuda0:die@2", "gemm", "signal 9"}}) {
+    SCOPED_TRACE(c.fault);
+    auto r = gpucheck_run({"stress", "--device", "cuda0" + others, "--tests", c.tests, "--duration",
+                           "6s", "--gemm", "4096", "--hang-timeout", "5", "--json"},
+                          {{"GPUCHECK_TEST_STRESS_FAULT", c.fault}});
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    const auto bad = stress_device(doc, "cuda0");
+    EXPECT_EQ(bad["verdict"], "fail");
+    std::string reasons;
+    for (const auto& s : bad["reasons"]) reasons += s.get<std::string>() + "\n";
+    EXPECT_THAT(reasons, ::testing::HasSubstr(c.words));
+    if (!others.empty()) {
+      EXPECT_EQ(stress_device(doc, "cuda1")["verdict"], "pass");
+    }
+  }
+}

@@ -8,6 +8,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -74,7 +75,9 @@ d1.temperature=ERR:4
 class FakeNvml : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() / "gpucheck_fake_nvml.conf";
+    // One file per process: ctest -j runs this suite's tests side by side.
+    path_ = std::filesystem::temp_directory_path() /
+            ("gpucheck_fake_nvml." + std::to_string(::getpid()) + ".conf");
     write(kConfig);
     ::setenv("GPUCHECK_FAKE_NVML_CONFIG", path_.c_str(), 1);
   }

@@ -7,6 +7,7 @@
 #include "backends/cpu/cpu_exp.h"
 #include "backends/cpu/cpu_gemm.h"
 #include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/cpu_stress.h"
 #include "core/environment.h"
 #include "core/errors.h"
 #include "probe/cpu_info.h"
@@ -171,6 +172,42 @@ class CpuDevice final : public Device {
     return {{"threads", threads_},
             {"isa_path", cpu::to_string(cpu::best_isa_path())},
             {"blas", blas_.facts()}};
+  }
+
+  // ---- Stress primitives (issue 18) ----
+  MemoryInfo memory_info() const override {
+    auto mem = probe::read_memory_facts("/");
+    MemoryInfo m;
+    m.free_bytes = mem.available_bytes.value_or(mem.free_bytes.value_or(0));
+    m.total_bytes = mem.total_bytes.value_or(m.free_bytes);
+    m.max_allocation = m.free_bytes;
+    m.host_memory = true;
+    m.source = mem.available_bytes ? "MemAvailable (/proc/meminfo)" : "MemFree (/proc/meminfo)";
+    return m;
+  }
+  void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,
+                 std::size_t bytes) override {
+    check_buffer_range(dst, offset, bytes);
+    std::memcpy(static_cast<unsigned char*>(ptr(dst)) + offset, src, bytes);
+  }
+  void download_at(void* dst, const DeviceBuffer& src, std::size_t offset,
+                   std::size_t bytes) override {
+    check_buffer_range(src, offset, bytes);
+    std::memcpy(dst, static_cast<const unsigned char*>(ptr(src)) + offset, bytes);
+  }
+  void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
+                std::size_t slot) override {
+    check_buffer_range(src, 0, words * 8);
+    check_buffer_range(sums, slot * 8, 8);
+    static_cast<std::uint64_t*>(ptr(sums))[slot] =
+        cpu::checksum_words(static_cast<const std::uint64_t*>(ptr(src)), words, threads_);
+  }
+  void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word, MemPattern check,
+               MemPattern write, DeviceBuffer& result) override {
+    check_buffer_range(buf, 0, words * 8);
+    check_buffer_range(result, 0, 16);
+    cpu::memtest_words(static_cast<std::uint64_t*>(ptr(buf)), words, first_word, check, write,
+                       static_cast<std::uint64_t*>(ptr(result)), threads_);
   }
 
  private:

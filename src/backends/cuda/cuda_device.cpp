@@ -11,6 +11,7 @@
 #include "backends/cuda/cudnn_graph_conv.h"
 #include "backends/cuda/cudnn_library.h"
 #include "backends/cuda/nvml_sampler.h"
+#include "backends/cuda/stress_kernels.h"
 #include "core/environment.h"
 #include "core/json_keys.h"
 
@@ -174,6 +175,9 @@ class CudaDevice final : public Device {
     GC_CUDA_CHECK(cudaEventCreate(&stop_));
     GC_CUDA_CHECK(cudaEventCreate(&tune_start_));
     GC_CUDA_CHECK(cudaEventCreate(&tune_stop_));
+    // Stress checksums run on a stream of their own, so they can overlap the next GEMM.
+    GC_CUDA_CHECK(cudaStreamCreateWithFlags(&check_stream_, cudaStreamNonBlocking));
+    GC_CUDA_CHECK(cudaEventCreateWithFlags(&check_ready_, cudaEventDisableTiming));
     // NVML telemetry for each record's context; without NVML the context is just empty.
     std::string nvml_error;
     sampler_ = NvmlSampler::open(env, identity_.device_uuid, identity_.pci_bus_id, &nvml_error);
@@ -213,6 +217,9 @@ class CudaDevice final : public Device {
     if (stop_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(stop_));
     if (tune_start_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(tune_start_));
     if (tune_stop_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(tune_stop_));
+    checksum_partials_.reset();
+    if (check_ready_) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(check_ready_));
+    if (check_stream_) GC_CUDA_CHECK_NOTHROW(cudaStreamDestroy(check_stream_));
     if (stream_) GC_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
   }
   CudaDevice(const CudaDevice&) = delete;
@@ -396,7 +403,74 @@ class CudaDevice final : public Device {
   }
 
   void launch_empty() override { GC_CUDA_CHECK(launch_empty_kernel(stream_)); }
-  void synchronize() override { GC_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void synchronize() override {
+    GC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (checks_pending_) {
+      GC_CUDA_CHECK(cudaStreamSynchronize(check_stream_));
+      checks_pending_ = false;
+    }
+  }
+
+  // ---- Stress primitives (issue 18) ----
+  MemoryInfo memory_info() const override {
+    std::size_t free = 0, total = 0;
+    GC_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return {free, total, free, false, "cudaMemGetInfo"};
+  }
+  void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,
+                 std::size_t bytes) override {
+    check_buffer_range(dst, offset, bytes);
+    GC_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dptr(dst)) + offset, src, bytes,
+                                  cudaMemcpyHostToDevice, stream_));
+  }
+  void download_at(void* dst, const DeviceBuffer& src, std::size_t offset,
+                   std::size_t bytes) override {
+    check_buffer_range(src, offset, bytes);
+    GC_CUDA_CHECK(cudaMemcpyAsync(dst, static_cast<const char*>(dptr(src)) + offset, bytes,
+                                  cudaMemcpyDeviceToHost, stream_));
+  }
+  // On the side stream, after everything enqueued so far on the main one.
+  void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
+                std::size_t slot) override {
+    check_buffer_range(src, 0, words * 8);
+    check_buffer_range(sums, slot * 8, 8);
+    if (!checksum_partials_)
+      checksum_partials_ =
+          std::make_unique<CudaBuffer>(static_cast<std::size_t>(checksum_blocks(sms_)) * 8);
+    GC_CUDA_CHECK(cudaEventRecord(check_ready_, stream_));
+    GC_CUDA_CHECK(cudaStreamWaitEvent(check_stream_, check_ready_, 0));
+    GC_CUDA_CHECK(launch_checksum(static_cast<const std::uint64_t*>(dptr(src)), words,
+                                  static_cast<std::uint64_t*>(checksum_partials_->get()),
+                                  static_cast<std::uint64_t*>(dptr(sums)), slot, sms_,
+                                  check_stream_));
+    checks_pending_ = true;
+  }
+  void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word, MemPattern check,
+               MemPattern write, DeviceBuffer& result) override {
+    check_buffer_range(buf, 0, words * 8);
+    check_buffer_range(result, 0, 16);
+    GC_CUDA_CHECK(launch_memtest(static_cast<std::uint64_t*>(dptr(buf)), words, first_word,
+                                 check.kind, check.param, write.kind, write.param,
+                                 static_cast<unsigned long long*>(dptr(result)), sms_, stream_));
+  }
+  bool telemetry_begin(int interval_ms) override {
+    if (!sampler_) return false;
+    sampler_->set_interval_ms(interval_ms);
+    sampler_->begin();
+    return true;
+  }
+  std::vector<TelemetrySample> telemetry_take() override {
+    return sampler_ ? sampler_->take() : std::vector<TelemetrySample>{};
+  }
+  void telemetry_end() override {
+    if (sampler_) sampler_->end();
+  }
+  std::map<std::string, std::uint64_t> health_counters() override {
+    return sampler_ ? sampler_->counters() : std::map<std::string, std::uint64_t>{};
+  }
+  std::optional<double> max_sm_clock_mhz() const override {
+    return sampler_ ? sampler_->max_sm_clock_mhz() : std::nullopt;
+  }
 
   double time_on_device(const std::function<void()>& enqueue) override {
     GC_CUDA_CHECK(cudaEventRecord(start_, stream_));
@@ -594,6 +668,10 @@ class CudaDevice final : public Device {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   cudaEvent_t tune_start_ = nullptr, tune_stop_ = nullptr;  // GEMM candidates, apart from start_
+  cudaStream_t check_stream_ = nullptr;                     // stress checksums
+  cudaEvent_t check_ready_ = nullptr;  // orders a checksum after the main stream's work
+  bool checks_pending_ = false;
+  std::unique_ptr<CudaBuffer> checksum_partials_;
   std::unique_ptr<NvmlSampler> sampler_;
   Op region_op_ = Op::kExp;
   DType region_dtype_ = DType::kF32;

@@ -69,6 +69,18 @@ static_assert(sizeof(ProcessInfo) == 24);
 static_assert(offsetof(ProcessInfo, used_gpu_memory) == 8);
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
+// nvmlViolationTime_t: referenceTime is a CPU timestamp in µs, violationTime nanoseconds.
+struct ViolationTime {
+  unsigned long long reference_time;
+  unsigned long long violation_time;
+};
+static_assert(sizeof(ViolationTime) == 16);
+
+// nvmlPerfPolicyType_t values nvmlDeviceGetViolationStatus takes.
+inline constexpr int kPerfPolicyPower = 0, kPerfPolicyThermal = 1, kPerfPolicySyncBoost = 2,
+                     kPerfPolicyBoardLimit = 3, kPerfPolicyLowUtilization = 4,
+                     kPerfPolicyReliability = 5;
+
 // Enumerations passed by value (all C enums: int-sized).
 inline constexpr int kClockGraphics = 0, kClockSm = 1, kClockMem = 2;
 inline constexpr int kTemperatureGpu = 0;
@@ -204,6 +216,7 @@ using DevicePairTopologyFn = Return (*)(Device, Device, int*);        // ..Topol
 using DevicePairP2pFn = Return (*)(Device, Device, int, int*);        // nvmlDeviceGetP2PStatus
 using DeviceFabricInfoFn = Return (*)(Device, GpuFabricInfoV3*);      // ..GetGpuFabricInfoV
 using DeviceMigHandleFn = Return (*)(Device, unsigned int, Device*);  // ..MigDeviceHandleByIndex
+using DeviceViolationFn = Return (*)(Device, int, ViolationTime*);    // ..GetViolationStatus
 }
 
 }  // namespace gpucheck::nvml

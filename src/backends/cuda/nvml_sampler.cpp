@@ -3,7 +3,9 @@
 #include "backends/cuda/nvml_sampler.h"
 
 #include "backends/cuda/nvml_api.h"
+#include "backends/cuda/nvml_links.h"
 #include "backends/cuda/nvml_probe.h"
+#include "core/json_keys.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -24,7 +26,10 @@ extern "C" {
 using HandleByStringFn = nvml::Return (*)(const char*, nvml::Device*);
 }
 
+using Clock = std::chrono::steady_clock;
+
 struct Sample {
+  Clock::time_point t;
   std::optional<double> sm_mhz, mem_mhz, temp_c, power_w;
   std::optional<unsigned long long> reasons;
   std::optional<double> pcie_gen, pcie_width;  // the link's current generation and lanes
@@ -64,6 +69,11 @@ struct NvmlSampler::Impl {
   nvml::DeviceUllFn reasons = nullptr;
   nvml::DeviceUintFn pcie_gen = nullptr;
   nvml::DeviceUintFn pcie_width = nullptr;
+  nvml::DeviceEccCountFn ecc = nullptr;
+  nvml::DeviceRemappedRowsFn remapped = nullptr;
+  nvml::DeviceUintFn replay = nullptr;
+  nvml::DeviceViolationFn violation = nullptr;
+  NvLinkFns links;  // state and error counters only
   nvml::Device device = nullptr;
   std::optional<double> max_sm_mhz;
 
@@ -72,11 +82,14 @@ struct NvmlSampler::Impl {
   bool stop = false;
   bool recording = false;
   bool kick = false;  // take a sample now
+  int interval_ms = kIntervalMs;
+  Clock::time_point begun;
   std::vector<Sample> samples;
   std::thread thread;
 
   Sample take() const {
     Sample s;
+    s.t = Clock::now();
     unsigned int v = 0;
     if (clock && clock(device, nvml::kClockSm, &v) == nvml::kSuccess) s.sm_mhz = v;
     if (clock && clock(device, nvml::kClockMem, &v) == nvml::kSuccess) s.mem_mhz = v;
@@ -98,7 +111,7 @@ struct NvmlSampler::Impl {
       // the loop would spin holding the lock and the next begin() would wait forever.
       cv.wait(lock, [&] { return stop || recording; });
       if (stop) break;
-      cv.wait_for(lock, std::chrono::milliseconds(kIntervalMs), [&] { return stop || kick; });
+      cv.wait_for(lock, std::chrono::milliseconds(interval_ms), [&] { return stop || kick; });
       kick = false;
       if (stop) break;
       if (!recording) continue;
@@ -163,9 +176,15 @@ std::unique_ptr<NvmlSampler> NvmlSampler::open(const EnvMap& env, const std::str
   if (impl->reasons == nullptr)
     impl->reasons =
         reinterpret_cast<nvml::DeviceUllFn>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
-  impl->pcie_gen =
-      reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetCurrPcieLinkGeneration"));
+  impl->pcie_gen = reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetCurrPcieLinkGeneration"));
   impl->pcie_width = reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetCurrPcieLinkWidth"));
+  impl->ecc = reinterpret_cast<nvml::DeviceEccCountFn>(sym("nvmlDeviceGetTotalEccErrors"));
+  impl->remapped = reinterpret_cast<nvml::DeviceRemappedRowsFn>(sym("nvmlDeviceGetRemappedRows"));
+  impl->replay = reinterpret_cast<nvml::DeviceUintFn>(sym("nvmlDeviceGetPcieReplayCounter"));
+  impl->violation = reinterpret_cast<nvml::DeviceViolationFn>(sym("nvmlDeviceGetViolationStatus"));
+  impl->links.state = reinterpret_cast<nvml::DeviceLinkIntFn>(sym("nvmlDeviceGetNvLinkState"));
+  impl->links.counter =
+      reinterpret_cast<nvml::DeviceLinkCounterFn>(sym("nvmlDeviceGetNvLinkErrorCounter"));
   unsigned int v = 0;
   if (impl->max_clock && impl->max_clock(impl->device, nvml::kClockSm, &v) == nvml::kSuccess &&
       v > 0)
@@ -177,6 +196,7 @@ void NvmlSampler::begin() {
   {
     std::lock_guard lock(impl_->mu);
     impl_->samples.clear();
+    impl_->begun = Clock::now();
     impl_->recording = true;
     impl_->kick = true;
   }
@@ -227,7 +247,7 @@ nlohmann::json NvmlSampler::summary() const {
     if (s.pcie_width) width.add(*s.pcie_width);
   }
   j["nvml_samples"] = impl_->samples.size();
-  j["nvml_interval_ms"] = kIntervalMs;
+  j["nvml_interval_ms"] = impl_->interval_ms;
   if (sm.n) j["sm_clock_mhz"] = sm.json(0);
   if (impl_->max_sm_mhz) j["max_sm_clock_mhz"] = *impl_->max_sm_mhz;
   if (mem.n) j["mem_clock_mhz"] = mem.json(0);
@@ -242,6 +262,94 @@ nlohmann::json NvmlSampler::summary() const {
     j["power_capped"] = (seen & nvml::kEventSwPowerCap) != 0;
   }
   return j;
+}
+
+void NvmlSampler::set_interval_ms(int ms) {
+  std::lock_guard lock(impl_->mu);
+  impl_->interval_ms = std::max(ms, 1);
+}
+
+std::vector<TelemetrySample> NvmlSampler::take() {
+  std::vector<Sample> got;
+  Clock::time_point begun;
+  {
+    std::lock_guard lock(impl_->mu);
+    got.swap(impl_->samples);
+    begun = impl_->begun;
+  }
+  std::vector<TelemetrySample> out;
+  out.reserve(got.size());
+  for (const auto& s : got) {
+    TelemetrySample t;
+    t.t_s = std::chrono::duration<double>(s.t - begun).count();
+    t.sm_clock_mhz = s.sm_mhz;
+    t.mem_clock_mhz = s.mem_mhz;
+    t.temperature_c = s.temp_c;
+    t.power_w = s.power_w;
+    if (s.reasons) t.clock_events = clock_event_flags(*s.reasons);
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::map<std::string, std::uint64_t> NvmlSampler::counters() const {
+  namespace k = keys;
+  const Impl& m = *impl_;
+  std::map<std::string, std::uint64_t> out;
+  unsigned long long c = 0;
+  if (m.ecc &&
+      m.ecc(m.device, nvml::kMemoryErrorCorrected, nvml::kVolatileEcc, &c) == nvml::kSuccess)
+    out[std::string(k::kCounterEccVolatileCorrected)] = c;
+  if (m.ecc &&
+      m.ecc(m.device, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc, &c) == nvml::kSuccess)
+    out[std::string(k::kCounterEccVolatileUncorrected)] = c;
+  unsigned int corr = 0, unc = 0, pending = 0, failed = 0;
+  if (m.remapped && m.remapped(m.device, &corr, &unc, &pending, &failed) == nvml::kSuccess) {
+    out[std::string(k::kCounterRemappedRowsCorrectable)] = corr;
+    out[std::string(k::kCounterRemappedRowsUncorrectable)] = unc;
+    out[std::string(k::kCounterRemapPending)] = pending != 0 ? 1 : 0;
+    out[std::string(k::kCounterRemapFailure)] = failed != 0 ? 1 : 0;
+  }
+  unsigned int replays = 0;
+  if (m.replay && m.replay(m.device, &replays) == nvml::kSuccess)
+    out[std::string(k::kCounterPcieReplay)] = replays;
+  // Every error counter of every active NVLink, summed: peer copies under load that make any
+  // of them grow (CRC, replay, recovery) point at a link, not at the GPU.
+  if (const auto links = read_link_counters(m.links, m.device); !links.empty()) {
+    std::uint64_t sum = 0;
+    for (const auto& l : links)
+      for (const char* name : kNvLinkCounterNames)
+        if (auto it = l.find(name); it != l.end() && it->is_number_unsigned())
+          sum += it->get<std::uint64_t>();
+    out[std::string(k::kCounterNvlinkErrors)] = sum;
+  }
+  // Time the clocks were held down by each policy since the driver loaded.
+  for (auto [name, policy] :
+       {std::pair{k::kCounterViolationPowerNs, nvml::kPerfPolicyPower},
+        std::pair{k::kCounterViolationThermalNs, nvml::kPerfPolicyThermal},
+        std::pair{k::kCounterViolationSyncBoostNs, nvml::kPerfPolicySyncBoost},
+        std::pair{k::kCounterViolationBoardLimitNs, nvml::kPerfPolicyBoardLimit},
+        std::pair{k::kCounterViolationReliabilityNs, nvml::kPerfPolicyReliability}}) {
+    nvml::ViolationTime v{};
+    if (m.violation && m.violation(m.device, policy, &v) == nvml::kSuccess)
+      out[std::string(name)] = v.violation_time;
+  }
+  return out;
+}
+
+std::uint32_t clock_event_flags(unsigned long long r) {
+  namespace ce = clock_event;
+  std::uint32_t f = 0;
+  if (r & nvml::kEventGpuIdle) f |= ce::kIdle;
+  if (r & nvml::kEventApplicationsClocksSetting) f |= ce::kAppClocksSetting;
+  if (r & nvml::kEventSwPowerCap) f |= ce::kSwPowerCap;
+  if (r & nvml::kEventHwSlowdown) f |= ce::kHwSlowdown;
+  if (r & nvml::kEventSyncBoost) f |= ce::kSyncBoost;
+  if (r & nvml::kEventSwThermalSlowdown) f |= ce::kSwThermalSlowdown;
+  if (r & nvml::kEventHwThermalSlowdown) f |= ce::kHwThermalSlowdown;
+  if (r & nvml::kEventHwPowerBrakeSlowdown) f |= ce::kHwPowerBrakeSlowdown;
+  if (r & nvml::kEventDisplayClockSetting) f |= ce::kDisplayClockSetting;
+  return f;
 }
 
 std::optional<double> dense_flop_per_clock_per_sm(int major, int minor, const std::string& dtype) {

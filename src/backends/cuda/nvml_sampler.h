@@ -3,13 +3,17 @@
 // throttled (HW slowdown, thermal slowdown, power brake; the power cap alone is only noted).
 #pragma once
 
+#include "backends/device.h"
 #include "core/environment.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpucheck::cuda {
 
@@ -36,11 +40,21 @@ class NvmlSampler {
   std::optional<double> mean_sm_clock_mhz() const;
   std::optional<double> max_sm_clock_mhz() const;
 
+  // For stress (issue 18): the interval of the next regions (ms, at least 1), the samples taken
+  // since begin() or the last take() (moved out, times from begin()), and the counters that
+  // only grow, by name (keys::kCounter*): ECC, remapped rows, PCIe replays, violation times.
+  void set_interval_ms(int ms);
+  std::vector<TelemetrySample> take();
+  std::map<std::string, std::uint64_t> counters() const;
+
  private:
   struct Impl;
   explicit NvmlSampler(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// NVML's clocks-event reason bits as the device-neutral clock_event flags.
+std::uint32_t clock_event_flags(unsigned long long nvml_reasons);
 
 // Dense FLOP per clock per SM of the matrix path a GEMM of `dtype` takes on compute capability
 // major.minor (tensor cores for tf32/f16/bf16 and, from Ampere, f64; FMA units for f32);

@@ -12,6 +12,7 @@
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 #include "core/version.h"
+#include "probe/memory_info.h"
 
 #include <fmt/format.h>
 
@@ -33,6 +34,8 @@ extern const unsigned char gpucheck_kernel_opencl_gemm[];
 extern const unsigned long long gpucheck_kernel_opencl_gemm_size;
 extern const unsigned char gpucheck_kernel_opencl_im2col[];
 extern const unsigned long long gpucheck_kernel_opencl_im2col_size;
+extern const unsigned char gpucheck_kernel_opencl_stress[];
+extern const unsigned long long gpucheck_kernel_opencl_stress_size;
 
 namespace gpucheck::opencl {
 
@@ -111,6 +114,8 @@ struct Session {
   std::map<std::string, Owned<cl_kernel>> kernels;    // by program key and kernel name
   Owned<cl_mem> col;                                  // im2col scratch
   std::size_t col_bytes = 0;
+  Owned<cl_mem> partials;  // stress kernels' per-group results
+  std::size_t partials_bytes = 0;
 };
 
 class ClBuffer final : public DeviceBuffer {
@@ -261,6 +266,8 @@ class OpenClDevice final : public Device {
     global_mem_ = device_info<cl_ulong>(L, device, CL_DEVICE_GLOBAL_MEM_SIZE);
     max_alloc_ = device_info<cl_ulong>(L, device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     compute_units_ = device_info<cl_uint>(L, device, CL_DEVICE_MAX_COMPUTE_UNITS);
+    host_memory_ =
+        (device_info<cl_device_type>(L, device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
     max_work_group_ = device_info<std::size_t>(L, device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     context_ = {{"opencl_version", device_string(L, device, CL_DEVICE_VERSION)},
                 {"driver_version", device_string(L, device, CL_DRIVER_VERSION)}};
@@ -504,6 +511,69 @@ class OpenClDevice final : public Device {
 
   nlohmann::json context() const override { return context_; }
 
+  // ---- Stress primitives (issue 18) ----
+  // OpenCL has no free-memory query: a CPU device's memory is the host's (MemAvailable), a
+  // GPU's is taken as its global memory.
+  MemoryInfo memory_info() const override {
+    MemoryInfo m;
+    m.total_bytes = global_mem_;
+    m.max_allocation = max_alloc_;
+    m.host_memory = host_memory_;
+    if (host_memory_) {
+      auto mem = probe::read_memory_facts("/");
+      m.free_bytes =
+          std::min<std::uint64_t>(global_mem_, mem.available_bytes.value_or(global_mem_));
+      m.source = "MemAvailable (/proc/meminfo), a CPU device";
+    } else {
+      m.free_bytes = global_mem_;
+      m.source = "CL_DEVICE_GLOBAL_MEM_SIZE (OpenCL cannot say what is free)";
+    }
+    return m;
+  }
+  void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,
+                 std::size_t bytes) override {
+    check_buffer_range(dst, offset, bytes);
+    if (bytes == 0) return;
+    guarded([&] {
+      GC_CL_CHECK(lib_->clEnqueueWriteBuffer(queue(), mem(dst), CL_FALSE, offset, bytes, src, 0,
+                                             nullptr, nullptr));
+    });
+  }
+  void download_at(void* dst, const DeviceBuffer& src, std::size_t offset,
+                   std::size_t bytes) override {
+    check_buffer_range(src, offset, bytes);
+    if (bytes == 0) return;
+    guarded([&] {
+      GC_CL_CHECK(lib_->clEnqueueReadBuffer(queue(), mem(src), CL_FALSE, offset, bytes, dst, 0,
+                                            nullptr, nullptr));
+    });
+  }
+  void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
+                std::size_t slot) override {
+    check_buffer_range(src, 0, words * 8);
+    check_buffer_range(sums, slot * 8, 8);
+    guarded([&] {
+      const std::size_t wg = stress_group(), groups = stress_groups(words);
+      const cl_mem parts = partials(groups * 8);
+      launch_stress("gc_checksum_partial", groups * wg, mem(src), cl_ulong{words}, parts);
+      launch_stress("gc_checksum_final", wg, parts, static_cast<cl_uint>(groups), mem(sums),
+                    cl_ulong{slot});
+    });
+  }
+  void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word, MemPattern check,
+               MemPattern write, DeviceBuffer& result) override {
+    check_buffer_range(buf, 0, words * 8);
+    check_buffer_range(result, 0, 16);
+    guarded([&] {
+      const std::size_t wg = stress_group(), groups = stress_groups(words);
+      const cl_mem parts = partials(groups * 16);
+      launch_stress("gc_memtest", groups * wg, mem(buf), cl_ulong{words}, cl_ulong{first_word},
+                    static_cast<cl_uint>(check.kind), cl_ulong{check.param},
+                    static_cast<cl_uint>(write.kind), cl_ulong{write.param}, parts);
+      launch_stress("gc_memtest_final", wg, parts, static_cast<cl_uint>(groups), mem(result));
+    });
+  }
+
   std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
                                       const GemmTrialFn& trial) override {
     GemmTuningTarget target;
@@ -519,6 +589,51 @@ class OpenClDevice final : public Device {
   }
 
  private:
+  // The stress kernels' work-group: a power of two up to 256 the device allows.
+  std::size_t stress_group() const {
+    std::size_t wg = 1;
+    while (wg * 2 <= std::min(kWorkGroup, max_work_group_)) wg *= 2;
+    return wg;
+  }
+  std::size_t stress_groups(std::size_t words) const {
+    const std::size_t wg = stress_group();
+    const std::size_t full = std::max<std::size_t>(compute_units_, 1) * 8;
+    return std::clamp<std::size_t>((words + wg - 1) / wg, 1, full);
+  }
+  std::string stress_options() const { return fmt::format("-DGC_WG={}", stress_group()); }
+
+  // A kernel of kernels/opencl_stress.cl with its arguments in order, on `global` work items in
+  // groups of stress_group().
+  template <typename... Args>
+  void launch_stress(const char* name, std::size_t global, const Args&... args) {
+    cl_kernel kern = kernel("opencl_stress.cl", stress_options(), name);
+    cl_uint index = 0;
+    auto set = [&](const auto& arg) {
+      GC_CL_CHECK(lib_->clSetKernelArg(kern, index++, sizeof arg, &arg));
+    };
+    (set(args), ...);
+    const std::size_t wg = stress_group();
+    GC_CL_CHECK(lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &global, &wg, 0, nullptr,
+                                             nullptr));
+  }
+
+  // The session's partials buffer, grown to at least `bytes` (after the queue drained).
+  cl_mem partials(std::size_t bytes) {
+    Session& s = *session_;
+    if (s.partials_bytes < bytes) {
+      GC_CL_CHECK(lib_->clFinish(queue()));
+      s.partials.reset();
+      s.partials_bytes = 0;
+      cl_int err = CL_SUCCESS;
+      s.partials = Owned<cl_mem>(
+          lib_.get(),
+          lib_->clCreateBuffer(s.context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+      GC_CL_CHECK(err);
+      s.partials_bytes = bytes;
+    }
+    return s.partials.get();
+  }
+
   std::shared_ptr<Session> make_session() {
     const OpenClLibrary& L = *lib_;
     auto s = std::make_shared<Session>();
@@ -654,6 +769,9 @@ class OpenClDevice final : public Device {
     if (source == "opencl_exp.cl") {
       text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_exp);
       size = static_cast<std::size_t>(gpucheck_kernel_opencl_exp_size);
+    } else if (source == "opencl_stress.cl") {
+      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_stress);
+      size = static_cast<std::size_t>(gpucheck_kernel_opencl_stress_size);
     } else if (source == "opencl_gemm.cl") {
       text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_gemm);
       size = static_cast<std::size_t>(gpucheck_kernel_opencl_gemm_size);
@@ -779,6 +897,7 @@ class OpenClDevice final : public Device {
   cl_ulong max_alloc_ = 0;
   std::size_t compute_units_ = 1;
   std::size_t max_work_group_ = 1;
+  bool host_memory_ = false;  // a CPU device (pocl): its memory is the host's
   nlohmann::json context_;
   std::shared_ptr<Session> session_;
   bool poisoned_ = false;

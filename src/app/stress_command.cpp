@@ -1,0 +1,221 @@
+// `gpucheck stress`: sustained load on every selected device at once, each in its own child,
+// every result checked, telemetry and the kernel log watched, one verdict per device.
+#include "app/backend_probes.h"
+#include "app/bench_devices.h"
+#include "app/cli_common.h"
+#include "app/stress_run.h"
+#include "app/stress_status.h"
+#include "core/document.h"
+#include "core/graceful_stop.h"
+#include "core/json_keys.h"
+#include "doctor/kernel_log.h"
+#include "probe/cpu_info.h"
+#include "probe/host_info.h"
+#include "stress/plan.h"
+#include "stress/verdict.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <sstream>
+
+namespace gpucheck::app {
+
+namespace k = keys;
+
+namespace {
+
+struct StressOptions {
+  OutputOptions out;
+  LibraryOptions libraries;
+  std::string devices = "all";
+  std::string duration = "60s";
+  std::string tests = "gemm,memory,copy";
+  std::string dtypes;
+  std::uint64_t gemm = 0;
+  std::optional<double> memory_fraction;
+  std::uint64_t check_every = 0;
+  bool no_check = false;
+  double window_s = stress::kDefaultWindowS;
+  double clock_floor = 0.5;
+  double hang_timeout_s = 60;
+  std::uint64_t seed = 20240601;
+  int threads = 0;
+  std::string sysroot = "/";
+  double probe_timeout_s = 60;
+  std::vector<std::string> argv;
+};
+
+// A plan for every device, before anything runs: a bad value is exit 2 at once.
+stress::StressPlan base_plan(const StressOptions& o) {
+  stress::StressPlan p;
+  auto d = stress::parse_duration(o.duration);
+  if (!d)
+    throw UsageError(fmt::format(
+        "--duration: '{}' is not a duration (a positive number with s, m or h: 90s, 5m, 1h)",
+        o.duration));
+  p.duration_s = *d;
+  for (const auto& t : split_list(o.tests)) {
+    auto v = stress::test_from_string(t);
+    if (!v)
+      throw UsageError(fmt::format("--tests: unknown test '{}' (valid: gemm, memory, copy)", t));
+    if (std::find(p.tests.begin(), p.tests.end(), *v) == p.tests.end()) p.tests.push_back(*v);
+  }
+  if (p.tests.empty()) throw UsageError("--tests: empty list (valid: gemm, memory, copy)");
+  for (const auto& t : split_list(o.dtypes)) {
+    auto v = dtype_from_string(t);
+    if (!v)
+      throw UsageError(
+          fmt::format("--dtype: unknown value '{}' (valid: f32, tf32, f16, bf16, f64)", t));
+    p.dtypes.push_back(*v);
+  }
+  if (o.memory_fraction && !(*o.memory_fraction > 0 && *o.memory_fraction <= 0.95))
+    throw UsageError(fmt::format("--memory-fraction: {} is outside (0, 0.95]", *o.memory_fraction));
+  if (!(o.window_s >= 1)) throw UsageError("--window: at least 1 second");
+  if (!(o.clock_floor >= 0 && o.clock_floor <= 1))
+    throw UsageError(fmt::format("--clock-floor: {} is outside [0, 1]", o.clock_floor));
+  if (!(o.hang_timeout_s > 0)) throw UsageError("--hang-timeout: must be positive");
+  p.gemm_size = o.gemm;
+  p.memory_fraction = o.memory_fraction;
+  p.check_every = o.check_every;
+  p.no_check = o.no_check;
+  p.window_s = o.window_s;
+  p.seed = o.seed;
+  p.threads = clamp_cpu_threads(o.threads, "--threads");
+  return p;
+}
+
+// `all`: every GPU once, or the CPU where there is none.
+std::vector<std::string> expand_all(const std::vector<std::string>& names,
+                                    const nlohmann::json& backends) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    if (n != "all") {
+      out.push_back(n);
+      continue;
+    }
+    auto gpus = gpu_targets(backends);
+    if (gpus.empty()) out.emplace_back("cpu");
+    for (const auto& g : gpus) out.push_back(g.device);
+  }
+  return out;
+}
+
+ExitCode run_stress(const StressOptions& o) {
+  Output output(o.out);
+  apply_library_options(o.libraries);
+  const stress::StressPlan base = base_plan(o);
+  auto names = split_list(o.devices);
+  if (names.empty()) throw UsageError("--device: empty list");
+
+  EnvMap env = current_environment();
+  nlohmann::json backends = nlohmann::json::array();
+  if (needs_probe(names)) {
+    ChildLimits limits;
+    limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
+    backends = probe_backends(env, limits);
+  }
+  const DeviceResolution res = resolve_devices(expand_all(names, backends), backends);
+  std::vector<stress::StressPlan> plans;
+  for (const auto& t : res.targets) {
+    stress::StressPlan p = base;
+    p.device = t.device;
+    p.backend = t.backend;
+    plans.push_back(std::move(p));
+  }
+
+  // The kernel log's position before any child starts: only what they cause counts.
+  doctor::KernelLogWatch watch(o.sysroot);
+  std::vector<std::string> ids;
+  for (const auto& p : plans) ids.push_back(p.device);
+  StatusBoard board(ids, base.duration_s, ::isatty(STDERR_FILENO) != 0,
+                    !o.out.quiet && o.out.verbosity >= 0);
+  // From here a stop signal ends the run early instead of killing gpucheck: the children stop
+  // at their next batch end and the document holds what they did.
+  GracefulStop stop;
+  std::vector<StressChildReport> reports;
+  if (!plans.empty()) {
+    StressRunLimits limits;
+    limits.hang_timeout_s = o.hang_timeout_s;
+    limits.startup_timeout_s = std::max(o.hang_timeout_s, 180.0);
+    reports = run_stress_children(plans, limits, board);
+  }
+  stress::VerdictLimits vl;
+  vl.clock_floor = o.clock_floor;
+  std::vector<std::pair<std::string, std::string>> missing;
+  for (std::size_t m = 0; m < res.missing.size(); ++m)
+    missing.emplace_back(res.missing_names[m], res.missing[m]);
+  const nlohmann::json section = stress_section(base, plans, reports, watch, watch.read_new(),
+                                                missing, vl, GracefulStop::stop_signal());
+  for (const auto& d : section[k::kDevices])
+    spdlog::info("{}: {}", d[k::kDevice].get<std::string>(), d[k::kVerdict].get<std::string>());
+
+  nlohmann::json doc = make_document("stress", o.argv, env);
+  doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
+  doc[k::kCpu] = probe::to_json(probe::read_cpu_facts("/"));
+  doc[k::kStress] = section;
+  if (!res.missing.empty()) doc[k::kErrors] = res.missing;
+  output.write(doc);
+  // A fault found before a stop is still a fault (1); a stopped run that found none did not pass
+  // either: 128 + the signal, as shells report it.
+  if (section[k::kVerdict] == "fail") return ExitCode::kFailed;
+  if (const int sig = GracefulStop::stop_signal(); sig != 0)
+    return static_cast<ExitCode>(128 + sig);
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv) {
+  auto o = std::make_shared<StressOptions>();
+  o->argv = argv;
+  auto* cmd = root.add_subcommand(
+      "stress",
+      "Sustained load on every selected device at once (GEMM, memory test, copies), every "
+      "result checked, telemetry and the kernel log watched; one verdict per device");
+  add_output_options(*cmd, o->out);
+  add_library_options(*cmd, o->libraries);
+  cmd->add_option("--device", o->devices,
+                  "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, all (every GPU "
+                  "once; the CPU where there is none)")
+      ->capture_default_str();
+  cmd->add_option("--duration", o->duration,
+                  "Length of the whole run, shared equally by the tests: 90s, 5m, 1h")
+      ->capture_default_str();
+  cmd->add_option("--tests", o->tests, "gemm,memory,copy, run one after another")
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtypes,
+                  "GEMM dtypes f32,tf32,f16,bf16,f64, sharing the GEMM time (default: bf16 on "
+                  "CUDA, f32 elsewhere)");
+  cmd->add_option("--gemm", o->gemm, "GEMM size N (N×N×N; default 8192 on GPUs, 1024 on the CPU)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--memory-fraction", o->memory_fraction,
+                  "Share of free memory the memory test covers and the GEMM's result buffers "
+                  "fill (default 0.9 on GPUs, 0.1 of MemAvailable on the CPU)");
+  cmd->add_option("--check-every", o->check_every,
+                  "Check every k-th GEMM result in full (element by element and by Freivalds' "
+                  "test; default: chosen so the checks cost under 1 %)");
+  cmd->add_flag("--no-check", o->no_check,
+                "Skip the result checks, to measure what they cost; the verdict is then FAIL");
+  cmd->add_option("--window", o->window_s, "Seconds per throughput window")->capture_default_str();
+  cmd->add_option("--clock-floor", o->clock_floor,
+                  "FAIL when a GEMM window's mean SM clock is below this fraction of the maximum")
+      ->capture_default_str();
+  cmd->add_option("--hang-timeout", o->hang_timeout_s,
+                  "Seconds without a status line after which a device's child counts as hung")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the inputs and patterns")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "CPU threads (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--sysroot", o->sysroot,
+                  "Root of the system whose kernel log (/dev/kmsg) is watched for Xid lines")
+      ->capture_default_str();
+  cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  return {cmd, [o]() { return run_stress(*o); }};
+}
+
+}  // namespace gpucheck::app

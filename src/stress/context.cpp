@@ -1,0 +1,137 @@
+// The shared state of one stress child's run.
+#include "stress/context.h"
+
+#include "core/errors.h"
+#include "core/graceful_stop.h"
+#include "core/json_keys.h"
+#include "stress/events.h"
+#include "stress/telemetry.h"
+
+#include <algorithm>
+#include <csignal>
+#include <thread>
+
+namespace gpucheck::stress {
+
+namespace k = keys;
+
+namespace {
+
+constexpr int kTelemetryIntervalMs = 100;
+constexpr double kStatusIntervalS = 1.0;
+
+}  // namespace
+
+RunContext::RunContext(Device& device, const StressPlan& plan, std::vector<Fault> faults, Emit emit)
+    : device_(device), plan_(plan), faults_(std::move(faults)), emit_(std::move(emit)) {
+  counters_before_ = device_.health_counters();
+  start_ = std::chrono::steady_clock::now();
+  telemetry_ = telemetry_open_ = device_.telemetry_begin(kTelemetryIntervalMs);
+}
+
+RunContext::~RunContext() {
+  if (telemetry_open_) device_.telemetry_end();
+}
+
+double RunContext::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+bool RunContext::stopping() const {
+  return GracefulStop::stop_signal() != 0;
+}
+
+void RunContext::poll_telemetry() {
+  if (!telemetry_open_) return;
+  auto got = device_.telemetry_take();
+  samples_.insert(samples_.end(), got.begin(), got.end());
+}
+
+std::optional<Fault> RunContext::fault(FaultKind kind) const {
+  for (const auto& f : faults_)
+    if (f.kind == kind) return f;
+  return std::nullopt;
+}
+
+void RunContext::act_on_faults() {
+  const double t = now_s();
+  if (auto f = fault(FaultKind::kDie); f && t >= static_cast<double>(f->at)) std::raise(SIGKILL);
+  if (auto f = fault(FaultKind::kHang); f && t >= static_cast<double>(f->at))
+    while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void RunContext::tick(const Progress& p) {
+  act_on_faults();
+  poll_telemetry();
+  const double t = now_s();
+  if (last_status_s_ >= 0 && t - last_status_s_ < kStatusIntervalS) return;
+  last_status_s_ = t;
+  nlohmann::json s = {{k::kTest, p.test},
+                      {k::kSeconds, t},
+                      {k::kValue, p.rate},
+                      {k::kUnit, p.unit},
+                      {k::kIterations, p.iterations},
+                      {k::kMismatches, p.mismatches}};
+  if (!samples_.empty()) {
+    const auto& last = samples_.back();
+    if (last.temperature_c) s[k::kTemperatureC] = *last.temperature_c;
+    if (last.power_w) s[k::kPowerW] = *last.power_w;
+    if (last.sm_clock_mhz) s[k::kSmClockMhz] = *last.sm_clock_mhz;
+  }
+  emit_({{event::kKey, event::kStatus}, {event::kPayload, s}});
+}
+
+void RunContext::heartbeat(std::string_view test, std::string_view what) {
+  act_on_faults();
+  poll_telemetry();
+  emit_({{event::kKey, event::kStatus},
+         {event::kPayload, {{k::kTest, test}, {k::kSeconds, now_s()}, {k::kWhat, what}}}});
+}
+
+nlohmann::json RunContext::finish_telemetry() {
+  poll_telemetry();
+  if (telemetry_open_) {
+    device_.telemetry_end();
+    telemetry_open_ = false;
+  }
+  TelemetryInput in;
+  in.interval_ms = kTelemetryIntervalMs;
+  in.samples = samples_;
+  in.before = counters_before_;
+  in.after = device_.health_counters();
+  in.max_sm_clock_mhz = device_.max_sm_clock_mhz();
+  return summarize_telemetry(in);
+}
+
+void run_guarded(RunContext& ctx, nlohmann::json& record, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const DeviceLostError& e) {
+    record[k::kStatus] = "failed";
+    record[k::kReason] = e.what();
+    ctx.mark_lost();
+  } catch (const std::exception& e) {
+    record[k::kStatus] = "failed";
+    record[k::kReason] = e.what();
+  }
+}
+
+double RateMeter::add(double t_s, double amount) {
+  amount_ += amount;
+  const double rate = amount_ / std::max(t_s - since_s_, 1e-9);
+  if (t_s - since_s_ >= kStatusIntervalS) since_s_ = t_s, amount_ = 0;
+  return rate;
+}
+
+nlohmann::json record_base(const Device& device, Test test) {
+  const auto& id = device.identity();
+  nlohmann::json r = {{k::kDevice, id.device},
+                      {k::kDeviceName, id.device_name},
+                      {k::kBackend, id.backend},
+                      {k::kTest, to_string(test)}};
+  if (!id.device_uuid.empty()) r[k::kDeviceUuid] = id.device_uuid;
+  if (!id.pci_bus_id.empty()) r[k::kPciBusId] = id.pci_bus_id;
+  return r;
+}
+
+}  // namespace gpucheck::stress

@@ -1,0 +1,30 @@
+// Planted faults, for tests only (GPUCHECK_TEST_STRESS_FAULT, as GPUCHECK_TEST_PLANT is for
+// bench): each must turn only its device's verdict to FAIL, for the right reason.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::stress {
+
+inline constexpr const char* kFaultEnv = "GPUCHECK_TEST_STRESS_FAULT";
+
+enum class FaultKind {
+  kGemmBit,     // one bit of one GEMM result flipped after it was computed, at iteration `at`
+  kMemoryWord,  // one bit of one tested word flipped between memory-test passes, at pass `at`
+  kHang,        // the child stops making progress `at` seconds into the run
+  kDie,         // the child kills itself (SIGKILL) `at` seconds into the run
+};
+
+struct Fault {
+  FaultKind kind = FaultKind::kGemmBit;
+  std::uint64_t at = 0;
+};
+
+// The faults of `device` in a spec "DEVICE:KIND[@N],..." (KIND: gemm_bit, memory_word, hang,
+// die; N defaults to 3 iterations, pass 1, 1 second). Throws std::invalid_argument naming the
+// bad entry.
+std::vector<Fault> faults_for(std::string_view spec, std::string_view device);
+
+}  // namespace gpucheck::stress

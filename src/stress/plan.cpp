@@ -1,0 +1,110 @@
+// Stress plans to and from JSON, and the --duration grammar.
+#include "stress/plan.h"
+
+#include "core/json_keys.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+namespace gpucheck::stress {
+
+namespace k = keys;
+
+std::string_view to_string(Test t) {
+  switch (t) {
+    case Test::kGemm:
+      return "gemm";
+    case Test::kMemory:
+      return "memory";
+    case Test::kCopy:
+      return "copy";
+  }
+  return "?";
+}
+
+std::optional<Test> test_from_string(std::string_view s) {
+  for (Test t : {Test::kGemm, Test::kMemory, Test::kCopy})
+    if (to_string(t) == s) return t;
+  return std::nullopt;
+}
+
+double memory_fraction_for(const StressPlan& plan, bool host_memory) {
+  return plan.memory_fraction.value_or(host_memory ? kHostMemoryFraction : kGpuMemoryFraction);
+}
+
+DType default_gemm_dtype(std::string_view backend) {
+  return backend == "cuda" ? DType::kBf16 : DType::kF32;
+}
+
+nlohmann::json to_json(const StressPlan& p) {
+  nlohmann::json tests = nlohmann::json::array(), dtypes = nlohmann::json::array();
+  for (Test t : p.tests) tests.push_back(to_string(t));
+  for (DType d : p.dtypes) dtypes.push_back(to_string(d));
+  nlohmann::json j = {{k::kDevice, p.device},
+                      {k::kBackend, p.backend},
+                      {k::kTests, tests},
+                      {k::kDtypes, dtypes},
+                      {k::kDurationS, p.duration_s},
+                      {k::kGemmSize, p.gemm_size},
+                      {k::kCheckEvery, p.check_every},
+                      {k::kNoCheck, p.no_check},
+                      {k::kWindowS, p.window_s},
+                      {k::kSeed, p.seed},
+                      {k::kThreads, p.threads}};
+  if (p.memory_fraction) j[k::kMemoryFraction] = *p.memory_fraction;
+  return j;
+}
+
+StressPlan plan_from_json(const nlohmann::json& j) {
+  StressPlan p;
+  p.device = j.at(std::string(k::kDevice)).get<std::string>();
+  p.backend = j.at(std::string(k::kBackend)).get<std::string>();
+  for (const auto& t : j.at(std::string(k::kTests))) {
+    auto v = test_from_string(t.get<std::string>());
+    if (!v) throw std::invalid_argument(fmt::format("stress plan: unknown test {}", t.dump()));
+    p.tests.push_back(*v);
+  }
+  for (const auto& d : j.at(std::string(k::kDtypes))) {
+    auto v = dtype_from_string(d.get<std::string>());
+    if (!v) throw std::invalid_argument(fmt::format("stress plan: unknown dtype {}", d.dump()));
+    p.dtypes.push_back(*v);
+  }
+  p.duration_s = j.at(std::string(k::kDurationS)).get<double>();
+  p.gemm_size = j.at(std::string(k::kGemmSize)).get<std::uint64_t>();
+  p.check_every = j.at(std::string(k::kCheckEvery)).get<std::uint64_t>();
+  p.no_check = j.at(std::string(k::kNoCheck)).get<bool>();
+  p.window_s = j.at(std::string(k::kWindowS)).get<double>();
+  p.seed = j.at(std::string(k::kSeed)).get<std::uint64_t>();
+  p.threads = j.at(std::string(k::kThreads)).get<int>();
+  if (auto it = j.find(k::kMemoryFraction); it != j.end()) p.memory_fraction = it->get<double>();
+  return p;
+}
+
+std::optional<double> parse_duration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double scale = 1;
+  switch (text.back()) {
+    case 's':
+      text.remove_suffix(1);
+      break;
+    case 'm':
+      scale = 60, text.remove_suffix(1);
+      break;
+    case 'h':
+      scale = 3600, text.remove_suffix(1);
+      break;
+    default:
+      break;
+  }
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
+      v <= 0)
+    return std::nullopt;
+  return v * scale;
+}
+
+}  // namespace gpucheck::stress
