@@ -149,7 +149,13 @@ int run_stress_child(const std::string& plan_text) {
   const char* fault_spec = std::getenv(stress::kFaultEnv);
   auto faults = stress::faults_for(fault_spec != nullptr ? fault_spec : "", plan.device);
   auto device = open_child_device("stress", plan.backend, plan.device, plan.threads);
-  stress::run_stress(plan, *device, std::move(faults), line_writer(result_fd));
+  std::shared_ptr<Backend> backend = make_backend(plan.backend, current_environment());
+  stress::PeerOpener open_peers;
+  if (backend)
+    open_peers = [backend](const std::vector<std::string>& ids) {
+      return backend->open_group(ids);
+    };
+  stress::run_stress(plan, *device, std::move(faults), line_writer(result_fd), open_peers);
   return 0;
 }
 

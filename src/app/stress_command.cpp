@@ -124,6 +124,7 @@ ExitCode run_stress(const StressOptions& o) {
     p.backend = t.backend;
     plans.push_back(std::move(p));
   }
+  stress::assign_copy_peers(plans);
 
   // The kernel log's position before any child starts: only what they cause counts.
   doctor::KernelLogWatch watch(o.sysroot);

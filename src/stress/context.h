@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backends/device.h"
+#include "backends/peer_group.h"
 #include "stress/faults.h"
 #include "stress/plan.h"
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +29,9 @@ struct Progress {
   std::uint64_t iterations = 0;  // results (GEMM) or passes (memory) or transfers (copy)
   std::uint64_t mismatches = 0;
 };
+
+// Opens several devices of the child's backend together (Backend::open_group), for peer copies.
+using PeerOpener = std::function<std::unique_ptr<PeerGroup>(const std::vector<std::string>&)>;
 
 class RunContext {
  public:
@@ -59,6 +64,8 @@ class RunContext {
   // A test saw the device become unusable (DeviceLostError): later tests are not run.
   void mark_lost() { lost_ = true; }
   bool lost() const { return lost_; }
+  void set_peer_opener(PeerOpener open) { open_peers_ = std::move(open); }
+  const PeerOpener& peer_opener() const { return open_peers_; }
 
  private:
   void poll_telemetry();
@@ -75,6 +82,7 @@ class RunContext {
   bool lost_ = false;
   std::map<std::string, std::uint64_t> counters_before_;
   std::vector<TelemetrySample> samples_;
+  PeerOpener open_peers_;
 };
 
 // The identity fields every stress record starts with.

@@ -4,6 +4,9 @@
 // next copies run. Two patterns alternate in pairs of iterations while the two destination
 // buffers alternate every iteration, so a copy that silently did nothing leaves the other
 // pattern behind and is caught. On the CPU the copy is memory to memory, checked by checksum.
+// With a peer (plan.peer: several CUDA GPUs), every iteration also copies the pattern from this
+// GPU to the peer (its copy engines, over NVLink or PCIe) and reads the peer's copy back to
+// compare it byte for byte, so the links between GPUs carry checked load too.
 #include "core/json_keys.h"
 #include "stress/tests.h"
 #include "stress/windows.h"
@@ -14,6 +17,7 @@
 #include <array>
 #include <cstring>
 #include <future>
+#include <stdexcept>
 
 namespace gpucheck::stress {
 
@@ -80,6 +84,39 @@ class CopyStress {
       for (auto& b : back_) b = dev_.allocate_host(bytes_, HostMemory::kPinned);
     }
     dev_.synchronize();
+    if (!host_ && !plan_.peer.empty()) setup_peer();
+  }
+
+  // The group of this GPU (0) and its peer (1): the two patterns on this GPU, a destination on
+  // the peer, a pinned buffer for the read-back.
+  void setup_peer() {
+    if (!ctx_.peer_opener()) throw std::runtime_error("no peer copies in this backend");
+    ctx_.heartbeat("copy", "opening the peer " + plan_.peer);
+    group_ = ctx_.peer_opener()({plan_.device, plan_.peer});
+    if (!group_) throw std::runtime_error("this backend opens no device groups for peer copies");
+    for (int p = 0; p < 2; ++p) {
+      peer_src_[p] = group_->allocate(0, bytes_);
+      group_->upload(0, *peer_src_[p], src_[p]->data(), bytes_);
+    }
+    peer_dst_ = group_->allocate(1, bytes_);
+    peer_back_ = dev_.allocate_host(bytes_, HostMemory::kPinned);
+  }
+
+  // This GPU to the peer (timed by the group's events), then the peer's copy read back and
+  // compared on this thread.
+  void peer_copy(std::uint64_t i, int p) {
+    const CopyTiming t = group_->timed_copies(
+        {PeerCopy{0, 1, 0, peer_src_[p].get(), peer_dst_.get(), bytes_, 1, false}}, 1);
+    if (!t.seconds.empty() && t.seconds[0] > 0) peer_seconds_ += t.seconds[0];
+    peer_bytes_ += static_cast<double>(bytes_);
+    group_->download(1, peer_back_->data(), *peer_dst_, bytes_);
+    if (auto f = ctx_.fault(FaultKind::kPeerByte); f && f->at == peer_copies_)
+      static_cast<unsigned char*>(peer_back_->data())[bytes_ / 2] ^= 0x10;
+    ++peer_copies_;
+    if (auto at = first_difference(peer_back_->data(), src_[p]->data(), bytes_)) {
+      ++peer_mismatches_;
+      mismatch("peer", i, at);
+    }
   }
 
   void mismatch(const char* direction, std::uint64_t iteration, std::optional<std::uint64_t> at) {
@@ -119,6 +156,7 @@ class CopyStress {
     if (host_) return;
     finish_compare();  // the previous download, compared while this iteration's copies ran
     start_compare(i, p, q);
+    if (group_) peer_copy(i, p);
   }
 
   void loop() {
@@ -146,6 +184,13 @@ class CopyStress {
     r_[k::kThroughput] = throughput_json(total_, end_actual_s_ - start_s_, windows_, 1e9, "GB/s");
     nlohmann::json c = {{k::kTransfersVerified, verified_}, {k::kMismatches, mismatches_}};
     if (first_) c.update(*first_);
+    if (group_) {
+      c[k::kPeer] = {{k::kDevice, plan_.peer},
+                     {k::kTransfersVerified, peer_copies_},
+                     {k::kMismatches, peer_mismatches_},
+                     {k::kBytes, bytes_}};
+      if (peer_seconds_ > 0) c[k::kPeer][k::kGbps] = peer_bytes_ / peer_seconds_ / 1e9;
+    }
     r_[k::kCopy] = c;
     if (mismatches_ == 0) {
       r_[k::kStatus] = "ok";
@@ -171,6 +216,12 @@ class CopyStress {
   std::future<std::pair<std::uint64_t, std::optional<std::uint64_t>>> pending_;
   std::uint64_t iterations_ = 0, verified_ = 0, mismatches_ = 0;
   std::optional<nlohmann::json> first_;
+  std::unique_ptr<PeerGroup> group_;
+  std::array<std::unique_ptr<DeviceBuffer>, 2> peer_src_;
+  std::unique_ptr<DeviceBuffer> peer_dst_;
+  std::unique_ptr<HostAllocation> peer_back_;
+  std::uint64_t peer_copies_ = 0, peer_mismatches_ = 0;
+  double peer_bytes_ = 0, peer_seconds_ = 0;
   double start_s_ = 0, end_actual_s_ = 0, total_ = 0;
   std::vector<Window> windows_;
 };

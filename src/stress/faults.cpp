@@ -34,9 +34,11 @@ std::vector<Fault> faults_for(std::string_view spec, std::string_view device) {
       f = {FaultKind::kHang, 1};
     else if (kind == "die")
       f = {FaultKind::kDie, 1};
+    else if (kind == "peer_byte")
+      f = {FaultKind::kPeerByte, 3};
     else
       throw std::invalid_argument(fmt::format(
-          "{}: unknown fault '{}' (gemm_bit, memory_word, hang, die)", kFaultEnv, kind));
+          "{}: unknown fault '{}' (gemm_bit, memory_word, hang, die, peer_byte)", kFaultEnv, kind));
     if (!at.empty()) {
       auto [end, ec] = std::from_chars(at.data(), at.data() + at.size(), f.at);
       if (ec != std::errc() || end != at.data() + at.size())

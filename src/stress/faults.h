@@ -15,6 +15,7 @@ enum class FaultKind {
   kMemoryWord,  // one bit of one tested word flipped between memory-test passes, at pass `at`
   kHang,        // the child stops making progress `at` seconds into the run
   kDie,         // the child kills itself (SIGKILL) `at` seconds into the run
+  kPeerByte,    // one byte of a peer copy's read-back flipped before it is compared, at copy `at`
 };
 
 struct Fault {
@@ -23,8 +24,8 @@ struct Fault {
 };
 
 // The faults of `device` in a spec "DEVICE:KIND[@N],..." (KIND: gemm_bit, memory_word, hang,
-// die; N defaults to 3 iterations, pass 1, 1 second). Throws std::invalid_argument naming the
-// bad entry.
+// die, peer_byte; N defaults to 3 iterations, pass 1, 1 second, copy 3). Throws
+// std::invalid_argument naming the bad entry.
 std::vector<Fault> faults_for(std::string_view spec, std::string_view device);
 
 }  // namespace gpucheck::stress

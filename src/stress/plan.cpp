@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -55,6 +57,7 @@ nlohmann::json to_json(const StressPlan& p) {
                       {k::kSeed, p.seed},
                       {k::kThreads, p.threads}};
   if (p.memory_fraction) j[k::kMemoryFraction] = *p.memory_fraction;
+  if (!p.peer.empty()) j[k::kPeer] = p.peer;
   return j;
 }
 
@@ -78,6 +81,7 @@ StressPlan plan_from_json(const nlohmann::json& j) {
   p.no_check = j.at(std::string(k::kNoCheck)).get<bool>();
   p.window_s = j.at(std::string(k::kWindowS)).get<double>();
   p.seed = j.at(std::string(k::kSeed)).get<std::uint64_t>();
+  p.peer = j.value(std::string(k::kPeer), std::string());
   p.threads = j.at(std::string(k::kThreads)).get<int>();
   if (auto it = j.find(k::kMemoryFraction); it != j.end()) p.memory_fraction = it->get<double>();
   return p;
@@ -105,6 +109,16 @@ std::optional<double> parse_duration(std::string_view text) {
       v <= 0)
     return std::nullopt;
   return v * scale;
+}
+
+void assign_copy_peers(std::vector<StressPlan>& plans) {
+  std::vector<StressPlan*> gpus;
+  for (auto& p : plans)
+    if (p.backend == "cuda" &&
+        std::find(p.tests.begin(), p.tests.end(), Test::kCopy) != p.tests.end())
+      gpus.push_back(&p);
+  if (gpus.size() < 2) return;
+  for (std::size_t i = 0; i < gpus.size(); ++i) gpus[i]->peer = gpus[(i + 1) % gpus.size()]->device;
 }
 
 }  // namespace gpucheck::stress

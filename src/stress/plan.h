@@ -37,10 +37,17 @@ struct StressPlan {
   double window_s = kDefaultWindowS;
   std::uint64_t seed = 20240601;
   int threads = 0;
+  // The copy test also copies this device's memory to the peer's and back-checks it (CUDA, two
+  // or more GPUs: the next GPU of the run, a ring), so NVLink or PCIe peer paths carry load.
+  std::string peer;
 };
 
 nlohmann::json to_json(const StressPlan& plan);
 StressPlan plan_from_json(const nlohmann::json& j);
+
+// Gives each CUDA plan whose tests include copy the next such GPU as its peer (a ring: with two,
+// each copies to the other), when there are two or more.
+void assign_copy_peers(std::vector<StressPlan>& plans);
 
 // "90s", "5m", "1h", "2.5m" or a bare number of seconds; nullopt for anything else or <= 0.
 std::optional<double> parse_duration(std::string_view text);

@@ -20,9 +20,10 @@ std::vector<DType> gemm_dtypes(const StressPlan& plan, const Device& device) {
   return {default_gemm_dtype(plan.backend)};  // its record says why it cannot run
 }
 
-void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> faults,
-                const Emit& emit) {
+void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> faults, const Emit& emit,
+                PeerOpener open_peers) {
   RunContext ctx(device, plan, std::move(faults), emit);
+  ctx.set_peer_opener(std::move(open_peers));
   const MemoryInfo mem = device.memory_info();
   nlohmann::json started = {
       {k::kDevice, device.identity().device},   {k::kDeviceName, device.identity().device_name},

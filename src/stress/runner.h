@@ -11,8 +11,9 @@
 
 namespace gpucheck::stress {
 
-void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> faults,
-                const Emit& emit);
+// open_peers: for the copy test's peer copies (plan.peer); empty where the backend has none.
+void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> faults, const Emit& emit,
+                PeerOpener open_peers = {});
 
 // The GEMM dtypes of a plan on a device: those named, else the backend's default, falling back
 // to f16 and then f32 where the device cannot run it.

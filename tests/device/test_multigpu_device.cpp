@@ -258,6 +258,33 @@ TEST(MultiGpuDevice, PeerCopiesAreVerifiedAndAPlantedFaultIsCaught) {
   EXPECT_GE(mismatches, 4u);
 }
 
+// stress's copy test with two GPUs: each copies to the other, reads the copy back and compares
+// it; a flipped byte of cuda1's read-back fails cuda1 alone.
+TEST(MultiGpuDevice, StressCopiesToThePeerAreCheckedAndAPlantedFaultIsCaught) {
+  SKIP_WITHOUT_TWO_GPUS();
+  const std::vector<std::string> args = {"stress", "--device",   "cuda0,cuda1", "--tests",
+                                         "copy",   "--duration", "6s",          "--json"};
+  auto r = gpucheck_run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out.substr(0, 4000);
+  std::map<std::string, std::string> peer_of;
+  for (const Json doc = Json::parse(r.out); const auto& dev : doc["stress"]["devices"]) {
+    EXPECT_EQ(dev["verdict"], "pass") << dev.dump();
+    for (const auto& rec : dev["records"]) {
+      if (rec["test"] != "copy") continue;
+      const Json& peer = rec["copy"]["peer"];
+      peer_of[dev["device"]] = peer["device"];
+      EXPECT_GT(peer["transfers_verified"].get<int>(), 0) << rec.dump();
+      EXPECT_EQ(peer["mismatches"], 0);
+      EXPECT_GT(peer["gbps"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_EQ(peer_of, (std::map<std::string, std::string>{{"cuda0", "cuda1"}, {"cuda1", "cuda0"}}));
+  auto planted = gpucheck_run(args, {{"GPUCHECK_TEST_STRESS_FAULT", "cuda1:peer_byte@1"}});
+  EXPECT_EQ(planted.exit_code, 1) << planted.err;
+  for (const Json doc = Json::parse(planted.out); const auto& dev : doc["stress"]["devices"])
+    EXPECT_EQ(dev["verdict"], dev["device"] == "cuda1" ? "fail" : "pass") << dev.dump();
+}
+
 TEST(MultiGpuDevice, AllreduceIsVerifiedOrSaysWhatWasSearched) {
   SKIP_WITHOUT_TWO_GPUS();
   auto r = gpucheck_run({"bench", "--device", "cuda0,cuda1", "--ops", "allreduce", "--allreduce",

@@ -52,7 +52,9 @@ TEST(StressPlan, RoundTripsThroughJson) {
   p.window_s = 3;
   p.seed = 9;
   p.threads = 2;
+  p.peer = "cuda1";
   const StressPlan q = plan_from_json(to_json(p));
+  EXPECT_EQ(q.peer, "cuda1");
   EXPECT_EQ(to_json(q), to_json(p));
   EXPECT_EQ(q.tests, p.tests);
   EXPECT_EQ(q.memory_fraction, 0.5);
@@ -74,6 +76,39 @@ TEST(StressFaults, SpecNamesDeviceKindAndCount) {
   EXPECT_THROW(faults_for("cpu-gemm_bit", "cpu"), std::invalid_argument);
   EXPECT_THROW(faults_for("cpu:melt", "cpu"), std::invalid_argument);
   EXPECT_THROW(faults_for("cpu:hang@x", "cpu"), std::invalid_argument);
+  auto peer = faults_for("cuda1:peer_byte", "cuda1");
+  ASSERT_EQ(peer.size(), 1u);
+  EXPECT_EQ(peer[0].kind, FaultKind::kPeerByte);
+  EXPECT_EQ(peer[0].at, 3u);
+}
+
+TEST(StressPlanPeers, CudaGpusWithACopyTestFormARing) {
+  auto plan = [](std::string device, std::string backend, std::vector<stress::Test> tests) {
+    StressPlan p;
+    p.device = std::move(device);
+    p.backend = std::move(backend);
+    p.tests = std::move(tests);
+    return p;
+  };
+  const std::vector<stress::Test> all{stress::Test::kGemm, stress::Test::kMemory,
+                                      stress::Test::kCopy};
+  std::vector<StressPlan> plans{plan("cpu", "cpu", all), plan("cuda0", "cuda", all),
+                                plan("opencl1", "opencl", all), plan("cuda1", "cuda", all),
+                                plan("cuda2", "cuda", all)};
+  stress::assign_copy_peers(plans);
+  EXPECT_EQ(plans[0].peer, "");
+  EXPECT_EQ(plans[1].peer, "cuda1");
+  EXPECT_EQ(plans[2].peer, "");
+  EXPECT_EQ(plans[3].peer, "cuda2");
+  EXPECT_EQ(plans[4].peer, "cuda0");
+  // One GPU, or GPUs without the copy test: no peers.
+  std::vector<StressPlan> one{plan("cuda0", "cuda", all)};
+  stress::assign_copy_peers(one);
+  EXPECT_EQ(one[0].peer, "");
+  std::vector<StressPlan> gemm_only{plan("cuda0", "cuda", {stress::Test::kGemm}),
+                                    plan("cuda1", "cuda", {stress::Test::kGemm})};
+  stress::assign_copy_peers(gemm_only);
+  EXPECT_EQ(gemm_only[0].peer, "");
 }
 
 // ---------------------------------------------------------------- windows
