@@ -3,8 +3,12 @@
 #include "report/stress_view.h"
 
 #include "core/json_keys.h"
+#include "report/views.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace gpucheck::report {
 
@@ -32,10 +36,17 @@ std::string findings(const Json& r) {
                        100 * m->value(std::string(k::kFractionOfFree), 0.0),
                        m->value(std::string(k::kPasses), 0),
                        m->value(std::string(k::kMismatches), 0));
-  if (auto c = r.find(k::kCopy); c != r.end())
-    return fmt::format("{} transfers verified, {} differed",
-                       c->value(std::string(k::kTransfersVerified), 0),
-                       c->value(std::string(k::kMismatches), 0));
+  if (auto c = r.find(k::kCopy); c != r.end()) {
+    std::string s = fmt::format("{} transfers verified, {} differed",
+                                c->value(std::string(k::kTransfersVerified), 0),
+                                c->value(std::string(k::kMismatches), 0));
+    if (auto p = c->find(k::kPeer); p != c->end() && p->is_object())
+      s += fmt::format("; to {}: {} verified, {} differed, {} GB/s",
+                       p->value(std::string(k::kDevice), "?"),
+                       p->value(std::string(k::kTransfersVerified), 0),
+                       p->value(std::string(k::kMismatches), 0), number(*p, k::kGbps, "{:.0f}"));
+    return s;
+  }
   return r.value(std::string(k::kReason), "");
 }
 
@@ -69,6 +80,71 @@ TableSection stress_table(const Json& stress) {
     }
   }
   return t;
+}
+
+void stress_view(TextView& view, const Json& doc, const ViewOptions& o) {
+  const Json s = doc.value(std::string(k::kStress), Json::object());
+  const Json devices = s.value(std::string(k::kDevices), Json::array());
+  // The devices it ran on (the document has no probe of the machine's GPUs): "2× NVIDIA H100".
+  std::vector<std::pair<std::string, int>> names;
+  for (const auto& d : devices) {
+    const std::string name =
+        d.value(std::string(k::kDeviceName), d.value(std::string(k::kDevice), "?"));
+    auto it =
+        std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
+    if (it == names.end())
+      names.emplace_back(name, 1);
+    else
+      ++it->second;
+  }
+  std::vector<std::string> items{number(s, k::kDurationS, "{:g} s")};
+  for (const auto& [name, n] : names)
+    items.push_back(n > 1 ? fmt::format("{}× {}", n, name) : name);
+  view.flow("gpucheck stress:", items, 0, 17, Tone::kBold);
+  view.blank();
+  // stress_table's rows (the CSV and HTML views'), the verdict first; under a device's first
+  // row its telemetry, its reasons and (failed, or --details) its notes.
+  TextTable t;
+  t.columns = {
+      {"verdict", false, false, false, true, 4},   {"device", false, false, false, false, 5},
+      {"test", false, false, false, false, 4},     {"dtype", false, false, false, false, 4},
+      {"sustained", true, false, false, false, 6}, {"min window", true, false, false, false, 6},
+      {"unit", false, false, false, false, 4},     {"checked", false, true, true, false, 16}};
+  std::string last;
+  std::vector<std::string> failed;
+  for (const auto& r : stress_table(s).rows) {
+    // r: device, verdict, test, dtype, status, sustained, min window, unit, checked, SM, C, W
+    const bool first = r[0] != last;
+    std::vector<std::string> notes;
+    if (first) {
+      if (!r[9].empty() || !r[10].empty())
+        notes.push_back(fmt::format("telemetry: SM {} MHz, max {} C, {} W", r[9], r[10], r[11]));
+      for (const auto& d : devices) {
+        if (d.value(std::string(k::kDevice), "") != r[0]) continue;
+        for (const auto& why : d.value(std::string(k::kReasons), Json::array()))
+          if (why.is_string()) notes.push_back(why.get<std::string>());
+        if (o.details || r[1] != "PASS")
+          for (const auto& n : d.value(std::string(k::kNotes), Json::array()))
+            if (n.is_string()) notes.push_back("note: " + n.get<std::string>());
+      }
+      if (r[1] != "PASS") failed.push_back(r[0]);
+    }
+    const std::string checked = r[4] == "ok" ? r[8] : r[4] + ": " + r[8];
+    t.add({first ? r[1] : "", first ? r[0] : "", r[2], r[3], r[5], r[6], r[7], checked},
+          std::move(notes), r[1] == "PASS" ? Tone::kMuted : Tone::kBad);
+    last = r[0];
+  }
+  view.table(std::move(t));
+  if (o.details) {
+    view.blank();
+    system_facts_view(view, doc);
+  }
+  view.blank();
+  const std::string verdict = s.value(std::string(k::kVerdict), "?");
+  view.text(failed.empty() ? fmt::format("stress: {}, {} device{}", verdict, devices.size(),
+                                         devices.size() == 1 ? "" : "s")
+                           : fmt::format("stress: {}: {}", verdict, fmt::join(failed, ", ")),
+            0, 8, failed.empty() ? Tone::kGood : Tone::kBad);
 }
 
 TableSection stress_reasons_table(const Json& stress) {

@@ -2,6 +2,7 @@
 #include "report/text_view.h"
 
 #include "core/json_keys.h"
+#include "report/stress_view.h"
 #include "report/views.h"
 
 #include <fmt/format.h>
@@ -217,6 +218,8 @@ TextView make_text_view(const nlohmann::json& doc, const ViewOptions& o) {
     compare_view(view, doc, o);
   else if (doc.contains(k::kQualify))
     qualify_view(view, doc, o);
+  else if (doc.contains(k::kStress))
+    stress_view(view, doc, o);
   else if (doc.contains(k::kChecks))
     doctor_view(view, doc, o);
   else if (doc.contains(k::kResults))

@@ -94,6 +94,9 @@ class CopyStress {
     ctx_.heartbeat("copy", "opening the peer " + plan_.peer);
     group_ = ctx_.peer_opener()({plan_.device, plan_.peer});
     if (!group_) throw std::runtime_error("this backend opens no device groups for peer copies");
+    // Over NVLink (or PCIe peer to peer) where the GPUs allow it; else the driver stages the
+    // copies.
+    if (!group_->peer_access_unavailable(0, 1)) group_->set_peer_access(0, 1, true);
     for (int p = 0; p < 2; ++p) {
       peer_src_[p] = group_->allocate(0, bytes_);
       group_->upload(0, *peer_src_[p], src_[p]->data(), bytes_);

@@ -97,6 +97,20 @@ TEST(StressCli, AFlippedGemmBitFailsTheDeviceWithTheCountedElement) {
   EXPECT_THAT(reasons(cpu), HasSubstr("differed from the first"));
 }
 
+TEST(StressCli, TheTableViewLeadsWithTheVerdictAndSaysWhyADeviceFailed) {
+  auto r = run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "gemm", "--duration", "2s"}),
+                        {{"GPUCHECK_TEST_STRESS_FAULT", "cpu:gemm_bit@3"}});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const std::string doc = gpucheck::testing::write_temp_file("stress-fail.json", r.out);
+  auto shown = run_gpucheck({"report", "show", doc}, {{"COLUMNS", "80"}});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_THAT(shown.out, ::testing::StartsWith("gpucheck stress: 2 s, "));
+  EXPECT_THAT(shown.out, HasSubstr("\nFAIL     cpu     gemm"));
+  EXPECT_THAT(shown.out, HasSubstr("differed from the first"));
+  EXPECT_THAT(shown.out, HasSubstr("\nstress: fail: cpu\n"));
+  EXPECT_THAT(shown.out, ::testing::Not(HasSubstr("gpucheck probe")));
+}
+
 TEST(StressCli, ABadMemoryWordFailsTheDeviceWithItsAddress) {
   auto r =
       run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "memory", "--duration", "2s"}),
