@@ -527,7 +527,9 @@ Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const Host
     if (t.bad() == bad_before) {
       // No single element of the localized rows is outside its own allowance (errors spread
       // thinly over a row): name the row's first element.
-      const auto& [row, ratio] = failing_rows.front();
+      // Named members, not a structured binding: clang before 16 cannot capture a binding.
+      const auto row = failing_rows.front().first;
+      const auto ratio = failing_rows.front().second;
       t.observe(row * n, ratio, [&] {
         return fmt::format("row {} of C is off as a whole, no single element beyond its allowance",
                            row);
@@ -718,7 +720,8 @@ Verification verify_conv(const ConvShape& shape, const HostBuffer& xb, const Hos
         failing.size(), N * P * Q, worst_pos.n, worst_pos.p, worst_pos.q, worst_residual,
         worst_allow);
     if (t.bad() == bad_before) {
-      const auto& [f, ratio] = failing.front();
+      const auto& f = failing.front().first;
+      const auto ratio = failing.front().second;
       t.observe(conv_y_index(shape, f.n, 0, f.p, f.q), ratio, [&] {
         return fmt::format(
             "output position n={}, p={}, q={} is off as a whole, no single channel beyond its "
