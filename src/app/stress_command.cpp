@@ -8,6 +8,7 @@
 #include "core/document.h"
 #include "core/graceful_stop.h"
 #include "core/json_keys.h"
+#include "core/stop_signals.h"
 #include "doctor/kernel_log.h"
 #include "probe/cpu_info.h"
 #include "probe/host_info.h"
@@ -162,7 +163,7 @@ ExitCode run_stress(const StressOptions& o) {
   // either: 128 + the signal, as shells report it.
   if (section[k::kVerdict] == "fail") return ExitCode::kFailed;
   if (const int sig = GracefulStop::stop_signal(); sig != 0)
-    return static_cast<ExitCode>(128 + sig);
+    return static_cast<ExitCode>(stopped_exit_status(sig));
   return ExitCode::kOk;
 }
 
