@@ -1,11 +1,14 @@
 // `gpucheck report compare` and `report show` end to end on real CPU bench documents: a planted
 // 3x slowdown is a REGRESSION (exit 1), a file against itself is all SAME (exit 0), two real
-// consecutive runs pass at 10 %, another schema version is exit 2, MISSING/NEW, --match name.
+// consecutive runs get the verdicts their numbers give, another schema version is exit 2,
+// MISSING/NEW, --match name.
 #include "run_gpucheck.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 
 namespace {
 
@@ -182,12 +185,36 @@ TEST_F(ReportCli, ToleranceAndAlphaAreChecked) {
   EXPECT_EQ(compare({base, base, "--alpha", "0.05"}, 0)["comparison"]["alpha"], 0.05);
 }
 
-TEST_F(ReportCli, TwoRealRunsPassAtTenPercent) {
+// Two real consecutive runs: whether they differ is the machine's business (this VM's runs drift
+// by up to 2x between runs, docs/PERFORMANCE.md), so the test holds every verdict to the numbers
+// its row gives and the exit code to the verdicts, not to a machine being quiet.
+TEST_F(ReportCli, TwoRealRunsGetTheVerdictsTheirNumbersGive) {
   std::string first = save("first.json", *base_);
   std::string second = save("second.json", cpu_bench());
-  const Json c = compare({first, second, "--tolerance", "10%"}, 0)["comparison"];
-  EXPECT_EQ(c["summary"]["regression"], 0) << c.dump(1);
+  auto r = run_gpucheck({"report", "compare", first, second, "--tolerance", "10%", "--json"});
+  ASSERT_NE(r.exit_code, 2) << r.err;
+  const Json c = Json::parse(r.out)["comparison"];
   EXPECT_DOUBLE_EQ(c["tolerance"].get<double>(), 0.10);
+  ASSERT_FALSE(c["rows"].empty());
+  int regressions = 0;
+  for (const auto& row : c["rows"]) {
+    const double change = row["change"], threshold = row["threshold"];
+    EXPECT_GE(threshold, 0.10) << row.dump();
+    const bool beyond = std::abs(change) > threshold;
+    const bool test_agrees = row["p_value"].is_null() || row["p_value"].get<double>() <= 0.01;
+    const std::string v = row["verdict"];
+    if (v == "regression" || v == "improvement") {
+      EXPECT_TRUE(beyond && test_agrees) << row.dump();
+      const bool worse = row["metric"] == "time" ? change > 0 : change < 0;
+      EXPECT_EQ(v == "regression", worse) << row.dump();
+      regressions += v == "regression";
+    } else {
+      EXPECT_FALSE(beyond && test_agrees) << row.dump();
+      EXPECT_EQ(v == "noisy", row["spread"].get<double>() > 0.10) << row.dump();
+    }
+  }
+  EXPECT_EQ(c["summary"]["regression"], regressions);
+  EXPECT_EQ(r.exit_code, regressions > 0 ? 1 : 0);
 }
 
 TEST_F(ReportCli, OtherSchemaVersionAndBadInputAreExit2) {
