@@ -7,6 +7,7 @@
 #include "app/cli_common.h"
 #include "bench/cell.h"
 #include "bench/config.h"
+#include "bench/host_lock.h"
 #include "bench/sweep.h"
 #include "core/document.h"
 #include "core/json_keys.h"
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 namespace gpucheck::app {
@@ -263,7 +265,7 @@ ExitCode run_bench(const BenchOptions& given) {
   for (const auto& t : res.targets) {
     bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
                           policy,   o.seed,    threads,
-                          {},       tuning};
+                          {},       tuning,    {}};
     if (plan.cells.empty()) continue;  // only ops between devices were asked for
     plans.push_back(std::move(plan));
     targets.push_back(t);
@@ -306,6 +308,16 @@ ExitCode run_bench(const BenchOptions& given) {
     for (auto i : wave) {
       wave_targets.push_back(targets[i]);
       wave_plans.push_back(plans[i]);
+    }
+    // Siblings time their host transfers one at a time (bench/host_lock.h).
+    std::optional<bench::HostLockFile> host_lock;
+    if (wave_plans.size() > 1) {
+      try {
+        host_lock.emplace();
+        for (auto& p : wave_plans) p.host_lock = host_lock->path();
+      } catch (const std::exception& e) {
+        spdlog::warn("{}: concurrent GPUs time their host transfers at the same time", e.what());
+      }
     }
     auto runs = run_devices(wave_targets, wave_plans, bench_progress);
     for (std::size_t j = 0; j < runs.size(); ++j) {

@@ -161,11 +161,11 @@ nlohmann::json to_json(const BenchPlan& plan) {
   if (plan.policy.reps) policy["reps"] = *plan.policy.reps;
   nlohmann::json tuning = {{"mode", to_string(plan.tuning.mode)}};
   if (plan.tuning.budget_s) tuning["budget_s"] = *plan.tuning.budget_s;
-  nlohmann::json j = {{k::kDevice, plan.device}, {k::kBackend, plan.backend},
-                      {"cells", cells},          {"policy", policy},
-                      {"seed", plan.seed},       {"threads", plan.threads},
-                      {"tuning", tuning}};
+  nlohmann::json j = {
+      {k::kDevice, plan.device}, {k::kBackend, plan.backend}, {"cells", cells},  {"policy", policy},
+      {"seed", plan.seed},       {"threads", plan.threads},   {"tuning", tuning}};
   if (!plan.group.empty()) j["group"] = plan.group;
+  if (!plan.host_lock.empty()) j["host_lock"] = plan.host_lock;
   return j;
 }
 
@@ -199,6 +199,7 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   if (p.contains("reps")) plan.policy.reps = p.at("reps").get<int>();
   plan.policy.rounds = p.value("rounds", 1);
   if (j.contains("group")) plan.group = j.at("group").get<std::vector<std::string>>();
+  plan.host_lock = j.value("host_lock", std::string());
   if (auto t = j.find("tuning"); t != j.end()) {
     plan.tuning.mode =
         parse_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");

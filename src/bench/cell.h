@@ -88,6 +88,8 @@ struct BenchPlan {
   // Several devices opened together in one child (p2p, allreduce cells); empty for one device.
   std::vector<std::string> group;
   TuningPlan tuning;
+  // A lock file that concurrent siblings share: host-bound timed regions take it (host_lock.h).
+  std::string host_lock;
 };
 
 // "off", "auto", "retune" and back (nullopt for anything else).

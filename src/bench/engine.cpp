@@ -2,6 +2,7 @@
 #include "bench/engine.h"
 
 #include "bench/gemm_trial.h"
+#include "bench/host_lock.h"
 #include "bench/inputs.h"
 #include "bench/record.h"
 #include "bench/stats.h"
@@ -195,7 +196,8 @@ class CellRunner {
         cb_(cb),
         plant_(options.plant),
         options_(options),
-        slowdown_(options.slowdown) {}
+        slowdown_(options.slowdown),
+        host_lock_(plan.host_lock) {}
 
   // The dtype's GEMM parameters, chosen once before its first GEMM or conv cell (the device
   // says nothing when it has none to choose). A failure fails this cell and is not retried.
@@ -255,6 +257,14 @@ class CellRunner {
   }
 
  private:
+  // A record whose timed region moves data through host memory: with siblings running, the
+  // region runs under the host lock and the record says so.
+  nlohmann::json host_bound_record(const Cell& cell, Transfers transfers) {
+    nlohmann::json r = base_record(dev_, cell, transfers);
+    if (host_lock_.active()) r[k::kContext][k::kHostTransfersAlone] = true;
+    return r;
+  }
+
   std::vector<double> reps(const std::function<double()>& once, bool* truncated) {
     dev_.timed_region_begin(cell_->op, cell_->dtype);
     try {
@@ -332,7 +342,7 @@ class CellRunner {
     }
     if (dev_.is_host()) return;
     // End to end: what a program that starts and ends with host data sees.
-    nlohmann::json r = base_record(dev_, cell, Transfers::kIncluded);
+    nlohmann::json r = host_bound_record(cell, Transfers::kIncluded);
     std::vector<std::unique_ptr<HostAllocation>> pinned_in;
     for (const auto* in : inputs) {
       pinned_in.push_back(dev_.allocate_host(in->size_bytes(), HostMemory::kPinned));
@@ -344,17 +354,21 @@ class CellRunner {
     dev_.upload(*dev_out.buf, out.data(), dev_out.bytes);
     dev_.synchronize();
     bool truncated = false;
-    auto times = reps(
-        [&] {
-          auto t0 = Clock::now();
-          for (std::size_t i = 0; i < inputs.size(); ++i)
-            dev_.upload(*dev_inputs[i].buf, pinned_in[i]->data(), dev_inputs[i].bytes);
-          launch();
-          dev_.download(pinned_out->data(), *dev_out.buf, dev_out.bytes);
-          dev_.synchronize();
-          return seconds_since(t0);
-        },
-        &truncated);
+    std::vector<double> times;
+    {
+      auto alone = host_lock_.hold();
+      times = reps(
+          [&] {
+            auto t0 = Clock::now();
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+              dev_.upload(*dev_inputs[i].buf, pinned_in[i]->data(), dev_inputs[i].bytes);
+            launch();
+            dev_.download(pinned_out->data(), *dev_out.buf, dev_out.bytes);
+            dev_.synchronize();
+            return seconds_since(t0);
+          },
+          &truncated);
+    }
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
     if (plant_) plant_error(out, *plant_);
     collect(std::move(r), std::move(times), truncated, verify(out));
@@ -417,9 +431,16 @@ class CellRunner {
     HostBuffer pattern(DType::kF32, (bytes + 3) / 4);
     fill_uniform(pattern, -1.0, 1.0, plan_.seed, kStreamExpX);
     std::vector<unsigned char> back(bytes, 0xA5);
-    nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
+    const bool host_bound = s.direction != Direction::kD2d;
+    nlohmann::json r = host_bound ? host_bound_record(cell, Transfers::kExcluded)
+                                  : base_record(dev_, cell, Transfers::kExcluded);
     bool truncated = false;
     std::vector<double> times;
+    auto timed = [&](const std::function<double()>& rep) {
+      if (!host_bound) return reps(rep, &truncated);
+      auto alone = host_lock_.hold();
+      return reps(rep, &truncated);
+    };
     switch (s.direction) {
       case Direction::kH2h:
       case Direction::kD2d: {
@@ -428,8 +449,7 @@ class CellRunner {
         dev_.upload(*src, pattern.data(), bytes);
         dev_.upload(*dst, back.data(), bytes);
         dev_.synchronize();
-        times = reps([&] { return dev_.time_on_device([&] { dev_.copy(*dst, *src, bytes); }); },
-                     &truncated);
+        times = timed([&] { return dev_.time_on_device([&] { dev_.copy(*dst, *src, bytes); }); });
         dev_.download(back.data(), *dst, bytes);
         dev_.synchronize();
         break;
@@ -438,9 +458,8 @@ class CellRunner {
         auto host = dev_.allocate_host(bytes, s.host_memory);
         std::memcpy(host->data(), pattern.data(), bytes);
         auto dst = dev_.allocate(bytes);
-        times = reps(
-            [&] { return dev_.time_on_device([&] { dev_.upload(*dst, host->data(), bytes); }); },
-            &truncated);
+        times = timed(
+            [&] { return dev_.time_on_device([&] { dev_.upload(*dst, host->data(), bytes); }); });
         dev_.download(back.data(), *dst, bytes);
         dev_.synchronize();
         break;
@@ -451,9 +470,8 @@ class CellRunner {
         auto host = dev_.allocate_host(bytes, s.host_memory);
         std::memset(host->data(), 0xA5, bytes);
         dev_.synchronize();
-        times = reps(
-            [&] { return dev_.time_on_device([&] { dev_.download(host->data(), *src, bytes); }); },
-            &truncated);
+        times = timed(
+            [&] { return dev_.time_on_device([&] { dev_.download(host->data(), *src, bytes); }); });
         std::memcpy(back.data(), host->data(), bytes);
         break;
       }
@@ -499,9 +517,11 @@ class CellRunner {
     dev_.upload(*dy.buf, y.data(), dy.bytes);
     auto host_out = dev_.allocate_host(y.size_bytes(), HostMemory::kPinned);
     dev_.synchronize();
+    const Transfers transfers = s.d2h_each_call ? Transfers::kIncluded : Transfers::kExcluded;
     nlohmann::json r =
-        base_record(dev_, cell, s.d2h_each_call ? Transfers::kIncluded : Transfers::kExcluded);
+        s.d2h_each_call ? host_bound_record(cell, transfers) : base_record(dev_, cell, transfers);
     bool truncated = false;
+    auto alone = host_lock_.hold(s.d2h_each_call);
     auto times = reps(
         [&] {
           auto t0 = Clock::now();
@@ -532,6 +552,7 @@ class CellRunner {
   std::optional<PlantedError> plant_;
   const EngineOptions& options_;
   double slowdown_ = 1;
+  HostLock host_lock_;
   const Cell* cell_ = nullptr;
   const RepPolicy* policy_ = nullptr;
   CellRounds* into_ = nullptr;

@@ -272,7 +272,7 @@ inline constexpr K kAlpha = "alpha";                 // comparison: the rank tes
 inline constexpr K kPValue = "p_value";              // row: Mann-Whitney U, two-sided
 inline constexpr K kBand = "band";                   // row: the base runs' relative band
 // row: "spread", the new run's relative spread (kSpread, defined with issue 17's keys)
-inline constexpr K kBaseRecords = "base_records";    // row: how many bases held the cell
+inline constexpr K kBaseRecords = "base_records";  // row: how many bases held the cell
 
 // Issue 18: `gpucheck stress` — its section, per-device verdicts, test records, telemetry.
 inline constexpr K kStress = "stress";
@@ -447,6 +447,8 @@ inline constexpr K kDstPciBusId = "dst_pci_bus_id";
 inline constexpr K kAlgbw = "algbw";  // GB/s: bytes per device / time
 inline constexpr K kBusbw = "busbw";  // GB/s: algbw · 2(n−1)/n for all-reduce (nccl-tests)
 inline constexpr K kConcurrentWith = "concurrent_with";
+// Context of a record timed under the host lock: its siblings waited (bench/host_lock.h).
+inline constexpr K kHostTransfersAlone = "host_transfers_alone";
 // doctor's multi-GPU readings: figures per GPU, peer copies and NVLink counters after the load
 inline constexpr K kFigures = "figures";
 inline constexpr K kSpread = "spread";

@@ -302,6 +302,9 @@ TEST(GroupPlanJson, RoundTrips) {
   const BenchPlan back = plan_from_json(j);
   EXPECT_EQ(to_json(back), j);
   EXPECT_EQ(back.group, p.group);
+  EXPECT_FALSE(j.contains("host_lock"));  // one child alone takes no lock
+  p.host_lock = "/tmp/gpucheck-host-lock-abc";
+  EXPECT_EQ(plan_from_json(to_json(p)).host_lock, p.host_lock);
   EXPECT_EQ(j["cells"][0]["shape"]["direction"], "p2p");
   EXPECT_EQ(j["cells"][2]["shape"]["mode"], "p2p");
 }
@@ -335,7 +338,8 @@ TEST(GroupEngine, RecordsHaveTheFixturesShape) {
   l.src = "cuda0", l.dst = "cuda1", l.peer_access = true, l.bytes = 4;
   lat.shape = l;
   lat.explicit_request = true;
-  auto recs = run(g, plan_of({p2p(4096, false, true), lat, allreduce(4096, {"cuda0", "cuda1"})}, 2));
+  auto recs =
+      run(g, plan_of({p2p(4096, false, true), lat, allreduce(4096, {"cuda0", "cuda1"})}, 2));
   ASSERT_EQ(recs.size(), 3u);
   for (const auto& r : recs) {
     const Json f = fixture_record(r["op"], r["status"]);

@@ -6,6 +6,8 @@
 # comes last. Staged by tools/device/stage-multigpu.sh into .devrun/multigpu (carry it).
 #
 #   bash .devrun/multigpu/multigpu.sh      # in the repository root; OUT= where files go
+#   STEPS="concurrent serial serial2" ...   # only those steps; serial2 (a second --serial run,
+#                                           # the noise floor) runs only when named
 #
 # Files under $OUT (8): probe.json nvidia-smi.txt doctor.json bench-multigpu.json peers.jsonl
 # bench-concurrent.json bench-serial.json multigpu.log (everything printed, the table last).
@@ -42,6 +44,10 @@ declare -a summary
 step() {
   local name=$1 limit=$2
   shift 2
+  if [ -n "${STEPS:-}" ] && [[ " $STEPS " != *" $name "* ]]; then
+    echo "=== $name: not in STEPS"
+    return
+  fi
   local left=$((deadline - $(date +%s) - 20))
   [ "$left" -lt "$limit" ] && limit=$left
   if [ "$limit" -lt 5 ]; then
@@ -116,6 +122,9 @@ step concurrent 150 sh -c "'$gpucheck' bench --device cuda0,cuda1 --no-baseline 
   > '$OUT/bench-concurrent.json'"
 step serial 240 sh -c "'$gpucheck' bench --device cuda0,cuda1 --no-baseline --size medium --serial \
   --json > '$OUT/bench-serial.json'"
+# A second serial run only when STEPS names it: the run-to-run noise floor of each figure.
+[[ " ${STEPS:-} " == *" serial2 "* ]] && step serial2 240 sh -c "'$gpucheck' bench --device \
+  cuda0,cuda1 --no-baseline --size medium --serial --json > '$OUT/bench-serial2.json'"
 
 echo "=== steps"
 for s in "${summary[@]}"; do echo "  ${s%%|*}: ${s#*|}"; done

@@ -162,6 +162,21 @@ def main():
                 return 1.0 / r["time_s"]["median"]
             return r.get("throughput", {}).get("value")
         base = {key(r): r for r in serial.get("results", [])}
+        serial2 = load(out, "bench-serial2.json") if os.path.exists(os.path.join(out, "bench-serial2.json")) else None
+        again = {key(r): r for r in serial2.get("results", [])} if serial2 else {}
+        if again:
+            # Serial against serial: how far a figure moves with nothing changed (the noise floor).
+            floor = {}
+            for k2, r in again.items():
+                b = base.get(k2)
+                a, s = figure(r), figure(b) if b else None
+                if a and s:
+                    floor.setdefault(r["device"], []).append((a / s - 1, r))
+            for dev, d in sorted(floor.items()):
+                within = sum(abs(x[0]) <= 0.03 for x in d)
+                row(f"{dev} serial vs serial figures, the noise floor ({len(d)} records)",
+                    f"median |diff| {100 * statistics.median(abs(x[0]) for x in d):.1f} %, "
+                    f"{within}/{len(d)} within 3 %", "information", True)
         devs = {}
         for r in conc.get("results", []):
             b = base.get(key(r))
@@ -178,6 +193,15 @@ def main():
                 f"median |diff| {100 * med:.1f} %, {within}/{len(d)} within 3 %, worst "
                 f"{100 * worst[0]:+.1f} % ({worst[1].get('op')} {worst[1].get('dtype', '')} "
                 f"{worst[1].get('transfers')})", "each within 3 %", within == len(d))
+            for diff, r in sorted(d, key=lambda x: -abs(x[0])):
+                if abs(diff) <= 0.03:
+                    break
+                r2 = again.get(key(r))
+                noise = (figure(r2) / figure(base[key(r)]) - 1) if r2 and figure(r2) else None
+                print(f"  beyond 3 %: {dev} {r.get('op')} {r.get('dtype', '')} "
+                      f"{json.dumps(r.get('shape'), sort_keys=True)} {r.get('transfers')}: "
+                      f"{100 * diff:+.1f} %" + (f" (serial vs serial {100 * noise:+.1f} %)" if noise is not None else "")
+                      + (" [host lock]" if r.get("context", {}).get("host_transfers_alone") else ""))
 
     if doctor:
         for c in doctor.get("checks", []):
