@@ -283,6 +283,10 @@ class CellRunner {
   void collect(nlohmann::json r, std::vector<double> times, bool truncated,
                std::optional<Verification> v) {
     nlohmann::json ctx = dev_.context();
+    // What the cell's runner put in the record's context (host_bound_record) stays.
+    if (auto own = r.find(k::kContext); own != r.end() && own->is_object())
+      for (const auto& [key, value] : own->items())
+        if (!ctx.contains(key)) ctx[key] = value;
     if (cell_->op == Op::kGemm || cell_->op == Op::kConv) {
       auto t = tuned_.find(cell_->dtype);
       if (t != tuned_.end() && t->second) {
