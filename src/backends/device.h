@@ -120,6 +120,9 @@ struct GemmTrialResult {
   bool verified = false;
   double seconds = 0;  // median device time of one GEMM
   std::string detail;  // why verification failed
+  // Wall time of the untimed first run, which builds a new candidate's kernel: what a rerun of
+  // the same candidate no longer pays (0: unknown, counted as part of every rerun).
+  double first_run_s = 0;
 };
 using GemmTrialFn = std::function<GemmTrialResult(const GemmShape& shape, int reps, bool corrupt)>;
 

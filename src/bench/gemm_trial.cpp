@@ -8,6 +8,7 @@
 #include "bench/verify.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -31,8 +32,11 @@ GemmTrialFn make_gemm_trial(Device& device, DType dtype, std::uint64_t seed) {
     poison(c);
     device.upload(*dc, c.data(), c.size_bytes());
     auto launch = [&] { device.gemm(dtype, s, *da, *db, *dc); };
+    const auto first = std::chrono::steady_clock::now();
     launch();
     device.synchronize();
+    const double first_run_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
     std::vector<double> times;
     for (int r = 0; r < std::max(reps, 1); ++r) times.push_back(device.time_on_device(launch));
     device.download(c.data(), *dc, c.size_bytes());
@@ -42,7 +46,7 @@ GemmTrialFn make_gemm_trial(Device& device, DType dtype, std::uint64_t seed) {
     vo.seed = seed;
     const DType compute = device.verify_compute(Op::kGemm, dtype).value_or(default_compute(dtype));
     const Verification v = verify_gemm(s, in.a, in.b, c, compute, vo);
-    return GemmTrialResult{v.ok, summarize(times, false).median, v.detail};
+    return GemmTrialResult{v.ok, summarize(times, false).median, v.detail, first_run_s};
   };
 }
 

@@ -24,8 +24,19 @@ constexpr int kMaxDraws = 200;
 
 struct Timed {
   GemmCandidate candidate;
-  double seconds = 0;
+  double seconds = 0;      // one GEMM
+  double wall = 0;         // the whole trial: build, upload, repetitions, verification
+  double first_run_s = 0;  // its first, untimed run, which built the kernel
 };
+
+// What running a candidate again with `reps` repetitions will take, from a trial of it with
+// `timed_reps`: the fixed part (uploads, the verification; on pocl a second each) and the GEMMs,
+// without the build its first trial paid (the device keeps built kernels).
+double rerun_cost(const Timed& t, int timed_reps, int reps) {
+  const double first = t.first_run_s > 0 ? t.first_run_s : t.seconds;
+  const double fixed = std::max(0.0, t.wall - first - t.seconds * timed_reps);
+  return fixed + t.seconds * (reps + 1);
+}
 
 class Search {
  public:
@@ -36,8 +47,10 @@ class Search {
   TunerResult run() {
     const double start = hooks_.clock();
     std::optional<double> ref = time_reference();
-    const double deadline = hooks_.clock() + setup_.budget_s;
-    screen(deadline, ref);
+    // The budget is the user's: everything after the library's first call is spent from it,
+    // the reference's timed runs included.
+    const double deadline = start + result_.library_first_call_s + setup_.budget_s;
+    screen(deadline);
     confirm(ref);
     result_.search_s = hooks_.clock() - start;
     return std::move(result_);
@@ -55,6 +68,7 @@ class Search {
       result_.rejected.push_back({c, e.what()});
       return std::nullopt;
     }
+    last_first_run_s_ = r.first_run_s;
     if (corrupt) r.seconds /= 1000;
     if (!r.verified) {
       result_.rejected.push_back({c, "verification failed: " + r.detail});
@@ -81,7 +95,9 @@ class Search {
     while (small.m > kSmallestShape && small.n > kSmallestShape && small.k > kSmallestShape)
       small = {small.m / 2, small.n / 2, small.k / 2};
     result_.shape = small;
+    const double first = hooks_.clock();
     std::optional<double> t = try_one(setup_.reference, 1);
+    result_.library_first_call_s = hooks_.clock() - first;
     if (t) {
       GemmShape s = small;
       while (s.m * 2 <= top.m && s.n * 2 <= top.n && s.k * 2 <= top.k &&
@@ -94,8 +110,12 @@ class Search {
       result_.shape = top;  // no reference to scale by: the device's own size
     }
     tried_.clear();
+    const double t0 = hooks_.clock();
     t = try_one(setup_.reference, kConfirmReps);
-    if (t) result_.reference_s = t;
+    if (t) {
+      result_.reference_s = t;
+      reference_ = Timed{setup_.reference, *t, hooks_.clock() - t0, last_first_run_s_};
+    }
     return t;
   }
 
@@ -130,35 +150,45 @@ class Search {
                               [](const Timed& a, const Timed& b) { return a.seconds < b.seconds; });
   }
 
-  // Time left for screening: the leaders' and the reference's confirmation must fit after it.
-  double confirmation_estimate(const std::optional<double>& ref) const {
-    double runs = ref.value_or(0);
-    std::vector<double> s;
-    for (const auto& t : screened_) s.push_back(t.seconds);
-    std::sort(s.begin(), s.end());
-    for (std::size_t i = 0; i < std::min(kLeaders, s.size()); ++i) runs += s[i];
-    return runs * (kConfirmReps + 1);
+  // Time left for screening: the leaders' and the reference's confirmation must fit after it,
+  // each at what its own trial cost, build and verification included; `next_cost` is what the
+  // candidate about to be screened may add as one more leader.
+  double confirmation_estimate(double next_cost) const {
+    double cost = reference_ ? rerun_cost(*reference_, kConfirmReps, kConfirmReps) : 0;
+    std::vector<Timed> s = screened_;
+    std::sort(s.begin(), s.end(),
+              [](const Timed& a, const Timed& b) { return a.seconds < b.seconds; });
+    for (std::size_t i = 0; i < std::min(kLeaders, s.size()); ++i)
+      cost += rerun_cost(s[i], kScreenReps, kConfirmReps);
+    if (s.size() < kLeaders) cost += next_cost;
+    return cost;
   }
 
-  void screen(double deadline, const std::optional<double>& ref) {
+  // Screens candidates while one more and the confirmation still fit before the deadline. One
+  // candidate is always tried (unless the reference alone spent the budget), so that a budget
+  // smaller than one trial still compares something with the reference.
+  void screen(double deadline) {
     seeds_ = seeds(setup_.limits, setup_.dtype);
     bool planted = !setup_.plant_bad_candidate;
     double cost_sum = 0;
     int costs = 0;
+    // Before any candidate, the reference's trial is the best guess of what one costs.
+    const double first_guess = reference_ ? reference_->wall : 0;
     for (;;) {
       const double now = hooks_.clock();
-      const double estimate = costs > 0 ? cost_sum / costs : 0;
-      if (now + estimate + confirmation_estimate(ref) > deadline && costs > 0) break;
+      const double estimate = costs > 0 ? cost_sum / costs : first_guess;
       if (now >= deadline) break;
+      if (costs > 0 && now + estimate + confirmation_estimate(estimate) > deadline) break;
       GemmCandidate c = next();
       if (!c) break;
       const double t0 = hooks_.clock();
       const bool corrupt = !planted;
       planted = true;
       std::optional<double> s = try_one(c, kScreenReps, corrupt);
-      cost_sum += hooks_.clock() - t0;
+      const double wall = hooks_.clock() - t0;
+      cost_sum += wall;
       ++costs;
-      if (s) screened_.push_back({c, *s});
+      if (s) screened_.push_back({c, *s, wall, last_first_run_s_});
     }
   }
 
@@ -171,12 +201,12 @@ class Search {
     if (ref) {
       // Timed again beside the leaders, and the better of its two times kept.
       std::optional<double> again = try_one(setup_.reference, kConfirmReps);
-      confirmed.push_back({setup_.reference, again ? std::min(*again, *ref) : *ref});
+      confirmed.push_back({setup_.reference, again ? std::min(*again, *ref) : *ref, 0, 0});
       result_.reference_s = confirmed.back().seconds;
     }
     for (const auto& l : leaders)
       if (std::optional<double> s = try_one(l.candidate, kConfirmReps))
-        confirmed.push_back({l.candidate, std::min(*s, l.seconds)});
+        confirmed.push_back({l.candidate, std::min(*s, l.seconds), 0, 0});
     result_.timed = static_cast<int>(screened_.size()) + (ref ? 1 : 0);
     if (confirmed.empty()) {
       result_.best = setup_.reference;
@@ -199,6 +229,8 @@ class Search {
   std::vector<GemmParams> seeds_;
   std::size_t seed_index_ = 0;
   std::vector<Timed> screened_;
+  std::optional<Timed> reference_;  // its confirmed trial, for the cost estimates
+  double last_first_run_s_ = 0;     // of the latest trial
   GemmCandidate neighbours_of_;
   std::vector<GemmParams> neighbours_;
   std::uint64_t picks_ = 0;
