@@ -186,7 +186,8 @@ int clamp_cpu_threads(int requested, const char* what) {
 void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
   cmd.add_option("--tune-budget", opts.budget_s,
                  "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
-                 "(default 45, 20 on CPU implementations); timing the defaults comes first")
+                 "(default 45, 20 on CPU implementations), timing the library's defaults included; "
+                 "it starts once the library has built its own kernels")
       ->check(CLI::Range(0.1, 3600.0))
       ->type_name("SECONDS")
       ->group("Tuning");
