@@ -42,6 +42,13 @@ unsigned type_bit(const std::string& t) {
   throw std::invalid_argument("schema: unknown type " + t);
 }
 
+// An integer written as a float (1e3, 5.0) that a 64-bit integer holds: every integer gpucheck
+// writes is one, and its readers convert with get<std::uint64_t>() or get<std::int64_t>(), which
+// for a float outside their range is undefined behaviour (UBSan: 1.8e23 read as a shape's size).
+bool is_64_bit_integer(double x) {
+  return std::floor(x) == x && x >= -0x1p63 && x < 0x1p64;
+}
+
 bool has_type(const Json& v, unsigned types) {
   switch (v.type()) {
     case Json::value_t::object:
@@ -61,7 +68,7 @@ bool has_type(const Json& v, unsigned types) {
       // JSON has no Inf: a literal beyond the double range (1e999) parses as one; refused.
       const double x = v.get<double>();
       if (!std::isfinite(x)) return false;
-      return (types & kNumber) || ((types & kInteger) && std::floor(x) == x);
+      return (types & kNumber) || ((types & kInteger) && is_64_bit_integer(x));
     }
     default:
       return false;
@@ -83,8 +90,12 @@ std::string kind_of(const Json& v) {
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
       return "an integer";
-    case Json::value_t::number_float:
-      return std::isfinite(v.get<double>()) ? "a number" : "a number beyond the double range";
+    case Json::value_t::number_float: {
+      const double x = v.get<double>();
+      if (!std::isfinite(x)) return "a number beyond the double range";
+      if (std::floor(x) == x && !is_64_bit_integer(x)) return "an integer beyond 64 bits";
+      return "a number";
+    }
     default:
       return "something else";
   }

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace gpucheck::report {
 
@@ -27,24 +28,24 @@ std::string findings(const Json& r) {
   if (auto c = r.find(k::kChecking); c != r.end()) {
     if (c->value(std::string(k::kNoCheck), false)) return "not checked";
     return fmt::format("{} results checked, {} full, {} differed",
-                       c->value(std::string(k::kResultsChecksummed), 0),
-                       c->value(std::string(k::kFullChecks), 0),
-                       c->value(std::string(k::kMismatchedResults), 0));
+                       c->value(std::string(k::kResultsChecksummed), std::uint64_t{0}),
+                       c->value(std::string(k::kFullChecks), std::uint64_t{0}),
+                       c->value(std::string(k::kMismatchedResults), std::uint64_t{0}));
   }
   if (auto m = r.find(k::kMemory); m != r.end())
     return fmt::format("{:.1f} % of free memory, {} passes, {} bad words",
                        100 * m->value(std::string(k::kFractionOfFree), 0.0),
-                       m->value(std::string(k::kPasses), 0),
-                       m->value(std::string(k::kMismatches), 0));
+                       m->value(std::string(k::kPasses), std::uint64_t{0}),
+                       m->value(std::string(k::kMismatches), std::uint64_t{0}));
   if (auto c = r.find(k::kCopy); c != r.end()) {
     std::string s = fmt::format("{} transfers verified, {} differed",
-                                c->value(std::string(k::kTransfersVerified), 0),
-                                c->value(std::string(k::kMismatches), 0));
+                                c->value(std::string(k::kTransfersVerified), std::uint64_t{0}),
+                                c->value(std::string(k::kMismatches), std::uint64_t{0}));
     if (auto p = c->find(k::kPeer); p != c->end() && p->is_object())
-      s += fmt::format("; to {}: {} verified, {} differed, {} GB/s",
-                       p->value(std::string(k::kDevice), "?"),
-                       p->value(std::string(k::kTransfersVerified), 0),
-                       p->value(std::string(k::kMismatches), 0), number(*p, k::kGbps, "{:.0f}"));
+      s += fmt::format(
+          "; to {}: {} verified, {} differed, {} GB/s", p->value(std::string(k::kDevice), "?"),
+          p->value(std::string(k::kTransfersVerified), std::uint64_t{0}),
+          p->value(std::string(k::kMismatches), std::uint64_t{0}), number(*p, k::kGbps, "{:.0f}"));
     return s;
   }
   return r.value(std::string(k::kReason), "");

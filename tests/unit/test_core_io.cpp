@@ -216,6 +216,19 @@ TEST(SchemaCheck, FirstProblemWithItsJsonPointer) {
   p = s.first_problem(doc);
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->pointer, "/results/0/shape/n");
+  // An integer as a float is an integer, unless no 64-bit integer holds it: its readers would
+  // convert it with undefined behaviour (found by fuzz.seeded_document under UBSan).
+  doc["results"][0]["shape"]["n"] = 1024.0;
+  EXPECT_FALSE(s.first_problem(doc).has_value());
+  doc["results"][0]["shape"]["n"] = 1.8446744073709552e23;
+  p = s.first_problem(doc);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pointer, "/results/0/shape/n");
+  EXPECT_EQ(p->message, "expected integer, got an integer beyond 64 bits");
+  doc["results"][0]["shape"]["n"] = 0x1p64;
+  EXPECT_TRUE(s.first_problem(doc).has_value());
+  doc["results"][0]["shape"]["n"] = 0x1p63;  // below 2^64: a std::uint64_t holds it
+  EXPECT_FALSE(s.first_problem(doc).has_value());
   doc["results"][0]["shape"]["n"] = 1024;
   doc["results"][0]["time_s"] = {{"median", 1},
                                  {"min", 1},

@@ -154,11 +154,17 @@ TEST(Reps, AlwaysOneTimedSample) {
 }
 
 TEST(Reps, ZeroDurationsStopAtTheCap) {
-  // A timer that reports nothing must not spin forever; the cap ends it.
+  // A timer that reports nothing must not spin forever; the cap ends it. The count is planned
+  // from the first run's wall time when that is larger than the reported zero: min_time asks for
+  // far more than the cap at any wall time below 1000 s a call (with the default 0.5 s, a call
+  // slower than 0.5 µs, as under ASan or on a busy machine, planned fewer runs than the cap), and
+  // the budget is wide enough that only the cap can end the runs.
   ScriptedTimer timer{{0.0}};
   bool truncated = true;
   RepPolicy p;
   p.warmup = 0;
+  p.min_time_s = 1e9;
+  p.max_time_s = 600;
   const auto s = run(p, timer, truncated);
   EXPECT_EQ(s.size(), static_cast<std::size_t>(kMaxAutoReps));
   EXPECT_FALSE(truncated);
