@@ -3,6 +3,7 @@
 
 #include "core/errors.h"
 #include "core/files.h"
+#include "core/toml_text_guard.h"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -206,6 +207,7 @@ std::vector<std::uint64_t> parse_byte_sizes(std::string_view text, std::string_v
 
 Presets parse_presets(std::string_view toml_text, const std::string& source) {
   toml::table root;
+  refuse_text_toml_parser_mishandles(toml_text, source);
   try {
     root = toml::parse(toml_text, source);
   } catch (const toml::parse_error& e) {

@@ -3,6 +3,7 @@
 
 #include "bench/cell.h"
 #include "core/json_keys.h"
+#include "core/toml_text_guard.h"
 
 namespace gpucheck::qualify {
 
@@ -34,6 +35,7 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 toml::table parse_toml(std::string_view text, const std::string& path) {
+  refuse_text_toml_parser_mishandles(text, path);
   try {
     return toml::parse(text, path);
   } catch (const toml::parse_error& e) {

@@ -50,6 +50,20 @@ TEST(HostileProfile, AVersionThatOverflowsIsRefusedAtLoadWithItsLine) {
   EXPECT_THAT(r.err, HasSubstr("driver.toml:4: require[1].driver_min: expected a version"));
 }
 
+// toml++ 3.3 reaches TOML_UNREACHABLE on these (found by fuzz.libfuzzer_profile under UBSan).
+TEST(HostileProfile, NonAsciiWhereTheTomlParserMisbehavesIsExit2WithItsPlace) {
+  auto r = qualify_with("bytes.toml", "\xcc\xaa");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("bytes.toml:1:1: a non-ASCII character outside a string"));
+  r = qualify_with("backslash.toml", "name = \"\"\"\\\n\xc2\xa7\"\"\"\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("backslash.toml:2:1: a non-ASCII character right after"));
+  auto b = run_gpucheck({"bench", "--device", "cpu", "--config",
+                         write_temp_file("presets.toml", "\xcc\xaa"), "--json"});
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_THAT(b.err, HasSubstr("presets.toml:1:1:"));
+}
+
 TEST(HostileProfile, NonFiniteAndOverflowingNumbersNameTheirLine) {
   const std::string req = "\n[[require]]\nkind = \"backend\"\nname = \"cpu\"\navailable = true\n";
   for (const auto& [value, line] : std::vector<std::pair<std::string, std::string>>{

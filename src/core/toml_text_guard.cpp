@@ -1,0 +1,118 @@
+#include "core/toml_text_guard.h"
+
+#include "core/errors.h"
+
+#include <fmt/format.h>
+
+namespace gpucheck {
+
+namespace {
+
+class Scanner {
+ public:
+  Scanner(std::string_view text, const std::string& path) : t_(text), path_(path) {}
+
+  void run() {
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '#') {
+        skip_to_line_end();
+      } else if (starts_with(R"(""")")) {
+        multi_line('"');
+      } else if (starts_with("'''")) {
+        multi_line('\'');
+      } else if (c == '"' || c == '\'') {
+        single_line(c);
+      } else {
+        if (non_ascii(c)) refuse("a non-ASCII character outside a string or comment");
+        advance();
+      }
+    }
+  }
+
+ private:
+  static bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+  bool starts_with(std::string_view s) const { return t_.substr(i_, s.size()) == s; }
+
+  void advance(std::size_t n = 1) {
+    for (; n > 0 && i_ < t_.size(); --n, ++i_) {
+      if (t_[i_] == '\n') {
+        ++line_;
+        line_start_ = i_ + 1;
+      }
+    }
+  }
+
+  void skip_to_line_end() {
+    while (i_ < t_.size() && t_[i_] != '\n') advance();
+  }
+
+  // "..." or '...': ends at its quote or the line's end (an unterminated string is the parser's
+  // error to report); a backslash in a basic string escapes the next character.
+  void single_line(char quote) {
+    advance();
+    while (i_ < t_.size() && t_[i_] != '\n') {
+      if (quote == '"' && t_[i_] == '\\') {
+        advance(2);
+        continue;
+      }
+      if (t_[i_] == quote) {
+        advance();
+        return;
+      }
+      advance();
+    }
+  }
+
+  // """...""" or '''...'''. In a basic one a backslash at a line's end trims the whitespace and
+  // newlines after it: there toml++ classifies the next character as whitespace or not.
+  void multi_line(char quote) {
+    const std::string close(3, quote);
+    advance(3);
+    while (i_ < t_.size()) {
+      if (starts_with(close)) {
+        advance(3);
+        while (i_ < t_.size() && t_[i_] == quote) advance();  // up to two quotes inside
+        return;
+      }
+      if (quote == '"' && t_[i_] == '\\') {
+        std::size_t j = i_ + 1;
+        while (j < t_.size() && (t_[j] == ' ' || t_[j] == '\t')) ++j;
+        if (j < t_.size() && (t_[j] == '\n' || t_[j] == '\r')) {
+          advance(j - i_);
+          while (i_ < t_.size() &&
+                 (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r'))
+            advance();
+          if (i_ < t_.size() && non_ascii(t_[i_]))
+            refuse("a non-ASCII character right after a line-ending backslash");
+          continue;
+        }
+        advance(2);
+        continue;
+      }
+      advance();
+    }
+  }
+
+  [[noreturn]] void refuse(std::string_view what) const {
+    throw UsageError(fmt::format(
+        "{}:{}:{}: {} (not valid TOML there, and this gpucheck's TOML library, toml++ 3.3, "
+        "would misparse it)",
+        path_, line_, i_ - line_start_ + 1, what));
+  }
+
+  std::string_view t_;
+  const std::string& path_;
+  std::size_t i_ = 0;
+  std::size_t line_ = 1;
+  std::size_t line_start_ = 0;
+};
+
+}  // namespace
+
+void refuse_text_toml_parser_mishandles(std::string_view text, const std::string& path) {
+  Scanner(text, path).run();
+}
+
+}  // namespace gpucheck

@@ -1,0 +1,55 @@
+// The text toml++ 3.3 must not see (core/toml_text_guard.h): non-ASCII outside strings and
+// comments, or after a line-ending backslash; everything else, non-ASCII in strings and
+// comments included, passes to the parser.
+#include "core/toml_text_guard.h"
+
+#include "core/errors.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+using gpucheck::refuse_text_toml_parser_mishandles;
+using gpucheck::UsageError;
+using ::testing::HasSubstr;
+
+std::string refusal(std::string_view text) {
+  try {
+    refuse_text_toml_parser_mishandles(text, "p.toml");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TomlTextGuard, TheFuzzersInputsAreRefusedWithTheirPlace) {
+  EXPECT_THAT(refusal("\xcc\xaa"), HasSubstr("p.toml:1:1: a non-ASCII character outside"));
+  EXPECT_THAT(refusal("s = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
+              HasSubstr("p.toml:2:1: a non-ASCII character right after a line-ending backslash"));
+  EXPECT_THAT(refusal("s = \"\"\"a \\  \n\n   \xc2\xa7\"\"\""), HasSubstr("p.toml:3:4:"));
+  EXPECT_THAT(refusal("[t]\nk\xc3\xa9 = 1"), HasSubstr("p.toml:2:2:"));
+  EXPECT_THAT(refusal("a = [1, \xe2\x80\x94 2]"), HasSubstr("p.toml:1:9:"));
+}
+
+TEST(TomlTextGuard, NonAsciiInStringsAndCommentsPasses) {
+  for (const char* ok : {
+           "# gemm \"MxNxK\" (C[M\xc3\x97N] = A\xc2\xb7"
+           "B)\nk = 1\n",  // default.toml's comment
+           "name = \"H100 \xc2\xb5s\"\n",
+           "name = 'C:\\\xc2\xa7'\n",
+           "a = \"x\\\"\xc2\xa7\"  # escaped quote, then \xc2\xa7\n",
+           "s = \"\"\"\n\xc2\xa7 \"\" \xc2\xa7\"\"\"\n",
+           "s = '''\\\n\xc2\xa7'''\n",           // a literal string has no line-ending backslash
+           "s = \"\"\"a\\\\\n\xc2\xa7\"\"\"\n",  // an escaped backslash ends no line
+           "s = \"\"\"x\"\"\"\"\" # two quotes inside the close\n",
+       })
+    EXPECT_EQ(refusal(ok), "") << ok;
+}
+
+TEST(TomlTextGuard, AnUnterminatedStringIsLeftToTheParser) {
+  EXPECT_EQ(refusal("a = \"\xc2\xa7\nb = 1\n"), "");
+  EXPECT_EQ(refusal("a = \"\"\"\xc2\xa7"), "");
+}
+
+}  // namespace
