@@ -17,14 +17,15 @@ class Scanner {
       const char c = t_[i_];
       if (c == '#') {
         skip_to_line_end();
-      } else if (starts_with(R"(""")")) {
+      } else if (starts_with(R"(""")") && opens_string()) {
         multi_line('"');
-      } else if (starts_with("'''")) {
+      } else if (starts_with("'''") && opens_string()) {
         multi_line('\'');
-      } else if (c == '"' || c == '\'') {
+      } else if ((c == '"' || c == '\'') && opens_string()) {
         single_line(c);
       } else {
         if (non_ascii(c)) refuse("a non-ASCII character outside a string or comment");
+        if (c != ' ' && c != '\t') last_ = c;
         advance();
       }
     }
@@ -32,6 +33,14 @@ class Scanner {
 
  private:
   static bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+  // A quote starts a string only where TOML allows one (a value, a quoted key): after '=',
+  // '[', ',', '{', '.', or first on its line. Elsewhere (`0"...`) toml++ reads on through a bare
+  // value and classifies every character, so the text after it stays outside any string.
+  bool opens_string() const {
+    return last_ == '\n' || last_ == '=' || last_ == '[' || last_ == ',' || last_ == '{' ||
+           last_ == '.';
+  }
 
   bool starts_with(std::string_view s) const { return t_.substr(i_, s.size()) == s; }
 
@@ -59,6 +68,7 @@ class Scanner {
       }
       if (t_[i_] == quote) {
         advance();
+        last_ = quote;
         return;
       }
       advance();
@@ -74,6 +84,7 @@ class Scanner {
       if (starts_with(close)) {
         advance(3);
         while (i_ < t_.size() && t_[i_] == quote) advance();  // up to two quotes inside
+        last_ = quote;
         return;
       }
       if (quote == '"' && t_[i_] == '\\') {
@@ -107,6 +118,7 @@ class Scanner {
   std::size_t i_ = 0;
   std::size_t line_ = 1;
   std::size_t line_start_ = 0;
+  char last_ = '\n';  // the last character outside strings and comments, blanks skipped
 };
 
 }  // namespace

@@ -222,14 +222,19 @@ std::string svg_curve_chart(const CurveChart& c) {
   const LegendLayout legend_at = legend_layout(names, 36);
   const double kTop = legend_at.bottom + 4;
   const double height = kTop + kPlotH + 44;
+  // A log axis holds finite positive values only: a zero or negative figure in a hostile or
+  // broken document would make an axis start at log(0) = -inf, and its tick loop never end.
+  auto drawable = [](double v) { return std::isfinite(v) && v > 0; };
   double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0;
   for (const auto& cv : c.curves)
     for (const auto& p : cv.points) {
+      if (!drawable(p.x) || !drawable(p.y)) continue;
       xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x);
-      ylo = std::min({ylo, p.y, p.lo > 0 ? p.lo : p.y});
-      yhi = std::max({yhi, p.y, p.hi});
+      ylo = std::min({ylo, p.y, drawable(p.lo) ? p.lo : p.y});
+      yhi = std::max({yhi, p.y, drawable(p.hi) ? p.hi : p.y});
     }
-  for (const auto& m : c.markers) xlo = std::min(xlo, m.x), xhi = std::max(xhi, m.x);
+  for (const auto& m : c.markers)
+    if (drawable(m.x)) xlo = std::min(xlo, m.x), xhi = std::max(xhi, m.x);
   if (xhi <= 0) xlo = 1, xhi = 2;
   if (yhi <= 0) ylo = 1e-6, yhi = 1e-3;
   const double x0 = kLeft, x1 = kWidth - kRight, y0 = kTop + kPlotH, y1 = kTop;
@@ -266,6 +271,7 @@ std::string svg_curve_chart(const CurveChart& c) {
 
   for (std::size_t i = 0; i < c.markers.size(); ++i) {
     const auto& m = c.markers[i];
+    if (!drawable(m.x)) continue;
     double x = xs(m.x);
     const bool right_half = x > (x0 + x1) / 2;  // the label goes left of the line there
     out += fmt::format(
@@ -279,12 +285,14 @@ std::string svg_curve_chart(const CurveChart& c) {
   for (std::size_t i = 0; i < c.curves.size(); ++i) {
     const auto& cv = c.curves[i];
     std::string path;
-    for (const auto& p : cv.points) path += fmt::format("{},{} ", num(xs(p.x)), num(ys(p.y)));
+    for (const auto& p : cv.points)
+      if (drawable(p.x) && drawable(p.y)) path += fmt::format("{},{} ", num(xs(p.x)), num(ys(p.y)));
     out += fmt::format("<polyline class=\"curve{}\" points=\"{}\" stroke=\"{}\"/>\n",
                        cv.dashed ? " dashed" : "", path, series_colour(i));
     for (const auto& p : cv.points) {
+      if (!drawable(p.x) || !drawable(p.y)) continue;
       double x = xs(p.x);
-      if (p.lo > 0 && p.hi > 0)
+      if (drawable(p.lo) && drawable(p.hi))
         out += fmt::format(
             "<line class=\"range\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/>",
             num(x), num(ys(p.lo)), num(ys(p.hi)), series_colour(i));

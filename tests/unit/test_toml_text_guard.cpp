@@ -30,6 +30,9 @@ TEST(TomlTextGuard, TheFuzzersInputsAreRefusedWithTheirPlace) {
   EXPECT_THAT(refusal("s = \"\"\"a \\  \n\n   \xc2\xa7\"\"\""), HasSubstr("p.toml:3:4:"));
   EXPECT_THAT(refusal("[t]\nk\xc3\xa9 = 1"), HasSubstr("p.toml:2:2:"));
   EXPECT_THAT(refusal("a = [1, \xe2\x80\x94 2]"), HasSubstr("p.toml:1:9:"));
+  // A quote after a bare value opens no string: toml++ reads on through the value.
+  EXPECT_THAT(refusal("s =0\"min\xcf\xb3\""), HasSubstr("p.toml:1:9:"));
+  EXPECT_THAT(refusal("s = 1 \"\"\"\xcf\xb3\"\"\""), HasSubstr("p.toml:1:10:"));
 }
 
 TEST(TomlTextGuard, NonAsciiInStringsAndCommentsPasses) {
@@ -43,6 +46,9 @@ TEST(TomlTextGuard, NonAsciiInStringsAndCommentsPasses) {
            "s = '''\\\n\xc2\xa7'''\n",           // a literal string has no line-ending backslash
            "s = \"\"\"a\\\\\n\xc2\xa7\"\"\"\n",  // an escaped backslash ends no line
            "s = \"\"\"x\"\"\"\"\" # two quotes inside the close\n",
+           "a = [\n  \"\xc2\xa7\",  # comment\n  '\xc2\xa7' ]\nt = { \"k\xc2\xa7\" = 1, "
+           "b.\"\xc2\xa7\" = 2 }\n",
+           "[\"t\xc2\xa7\".'u\xc2\xa7']\n\"k\xc2\xa7\" = \"v\"\n",
        })
     EXPECT_EQ(refusal(ok), "") << ok;
 }
