@@ -441,8 +441,7 @@ class CellRunner {
     bool truncated = false;
     std::vector<double> times;
     auto timed = [&](const std::function<double()>& rep) {
-      if (!host_bound) return reps(rep, &truncated);
-      auto alone = host_lock_.hold();
+      auto alone = host_lock_.hold(host_bound);
       return reps(rep, &truncated);
     };
     switch (s.direction) {
