@@ -90,6 +90,12 @@ class Scanner {
       if (quote == '"' && t_[i_] == '\\') {
         std::size_t j = i_ + 1;
         while (j < t_.size() && (t_[j] == ' ' || t_[j] == '\t')) ++j;
+        if (j < t_.size() && non_ascii(t_[j])) {
+          // toml++ classifies what follows a backslash here (whitespace or not) before reading
+          // it as an escape; no escape starts with a non-ASCII character.
+          advance(j - i_);
+          refuse("a non-ASCII character after a backslash");
+        }
         if (j < t_.size() && (t_[j] == '\n' || t_[j] == '\r')) {
           advance(j - i_);
           while (i_ < t_.size() &&

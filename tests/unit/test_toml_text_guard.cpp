@@ -1,6 +1,6 @@
 // The text toml++ 3.3 must not see (core/toml_text_guard.h): non-ASCII outside strings and
-// comments, or after a line-ending backslash; everything else, non-ASCII in strings and
-// comments included, passes to the parser.
+// comments, or after a backslash in a multi-line basic string; everything else, non-ASCII in
+// strings and comments included, passes to the parser.
 #include "core/toml_text_guard.h"
 
 #include "core/errors.h"
@@ -28,6 +28,10 @@ TEST(TomlTextGuard, TheFuzzersInputsAreRefusedWithTheirPlace) {
   EXPECT_THAT(refusal("s = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
               HasSubstr("p.toml:2:1: a non-ASCII character right after a line-ending backslash"));
   EXPECT_THAT(refusal("s = \"\"\"a \\  \n\n   \xc2\xa7\"\"\""), HasSubstr("p.toml:3:4:"));
+  // Any backslash in a multi-line basic string: toml++ classifies what follows it.
+  EXPECT_THAT(refusal("s = \"\"\"\\\xc2\xa7\"\"\""),
+              HasSubstr("p.toml:1:9: a non-ASCII character after a backslash"));
+  EXPECT_THAT(refusal("s = \"\"\"\\ \t\xc2\xa7\"\"\""), HasSubstr("p.toml:1:11:"));
   EXPECT_THAT(refusal("[t]\nk\xc3\xa9 = 1"), HasSubstr("p.toml:2:2:"));
   EXPECT_THAT(refusal("a = [1, \xe2\x80\x94 2]"), HasSubstr("p.toml:1:9:"));
   // A quote after a bare value opens no string: toml++ reads on through the value.
@@ -45,6 +49,7 @@ TEST(TomlTextGuard, NonAsciiInStringsAndCommentsPasses) {
            "s = \"\"\"\n\xc2\xa7 \"\" \xc2\xa7\"\"\"\n",
            "s = '''\\\n\xc2\xa7'''\n",           // a literal string has no line-ending backslash
            "s = \"\"\"a\\\\\n\xc2\xa7\"\"\"\n",  // an escaped backslash ends no line
+           "s = \"\\\xc2\xa7\"\n",  // a one-line string: an invalid escape, toml++'s to report
            "s = \"\"\"x\"\"\"\"\" # two quotes inside the close\n",
            "a = [\n  \"\xc2\xa7\",  # comment\n  '\xc2\xa7' ]\nt = { \"k\xc2\xa7\" = 1, "
            "b.\"\xc2\xa7\" = 2 }\n",
