@@ -14,8 +14,11 @@
 // 0 reads it straight from global memory, which suits CPUs, where local memory is ordinary
 // memory and a barrier costs a pass over the work-group. MFIRST=1 numbers the work-groups down
 // the columns of C first, so neighbouring groups share B's column panel (a CPU's cache keeps
-// it). EDGE=1 checks every index against m, n and k; EDGE=0 is the build for shapes that are
-// multiples of the tile.
+// it). PF=1 (with SA or SB) reads the next slice from global memory into registers before the
+// current one is computed and stores it into a second local buffer afterwards, so the loads'
+// latency hides behind the arithmetic and one barrier a slice remains; PF=0 loads, stores and
+// waits between slices. EDGE=1 checks every index against m, n and k; EDGE=0 is the build for
+// shapes that are multiples of the tile.
 
 #define GC_CAT_(a, b) a##b
 #define GC_CAT(a, b) GC_CAT_(a, b)
@@ -56,6 +59,20 @@ typedef float real_t;
 #define GSTORE_4(v, p, i) vstore_half4_rte((v), 0, (p) + (i))
 #define GSTORE_8(v, p, i) vstore_half8_rte((v), 0, (p) + (i))
 #define GSTORE_16(v, p, i) vstore_half16_rte((v), 0, (p) + (i))
+#elif GALIGN
+// Every run starts on its vector's boundary (the host checked the leading dimensions and
+// offsets): whole-vector accesses, which NVIDIA's compiler turns into one wide load or store;
+// vloadN promises only element alignment and becomes one instruction per element there.
+#define GLOAD_1(p, i) ((p)[i])
+#define GLOAD_2(p, i) (*(__global const REALV_2*)((p) + (i)))
+#define GLOAD_4(p, i) (*(__global const REALV_4*)((p) + (i)))
+#define GLOAD_8(p, i) (*(__global const REALV_8*)((p) + (i)))
+#define GLOAD_16(p, i) (*(__global const REALV_16*)((p) + (i)))
+#define GSTORE_1(v, p, i) ((p)[i] = (v))
+#define GSTORE_2(v, p, i) (*(__global REALV_2*)((p) + (i)) = (v))
+#define GSTORE_4(v, p, i) (*(__global REALV_4*)((p) + (i)) = (v))
+#define GSTORE_8(v, p, i) (*(__global REALV_8*)((p) + (i)) = (v))
+#define GSTORE_16(v, p, i) (*(__global REALV_16*)((p) + (i)) = (v))
 #else
 #define GLOAD_1(p, i) ((p)[i])
 #define GLOAD_2(p, i) vload2(0, (p) + (i))
@@ -71,17 +88,20 @@ typedef float real_t;
 #define GLOAD(w, p, i) GC_CAT(GLOAD_, w)(p, i)
 #define GSTORE(w, v, p, i) GC_CAT(GSTORE_, w)(v, p, i)
 
-// The same for local memory, which holds real_t (f16 is converted once, on the way in).
+// The same for local memory, which holds real_t (f16 is converted once, on the way in). The
+// staged slices start on a 128-byte boundary and every run the kernel reads or writes there as a
+// vector starts on its vector's boundary (A's only where its padded rows keep them so: ALIGNED_AS),
+// so these are whole-vector accesses: one wide load of local memory per run, not one per element.
 #define LLOAD_1(p, i) ((p)[i])
-#define LLOAD_2(p, i) vload2(0, (p) + (i))
-#define LLOAD_4(p, i) vload4(0, (p) + (i))
-#define LLOAD_8(p, i) vload8(0, (p) + (i))
-#define LLOAD_16(p, i) vload16(0, (p) + (i))
+#define LLOAD_2(p, i) (*(__local const REALV_2*)((p) + (i)))
+#define LLOAD_4(p, i) (*(__local const REALV_4*)((p) + (i)))
+#define LLOAD_8(p, i) (*(__local const REALV_8*)((p) + (i)))
+#define LLOAD_16(p, i) (*(__local const REALV_16*)((p) + (i)))
 #define LSTORE_1(v, p, i) ((p)[i] = (v))
-#define LSTORE_2(v, p, i) vstore2((v), 0, (p) + (i))
-#define LSTORE_4(v, p, i) vstore4((v), 0, (p) + (i))
-#define LSTORE_8(v, p, i) vstore8((v), 0, (p) + (i))
-#define LSTORE_16(v, p, i) vstore16((v), 0, (p) + (i))
+#define LSTORE_2(v, p, i) (*(__local REALV_2*)((p) + (i)) = (v))
+#define LSTORE_4(v, p, i) (*(__local REALV_4*)((p) + (i)) = (v))
+#define LSTORE_8(v, p, i) (*(__local REALV_8*)((p) + (i)) = (v))
+#define LSTORE_16(v, p, i) (*(__local REALV_16*)((p) + (i)) = (v))
 #define LLOAD(w, p, i) GC_CAT(LLOAD_, w)(p, i)
 #define LSTORE(w, v, p, i) GC_CAT(LSTORE_, w)(v, p, i)
 
@@ -99,6 +119,111 @@ typedef REALV(KVA) realk_t;
 #define NRUNS (NWI / VWN)
 #define THREADS (MDIM * NDIM)
 #define ALD (MWG + PADA)  // row length of A's staged slice, stored k-major: as[p][row]
+#define NBUF (1 + PF)      // local buffers of each staged slice
+#define ALIGNED_AS (ALD % VWM == 0)  // A's runs in local memory start on vector boundaries
+#define A_LOADS ((MWG * KWG) / (KVA * THREADS))  // an item's loads of A's slice
+#if BT
+#define B_LOADS ((KWG * NWG) / THREADS)  // an item's loads of op(B)'s slice, one element each
+typedef real_t realb_t;
+#else
+#define B_LOADS ((KWG * NWG) / (VWN * THREADS))  // VWN elements each
+typedef realn_t realb_t;
+#endif
+
+#if SA
+// An item's part of A's slice at column p0 (MWG rows × KWG columns), KVA at a time along k,
+// from global memory into registers; zeros outside the matrix.
+inline void load_a(realk_t* ra, __global const store_t* restrict a, const uint lda, const uint m,
+                   const uint k, const uint i0, const uint p0, const uint tid) {
+#pragma unroll
+  for (uint e = 0; e < A_LOADS; ++e) {
+    const uint idx = tid + e * THREADS;
+    const uint row = idx / (KWG / KVA), col = idx % (KWG / KVA) * KVA;
+    const ulong at = (ulong)(i0 + row) * lda + p0 + col;
+    realk_t v = (realk_t)0;
+#if EDGE
+    if (i0 + row < m) {
+      if (p0 + col + KVA <= k) {
+        v = GLOAD(KVA, a, at);
+      } else {
+        for (uint q = 0; q < KVA; ++q)
+          if (p0 + col + q < k) ELEM(v, q) = GLOAD_1(a, at + q);
+      }
+    }
+#endif
+#if !EDGE
+    v = GLOAD(KVA, a, at);
+#endif
+    ra[e] = v;
+  }
+}
+
+// The same registers into local memory, k-major: as[p][row].
+inline void store_a(const realk_t* ra, __local real_t* as, const uint tid) {
+#pragma unroll
+  for (uint e = 0; e < A_LOADS; ++e) {
+    const uint idx = tid + e * THREADS;
+    const uint row = idx / (KWG / KVA), col = idx % (KWG / KVA) * KVA;
+    realk_t v = ra[e];
+#pragma unroll
+    for (uint q = 0; q < KVA; ++q) as[(col + q) * ALD + row] = ELEM(v, q);
+  }
+}
+#endif
+
+#if SB
+// An item's part of op(B)'s slice at row p0 (KWG rows × NWG columns) into registers.
+inline void load_b(realb_t* rb, __global const store_t* restrict b, const uint ldb, const uint n,
+                   const uint k, const uint j0, const uint p0, const uint tid) {
+#pragma unroll
+  for (uint e = 0; e < B_LOADS; ++e) {
+    const uint idx = tid + e * THREADS;
+#if BT
+    // B is n×k: read along k, one element at a time.
+    const uint col = idx / KWG, row = idx % KWG;
+    real_t v = 0;
+#if EDGE
+    if (p0 + row < k && j0 + col < n)
+#endif
+      v = GLOAD_1(b, (ulong)(j0 + col) * ldb + p0 + row);
+#else
+    // B is k×n: read VWN at a time along n.
+    const uint row = idx / (NWG / VWN), col = idx % (NWG / VWN) * VWN;
+    const ulong at = (ulong)(p0 + row) * ldb + j0 + col;
+    realn_t v = (realn_t)0;
+#if EDGE
+    if (p0 + row < k) {
+      if (j0 + col + VWN <= n) {
+        v = GLOAD(VWN, b, at);
+      } else {
+        for (uint q = 0; q < VWN; ++q)
+          if (j0 + col + q < n) ELEM(v, q) = GLOAD_1(b, at + q);
+      }
+    }
+#endif
+#if !EDGE
+    v = GLOAD(VWN, b, at);
+#endif
+#endif
+    rb[e] = v;
+  }
+}
+
+// The same registers into local memory as the slice is used: bs[p][col].
+inline void store_b(const realb_t* rb, __local real_t* bs, const uint tid) {
+#pragma unroll
+  for (uint e = 0; e < B_LOADS; ++e) {
+    const uint idx = tid + e * THREADS;
+#if BT
+    const uint col = idx / KWG, row = idx % KWG;
+    bs[row * NWG + col] = rb[e];
+#else
+    const uint row = idx / (NWG / VWN), col = idx % (NWG / VWN) * VWN;
+    LSTORE(VWN, rb[e], bs, row * NWG + col);
+#endif
+  }
+}
+#endif
 
 __kernel __attribute__((reqd_work_group_size(NDIM, MDIM, 1))) void gc_gemm(
     const uint m, const uint n, const uint k, __global const store_t* restrict a, const ulong a_off,
@@ -120,10 +245,20 @@ __kernel __attribute__((reqd_work_group_size(NDIM, MDIM, 1))) void gc_gemm(
   const uint tid = ly * NDIM + lx;
 #endif
 #if SA
-  __local real_t as[KWG * ALD];
+  __local real_t as_all[NBUF * KWG * ALD] __attribute__((aligned(128)));
+  realk_t ra[A_LOADS];
+  load_a(ra, a, lda, m, k, i0, 0, tid);
+  store_a(ra, as_all, tid);
 #endif
 #if SB
-  __local real_t bs[KWG * NWG];
+  __local real_t bs_all[NBUF * KWG * NWG] __attribute__((aligned(128)));
+  realb_t rb[B_LOADS];
+  load_b(rb, b, ldb, n, k, j0, 0, tid);
+  store_b(rb, bs_all, tid);
+#endif
+#if SA || SB
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint buf = 0;  // the local buffer that holds the slice being computed
 #endif
 
   realn_t acc[MWI][NRUNS];
@@ -133,71 +268,20 @@ __kernel __attribute__((reqd_work_group_size(NDIM, MDIM, 1))) void gc_gemm(
     for (int t = 0; t < NRUNS; ++t) acc[r][t] = (realn_t)0;
 
   for (uint p0 = 0; p0 < k; p0 += KWG) {
-#if SA
-    // A's slice, MWG rows × KWG columns, read KVA at a time along k, stored k-major.
-#pragma unroll
-    for (uint e = 0; e < (MWG * KWG) / (KVA * THREADS); ++e) {
-      const uint idx = tid + e * THREADS;
-      const uint row = idx / (KWG / KVA), col = idx % (KWG / KVA) * KVA;
-      const ulong at = (ulong)(i0 + row) * lda + p0 + col;
-      realk_t v = (realk_t)0;
-#if EDGE
-      if (i0 + row < m) {
-        if (p0 + col + KVA <= k) {
-          v = GLOAD(KVA, a, at);
-        } else {
-          for (uint q = 0; q < KVA; ++q)
-            if (p0 + col + q < k) ELEM(v, q) = GLOAD_1(a, at + q);
-        }
-      }
-#else
-      v = GLOAD(KVA, a, at);
+#if SA || SB
+    const bool more = p0 + KWG < k;
 #endif
-#pragma unroll
-      for (uint q = 0; q < KVA; ++q) as[(col + q) * ALD + row] = ELEM(v, q);
-    }
+#if PF && SA
+    if (more) load_a(ra, a, lda, m, k, i0, p0 + KWG, tid);
+#endif
+#if PF && SB
+    if (more) load_b(rb, b, ldb, n, k, j0, p0 + KWG, tid);
+#endif
+#if SA
+    __local const real_t* as = as_all + buf * (KWG * ALD);
 #endif
 #if SB
-    // op(B)'s slice, KWG rows × NWG columns, stored as it is used: bs[p][col].
-#if BT
-    // B is n×k: read along k, one element at a time.
-#pragma unroll
-    for (uint e = 0; e < (KWG * NWG) / THREADS; ++e) {
-      const uint idx = tid + e * THREADS;
-      const uint col = idx / KWG, row = idx % KWG;
-      real_t v = 0;
-#if EDGE
-      if (p0 + row < k && j0 + col < n)
-#endif
-        v = GLOAD_1(b, (ulong)(j0 + col) * ldb + p0 + row);
-      bs[row * NWG + col] = v;
-    }
-#else
-    // B is k×n: read VWN at a time along n.
-#pragma unroll
-    for (uint e = 0; e < (KWG * NWG) / (VWN * THREADS); ++e) {
-      const uint idx = tid + e * THREADS;
-      const uint row = idx / (NWG / VWN), col = idx % (NWG / VWN) * VWN;
-      const ulong at = (ulong)(p0 + row) * ldb + j0 + col;
-      realn_t v = (realn_t)0;
-#if EDGE
-      if (p0 + row < k) {
-        if (j0 + col + VWN <= n) {
-          v = GLOAD(VWN, b, at);
-        } else {
-          for (uint q = 0; q < VWN; ++q)
-            if (j0 + col + q < n) ELEM(v, q) = GLOAD_1(b, at + q);
-        }
-      }
-#else
-      v = GLOAD(VWN, b, at);
-#endif
-      LSTORE(VWN, v, bs, row * NWG + col);
-    }
-#endif
-#endif
-#if SA || SB
-    barrier(CLK_LOCAL_MEM_FENCE);
+    __local const real_t* bs = bs_all + buf * (KWG * NWG);
 #endif
 
 #if EDGE
@@ -244,8 +328,12 @@ __kernel __attribute__((reqd_work_group_size(NDIM, MDIM, 1))) void gc_gemm(
 #pragma unroll
       for (int s = 0; s < MRUNS; ++s) {
         const uint row = (s * MDIM + ly) * VWM;
-#if SA
+#if SA && ALIGNED_AS
         realm_t av = LLOAD(VWM, as, p * ALD + row);
+#elif SA
+        realm_t av;
+#pragma unroll
+        for (uint q = 0; q < VWM; ++q) ELEM(av, q) = as[p * ALD + row + q];
 #else
         realm_t av = (realm_t)0;
 #pragma unroll
@@ -265,7 +353,31 @@ __kernel __attribute__((reqd_work_group_size(NDIM, MDIM, 1))) void gc_gemm(
       }
     }
 #if SA || SB
+#if PF
+    // The next slice goes into the other buffer, which every item finished reading before the
+    // previous barrier; one barrier then makes it visible and frees this one.
+    buf ^= 1;
+#if SA
+    if (more) store_a(ra, as_all + buf * (KWG * ALD), tid);
+#endif
+#if SB
+    if (more) store_b(rb, bs_all + buf * (KWG * NWG), tid);
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
+#else
+    if (more) {
+      barrier(CLK_LOCAL_MEM_FENCE);  // every item is done with the slice before it is replaced
+#if SA
+      load_a(ra, a, lda, m, k, i0, p0 + KWG, tid);
+      store_a(ra, as_all, tid);
+#endif
+#if SB
+      load_b(rb, b, ldb, n, k, j0, p0 + KWG, tid);
+      store_b(rb, bs_all, tid);
+#endif
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
 #endif
   }
 

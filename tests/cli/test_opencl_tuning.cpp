@@ -183,7 +183,8 @@ TEST(OpenClTuning, ProbeAndDoctorNeverTune) {
 }
 
 // gpucheck's kernel across its parameters (staged or direct A and B, vector runs, padding,
-// group order, index checks, a transposed B through NHWC conv) and dtypes, each run verified.
+// group order, the next slice prefetched or not, whole-vector or element-wise global access, index
+// checks, a transposed B through NHWC conv) and dtypes, each run verified.
 TEST(OpenClTuning, TheKernelVerifiesAcrossItsParameters) {
   if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
   const fs::path home = fresh_cache_home("params");
@@ -192,21 +193,23 @@ TEST(OpenClTuning, TheKernelVerifiesAcrossItsParameters) {
     const char* dtypes;
   };
   const Case cases[] = {
-      {R"({"MWG":64,"NWG":64,"KWG":16,"MDIM":8,"NDIM":8,"VWM":4,"VWN":4,"KVA":4,"PADA":2,"SA":1,"SB":1,"MFIRST":0})",
+      {R"({"MWG":64,"NWG":64,"KWG":16,"MDIM":8,"NDIM":8,"VWM":4,"VWN":4,"KVA":4,"PADA":2,"SA":1,"SB":1,"MFIRST":0,"PF":1})",
        "f32,f16"},
-      {R"({"MWG":32,"NWG":64,"KWG":8,"MDIM":4,"NDIM":16,"VWM":2,"VWN":2,"KVA":2,"PADA":1,"SA":1,"SB":0,"MFIRST":1})",
+      {R"({"MWG":32,"NWG":64,"KWG":8,"MDIM":4,"NDIM":16,"VWM":2,"VWN":2,"KVA":2,"PADA":1,"SA":1,"SB":0,"MFIRST":1,"PF":1})",
        "f32,f64"},
-      {R"({"MWG":16,"NWG":32,"KWG":16,"MDIM":8,"NDIM":2,"VWM":1,"VWN":16,"KVA":1,"PADA":0,"SA":0,"SB":1,"MFIRST":0})",
+      {R"({"MWG":16,"NWG":32,"KWG":16,"MDIM":8,"NDIM":2,"VWM":1,"VWN":16,"KVA":1,"PADA":0,"SA":0,"SB":1,"MFIRST":0,"PF":0})",
        "f16"},
-      {R"({"MWG":4,"NWG":64,"KWG":16,"MDIM":1,"NDIM":1,"VWM":1,"VWN":16,"KVA":1,"PADA":0,"SA":0,"SB":0,"MFIRST":1})",
+      {R"({"MWG":64,"NWG":32,"KWG":8,"MDIM":8,"NDIM":4,"VWM":2,"VWN":4,"KVA":1,"PADA":0,"SA":0,"SB":1,"MFIRST":0,"PF":1})",
+       "f32"},
+      {R"({"MWG":4,"NWG":64,"KWG":16,"MDIM":1,"NDIM":1,"VWM":1,"VWN":16,"KVA":1,"PADA":0,"SA":0,"SB":0,"MFIRST":1,"PF":0})",
        "f32,f64"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.params);
     RunResult r = run_gpucheck(
         {"bench", "--device", "opencl0", "--no-baseline", "--ops", "gemm,conv", "--dtype", c.dtypes,
-         "--gemm", "96x80x72,64x64x64", "--conv", "2,3,9,11,4,3,3,2,1", "--layout", "nchw,nhwc",
-         "--reps", "1", "--warmup", "0", "--json"},
+         "--gemm", "96x80x72,64x64x64,50x36x38", "--conv", "2,3,9,11,4,3,3,2,1", "--layout",
+         "nchw,nhwc", "--reps", "1", "--warmup", "0", "--json"},
         {{"XDG_CACHE_HOME", home.string()}, {"GPUCHECK_TEST_GEMM_PARAMS", c.params}});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const auto recs = records(r);
@@ -224,7 +227,7 @@ TEST(OpenClTuning, TheKernelVerifiesAcrossItsParameters) {
        "64", "--reps", "1", "--json"},
       {{"XDG_CACHE_HOME", home.string()},
        {"GPUCHECK_TEST_GEMM_PARAMS",
-        R"({"MWG":64,"NWG":64,"KWG":16,"MDIM":8,"NDIM":8,"VWM":4,"VWN":16,"KVA":1,"PADA":0,"SA":1,"SB":1,"MFIRST":0})"}});
+        R"({"MWG":64,"NWG":64,"KWG":16,"MDIM":8,"NDIM":8,"VWM":4,"VWN":16,"KVA":1,"PADA":0,"SA":1,"SB":1,"MFIRST":0,"PF":0})"}});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.out, HasSubstr("NDIM*VWN"));
   fs::remove_all(home);

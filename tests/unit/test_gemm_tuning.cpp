@@ -117,11 +117,23 @@ TEST(GemmParams, JsonRoundTripAndStrictReading) {
 
 TEST(GemmParams, BuildOptionsAndLaunch) {
   GemmParams p{64, 32, 16, 8, 4, 2, 4, 1, 0, true, true, false};
-  const std::string o = build_options(p, DType::kF16, true, false);
+  const std::string o = build_options(p, DType::kF16, true, false, true);
   for (const char* want :
        {"-DGC_F16", "-DMWG=64", "-DNWG=32", "-DKWG=16", "-DMDIM=8", "-DNDIM=4", "-DVWM=2",
-        "-DVWN=4", "-DSA=1", "-DSB=1", "-DMFIRST=0", "-DBT=1", "-DEDGE=0"})
+        "-DVWN=4", "-DSA=1", "-DSB=1", "-DMFIRST=0", "-DPF=0", "-DBT=1", "-DEDGE=0", "-DGALIGN=1"})
     EXPECT_THAT(o, HasSubstr(want));
+  EXPECT_THAT(build_options(p, DType::kF32, false, true, false), HasSubstr("-DGALIGN=0"));
+  // Runs start on vector boundaries only where every leading dimension and offset allows it:
+  // KVA for a staged A, VWN for B (unless transposed: read one element at a time) and C.
+  p.kva = 4;  // VWN is 4 as well
+  EXPECT_TRUE(vector_aligned(p, false, {64, 0, 32, 128, 32, 4}));
+  EXPECT_FALSE(vector_aligned(p, false, {66, 0, 32, 128, 32, 4}));  // lda
+  EXPECT_FALSE(vector_aligned(p, false, {64, 2, 32, 128, 32, 4}));  // A's offset
+  EXPECT_FALSE(vector_aligned(p, false, {64, 0, 30, 128, 32, 4}));  // ldb
+  EXPECT_TRUE(vector_aligned(p, true, {64, 0, 30, 127, 32, 4}));    // Bᵀ: element by element
+  EXPECT_FALSE(vector_aligned(p, true, {64, 0, 30, 127, 32, 6}));   // C's offset
+  p.sa = false;                                                     // A read element by element
+  EXPECT_TRUE(vector_aligned(p, false, {65, 3, 32, 128, 32, 4}));
   EXPECT_TRUE(fits_tiles(p, 128, 64, 32));
   EXPECT_FALSE(fits_tiles(p, 100, 64, 32));
   auto l = launch_size(p, 100, 70);  // 2 groups down m, 3 across n

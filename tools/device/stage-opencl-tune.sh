@@ -16,13 +16,17 @@ for f in "$shared/tools/peers.py" "$shared/tools/device-bundle.sh"; do
   [ -f "$f" ] || { echo "stage-opencl-tune: $f is missing (set GPUCHECK_SHARED to the shared folder)" >&2; exit 2; }
 done
 export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUCHECK_BUILD_TESTS=OFF \
-  -DGPUCHECK_WITH_CUDA=OFF -DGPUCHECK_WITH_OPENCL=ON >/dev/null
+# A build directory that exists keeps its configuration (BUILD_DIR=build reuses the main one).
+[ -f "$build/CMakeCache.txt" ] ||
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUCHECK_BUILD_TESTS=OFF \
+    -DGPUCHECK_WITH_CUDA=OFF -DGPUCHECK_WITH_OPENCL=ON >/dev/null
 cmake --build "$build" -j2 --target gpucheck
 rm -rf "$out"
 mkdir -p "$out"
 cmake --install "$build" --prefix "$out/install" --strip >/dev/null
 cp "$shared/tools/peers.py" "$out/peers.py"
+mkdir -p "$out/tools"
+gcc -O1 -Wall -Wextra -o "$out/tools/cl-binary" tools/device/cl-binary.c -lOpenCL
 bash "$shared/tools/device-bundle.sh" "$out/devlibs" >/dev/null
 "$out/install/bin/gpucheck" --version >/dev/null ||
   { echo "stage-opencl-tune: the staged binary does not start here" >&2; exit 1; }
@@ -32,4 +36,4 @@ if [ "$size_kib" -gt $((48 * 1024)) ]; then
   exit 1
 fi
 echo "staged $out (${size_kib} KiB): $("$out/install/bin/gpucheck" --version | head -1)"
-echo "on the GPU machine: carry .devrun/opencl-tune and run: bash tools/device/opencl-tune.sh"
+echo "on the GPU machine: carry .devrun/opencl-tune and run: bash tools/device/opencl-tune.sh (or opencl-variants.sh)"

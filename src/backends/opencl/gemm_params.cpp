@@ -68,6 +68,10 @@ const std::vector<Field>& fields() {
        {0, 1},
        [](const GemmParams& p) { return unsigned{p.mfirst}; },
        [](GemmParams& p, unsigned v) { p.mfirst = v != 0; }},
+      {"PF",
+       {0, 1},
+       [](const GemmParams& p) { return unsigned{p.pf}; },
+       [](GemmParams& p, unsigned v) { p.pf = v != 0; }},
   };
   return f;
 }
@@ -79,6 +83,7 @@ std::size_t real_bytes(DType dtype) {
 // Parameters that mean nothing without local staging are fixed, so one kernel has one form.
 GemmParams normalized(GemmParams p) {
   if (!p.sa) p.kva = 1, p.pada = 0;
+  if (!p.sa && !p.sb) p.pf = false;
   return p;
 }
 
@@ -101,7 +106,8 @@ std::optional<std::string> invalid_reason(const GemmParams& p, const GemmLimits&
     if (std::find(f.values.begin(), f.values.end(), v) == f.values.end())
       return fmt::format("{}={} is not a value the kernel takes", f.name, v);
   }
-  if (normalized(p) != p) return std::string("KVA and PADA must be 1 and 0 without SA");
+  if (normalized(p) != p)
+    return std::string("KVA and PADA must be 1 and 0 without SA, PF 0 without SA and SB");
   const std::size_t threads = std::size_t{p.mdim} * p.ndim;
   if (threads > limits.max_work_group)
     return fmt::format("{} work items exceed the device's work-group limit {}", threads,
@@ -129,23 +135,33 @@ std::optional<std::string> invalid_reason(const GemmParams& p, const GemmLimits&
       return fmt::format("B's slice ({}x{}) does not split into {} items' loads of {}", p.kwg,
                          p.nwg, threads, p.vwn);
   }
-  const std::size_t local =
-      real_bytes(dtype) * ((p.sa ? std::size_t{p.kwg} * (p.mwg + p.pada) : 0) +
-                           (p.sb ? std::size_t{p.kwg} * p.nwg : 0));
+  const std::size_t local = real_bytes(dtype) * (p.pf ? 2 : 1) *
+                            ((p.sa ? std::size_t{p.kwg} * (p.mwg + p.pada) : 0) +
+                             (p.sb ? std::size_t{p.kwg} * p.nwg : 0));
   if (local > limits.local_mem_bytes)
     return fmt::format("{} bytes of local memory exceed the device's {}", local,
                        limits.local_mem_bytes);
   return std::nullopt;
 }
 
-std::string build_options(const GemmParams& p, DType dtype, bool b_transposed, bool edge) {
+std::string build_options(const GemmParams& p, DType dtype, bool b_transposed, bool edge,
+                          bool aligned) {
   const char* type = dtype == DType::kF64   ? "-DGC_F64"
                      : dtype == DType::kF16 ? "-DGC_F16"
                                             : "-DGC_F32";
   std::string o = type;
   for (const auto& f : fields()) o += fmt::format(" -D{}={}", f.name, f.get(p));
-  o += fmt::format(" -DBT={} -DEDGE={}", b_transposed ? 1 : 0, edge ? 1 : 0);
+  o += fmt::format(" -DBT={} -DEDGE={} -DGALIGN={}", b_transposed ? 1 : 0, edge ? 1 : 0,
+                   aligned ? 1 : 0);
   return o;
+}
+
+bool vector_aligned(const GemmParams& p, bool b_transposed, const GemmOperandLayout& l) {
+  auto multiple = [](std::size_t v, unsigned w) { return v % w == 0; };
+  const unsigned wa = p.sa ? p.kva : 1;
+  const unsigned wb = b_transposed ? 1 : p.vwn;
+  return multiple(l.lda, wa) && multiple(l.a_off, wa) && multiple(l.ldb, wb) &&
+         multiple(l.b_off, wb) && multiple(l.ldc, p.vwn) && multiple(l.c_off, p.vwn);
 }
 
 bool fits_tiles(const GemmParams& p, std::size_t m, std::size_t n, std::size_t k) {
@@ -164,9 +180,15 @@ GemmLaunch launch_size(const GemmParams& p, std::size_t m, std::size_t n) {
 }
 
 std::vector<GemmParams> seeds(const GemmLimits& limits, DType dtype) {
-  // {mwg, nwg, kwg, mdim, ndim, vwm, vwn, kva, pada, sa, sb, mfirst}
+  // {mwg, nwg, kwg, mdim, ndim, vwm, vwn, kva, pada, sa, sb, mfirst, pf}
+  // GPUs: the first is what runs untuned where the library cannot (f16 on NVIDIA's OpenCL);
+  // the first three were the fastest on an H100 (2026-11-27, docs/PERFORMANCE.md).
   static const std::vector<GemmParams> gpu = {
+      {128, 128, 8, 8, 32, 4, 4, 4, 0, true, true, false, true},
+      {128, 128, 16, 8, 16, 4, 4, 4, 0, true, true, false, true},
+      {128, 128, 16, 16, 16, 8, 4, 4, 0, true, true, false, false},
       {128, 128, 16, 16, 16, 4, 4, 4, 2, true, true, false},
+      {128, 128, 8, 16, 16, 4, 4, 4, 0, true, true, false, true},
       {64, 64, 16, 16, 16, 4, 4, 1, 0, true, true, false},
       {128, 128, 8, 16, 16, 8, 4, 2, 1, true, true, false},
       {128, 64, 16, 16, 16, 4, 4, 4, 4, true, true, false},
@@ -225,6 +247,7 @@ std::optional<GemmParams> sample(std::mt19937_64& rng, const GemmLimits& limits,
       p.sa = chance(rng, 0.85);
       p.sb = chance(rng, 0.85);
       p.mfirst = chance(rng, 0.2);
+      p.pf = chance(rng, 0.6);
     }
     p.kva = pick<unsigned>(rng, {1, 2, 4});
     p.pada = pick<unsigned>(rng, {0, 1, 2, 4});

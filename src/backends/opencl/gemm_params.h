@@ -24,6 +24,7 @@ struct GemmParams {
   unsigned pada = 0;                      // padding of A's staged rows (SA)
   bool sa = true, sb = true;              // stage A's / B's slice in local memory
   bool mfirst = false;                    // number work-groups down the columns first
+  bool pf = false;                        // prefetch the next slice while computing (SA or SB)
   auto operator<=>(const GemmParams&) const = default;
 };
 
@@ -40,8 +41,20 @@ std::optional<std::string> invalid_reason(const GemmParams& p, const GemmLimits&
                                           DType dtype);
 
 // The clBuildProgram options of one build. b_transposed: op(B) = Bᵀ of a B stored n×k;
-// edge: the build that checks indices (for shapes that are not multiples of the tile).
-std::string build_options(const GemmParams& p, DType dtype, bool b_transposed, bool edge);
+// edge: the build that checks indices (for shapes that are not multiples of the tile);
+// aligned: vector_aligned() held, so runs of elements load and store as whole vectors.
+std::string build_options(const GemmParams& p, DType dtype, bool b_transposed, bool edge,
+                          bool aligned);
+
+// The operands' leading dimensions and offsets (in elements) are multiples of the widths the
+// kernel reads and writes them in (KVA for a staged A, VWN for B and C), so that each run starts
+// on a boundary of its vector type (buffers themselves start on one: CL_DEVICE_MEM_BASE_ADDR_ALIGN
+// is at least 128 bytes). Unaligned runs are read element by element, which on NVIDIA's OpenCL
+// means one load instruction per element.
+struct GemmOperandLayout {
+  std::size_t lda = 0, a_off = 0, ldb = 0, b_off = 0, ldc = 0, c_off = 0;
+};
+bool vector_aligned(const GemmParams& p, bool b_transposed, const GemmOperandLayout& layout);
 
 // Whether m, n and k are multiples of the tile (the build without index checks then serves).
 bool fits_tiles(const GemmParams& p, std::size_t m, std::size_t n, std::size_t k);

@@ -613,8 +613,8 @@ class OpenClDevice final : public Device {
     };
     (set(args), ...);
     const std::size_t wg = stress_group();
-    GC_CL_CHECK(lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &global, &wg, 0, nullptr,
-                                             nullptr));
+    GC_CL_CHECK(
+        lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &global, &wg, 0, nullptr, nullptr));
   }
 
   // The session's partials buffer, grown to at least `bytes` (after the queue drained).
@@ -839,7 +839,9 @@ class OpenClDevice final : public Device {
                    std::size_t b_off, std::size_t ldb, cl_mem c, std::size_t c_off,
                    std::size_t ldc) {
     const bool edge = !fits_tiles(p, m, n, kk);
-    cl_kernel kern = kernel("opencl_gemm.cl", build_options(p, dtype, b_trans, edge), "gc_gemm");
+    const bool aligned = vector_aligned(p, b_trans, {lda, a_off, ldb, b_off, ldc, c_off});
+    cl_kernel kern =
+        kernel("opencl_gemm.cl", build_options(p, dtype, b_trans, edge, aligned), "gc_gemm");
     const cl_uint dims[] = {to_uint(m), to_uint(n), to_uint(kk)};
     const cl_uint lds[] = {to_uint(lda), to_uint(ldb), to_uint(ldc)};
     const cl_ulong offs[] = {a_off, b_off, c_off};
