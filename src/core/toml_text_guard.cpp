@@ -15,6 +15,17 @@ class Scanner {
   void run() {
     while (i_ < t_.size()) {
       const char c = t_[i_];
+      if (bare_) {
+        // toml++ scans a bare value (a number, a date, true, ...) up to a value terminator,
+        // classifying every character; quotes and brackets inside it are just characters.
+        if (!ends_bare_value(c)) {
+          if (non_ascii(c)) refuse("a non-ASCII character in a bare value");
+          last_ = c;
+          advance();
+          continue;
+        }
+        bare_ = false;
+      }
       if (c == '#') {
         skip_to_line_end();
       } else if (starts_with(R"(""")") && opens_string()) {
@@ -25,6 +36,7 @@ class Scanner {
         single_line(c);
       } else {
         if (non_ascii(c)) refuse("a non-ASCII character outside a string or comment");
+        structure(c);
         if (c != ' ' && c != '\t') last_ = c;
         advance();
       }
@@ -34,12 +46,36 @@ class Scanner {
  private:
   static bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 
+  // toml++'s is_value_terminator for ASCII: whitespace, line breaks, ] } , #.
+  static bool ends_bare_value(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == ']' ||
+           c == '}' || c == ',' || c == '#';
+  }
+
+  bool in_array() const { return !nest_.empty() && nest_.back() == '['; }
+
+  // Where a value starts: after '=', or in an array after its '[', a ',' or a line break
+  // (elsewhere, such as a table header or an inline table's keys, a bare run is a key).
+  bool value_position() const {
+    return last_ == '=' || ((last_ == '[' || last_ == ',' || last_ == '\n') && in_array());
+  }
+
+  // Arrays and inline tables nest; a bare character in a value position starts a bare value.
+  void structure(char c) {
+    if (c == '[' || c == '{') {
+      if (value_position()) nest_.push_back(c);
+    } else if (c == ']' || c == '}') {
+      if (!nest_.empty() && nest_.back() == (c == ']' ? '[' : '{')) nest_.pop_back();
+    } else if (!ends_bare_value(c) && c != ',' && c != '=' && c != '.' && value_position()) {
+      bare_ = true;
+    }
+  }
+
   // A quote starts a string only where TOML allows one (a value, a quoted key): after '=',
-  // '[', ',', '{', '.', or first on its line. Elsewhere (`0"...`) toml++ reads on through a bare
-  // value and classifies every character, so the text after it stays outside any string.
+  // '[', ',', '{', '.', or first on its line, and never inside a bare value.
   bool opens_string() const {
-    return last_ == '\n' || last_ == '=' || last_ == '[' || last_ == ',' || last_ == '{' ||
-           last_ == '.';
+    return !bare_ && (last_ == '\n' || last_ == '=' || last_ == '[' || last_ == ',' ||
+                      last_ == '{' || last_ == '.');
   }
 
   bool starts_with(std::string_view s) const { return t_.substr(i_, s.size()) == s; }
@@ -124,7 +160,9 @@ class Scanner {
   std::size_t i_ = 0;
   std::size_t line_ = 1;
   std::size_t line_start_ = 0;
-  char last_ = '\n';  // the last character outside strings and comments, blanks skipped
+  char last_ = '\n';   // the last character outside strings and comments, blanks skipped
+  bool bare_ = false;  // inside a bare value
+  std::string nest_;   // the open arrays ('[') and inline tables ('{') around the position
 };
 
 }  // namespace

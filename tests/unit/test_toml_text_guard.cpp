@@ -37,6 +37,10 @@ TEST(TomlTextGuard, TheFuzzersInputsAreRefusedWithTheirPlace) {
   // A quote after a bare value opens no string: toml++ reads on through the value.
   EXPECT_THAT(refusal("s =0\"min\xcf\xb3\""), HasSubstr("p.toml:1:9:"));
   EXPECT_THAT(refusal("s = 1 \"\"\"\xcf\xb3\"\"\""), HasSubstr("p.toml:1:10:"));
+  // Brackets and quotes inside a bare value are part of it, not an array or a string.
+  EXPECT_THAT(refusal("s =0[\"min\\_\xcf\xb3\"]"),
+              HasSubstr("p.toml:1:12: a non-ASCII character in a bare value"));
+  EXPECT_THAT(refusal("a = [1, 2x{\"\xcf\xb3\"}]"), HasSubstr("p.toml:1:13:"));
 }
 
 TEST(TomlTextGuard, NonAsciiInStringsAndCommentsPasses) {
@@ -54,6 +58,9 @@ TEST(TomlTextGuard, NonAsciiInStringsAndCommentsPasses) {
            "a = [\n  \"\xc2\xa7\",  # comment\n  '\xc2\xa7' ]\nt = { \"k\xc2\xa7\" = 1, "
            "b.\"\xc2\xa7\" = 2 }\n",
            "[\"t\xc2\xa7\".'u\xc2\xa7']\n\"k\xc2\xa7\" = \"v\"\n",
+           "a = [1, \"\xc2\xa7\", [2,\"\xc2\xa7\"]]\nb = [\n  3,\n  \"\xc2\xa7\",\n]\n",
+           "t = { k = 1, b.\"\xc2\xa7\" = 2, c = [true,\"\xc2\xa7\"] }\n",
+           "d = 1979-05-27 # \xc2\xa7\ne = 1.5e3\n",
        })
     EXPECT_EQ(refusal(ok), "") << ok;
 }
