@@ -177,6 +177,12 @@ def main():
                 row(f"{dev} serial vs serial figures, the noise floor ({len(d)} records)",
                     f"median |diff| {100 * statistics.median(abs(x[0]) for x in d):.1f} %, "
                     f"{within}/{len(d)} within 3 %", "information", True)
+        locked = [r for r in conc.get("results", []) if r.get("context", {}).get("host_transfers_alone")]
+        host_side = [r for r in conc.get("results", []) if r.get("transfers") == "included"
+                     or r.get("op") in ("copy", "seedloop")]
+        row("concurrent records whose host transfers ran alone (host_transfers_alone)",
+            f"{len(locked)} flagged; {len(host_side)} copy/seedloop/transfers-included records",
+            "information", True)
         devs = {}
         for r in conc.get("results", []):
             b = base.get(key(r))
