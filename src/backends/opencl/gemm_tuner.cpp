@@ -57,10 +57,11 @@ class Search {
   }
 
  private:
-  // One trial; a failure or a wrong result is a rejection. corrupt: the planted bad candidate,
-  // whose time is divided so that it would win were its result not checked first.
-  std::optional<double> try_one(const GemmCandidate& c, int reps, bool corrupt = false) {
+  // One trial, with what it cost; a failure or a wrong result is a rejection. corrupt: the planted
+  // bad candidate, whose time is divided so that it would win were its result not checked first.
+  std::optional<Timed> try_one(const GemmCandidate& c, int reps, bool corrupt = false) {
     tried_.push_back(c);
+    const double t0 = hooks_.clock();
     GemmTrialResult r;
     try {
       r = hooks_.trial(c, result_.shape, reps, corrupt);
@@ -68,7 +69,6 @@ class Search {
       result_.rejected.push_back({c, e.what()});
       return std::nullopt;
     }
-    last_first_run_s_ = r.first_run_s;
     if (corrupt) r.seconds /= 1000;
     if (!r.verified) {
       result_.rejected.push_back({c, "verification failed: " + r.detail});
@@ -78,7 +78,7 @@ class Search {
       result_.rejected.push_back({c, fmt::format("no device time ({} s)", r.seconds)});
       return std::nullopt;
     }
-    return r.seconds;
+    return Timed{c, r.seconds, hooks_.clock() - t0, r.first_run_s};
   }
 
   bool tried(const GemmCandidate& c) const {
@@ -96,12 +96,12 @@ class Search {
       small = {small.m / 2, small.n / 2, small.k / 2};
     result_.shape = small;
     const double first = hooks_.clock();
-    std::optional<double> t = try_one(setup_.reference, 1);
+    std::optional<Timed> t = try_one(setup_.reference, 1);
     result_.library_first_call_s = hooks_.clock() - first;
     if (t) {
       GemmShape s = small;
       while (s.m * 2 <= top.m && s.n * 2 <= top.n && s.k * 2 <= top.k &&
-             *t * static_cast<double>(s.m * 2) / small.m * (s.n * 2.0 / small.n) *
+             t->seconds * static_cast<double>(s.m * 2) / small.m * (s.n * 2.0 / small.n) *
                      (s.k * 2.0 / small.k) <=
                  setup_.budget_s * kMaxRunShareOfBudget)
         s = {s.m * 2, s.n * 2, s.k * 2};
@@ -110,13 +110,10 @@ class Search {
       result_.shape = top;  // no reference to scale by: the device's own size
     }
     tried_.clear();
-    const double t0 = hooks_.clock();
-    t = try_one(setup_.reference, kConfirmReps);
-    if (t) {
-      result_.reference_s = t;
-      reference_ = Timed{setup_.reference, *t, hooks_.clock() - t0, last_first_run_s_};
-    }
-    return t;
+    reference_ = try_one(setup_.reference, kConfirmReps);
+    if (!reference_) return std::nullopt;
+    result_.reference_s = reference_->seconds;
+    return reference_->seconds;
   }
 
   // The next candidate: seeds first, then two neighbours of the best for each random point.
@@ -184,11 +181,10 @@ class Search {
       const double t0 = hooks_.clock();
       const bool corrupt = !planted;
       planted = true;
-      std::optional<double> s = try_one(c, kScreenReps, corrupt);
-      const double wall = hooks_.clock() - t0;
-      cost_sum += wall;
+      std::optional<Timed> s = try_one(c, kScreenReps, corrupt);
+      cost_sum += hooks_.clock() - t0;  // a rejected candidate's cost counts as well
       ++costs;
-      if (s) screened_.push_back({c, *s, wall, last_first_run_s_});
+      if (s) screened_.push_back(*s);
     }
   }
 
@@ -200,13 +196,13 @@ class Search {
     std::vector<Timed> confirmed;
     if (ref) {
       // Timed again beside the leaders, and the better of its two times kept.
-      std::optional<double> again = try_one(setup_.reference, kConfirmReps);
-      confirmed.push_back({setup_.reference, again ? std::min(*again, *ref) : *ref, 0, 0});
+      std::optional<Timed> again = try_one(setup_.reference, kConfirmReps);
+      confirmed.push_back({setup_.reference, again ? std::min(again->seconds, *ref) : *ref, 0, 0});
       result_.reference_s = confirmed.back().seconds;
     }
     for (const auto& l : leaders)
-      if (std::optional<double> s = try_one(l.candidate, kConfirmReps))
-        confirmed.push_back({l.candidate, std::min(*s, l.seconds), 0, 0});
+      if (std::optional<Timed> s = try_one(l.candidate, kConfirmReps))
+        confirmed.push_back({l.candidate, std::min(s->seconds, l.seconds), 0, 0});
     result_.timed = static_cast<int>(screened_.size()) + (ref ? 1 : 0);
     if (confirmed.empty()) {
       result_.best = setup_.reference;
@@ -230,7 +226,6 @@ class Search {
   std::size_t seed_index_ = 0;
   std::vector<Timed> screened_;
   std::optional<Timed> reference_;  // its confirmed trial, for the cost estimates
-  double last_first_run_s_ = 0;     // of the latest trial
   GemmCandidate neighbours_of_;
   std::vector<GemmParams> neighbours_;
   std::uint64_t picks_ = 0;
