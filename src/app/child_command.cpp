@@ -43,12 +43,17 @@ std::string plan_text_of(const std::string& arg) {
   return text;
 }
 
-// The device a stress child works on; a backend or device that is not there is a usage
-// error naming it (the parent reports the child's last stderr line).
-std::unique_ptr<Device> open_child_device(const char* child, const std::string& backend_name,
-                                          const std::string& device_id, int threads) {
+// The device a stress child works on, and the backend that opened it (which opens its peers
+// too); a backend or device that is not there is a usage error naming it (the parent reports
+// the child's last stderr line).
+struct ChildDevice {
+  std::shared_ptr<Backend> backend;
+  std::unique_ptr<Device> device;
+};
+ChildDevice open_child_device(const char* child, const std::string& backend_name,
+                              const std::string& device_id, int threads) {
   const EnvMap env = current_environment();
-  auto backend = make_backend(backend_name, env);
+  std::shared_ptr<Backend> backend = make_backend(backend_name, env);
   if (!backend) throw UsageError(fmt::format("__child {}: no backend '{}'", child, backend_name));
   DeviceOptions options;
   options.threads = threads;
@@ -56,7 +61,7 @@ std::unique_ptr<Device> open_child_device(const char* child, const std::string& 
   auto device = backend->open_device(device_id, options);
   if (!device)
     throw UsageError(fmt::format("no device '{}' in the {} backend", device_id, backend_name));
-  return device;
+  return {std::move(backend), std::move(device)};
 }
 
 // Writes one JSON event a line to the child's result fd.
@@ -148,14 +153,11 @@ int run_stress_child(const std::string& plan_text) {
   auto plan = stress::plan_from_json(nlohmann::json::parse(plan_text));
   const char* fault_spec = std::getenv(stress::kFaultEnv);
   auto faults = stress::faults_for(fault_spec != nullptr ? fault_spec : "", plan.device);
-  auto device = open_child_device("stress", plan.backend, plan.device, plan.threads);
-  std::shared_ptr<Backend> backend = make_backend(plan.backend, current_environment());
-  stress::PeerOpener open_peers;
-  if (backend)
-    open_peers = [backend](const std::vector<std::string>& ids) {
-      return backend->open_group(ids);
-    };
-  stress::run_stress(plan, *device, std::move(faults), line_writer(result_fd), open_peers);
+  ChildDevice opened = open_child_device("stress", plan.backend, plan.device, plan.threads);
+  stress::PeerOpener open_peers = [backend = opened.backend](const std::vector<std::string>& ids) {
+    return backend->open_group(ids);
+  };
+  stress::run_stress(plan, *opened.device, std::move(faults), line_writer(result_fd), open_peers);
   return 0;
 }
 
