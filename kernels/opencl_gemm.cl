@@ -64,15 +64,9 @@ typedef float real_t;
 // offsets): whole-vector accesses, which NVIDIA's compiler turns into one wide load or store;
 // vloadN promises only element alignment and becomes one instruction per element there.
 #define GLOAD_1(p, i) ((p)[i])
-#define GLOAD_2(p, i) (*(__global const REALV_2*)((p) + (i)))
-#define GLOAD_4(p, i) (*(__global const REALV_4*)((p) + (i)))
-#define GLOAD_8(p, i) (*(__global const REALV_8*)((p) + (i)))
-#define GLOAD_16(p, i) (*(__global const REALV_16*)((p) + (i)))
 #define GSTORE_1(v, p, i) ((p)[i] = (v))
-#define GSTORE_2(v, p, i) (*(__global REALV_2*)((p) + (i)) = (v))
-#define GSTORE_4(v, p, i) (*(__global REALV_4*)((p) + (i)) = (v))
-#define GSTORE_8(v, p, i) (*(__global REALV_8*)((p) + (i)) = (v))
-#define GSTORE_16(v, p, i) (*(__global REALV_16*)((p) + (i)) = (v))
+#define GLOAD(w, p, i) (*(__global const REALV(w)*)((p) + (i)))
+#define GSTORE(w, v, p, i) (*(__global REALV(w)*)((p) + (i)) = (v))
 #else
 #define GLOAD_1(p, i) ((p)[i])
 #define GLOAD_2(p, i) vload2(0, (p) + (i))
@@ -85,25 +79,17 @@ typedef float real_t;
 #define GSTORE_8(v, p, i) vstore8((v), 0, (p) + (i))
 #define GSTORE_16(v, p, i) vstore16((v), 0, (p) + (i))
 #endif
+#ifndef GLOAD
 #define GLOAD(w, p, i) GC_CAT(GLOAD_, w)(p, i)
 #define GSTORE(w, v, p, i) GC_CAT(GSTORE_, w)(v, p, i)
+#endif
 
 // The same for local memory, which holds real_t (f16 is converted once, on the way in). The
 // staged slices start on a 128-byte boundary and every run the kernel reads or writes there as a
 // vector starts on its vector's boundary (A's only where its padded rows keep them so: ALIGNED_AS),
 // so these are whole-vector accesses: one wide load of local memory per run, not one per element.
-#define LLOAD_1(p, i) ((p)[i])
-#define LLOAD_2(p, i) (*(__local const REALV_2*)((p) + (i)))
-#define LLOAD_4(p, i) (*(__local const REALV_4*)((p) + (i)))
-#define LLOAD_8(p, i) (*(__local const REALV_8*)((p) + (i)))
-#define LLOAD_16(p, i) (*(__local const REALV_16*)((p) + (i)))
-#define LSTORE_1(v, p, i) ((p)[i] = (v))
-#define LSTORE_2(v, p, i) (*(__local REALV_2*)((p) + (i)) = (v))
-#define LSTORE_4(v, p, i) (*(__local REALV_4*)((p) + (i)) = (v))
-#define LSTORE_8(v, p, i) (*(__local REALV_8*)((p) + (i)) = (v))
-#define LSTORE_16(v, p, i) (*(__local REALV_16*)((p) + (i)) = (v))
-#define LLOAD(w, p, i) GC_CAT(LLOAD_, w)(p, i)
-#define LSTORE(w, v, p, i) GC_CAT(LSTORE_, w)(v, p, i)
+#define LLOAD(w, p, i) (*(__local const REALV(w)*)((p) + (i)))
+#define LSTORE(w, v, p, i) (*(__local REALV(w)*)((p) + (i)) = (v))
 
 // Component q of a private vector: OpenCL C has no subscript on vectors, but a pointer to a
 // private vector's elements is allowed.
