@@ -34,7 +34,7 @@ source "$root/tools/device/nvidia-opencl.sh"
 ptx() {  # ptx NAME PARAMS_JSON
   [ -x "$d/tools/cl-binary" ] || return 0
   local opts
-  opts="$(python3 -c "import json,sys; print(' '.join(f'-D{k}={v}' for k, v in json.loads(sys.argv[1]).items()))" "$2") -DGC_F32 -DBT=0 -DEDGE=0 -DGALIGN=1"
+  opts="$(python3 -c "import json,sys; print(' '.join(f'-D{k}={v}' for k, v in json.loads(sys.argv[1]).items()))" "$2") -DGC_${dtype^^} -DBT=0 -DEDGE=0 -DGALIGN=1"
   "$d/tools/cl-binary" NVIDIA kernels/opencl_gemm.cl "$opts" 2>>"$log" | tr -d '\000' >"$out/$1.ptx"
   say "$1 PTX: $(grep -c 'fma.rn.f32' "$out/$1.ptx") fma, $(grep -c 'ld.shared.v4' "$out/$1.ptx") ld.shared.v4, $(grep -c 'ld.shared.v2' "$out/$1.ptx") .v2, $(grep -cE 'ld.shared.(f|b)32' "$out/$1.ptx") scalar; $(grep -c 'ld.global.*v4' "$out/$1.ptx") ld.global.v4, $(grep -cE 'ld.global(.nc)?.(f|b)32' "$out/$1.ptx") scalar; $(grep -c 'ld.local\|st.local' "$out/$1.ptx") local ld/st"
 }
