@@ -1,4 +1,4 @@
-# `cmake --install` layout and the packages (issue 14):
+# `cmake --install` layout and the packages:
 #   bin/gpucheck
 #   share/gpucheck/configs/{default.toml,skus.toml,qualify/*.toml}, share/gpucheck/schema/
 #   share/man/man1/gpucheck.1            (help2man from --help, every subcommand in one page)

@@ -1,4 +1,4 @@
-# The portable binary (issue 14): at load time gpucheck needs only the C library family (libc,
+# The portable binary: at load time gpucheck needs only the C library family (libc,
 # libm, ld-linux; libdl, libpthread, librt where the toolchain asks). fmt, spdlog and toml++ come
 # from their headers alone (fmt's implementation compiled once, in src/core/fmt_impl.cpp),
 # libstdc++ and libgcc are linked statically, and every optional library (the BLAS, the GPU

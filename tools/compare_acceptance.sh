@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16's acceptance experiment for report compare (docs/PERFORMANCE.md), on the machine it
+# The acceptance experiment for report compare (docs/PERFORMANCE.md), on the machine it
 # runs on: PAIRS pairs of back-to-back `bench --device cpu --size small` runs compared in both
 # orders at the default tolerance (none may exit 1), once quiet and once with a CPU-loading
 # process during both runs; per pair a run with a planted 3x slowdown (GPUCHECK_TEST_SLOWDOWN=3)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Replays report compare's band rule and two alternatives over the documents
-# tools/compare_acceptance.sh left in DIR (docs/PERFORMANCE.md, issue 16): false regressions among
+# tools/compare_acceptance.sh left in DIR (docs/PERFORMANCE.md): false regressions among
 # identical pairs, missed 3x and 25 % slowdowns.   tools/compare_rules.py DIR
 import json, sys, glob, statistics as st, os
 d = sys.argv[1]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpucheck beside PyTorch and CuPy on the GPU machine, in one call (issue 6; docs/PERFORMANCE.md).
+# gpucheck beside PyTorch and CuPy on the GPU machine, in one call (docs/PERFORMANCE.md).
 #
 #   tools/device-perf.sh [device_perf.py options: --rounds 3 --budget-s 420 --system-libs ...]
 #

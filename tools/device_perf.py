@@ -3,8 +3,8 @@
 
 Run through tools/device-perf.sh on the GPU machine (its python3 has torch, cupy and numpy).
 Each round runs gpucheck's benchmark child, then the peer (peers.py's own measuring code,
-imported as a module), for every workload of issue 6; the ratio of a round compares the two
-figures of that round, and the table gives the median of the rounds' ratios and their spread.
+imported as a module), for every workload both sides run; the ratio of a round compares the
+two figures of that round, and the table gives the median of the rounds' ratios and their spread.
 
 Ratios are rates: throughput over throughput (GEMM, conv, exp, copies) or the peer's time over
 gpucheck's (latency, seed loop), so > 1 always means gpucheck is faster.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a synthetic gpucheck/1 bench document of many records (issue 16: report compare of a
+"""Writes a synthetic gpucheck/1 bench document of many records (report compare of a
 180 MB, 250k-record document in seconds and a few hundred MB).
 
 usage: make_big_document.py OUT RECORDS [SLOWDOWN]

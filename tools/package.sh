@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The release build and its packages, in one command (issue 14):
+# The release build and its packages, in one command:
 #   bash tools/package.sh            # -> dist/gpucheck_<version>_<arch>.deb and dist/gpucheck-<version>-Linux.tar.gz
 # Builds into $BUILD_DIR (default build-release): Release, the CUDA backend for every architecture
 # the toolkit supports (GPUCHECK_CUDA_ARCHS=all; GPUCHECK_WITH_CUDA=AUTO builds without CUDA where

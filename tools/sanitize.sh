@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16: the test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and the libFuzzer
+# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and the libFuzzer
 # targets for the profile and document readers for a bounded time, in their own build directory
 # (clang, CUDA off). Prints the same closing line as tools/test.sh.
 #   SANITIZE_BUILD_DIR (default build-sanitize)   GPUCHECK_FUZZ_SECONDS (default 60 a target)

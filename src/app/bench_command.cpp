@@ -1,5 +1,6 @@
 // `gpucheck bench`: the same workloads on the CPU and each chosen device, verified, with
-// speedups over the CPU. Each device runs in its own child, one device after another.
+// speedups over the CPU. Each device runs in its own child; children of distinct physical GPUs
+// run at the same time (bench_multi.h), the CPU baseline alone first.
 #include "app/backend_probes.h"
 #include "app/bench_devices.h"
 #include "app/bench_multi.h"

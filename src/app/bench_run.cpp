@@ -150,7 +150,7 @@ std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
     const int rounds = bench::effective_rounds(plan.policy);
     for (std::size_t i = 0; i < plan.cells.size(); ++i)
       b += 2 * plan.policy.max_time_s + 60.0 * rounds;
-    // Tuning (issue 20) may come before each dtype's first GEMM or conv: its budget, the defaults
+    // Tuning may come before each dtype's first GEMM or conv: its budget, the defaults
     // it times first (a CLBlast build takes half a minute on pocl) and one candidate beyond.
     if (plan.tuning.mode != TuningMode::kOff) {
       std::set<DType> dtypes;

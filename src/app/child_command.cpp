@@ -110,7 +110,7 @@ int run_bench_child(const std::string& plan_arg) {
   engine.slowdown =
       bench::planted_slowdown_from_env(std::getenv("GPUCHECK_TEST_SLOWDOWN")).value_or(1);
   if (!plan.group.empty()) {
-    // Several devices in this one process: peer copies and all-reduce (issue 17).
+    // Several devices in this one process: peer copies and all-reduce.
     auto group = backend->open_group(plan.group);
     if (!group)
       throw UsageError(fmt::format("the {} backend runs no work between devices", plan.backend));

@@ -66,7 +66,7 @@ class Output {
 // backends' children through the environment (GPUCHECK_CUBLAS_LIB, ..., GPUCHECK_BLAS_LIB).
 struct LibraryOptions {
   std::string cublas, cublaslt, cudnn, nvml, blas;
-  std::string nccl;  // issue 17: --nccl, the library of bench --ops allreduce
+  std::string nccl;  // --nccl, the library of bench --ops allreduce
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
@@ -79,7 +79,7 @@ std::vector<std::string> split_list(const std::string& text);
 // --threads (or a profile's threads) above the CPU's hardware threads: clamped, with a warning.
 int clamp_cpu_threads(int requested, const char* what);
 
-// How OpenCL's GEMM parameters are chosen (issue 20): bench and qualify tune, probe and doctor
+// How OpenCL's GEMM parameters are chosen: bench and qualify tune, probe and doctor
 // never do.
 struct TuningOptions {
   std::optional<double> budget_s;

@@ -1,4 +1,4 @@
-// The CPU bench child's side of the OpenBLAS kernel selection (issue 16): before the child loads
+// The CPU bench child's side of the OpenBLAS kernel selection: before the child loads
 // its BLAS it learns, from a probe child, which kernel the library picks by itself, so that the
 // CPU device can select a better one first; and a record that a gpucheck-selected kernel failed
 // to verify is measured again with the library's own choice, in a child of its own.

@@ -48,7 +48,7 @@ struct DoctorOptions {
   bool ci = false;
   bool no_load = false;
   double load_seconds = 2;
-  // Health use (issue 19)
+  // Health use: doctor --quick as a node health check
   bool quick = false;
   std::optional<double> timeout_s;
   std::string state_path;

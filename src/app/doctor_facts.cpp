@@ -57,7 +57,7 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet
             progress.update({fmt::format("load {}/{}", started, total),
                              fmt::format("{}: {}", device, what), done, total});
           });
-      // Issue 17: then the copies between GPUs (p2p_access judges them), all GPUs in one child.
+      // Then the copies between GPUs (p2p_access judges them), all GPUs in one child.
       if (b.value(std::string(keys::kDevices), nlohmann::json::array()).size() > 1)
         progress.update({"p2p", "copies between the GPUs", 0, 0});  // one child: no count
       auto p2p = doctor::run_cuda_p2p_load(b, seconds);

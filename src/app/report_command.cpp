@@ -31,7 +31,7 @@ struct ReportOptions {
   std::string match = "id";
   bool fail_on_missing = false;
   bool strict = false;
-  // report fleet (issue 19)
+  // report fleet: the slow node among many documents
   OutputOptions fleet_out;
   std::vector<std::string> fleet_paths;
   bool fail_on_outlier = false;

@@ -1,7 +1,7 @@
 // Running every stress child at once and gathering what each reported: the smallest runner
 // over core/child_process's run_children (all children started together, read with poll), with
-// a silence limit that turns a hung child into a finding. (Issue 17's concurrent bench children
-// were not in main when this was written; this is the piece to swap for its runner.)
+// a silence limit that turns a hung child into a finding. (bench's concurrent children
+// run over the same run_children in bench_run.cpp, with their own reading of what each says.)
 #pragma once
 
 #include "app/stress_status.h"

@@ -55,7 +55,7 @@ struct DeviceOptions {
   bool blas_dynamic_arch = false;
 };
 
-// ---- For stress (issue 18) ----
+// ---- For stress ----
 
 // What the device has, for sizing the stress tests: free memory (on the CPU, MemAvailable),
 // the total, the largest single allocation, and whether it is the host's RAM (CPU, pocl).
@@ -109,7 +109,7 @@ struct TelemetrySample {
   std::optional<std::uint32_t> clock_events;  // clock_event flags
 };
 
-// ---- GEMM tuning (issue 20): a device whose GEMM has parameters to search (OpenCL).
+// ---- GEMM tuning: a device whose GEMM has parameters to search (OpenCL).
 
 enum class TuningMode { kOff, kAuto, kRetune };  // --no-tune, the default, --retune
 
@@ -218,7 +218,7 @@ class Device {
     return std::nullopt;
   }
 
-  // ---- Stress primitives (issue 18) ----
+  // ---- Stress primitives ----
   virtual MemoryInfo memory_info() const = 0;
   // upload/download of a byte range of a device buffer (offset + bytes within it).
   virtual void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,

@@ -71,7 +71,7 @@ struct Cell {
   std::optional<nlohmann::json> scaled_from;
 };
 
-// How a device's GEMM parameters are chosen before its GEMM and conv cells (issue 20). Off unless
+// How a device's GEMM parameters are chosen before its GEMM and conv cells. Off unless
 // the command asks: doctor's and other fixed plans never tune.
 struct TuningPlan {
   TuningMode mode = TuningMode::kOff;

@@ -39,7 +39,7 @@ struct EngineCallbacks {
       cell_started;
   // Each finished record, with the index of its cell in the plan.
   std::function<void(std::size_t index, const nlohmann::json& record)> record;
-  // GEMM tuning (issue 20): what it is doing (for the progress line) and what it says.
+  // GEMM tuning: what it is doing (for the progress line) and what it says.
   std::function<void(const std::string& what)> tuning_progress;
   std::function<void(TuningLog level, const std::string& message)> tuning_log;
 };

@@ -1,7 +1,7 @@
 // One device at a time for the timed host transfers of concurrent bench children.
 //
 // GPUs benchmarked at the same time share the host's memory and PCIe root: two pageable H2D
-// copies at once each get part of the host's memcpy bandwidth (issue 17 measured -42 % on an
+// copies at once each get part of the host's memcpy bandwidth (-42 % measured on an
 // H100 pair), so a figure would depend on what the sibling child was doing. Children of one
 // wave take an exclusive flock(2) on a file the parent made, around each host-bound timed
 // region only; GPU-bound cells still run side by side. Each child opens the file itself: flock

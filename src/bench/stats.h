@@ -15,7 +15,7 @@ struct TimeStats {
   double stddev = 0;  // sample standard deviation (n − 1); 0 for a single sample
   std::size_t reps = 0;
   bool truncated = false;  // --max-time ended the repetitions early
-  // Issue 16: what `report compare` judges the run by. Up to kMaxKeptSamples repetitions, evenly
+  // What `report compare` judges the run by. Up to kMaxKeptSamples repetitions, evenly
   // spaced over the run, and the median of each round (empty for a single round).
   std::vector<double> samples;
   std::vector<double> round_medians;

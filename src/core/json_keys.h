@@ -263,7 +263,7 @@ inline constexpr K kSize = "size";
 inline constexpr K kBeatsCpu = "beats_cpu";
 inline constexpr K kBreakEven = "break_even";  // the smallest size, or null: none in range
 
-// Issue 16: verdicts to trust. Bench rounds and kept samples (time_s), the statistics of
+// Verdicts to trust. Bench rounds and kept samples (time_s), the statistics of
 // report compare (several bases, rank test, NOISY).
 inline constexpr K kSamples = "samples";             // time_s: ≤ 64 repetitions, seconds
 inline constexpr K kRoundMedians = "round_medians";  // time_s: one median per round, seconds
@@ -271,10 +271,10 @@ inline constexpr K kBases = "bases";                 // comparison: every base d
 inline constexpr K kAlpha = "alpha";                 // comparison: the rank test's level
 inline constexpr K kPValue = "p_value";              // row: Mann-Whitney U, two-sided
 inline constexpr K kBand = "band";                   // row: the base runs' relative band
-// row: "spread", the new run's relative spread (kSpread, defined with issue 17's keys)
+// row: "spread", the new run's relative spread (kSpread, defined with the multi-GPU keys)
 inline constexpr K kBaseRecords = "base_records";  // row: how many bases held the cell
 
-// Issue 18: `gpucheck stress` — its section, per-device verdicts, test records, telemetry.
+// `gpucheck stress` — its section, per-device verdicts, test records, telemetry.
 inline constexpr K kStress = "stress";
 inline constexpr K kDurationS = "duration_s";
 inline constexpr K kTests = "tests";
@@ -353,7 +353,7 @@ inline constexpr K kCounterViolationSyncBoostNs = "violation_sync_boost_ns";
 inline constexpr K kCounterViolationBoardLimitNs = "violation_board_limit_ns";
 inline constexpr K kCounterViolationReliabilityNs = "violation_reliability_ns";
 inline constexpr K kStoppedBy = "stopped_by";  // SIGINT, SIGTERM, SIGHUP: the run ended early
-// Issue 19: doctor as a node health check (--quick, --timeout, --state, --format oneline)
+// doctor as a node health check (--quick, --timeout, --state, --format oneline)
 inline constexpr K kHealth = "health";  // the section: verdict healthy | unhealthy | unknown
 inline constexpr K kQuick = "quick";
 inline constexpr K kTimeoutS = "timeout_s";
@@ -365,7 +365,7 @@ inline constexpr K kEventsRaised = "events_raised";
 inline constexpr K kUnacknowledged = "unacknowledged";
 inline constexpr K kCheck = "check";
 
-// Issue 19: report fleet, the slow node among many (groups of records, outliers per node)
+// report fleet, the slow node among many (groups of records, outliers per node)
 inline constexpr K kFleet = "fleet";
 inline constexpr K kDocuments = "documents";
 inline constexpr K kRules = "rules";
@@ -384,7 +384,7 @@ inline constexpr K kSmallFleetNodes = "small_fleet_nodes";
 inline constexpr K kSmallFleetDrop = "small_fleet_drop";
 inline constexpr K kFailOnOutlier = "fail_on_outlier";
 
-// Issue 14 and issue 16 part 2: the CPU's BLAS loaded at run time (probe: backends[cpu] device
+// The CPU's BLAS loaded at run time (probe: backends[cpu] device
 // properties.blas; bench: a CPU record's context.blas), the kernel it runs and who chose it
 inline constexpr K kBlas = "blas";
 inline constexpr K kBlasIntBits = "int_bits";  // 32 (LP64) or 64 (ILP64)
@@ -405,7 +405,7 @@ inline constexpr K kBlasKernelCost = "kernel_cost";
 inline constexpr K kBlasKeptTflops = "kept_tflops";
 inline constexpr K kBlasRecommendedTflops = "recommended_tflops";
 inline constexpr K kBlasSlowdown = "slowdown";
-// Issue 15 (output for people): the GPU stack's versions in a bench document's provenance, as
+// Output for people: the GPU stack's versions in a bench document's provenance, as
 // `--version -v` prints them (report/stack_versions.h)
 inline constexpr K kVersions = "versions";
 inline constexpr K kNvidiaDriver = "nvidia_driver";
@@ -415,7 +415,7 @@ inline constexpr K kCublas = "cublas";
 inline constexpr K kCublaslt = "cublaslt";
 inline constexpr K kCudnn = "cudnn";
 inline constexpr K kOpenclLoader = "opencl_loader";
-// Issue 17: multi-GPU servers. NVML per GPU and link (backends[cuda].devices[].properties.nvml)
+// Multi-GPU servers. NVML per GPU and link (backends[cuda].devices[].properties.nvml)
 inline constexpr K kNvlink = "nvlink";
 inline constexpr K kLinks = "links";
 inline constexpr K kLink = "link";
@@ -455,7 +455,7 @@ inline constexpr K kSpread = "spread";
 inline constexpr K kGbps = "gbps";
 inline constexpr K kP2pUnderLoad = "p2p_under_load";
 inline constexpr K kCountersAfterLoad = "counters_after_load";
-// GEMM tuning (issue 20): in a GEMM or conv record's context, which parameters ran
+// GEMM tuning: in a GEMM or conv record's context, which parameters ran
 inline constexpr K kTuning = "tuning";                       // tuned | cached | default
 inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}
 

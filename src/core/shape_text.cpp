@@ -14,7 +14,7 @@ namespace k = keys;
 
 std::string shape_text(const nlohmann::json& shape) {
   auto u = [&](std::string_view key) { return shape.value(key, std::uint64_t{0}); };
-  // Issue 17: peer copies, their latency and all-reduce name their devices.
+  // Peer copies, their latency and all-reduce name their devices.
   auto peers = [&](const char* arrow) {
     return fmt::format("{}{}{} {}", shape.value(k::kSrc, ""), arrow, shape.value(k::kDst, ""),
                        shape.value(k::kPeerAccess, true) ? "peer" : "staged");

@@ -62,7 +62,7 @@ CheckResult check_nvidia_persistence_mode(const SystemView& view);
 CheckResult check_pcie_link_under_load(const SystemView& view);
 CheckResult check_clocks_under_load(const SystemView& view);
 
-// The GPUs together: NVLink, peer access, siblings (checks_multigpu.cpp, issue 17)
+// The GPUs together: NVLink, peer access, siblings (checks_multigpu.cpp)
 CheckResult check_nvlink_links(const SystemView& view);
 CheckResult check_nvlink_errors(const SystemView& view);
 CheckResult check_p2p_access(const SystemView& view);

@@ -1,4 +1,4 @@
-// The GPUs of one machine together (issue 17): NVLink links and their error counters around the
+// The GPUs of one machine together: NVLink links and their error counters around the
 // load run, peer access between GPUs and what a peer copy reached under load, and a GPU slower
 // than its siblings of the same model in the same run.
 #include "doctor/check_util.h"

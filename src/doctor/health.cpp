@@ -30,7 +30,7 @@ const std::vector<std::string_view>& quick_check_ids() {
       "nvidia_ecc",
       "nvidia_persistence_mode",
       "nvidia_xid",
-      "nvlink_links",  // link states from the probe: no load (issue 17)
+      "nvlink_links",  // link states from the probe: no load
       "cublas_library",
       "cudnn_library",
   };

@@ -29,7 +29,7 @@ nlohmann::json run_cuda_load(const nlohmann::json& cuda_section, double seconds,
 // the relative stddev of its repetitions.
 nlohmann::json summarise_load_records(const nlohmann::json& records);
 
-// Issue 17. Peer copies under load: with two or more CUDA devices, a copy-engine copy of 256 MiB
+// Peer copies under load: with two or more CUDA devices, a copy-engine copy of 256 MiB
 // with peer access for every ordered pair, in one group child after the per-device load.
 // Entries {"src", "dst", "status", "reason", "gbps", "workload"}; empty with fewer devices.
 nlohmann::json run_cuda_p2p_load(const nlohmann::json& cuda_section, double seconds);

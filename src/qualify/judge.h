@@ -61,7 +61,7 @@ struct Observations {
   nlohmann::json memory = nlohmann::json::object();   // probe's memory section (the CPU's)
   nlohmann::json checks = nlohmann::json::array();    // doctor's results
   nlohmann::json results = nlohmann::json::array();   // bench records, speedups added
-  nlohmann::json stress = nlohmann::json::object();   // the stress run's section (issue 18)
+  nlohmann::json stress = nlohmann::json::object();   // the stress run's section
   const std::vector<Sku>* skus = nullptr;
   // The PCI device id ("0x2330") of a PCI bus id, read from sysfs; nullopt when unknown.
   std::function<std::optional<std::string>(const std::string&)> pci_device_id;

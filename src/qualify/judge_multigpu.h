@@ -1,4 +1,4 @@
-// Verdicts of the requirements on the GPUs of a machine together (issue 17): a peer copy per
+// Verdicts of the requirements on the GPUs of a machine together: a peer copy per
 // pair, an all-reduce's bus bandwidth, and how far a GPU may fall below its siblings.
 #pragma once
 

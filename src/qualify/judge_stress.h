@@ -1,4 +1,4 @@
-// Verdicts of the stress requirement (issue 18): per device of the stress run, the checks that
+// Verdicts of the stress requirement: per device of the stress run, the checks that
 // no profile may waive (started, Xid, ECC, row remaps), the errors allowed, the temperature, the
 // clocks-event reasons allowed, and the sustained GEMM against the card's measured reference.
 #pragma once

@@ -14,7 +14,7 @@
 
 namespace gpucheck::qualify {
 
-// kP2p, kAllreduce, kSiblings: the GPUs of a machine together (issue 17); kStress (issue 18).
+// kP2p, kAllreduce, kSiblings: the GPUs of a machine together; kStress: a stress run.
 enum class Kind { kBackend, kDevice, kDoctor, kBench, kP2p, kAllreduce, kSiblings, kStress };
 std::string_view to_string(Kind k);
 
@@ -54,7 +54,7 @@ struct Requirement {
   std::string unit;       // min: TFLOP/s, GFLOP/s, GB/s, MB/s; max: s, ms, us
   std::string reference;  // min_fraction_of_reference: "measured" (default) or "datasheet"
 
-  // stress (issue 18): one `gpucheck stress` run on the selected devices (device, backend as
+  // stress: one `gpucheck stress` run on the selected devices (device, backend as
   // above; dtype is the GEMM's, empty for the device's default) and its limits.
   double duration_s = 60;
   std::vector<std::string> tests{"gemm", "memory", "copy"};

@@ -278,7 +278,7 @@ std::pair<std::string, Tone> results_summary(const Json& results) {
 
 void results_view(TextView& view, const Json& results, const ViewOptions&) {
   bool any_small = false;
-  // Work between GPUs (issue 17) reads as matrices, source by destination; the rest per op.
+  // Work between GPUs reads as matrices, source by destination; the rest per op.
   Json per_device = Json::array();
   for (const auto& r : results)
     if (text_at(r, k::kOp) != "p2p" && text_at(r, k::kOp) != "allreduce") per_device.push_back(r);

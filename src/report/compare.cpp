@@ -48,7 +48,7 @@ bool ran_concurrently(const nlohmann::json& r) {
   return it != r.end() && it->is_array() && !it->empty();
 }
 
-// Tuned parameters (issue 20) are compared only with tuned ones: "tuned" for a record whose
+// Tuned GEMM parameters are compared only with tuned ones: "tuned" for a record whose
 // context says tuned or cached (the same search's winner), "" for the library's defaults and
 // for records that predate tuning (they ran the defaults too).
 std::string tuning_class(const nlohmann::json& r) {

@@ -31,7 +31,7 @@ std::optional<double> parse_tolerance(std::string_view text);
 struct CompareRecord {
   std::string key;  // the match key
   std::string_view backend, device, device_name, op, impl, dtype, transfers, unit, status;
-  std::string_view tuning;  // "tuned" (issue 20's tuned or cached parameters), else ""
+  std::string_view tuning;  // "tuned" (GEMM parameters tuned or cached), else ""
   nlohmann::json shape;
   bool time_metric = false;      // latency: lower is better; else throughput, higher is better
   std::optional<double> metric;  // the median throughput (or time) of an ok record

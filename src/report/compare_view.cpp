@@ -19,7 +19,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-// The verdicts in the order rows are listed and counted; NOISY comes from issue 16's statistics.
+// The verdicts in the order rows are listed and counted; NOISY comes from the rank test over
+// kept samples.
 constexpr std::array<std::string_view, 6> kVerdicts{"regression", "improvement", "same",
                                                     "noisy",      "missing",     "new"};
 

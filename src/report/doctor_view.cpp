@@ -132,7 +132,7 @@ void doctor_view(TextView& view, const Json& doc, const ViewOptions& o) {
   view.blank();
   auto [line, tone] = checks_summary(checks);
   view.text(line, 0, 0, tone);
-  // Issue 19's health check (--quick, --timeout, --state): its verdict and exit code last.
+  // The node health check (--quick, --timeout, --state): its verdict and exit code last.
   if (const Json& h = doc.value(std::string(k::kHealth), Json::object()); !h.empty()) {
     const std::string verdict = text_at(h, k::kVerdict);
     std::string text = fmt::format("health: {} (exit {})", verdict, text_at(h, k::kExitCode));

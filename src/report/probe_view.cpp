@@ -402,7 +402,7 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     view.flow(label, {text_at(*r.device, k::kDeviceName)}, 2, kLabel, Tone::kBold);
     view.flow("", device_items(r, gpus), 2, kLabel);
   }
-  // Issue 17's GPU pairs (NVLink, PIX, SYS), as nvidia-smi topo -m prints them.
+  // The GPU pairs (NVLink, PIX, SYS), as nvidia-smi topo -m prints them.
   for (const auto& t : topology_tables(backends)) {
     view.blank();
     section_table_view(view, t);

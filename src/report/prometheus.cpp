@@ -213,7 +213,7 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
     m.sample("gpucheck_doctor_checks", {{"status", std::string(s)}}, counts[std::string(s)]);
 }
 
-// doctor --quick's verdict: what an alert on the node's health matches (issue 19).
+// doctor --quick's verdict: what an alert on the node's health matches.
 void add_health(PromMetrics& m, const nlohmann::json& h) {
   m.family("gpucheck_doctor_health",
            "Health verdict of doctor --quick (1 for the actual one): healthy, unhealthy, unknown");

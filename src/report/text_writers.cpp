@@ -150,7 +150,7 @@ std::string render_csv(const Json& doc) {
   if (doc.contains(k::kComparison)) return comparison_csv(doc[k::kComparison]);
   if (doc.contains(k::kResults)) return results_csv(doc[k::kResults]);
   if (doc.contains(k::kChecks)) return checks_csv(doc[k::kChecks]);
-  if (doc.contains(k::kFleet)) {  // the outliers table (report fleet, issue 19)
+  if (doc.contains(k::kFleet)) {  // the outliers table (report fleet)
     const TableSection outliers = fleet_tables(doc[k::kFleet]).front();
     Csv csv;
     csv.row(outliers.columns);

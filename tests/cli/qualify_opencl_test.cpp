@@ -24,7 +24,7 @@ TEST(QualifyOpenclCli, OpenclProfilePasses) {
   const auto cache =
       std::filesystem::path(GPUCHECK_BINARY).parent_path().parent_path() / "tests/pocl-cache";
   std::string junit = write_temp_file("opencl.xml", "");
-  // qualify tunes OpenCL's GEMM as bench does (issue 20): a small budget, a fresh cache.
+  // qualify tunes OpenCL's GEMM as bench does: a small budget, a fresh cache.
   const auto xdg = std::filesystem::path(junit).parent_path() / "qualify-xdg-cache";
   std::filesystem::remove_all(xdg);
   auto r = run_gpucheck(

@@ -1,5 +1,5 @@
 // The binary starts on a machine without any GPU library or BLAS, and on any glibc from 2.34 on
-// (RHEL 9, Ubuntu 22.04): at load time it needs only the C library family (issue 14).
+// (RHEL 9, Ubuntu 22.04): at load time it needs only the C library family.
 #include "run_gpucheck.h"
 
 #include <gmock/gmock.h>

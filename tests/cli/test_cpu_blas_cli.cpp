@@ -1,4 +1,4 @@
-// The CPU's BLAS loaded at run time, end to end (issues 14 and 16): no BLAS makes GEMM and conv
+// The CPU's BLAS loaded at run time, end to end: no BLAS makes GEMM and conv
 // unsupported with the remedy, a fake OpenBLAS that picks a kernel below the CPU's ISA gets the
 // right one selected before it loads, a kernel set in the environment is kept, and a selected
 // kernel that computes wrong results is measured again with the library's own choice.

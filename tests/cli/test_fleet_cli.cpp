@@ -59,7 +59,7 @@ TEST_F(FleetCli, ADirectoryOfSixtyFourDocumentsFlagsTheTwoPlantedNodes) {
   EXPECT_EQ(r.exit_code, 0) << r.err;  // outliers are reported; only --fail-on-outlier fails
   EXPECT_THAT(r.out, HasSubstr("fleet outliers"));
   EXPECT_THAT(r.out, HasSubstr("node42"));
-  // Outliers first, a closing summary line last (issue 15).
+  // Outliers first, a closing summary line last.
   EXPECT_LT(r.out.find("fleet outliers"), r.out.find("fleet nodes"));
   EXPECT_THAT(r.out, ::testing::EndsWith("fleet: 2 outliers, 64 nodes, 30 groups, 64 documents\n"));
 }

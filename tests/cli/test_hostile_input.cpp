@@ -1,4 +1,4 @@
-// Issue 16: hostile input ends in exit 2 with a clear message, never a crash (SIGSEGV in
+// Hostile input ends in exit 2 with a clear message, never a crash (SIGSEGV in
 // std::regex or the serializer), a hang (/dev/zero, FIFOs), exit 70 or a wrong verdict through
 // undefined behaviour (a version that overflows).
 #include "run_gpucheck.h"

@@ -1,4 +1,4 @@
-// GEMM tuning on opencl0 (pocl in CI), end to end (issue 20): a small budget tunes and caches,
+// GEMM tuning on opencl0 (pocl in CI), end to end: a small budget tunes and caches,
 // the next run reads the cache, --no-tune runs the library's defaults, --retune searches again,
 // a corrupt cache is ignored with a warning and rewritten, a planted wrong candidate is never
 // chosen, conv runs the tuned GEMM, probe and doctor never tune, and gpucheck's kernel verifies

@@ -1,4 +1,4 @@
-// Issue 16: nothing half-written. -o is written complete or not at all (a usage error or a
+// Nothing half-written. -o is written complete or not at all (a usage error or a
 // signal leaves the previous file), write errors on stdout are exit 2 with the reason, and
 // SIGINT/SIGTERM/SIGHUP stop the bench child too and exit 128 + the signal.
 #include "run_gpucheck.h"

@@ -1,4 +1,4 @@
-// Issue 16: no secret from the environment or the command line reaches a document, in any output
+// No secret from the environment or the command line reaches a document, in any output
 // format: credentials are recorded as set only, variables outside the allowlist not at all, and
 // a URL's user:pass@ is stripped from argv.
 #include "run_gpucheck.h"

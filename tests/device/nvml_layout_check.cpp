@@ -33,13 +33,13 @@ int main() {
   check("NVML_DEVICE_NAME_V2_BUFFER_SIZE", NVML_DEVICE_NAME_V2_BUFFER_SIZE, 96);
   check("NVML_ERROR_NOT_SUPPORTED", NVML_ERROR_NOT_SUPPORTED, 3);
   check("nvmlClocksThrottleReasonHwSlowdown", nvmlClocksThrottleReasonHwSlowdown, 0x8);
-  // Issue 18: the violation counters stress reads.
+  // The violation counters stress reads.
   check("sizeof(nvmlViolationTime_t)", sizeof(nvmlViolationTime_t), 16);
   check("offsetof(nvmlViolationTime_t, violationTime)",
         offsetof(nvmlViolationTime_t, violationTime), 8);
   check("NVML_PERF_POLICY_THERMAL", NVML_PERF_POLICY_THERMAL, 1);
   check("NVML_PERF_POLICY_RELIABILITY", NVML_PERF_POLICY_RELIABILITY, 5);
-  // Issue 17: NVLink, field values, topology, P2P, fabric.
+  // Multi-GPU: NVLink, field values, topology, P2P, fabric.
   check("sizeof(nvmlFieldValue_t)", sizeof(nvmlFieldValue_t), 40);
   check("offsetof(nvmlFieldValue_t, valueType)", offsetof(nvmlFieldValue_t, valueType), 24);
   check("offsetof(nvmlFieldValue_t, value)", offsetof(nvmlFieldValue_t, value), 32);

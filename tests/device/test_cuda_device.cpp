@@ -287,7 +287,7 @@ TEST(CudaDevice, PlantedMismatchIsCaught) {
   EXPECT_GE(mismatches, 2);
 }
 
-// ---- stress (issue 18): a short healthy run, and planted faults failing only their device.
+// ---- stress: a short healthy run, and planted faults failing only their device.
 
 namespace {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The .deb end to end (issue 14): cpack builds it from BUILD_DIR; its Depends name only the C
+# The .deb end to end: cpack builds it from BUILD_DIR; its Depends name only the C
 # library and its Recommends the OpenCL loader and OpenBLAS; installed, gpucheck runs --version
 # and a probe, `man -l` renders its page, the bash completion registers, and removal leaves
 # nothing behind. As root on CI (CI=true, or GPUCHECK_DEB_INSTALL=1) it is installed with dpkg -i
@@ -60,7 +60,7 @@ check "gpucheck --version" "$gpucheck" --version
 if "$gpucheck" probe --help 2>/dev/null | grep -q -- "--list"; then
   check "gpucheck probe --list" "$gpucheck" probe --list
 else
-  # probe --list comes with issue 15; until then the table probe stands in.
+  # A build without probe --list: the table probe stands in.
   check "gpucheck probe (no --list in this build)" "$gpucheck" probe --probe-timeout 30
 fi
 check "qualify finds the installed profile by name" bash -c \

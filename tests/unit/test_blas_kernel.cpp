@@ -1,4 +1,4 @@
-// The OpenBLAS kernel decision (issue 16): which core a CPU's ISA allows, when gpucheck selects
+// The OpenBLAS kernel decision: which core a CPU's ISA allows, when gpucheck selects
 // one, and that a core set in the environment is kept.
 #include "backends/cpu/blas_kernel.h"
 

@@ -1,6 +1,6 @@
-// Issue 16's core pieces: outputs complete or untouched (temporary file + rename, the reason of
-// every failure), inputs bounded and regular files only (FIFOs not blocking), JSON nesting
-// bounded at parse, results streamed record by record, and secrets kept out of documents.
+// Core pieces for trustworthy runs: outputs complete or untouched (temporary file + rename, the
+// reason of every failure), inputs bounded and regular files only (FIFOs not blocking), JSON
+// nesting bounded at parse, results streamed record by record, and secrets kept out of documents.
 #include "core/document.h"
 #include "core/environment.h"
 #include "core/errors.h"

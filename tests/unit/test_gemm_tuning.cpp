@@ -1,4 +1,4 @@
-// GEMM tuning (issue 20) without a device: the kernel's parameter space, the search driven by a
+// GEMM tuning without a device: the kernel's parameter space, the search driven by a
 // model of a device and a fake clock, the cache file and the choice between cache and search.
 #if GPUCHECK_HAVE_OPENCL
 

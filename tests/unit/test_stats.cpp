@@ -213,7 +213,7 @@ TEST(Reps, InvalidPolicyIsAUsageErrorNamingTheFlag) {
 
 }  // namespace
 
-// Issue 16: rounds and kept samples.
+// Rounds and kept samples.
 namespace {
 
 TEST(Rounds, PooledStatisticsRoundMediansAndKeptSamples) {

@@ -87,7 +87,7 @@ std::vector<Golden> goldens() {
        kViews + "bench_h100x2.json",
        {"2\xC3\x97 NVIDIA H100 80GB HBM3", "cuda0", "cuda1"},
        "bench: 152 records: 152 ok"},
-      // Issue 17's facts of the same machine: NVLink, the GPU pairs and their topology matrix.
+      // The multi-GPU facts of the same machine: NVLink, the GPU pairs and their topology matrix.
       {"probe_h100x2_nvlink",
        kDoctor + "probe_h100x2.json",
        {"2\xC3\x97 NVIDIA H100 80GB HBM3", "driver 580.159.04"},

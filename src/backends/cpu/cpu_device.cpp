@@ -174,7 +174,7 @@ class CpuDevice final : public Device {
             {"blas", blas_.facts()}};
   }
 
-  // ---- Stress primitives (issue 18) ----
+  // ---- Stress primitives ----
   MemoryInfo memory_info() const override {
     auto mem = probe::read_memory_facts("/");
     MemoryInfo m;

@@ -411,7 +411,7 @@ class CudaDevice final : public Device {
     }
   }
 
-  // ---- Stress primitives (issue 18) ----
+  // ---- Stress primitives ----
   MemoryInfo memory_info() const override {
     std::size_t free = 0, total = 0;
     GC_CUDA_CHECK(cudaMemGetInfo(&free, &total));

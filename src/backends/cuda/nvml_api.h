@@ -107,7 +107,7 @@ inline constexpr unsigned int kVbiosBufferSize = 32;
 inline constexpr unsigned int kInforomBufferSize = 16;
 inline constexpr unsigned int kDriverVersionBufferSize = 80;
 
-// ---- Issue 17: topology, NVLink, P2P, field values, fabric ----
+// ---- Multi-GPU servers: topology, NVLink, P2P, field values, fabric ----
 
 // nvmlGpuTopologyLevel_t: the closest common ancestor of two GPUs on the PCIe tree.
 inline constexpr int kTopologyInternal = 0, kTopologySingle = 10, kTopologyMultiple = 20,
@@ -205,7 +205,7 @@ using DeviceRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, un
                                         unsigned int*);
 using DeviceProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);  // .._v3
 using DeviceCpuAffinityFn = Return (*)(Device, unsigned int, unsigned long*);
-// Issue 17: NVLink per link, pairs of GPUs, field values, fabric registration.
+// Multi-GPU servers: NVLink per link, pairs of GPUs, field values, fabric registration.
 using DeviceLinkIntFn = Return (*)(Device, unsigned int,
                                    int*);  // ..NvLinkState, ..RemoteDeviceType
 using DeviceLinkUintFn = Return (*)(Device, unsigned int, unsigned int*);  // ..NvLinkVersion

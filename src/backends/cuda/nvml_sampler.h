@@ -40,7 +40,7 @@ class NvmlSampler {
   std::optional<double> mean_sm_clock_mhz() const;
   std::optional<double> max_sm_clock_mhz() const;
 
-  // For stress (issue 18): the interval of the next regions (ms, at least 1), the samples taken
+  // For stress: the interval of the next regions (ms, at least 1), the samples taken
   // since begin() or the last take() (moved out, times from begin()), and the counters that
   // only grow, by name (keys::kCounter*): ECC, remapped rows, PCIe replays, violation times.
   void set_interval_ms(int ms);

@@ -1,5 +1,5 @@
 // Reading is strict (an entry we cannot trust is a reason to tune, never to run it); writing is
-// the caller's, through write_file_atomically.
+// the caller's, through core/output_file's write_output_file (complete or untouched).
 #include "backends/opencl/gemm_tuning_cache.h"
 
 #include <fmt/format.h>

@@ -511,7 +511,7 @@ class OpenClDevice final : public Device {
 
   nlohmann::json context() const override { return context_; }
 
-  // ---- Stress primitives (issue 18) ----
+  // ---- Stress primitives ----
   // OpenCL has no free-memory query: a CPU device's memory is the host's (MemAvailable), a
   // GPU's is taken as its global memory.
   MemoryInfo memory_info() const override {
