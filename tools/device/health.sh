@@ -1,25 +1,27 @@
 #!/bin/bash
-# Issue 19 on the GPU machine: `gpucheck doctor --quick` as a health check, as root and as a
+# doctor as a node health check on the GPU machine: `gpucheck doctor --quick`, as root and as a
 # non-root user (nobody), each twice (cold, then warm), timed; exit codes and the one line; the
 # JSON document of each user's run; the Slurm script's decision on this node (no Slurm here:
 # scontrol and sinfo are stand-ins that log what they are asked). Prints a table last.
-# Needs tools/device/stage-health.sh run here first (.devrun/health carried).
+# Needs tools/device/stage.sh health run here first (.devrun/health carried).
 # Logs under $OUT (default /tmp/gpucheck-health-out).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 OUT=${OUT:-/tmp/gpucheck-health-out}
 mkdir -p "$OUT"
 stage=.devrun/health
-[ -x "$stage/install/bin/gpucheck" ] || { echo "health.sh: run tools/device/stage-health.sh first" >&2; exit 2; }
+[ -x "$stage/install/bin/gpucheck" ] || { echo "health.sh: run tools/device/stage.sh health first" >&2; exit 2; }
+cat "$stage/STAGED" 2>/dev/null
 # A copy every user can read: the working tree may sit under a private home directory.
 run=/tmp/gpucheck-health
-rm -rf "$run" && mkdir -p "$run" && cp -a "$stage/install" "$stage/devlibs" "$run/"
+rm -rf "$run" && mkdir -p "$run" && cp -a "$stage/install" "$run/"
+[ -d "$stage/devlibs" ] && cp -a "$stage/devlibs" "$run/"
 cp -a contrib "$run/contrib"
 chmod -R a+rX "$run"
 mkdir -p "$run/nobody" && chown 65534:65534 "$run/nobody" 2>/dev/null
 # shellcheck disable=SC1091
-source "$run/devlibs/env.sh"
+[ -f "$run/devlibs/env.sh" ] && source "$run/devlibs/env.sh"
 gpucheck=$run/install/bin/gpucheck
 "$gpucheck" --version | tee "$OUT/version.txt"
 { id; sysctl kernel.dmesg_restrict 2>&1; nvidia-smi -L; ls -l /dev/nvidia*; } >"$OUT/machine.txt" 2>&1

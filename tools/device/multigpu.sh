@@ -1,20 +1,26 @@
 #!/bin/bash
-# Issue 17 on a GPU machine with two (or more) NVLink-joined GPUs, in one call of under ten
-# minutes: probe, nvidia-smi's view (topo -m, topo -p2p r, nvlink -s/-e), the GPU-only tests that
-# compare them, doctor, bench --ops p2p,allreduce beside peers.py --ops p2p (PyTorch, the same
+# The GPUs of one machine together, on a GPU machine with two (or more) NVLink-joined GPUs, in
+# one call of under ten minutes: probe, nvidia-smi's view (topo -m, topo -p2p r, nvlink -s/-e),
+# the GPU-only tests that compare them, doctor, bench --ops p2p,allreduce beside peers.py --ops p2p (PyTorch, the same
 # NCCL), and bench on two GPUs at once against --serial. A short table with every speed target
-# comes last. Staged by tools/device/stage-multigpu.sh into .devrun/multigpu (carry it).
+# comes last. Staged by tools/device/stage.sh multigpu into .devrun/multigpu (carry it).
 #
-#   bash .devrun/multigpu/multigpu.sh      # in the repository root; OUT= where files go
+#   bash tools/device/multigpu.sh           # in the repository root; OUT= where files go
 #   STEPS="concurrent serial serial2" ...   # only those steps; serial2 (a second --serial run,
 #                                           # the noise floor) runs only when named
+#   STEPS=gemm-concurrency ...              # only when named (about 45 s): tensor-core GEMMs of
+#       2048³ on cuda0 and cuda1, concurrent and --serial alternating twice, only GEMM cells in
+#       the plan (no sibling copies); each record's concurrent/serial ratio
 #
 # Files under $OUT (8): probe.json nvidia-smi.txt doctor.json bench-multigpu.json peers.jsonl
 # bench-concurrent.json bench-serial.json multigpu.log (everything printed, the table last).
 # Every step runs under a timeout taken from one deadline, so the call ends in time and says
 # which step ran out; a failing step never stops the later ones.
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tools=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$tools/../.." && pwd)
+cd "$root" || exit 2
+here=${STAGE:-$root/.devrun/multigpu}
 OUT=${OUT:-$PWD/multigpu-out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/multigpu.log") 2>&1
@@ -23,15 +29,13 @@ deadline=$((t0 + ${BUDGET_S:-560}))
 gpucheck=$here/install/bin/gpucheck
 echo "multigpu.sh: $(date -u +%FT%TZ) on $(hostname)"
 cat "$here/STAGED" 2>/dev/null || echo "WARNING: no STAGED file: which commit is this?"
-[ -x "$gpucheck" ] || { echo "FATAL: no $gpucheck: run tools/device/stage-multigpu.sh and carry .devrun/multigpu"; exit 2; }
+[ -x "$gpucheck" ] || { echo "FATAL: no $gpucheck: run tools/device/stage.sh multigpu and carry .devrun/multigpu"; exit 2; }
 if [ -f "$here/devlibs/env.sh" ]; then
   # env.sh sets its own `here`: keep ours.
   stage=$here
   # shellcheck disable=SC1091
   source "$here/devlibs/env.sh"
   here=$stage
-else
-  echo "WARNING: no devlibs/env.sh: gpucheck may miss libfmt/libspdlog/libtomlplusplus"
 fi
 "$gpucheck" --version || { echo "FATAL: gpucheck does not start (missing libraries?):"; ldd "$gpucheck" | grep -i "not found"; exit 2; }
 echo "NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE-<unset>} (left as it is; gpucheck's NCCL child pins 0 when unset)"
@@ -126,8 +130,41 @@ step serial 240 sh -c "'$gpucheck' bench --device cuda0,cuda1 --no-baseline --si
 [[ " ${STEPS:-} " == *" serial2 "* ]] && step serial2 240 sh -c "'$gpucheck' bench --device \
   cuda0,cuda1 --no-baseline --size medium --serial --json > '$OUT/bench-serial2.json'"
 
+# gemm-concurrency, only when STEPS names it: does running the two GPUs at once cost GEMM speed?
+gemm_concurrency() {
+  local d=$OUT/gemm-concurrency i mode extra
+  mkdir -p "$d"
+  for i in 1 2; do
+    for mode in conc ser; do
+      extra=()
+      [ "$mode" = ser ] && extra=(--serial)
+      "$gpucheck" bench --device cuda0,cuda1 --no-baseline --ops gemm --dtype f16,bf16,tf32 \
+        --gemm 2048 --json "${extra[@]}" >"$d/$mode$i.json" 2>>"$d/log"
+      echo "$mode$i exit $?"
+    done
+  done
+  python3 - "$d" <<'PY'
+import json, sys, os
+out = sys.argv[1]
+rows = {}
+for f in sorted(os.listdir(out)):
+    if not f.endswith('.json'): continue
+    for r in json.load(open(os.path.join(out, f)))['results']:
+        if r['op'] == 'gemm' and r['status'] == 'ok':
+            rows.setdefault((r['device'], r['dtype'], r['transfers']), {})[f[:-5]] = r['throughput']['value']
+for k, v in sorted(rows.items()):
+    print(k, {n: round(x, 1) for n, x in sorted(v.items())},
+          'conc/ser', round((v.get('conc1', 0) + v.get('conc2', 0)) / max(1e-9, v.get('ser1', 0) + v.get('ser2', 0)), 3))
+PY
+}
+if [[ " ${STEPS:-} " == *" gemm-concurrency "* ]]; then
+  export -f gemm_concurrency
+  export gpucheck OUT
+  step gemm-concurrency 120 bash -c gemm_concurrency
+fi
+
 echo "=== steps"
 for s in "${summary[@]}"; do echo "  ${s%%|*}: ${s#*|}"; done
-echo "=== summary table (targets: issue 17)"
-python3 "$here/multigpu_table.py" "$OUT" || echo "the table script failed (files above are complete)"
+echo "=== summary table (the multi-GPU speed targets)"
+python3 "$tools/multigpu_table.py" "$OUT" || echo "the table script failed (files above are complete)"
 echo "multigpu.sh: done in $(( $(date +%s) - t0 )) s"

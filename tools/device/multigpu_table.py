@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table multigpu.sh prints last: every issue-17 speed target with what was measured, from
+"""The table multigpu.sh prints last: every multi-GPU speed target with what was measured, from
 the files in OUT (probe.json, doctor.json, bench-multigpu.json, peers.jsonl, bench-concurrent.json,
 bench-serial.json, multigpu.log). A missing or broken file is named, never a crash.
 

@@ -1,17 +1,17 @@
 #!/bin/bash
-# Issue 20 on the GPU machine, in one call (about 6 minutes): NVIDIA's OpenCL GEMM (f32, f64,
+# OpenCL GEMM tuning on the GPU machine, in one call (about 6 minutes): NVIDIA's OpenCL GEMM (f32, f64,
 # f16 at 4096 and 8192) tuned (first run), read from the cache (second run) and with --no-tune
 # (CLBlast's defaults), beside torch.matmul with TF32 off (peers.py) in the same call; a table
 # of ratios last. Logs and JSON go to $OUT (8 files at most).
 #
 #   bash tools/device/opencl-tune.sh        TUNE_BUDGET=45 (seconds per dtype) by default
 #
-# Reads .devrun/opencl-tune/ (tools/device/stage-opencl-tune.sh, run on the dev machine and
+# Reads .devrun/opencl-tune/ (tools/device/stage.sh opencl-tune, run on the dev machine and
 # carried): install/bin/gpucheck, peers.py, devlibs/env.sh. NVIDIA's OpenCL is present there but
 # not registered: an OCL_ICD_VENDORS directory in /tmp registers it for this run only.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 d=.devrun/opencl-tune
 gpucheck=$d/install/bin/gpucheck
 out=${OUT:-/tmp/opencl-tune-out}
@@ -22,7 +22,7 @@ log=$out/run.log
 say() { echo "opencl-tune: $*" | tee -a "$log"; }
 
 for f in "$gpucheck" "$d/peers.py" "$d/devlibs/env.sh"; do
-  [ -e "$f" ] || { say "missing $f: run tools/device/stage-opencl-tune.sh on the dev machine and carry .devrun/opencl-tune"; exit 2; }
+  [ -e "$f" ] || { say "missing $f: run tools/device/stage.sh opencl-tune on the dev machine and carry .devrun/opencl-tune"; exit 2; }
 done
 # shellcheck disable=SC1091
 source "$d/devlibs/env.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 20 on the GPU machine, in one call (2–4 minutes): gpucheck's own OpenCL SGEMM with given
+# OpenCL GEMM kernel variants on the GPU machine, in one call (2–4 minutes): gpucheck's own OpenCL SGEMM with given
 # parameter sets (GPUCHECK_TEST_GEMM_PARAMS, one run each), a tuned run, and torch.matmul with
 # TF32 off (peers.py), at 4096 and 8192, so that a kernel change is judged beside cuBLAS in the
 # same call. Logs and JSON go to $OUT.
@@ -7,10 +7,10 @@
 #   VARIANTS_FILE=path (one JSON object of parameters a line; default tools/device/gemm-variants.txt)
 #   TUNE_BUDGET=60 (seconds; 0 skips the tuned run)   SIZES=4096,8192   DTYPE=f32
 #
-# Reads what tools/device/stage-opencl-tune.sh staged in .devrun/opencl-tune (carry it).
+# Reads what tools/device/stage.sh opencl-tune staged in .devrun/opencl-tune (carry it).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 d=.devrun/opencl-tune
 gpucheck=$d/install/bin/gpucheck
 out=${OUT:-/tmp/opencl-variants-out}
@@ -23,7 +23,7 @@ log=$out/run.log
 : >"$log"
 say() { echo "opencl-variants: $*" | tee -a "$log"; }
 for f in "$gpucheck" "$d/peers.py" "$d/devlibs/env.sh" "$variants"; do
-  [ -e "$f" ] || { say "missing $f: run tools/device/stage-opencl-tune.sh and carry .devrun/opencl-tune"; exit 2; }
+  [ -e "$f" ] || { say "missing $f: run tools/device/stage.sh opencl-tune and carry .devrun/opencl-tune"; exit 2; }
 done
 # shellcheck disable=SC1091
 source "$d/devlibs/env.sh"

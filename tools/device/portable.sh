@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine (issue 14), in one go: the stripped release binary staged here by
-# tools/device/stage-portable.sh (carry .devrun/portable), run WITHOUT any .devlibs bundle:
+# The portable binary on the GPU machine, in one go: the stripped release binary staged here by
+# tools/device/stage.sh portable (carry .devrun/portable), run WITHOUT any .devlibs bundle:
 #   1. what it needs at load time there (readelf NEEDED, ldd),
 #   2. gpucheck --version, probe, doctor, bench --device all --size medium (JSON under $OUT),
 #   3. its CPU GEMM through the run-time-loaded system OpenBLAS beside numpy's (peers.py, three
@@ -11,13 +11,14 @@
 # record failed or mismatched (unsupported and skipped ones are listed); 1 otherwise.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 stage=${STAGE:-.devrun/portable}
 bin=$stage/install/bin/gpucheck
 peers=$stage/peers.py
 out=${OUT:-$stage/out}
 mkdir -p "$out"
-[ -x "$bin" ] || { echo "portable: no $bin: run tools/device/stage-portable.sh here first" >&2; exit 2; }
+[ -x "$bin" ] || { echo "portable: no $bin: run tools/device/stage.sh portable here first" >&2; exit 2; }
+cat "$stage/STAGED" 2>/dev/null
 case ":${LD_LIBRARY_PATH:-}:" in *devlibs*) echo "portable: LD_LIBRARY_PATH names a .devlibs bundle: run without it" >&2; exit 2 ;; esac
 log() { echo "== $*" | tee -a "$out/steps.log"; }
 

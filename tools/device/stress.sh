@@ -1,7 +1,7 @@
 #!/bin/bash
 # `gpucheck stress` against its targets on the GPU machine, in one call of about 5 minutes (one
-# GPU) to 7 minutes (two; HALF is then 20 s instead of 30) (issue 18; docs/PERFORMANCE.md).
-# Stage first, here: tools/device/stage-stress.sh; carry .devrun/stress. Steps, each logged
+# GPU) to 7 minutes (two; HALF is then 20 s instead of 30) (docs/PERFORMANCE.md).
+# Stage first, here: tools/device/stage.sh stress; carry .devrun/stress. Steps, each logged
 # with its command, exit code and the tail of its stderr:
 #   1. peers.py --ops sustained: torch's bf16 8192 GEMM loop for DUR s (default 60; warms the GPU)
 #   2. stress --tests gemm --dtype bf16 on cuda0 for DUR s      → sustained vs torch (≥ 0.97)
@@ -20,7 +20,7 @@
 # table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 stage=.devrun/stress
 out=${OUT:-$root/stress-out}
 mkdir -p "$out"
@@ -34,8 +34,9 @@ say() { echo "stress.sh: $*" | tee -a "$log" >&2; }
 [ -f "$stage/devlibs/env.sh" ] && source "$stage/devlibs/env.sh"
 gpucheck=${GPUCHECK:-$stage/install/bin/gpucheck}
 peers=${PEERS:-$stage/peers.py}
-[ -x "$gpucheck" ] || { say "no $gpucheck: run tools/device/stage-stress.sh here and carry $stage"; exit 2; }
-[ -f "$peers" ] || { say "no $peers: run tools/device/stage-stress.sh"; exit 2; }
+[ -x "$gpucheck" ] || { say "no $gpucheck: run tools/device/stage.sh stress here and carry $stage"; exit 2; }
+[ -f "$peers" ] || { say "no $peers: run tools/device/stage.sh stress"; exit 2; }
+cat "$stage/STAGED" 2>/dev/null
 command -v nvidia-smi >/dev/null || { say "no nvidia-smi: not a GPU machine"; exit 2; }
 gpus=$(nvidia-smi -L | grep -c '^GPU ')
 # Two GPUs add two DUR-long steps: the shorter steps shrink so the call stays under 8 minutes.

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Issue 15 on the GPU machine: the views for people as a new user meets them, and fresh real
+# Output for people on the GPU machine: the views as a new user meets them, and fresh real
 # documents for the golden view tests (tests/fixtures/views/). Every command's JSON and its table
 # view at 80 and 120 columns; probe -L, --device, --full; --version -v; doctor's progress in a log
 # (stderr not a terminal: a line every 10 s); bench --size small and --size large (the "too small
 # for the card" marks); probe --format prometheus (NVML gauges, one GPU- uuid per GPU); HTML of
 # bench. Prints a table last: per view its lines, widest line, closing line.
-# Needs tools/device/stage-views.sh run here first (.devrun/views carried).
+# Needs tools/device/stage.sh views run here first (.devrun/views carried).
 # Logs and documents under $OUT (default /tmp/gpucheck-views-out).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 OUT=${OUT:-/tmp/gpucheck-views-out}
 mkdir -p "$OUT"
 g=$root/.devrun/views/install/bin/gpucheck
-[ -x "$g" ] || { echo "views.sh: run tools/device/stage-views.sh first" >&2; exit 2; }
+[ -x "$g" ] || { echo "views.sh: run tools/device/stage.sh views first" >&2; exit 2; }
+cat .devrun/views/STAGED 2>/dev/null
 unset COLUMNS
 "$g" --version -v >"$OUT/version-v.txt" 2>&1
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } \
@@ -23,7 +24,7 @@ unset COLUMNS
 # golden tests can use the same documents.
 "$g" probe --json -o "$OUT/probe.json" 2>"$OUT/probe.err"
 "$g" doctor --json -o "$OUT/doctor.json" 2>"$OUT/doctor.err"
-# --no-tune: OpenCL GEMM tuning on pocl (issue 20) would spend minutes on the CPU device; the
+# --no-tune: OpenCL GEMM tuning on pocl would spend minutes on the CPU device; the
 # views, not the tuning, are under test here.
 GPUCHECK_PROGRESS_SECONDS=10 "$g" bench --device all --size small --no-tune --json -o "$OUT/bench_small.json" \
   2>"$OUT/bench_small.progress.log"

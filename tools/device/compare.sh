@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Issue 16 on the GPU machine, in one call: bench rounds and report compare on cuda0, planted
-# slowdowns, and a signal during a CUDA bench. Logs under $OUT (default /tmp/issue16); a table
-# last. Binary: .devrun/issue16/install/bin/gpucheck (tools/device/stage-issue16.sh), or $GPUCHECK.
-#   bash tools/device/issue16.sh
+# Verdicts to trust, on the GPU machine in one call: bench rounds and report compare on cuda0
+# (two runs compared both ways, planted slowdowns of 3x and 25 % against one and three bases),
+# and SIGTERM during a CUDA bench (exit 143, -o kept, no child left on the GPU). Logs under $OUT
+# (default /tmp/gpucheck-compare-out); a table last. Binary: .devrun/compare/install/bin/gpucheck
+# (tools/device/stage.sh compare), or $GPUCHECK.
+#   bash tools/device/compare.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-bin=${GPUCHECK:-.devrun/issue16/install/bin/gpucheck}
-out=${OUT:-/tmp/issue16}
+cd "$(dirname "$0")/../.." || exit 2
+bin=${GPUCHECK:-.devrun/compare/install/bin/gpucheck}
+out=${OUT:-/tmp/gpucheck-compare-out}
 mkdir -p "$out"
-[ -x "$bin" ] || { echo "issue16: no $bin (run tools/device/stage-issue16.sh here first)"; exit 2; }
+[ -x "$bin" ] || { echo "compare.sh: no $bin (run tools/device/stage.sh compare here first)"; exit 2; }
+cat .devrun/compare/STAGED 2>/dev/null
 rows=()
 row() { rows+=("$(printf '%-46s %-10s %s' "$1" "$2" "$3")"); }
 bench() {  # name, then extra flags: cuda0 small preset with the CPU baseline
