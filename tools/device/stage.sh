@@ -26,7 +26,7 @@ die() { echo "stage.sh: $1" >&2; exit "${2:-1}"; }
 # Configure flags are used only when the build directory has no CMakeCache.txt yet.
 cuda90="-DGPUCHECK_WITH_CUDA=ON -DGPUCHECK_CUDA_ARCHS=90"
 scenarios=(
-  "portable|build-release|-DGPUCHECK_WITH_CUDA=ON -DGPUCHECK_CUDA_ARCHS=${GPUCHECK_CUDA_ARCHS:-all} -DGPUCHECK_BUILD_TESTS=OFF|gpucheck gpucheck_man gpucheck_completion|peers|48|bash tools/device/portable.sh"
+  "portable|build-release|-DGPUCHECK_WITH_CUDA=ON -DGPUCHECK_CUDA_ARCHS=${GPUCHECK_CUDA_ARCHS:-all} -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers|48|bash tools/device/portable.sh"
   "multigpu|build|$cuda90|gpucheck device_tests|peers device_tests|60|bash tools/device/multigpu.sh"
   "stress|build|$cuda90|gpucheck|peers|60|bash tools/device/stress.sh"
   "opencl-tune|build-opencl|-DGPUCHECK_WITH_CUDA=OFF -DGPUCHECK_WITH_OPENCL=ON -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers cl-binary bundle|48|bash tools/device/opencl-tune.sh   (or opencl-variants.sh)"
@@ -80,6 +80,12 @@ if [ "$do_build" = 1 ]; then
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release $flags >/dev/null ||
       die "cmake configure of $build failed"
   fi
+  # What `cmake --install` copies besides the binary: the completion, and the man page where
+  # help2man was found (its target exists only then).
+  targets="$targets gpucheck_completion"
+  if grep -q '^GPUCHECK_HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt"; then
+    targets="$targets gpucheck_man"
+  fi
   # shellcheck disable=SC2086
   cmake --build "$build" -j "${JOBS:-2}" --target $targets || die "build of $targets in $build failed"
 fi
@@ -99,7 +105,7 @@ bin=$out/install/bin/gpucheck
 [ -x "$bin" ] || die "no $bin after the install (is gpucheck built in $build?)"
 if has peers; then cp "$shared/tools/peers.py" "$out/peers.py"; fi
 if has device_tests; then
-  [ -x "$build/tests/device/device_tests" ] || die "no $build/tests/device/device_tests (tests off in $build?)"
+  [ -x "$build/tests/device/device_tests" ] || die "no $build/tests/device/device_tests (build that target, or run without --no-build)"
   cp "$build/tests/device/device_tests" "$out/device_tests"
   strip "$out/device_tests"
 fi
