@@ -58,6 +58,18 @@ std::string stack_version_lines() {
   return out;
 }
 
+// "probe, bench, doctor, qualify, stress or report": the commands --help lists, read from the app
+// itself so the message cannot drift from them (hidden ones, in the empty group, left out).
+std::string command_list(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const auto* sub : app.get_subcommands([](CLI::App* s) { return !s->get_group().empty(); }))
+    names.push_back(sub->get_name());
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
 int run(int argc, char** argv) {
   using gpucheck::ExitCode;
   CLI::App app{"gpucheck: is this machine's GPU stack set up right, and how fast is it really?",
@@ -98,7 +110,7 @@ int run(int argc, char** argv) {
   }
   for (auto& c : commands)
     if (c.app->parsed()) return static_cast<int>(c.run());
-  std::cerr << "gpucheck: a command is required: probe, bench, doctor, qualify or report\n"
+  std::cerr << "gpucheck: a command is required: " << command_list(app) << "\n"
             << "Run 'gpucheck --help' for usage.\n";
   return static_cast<int>(ExitCode::kUsage);
 }

@@ -19,6 +19,13 @@ std::string link_map_path(void* handle) {
   return map->l_name;
 }
 
+std::string resolved_path(const std::string& path) {
+  if (path.empty()) return {};
+  std::error_code ec;
+  auto real = fs::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
 bool open_library(const std::string& what, const std::string& source, OpenedLibrary* lib,
                   std::vector<std::string>* errors, int extra_flags) {
   ::dlerror();
@@ -30,9 +37,7 @@ bool open_library(const std::string& what, const std::string& source, OpenedLibr
   }
   lib->handle = h;
   lib->path = sanitize(link_map_path(h));
-  std::error_code ec;
-  auto real = fs::canonical(link_map_path(h), ec);
-  lib->real_path = ec ? lib->path : sanitize(real.string());
+  lib->real_path = sanitize(resolved_path(link_map_path(h)));
   lib->source = source;
   return true;
 }

@@ -25,6 +25,10 @@ bool open_library(const std::string& what, const std::string& source, OpenedLibr
 // The path the dynamic linker loaded a handle from (its link map); empty when it cannot say.
 std::string link_map_path(void* handle);
 
+// That path with its symlinks resolved; the path itself when it cannot be resolved, empty for
+// an empty path. Not sanitised: the caller sanitises what it reports.
+std::string resolved_path(const std::string& path);
+
 // "a; b; c".
 std::string join_errors(const std::vector<std::string>& errors);
 

@@ -25,9 +25,13 @@ TEST(Cli, HelpListsCommandsAndExitCodes) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("__child")));
 }
 
-TEST(Cli, NoSubcommandIsUsageError) {
+TEST(Cli, NoSubcommandIsUsageErrorNamingEveryCommand) {
   auto r = run_gpucheck({});
   EXPECT_EQ(r.exit_code, 2);
+  // Every command --help lists, stress included; the hidden child command never.
+  EXPECT_THAT(r.err, HasSubstr("a command is required: probe, bench, doctor, qualify, stress or "
+                               "report\n"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("__child")));
 }
 
 TEST(Cli, UnknownFlagIsUsageErrorNamingIt) {

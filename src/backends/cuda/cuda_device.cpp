@@ -12,6 +12,7 @@
 #include "backends/cuda/cudnn_library.h"
 #include "backends/cuda/nvml_sampler.h"
 #include "backends/cuda/stress_kernels.h"
+#include "backends/pageable_host.h"
 #include "core/environment.h"
 #include "core/json_keys.h"
 
@@ -37,26 +38,6 @@ constexpr std::size_t kConvSearchWorkspaceBytes = std::size_t{512} << 20;  // ca
 // cuBLASLt candidates timed once per GEMM shape (the heuristic's first is not always fastest).
 constexpr int kLtCandidates = 8;
 constexpr int kLtTuneRuns = 5;
-
-// Page-aligned ordinary memory: what a program's own arrays are.
-class PageableHost final : public HostAllocation {
- public:
-  explicit PageableHost(std::size_t bytes) : bytes_(bytes) {
-    std::size_t rounded = std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096);
-    ptr_ = std::aligned_alloc(4096, rounded);
-    if (ptr_ == nullptr)
-      throw std::runtime_error(fmt::format("host allocation of {} bytes failed", bytes));
-  }
-  ~PageableHost() override { std::free(ptr_); }
-  PageableHost(const PageableHost&) = delete;
-  PageableHost& operator=(const PageableHost&) = delete;
-  void* data() override { return ptr_; }
-  std::size_t bytes() const override { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
 
 int to_int(std::uint64_t v, const char* what) {
   if (v > static_cast<std::uint64_t>(INT_MAX))

@@ -1,34 +1,20 @@
 // dlopen of libcuda.so.1 and the few driver-API calls that classify the driver.
 #include "backends/cuda/cuda_driver.h"
 
+#include "core/dynamic_library.h"
 #include "core/sanitize.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <link.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 
 namespace gpucheck::cuda {
 
 namespace {
-
-std::string loaded_path(void* handle) {
-  link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
-    return {};
-  return map->l_name;
-}
-
-std::string resolved(const std::string& path) {
-  if (path.empty()) return {};
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
-}
 
 bool under_stubs_dir(const std::string& path) {
   return path.find("/stubs/") != std::string::npos;
@@ -116,8 +102,8 @@ DriverObservation DriverLibrary::observe(const std::string& soname) {
     return o;
   }
   o.loaded = true;
-  o.path = sanitize(loaded_path(handle));
-  o.real_path = sanitize(resolved(loaded_path(handle)));
+  o.path = sanitize(link_map_path(handle));
+  o.real_path = sanitize(resolved_path(link_map_path(handle)));
   auto cu_init = sym<decltype(&::cuInit)>(handle, "cuInit");
   auto cu_version = sym<decltype(&::cuDriverGetVersion)>(handle, "cuDriverGetVersion");
   auto cu_count = sym<decltype(&::cuDeviceGetCount)>(handle, "cuDeviceGetCount");

@@ -8,6 +8,7 @@
 #include "backends/opencl/gemm_choice.h"
 #include "backends/opencl/opencl_library.h"
 #include "backends/opencl/opencl_probe.h"
+#include "backends/pageable_host.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
@@ -164,26 +165,6 @@ class PinnedHost final : public HostAllocation {
   const OpenClLibrary& lib_;
   std::shared_ptr<Session> session_;
   Owned<cl_mem> mem_;
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
-
-// Page-aligned ordinary memory: what a program's own arrays are.
-class PageableHost final : public HostAllocation {
- public:
-  explicit PageableHost(std::size_t bytes) : bytes_(bytes) {
-    const std::size_t rounded = std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096);
-    ptr_ = std::aligned_alloc(4096, rounded);
-    if (ptr_ == nullptr)
-      throw std::runtime_error(fmt::format("host allocation of {} bytes failed", bytes));
-  }
-  ~PageableHost() override { std::free(ptr_); }
-  PageableHost(const PageableHost&) = delete;
-  PageableHost& operator=(const PageableHost&) = delete;
-  void* data() override { return ptr_; }
-  std::size_t bytes() const override { return bytes_; }
-
- private:
   void* ptr_ = nullptr;
   std::size_t bytes_;
 };

@@ -2,46 +2,18 @@
 #include "backends/opencl/opencl_library.h"
 
 #include <dlfcn.h>
-#include <link.h>
 
-#include <climits>
-#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "backends/opencl/cl_errors.h"
+#include "core/dynamic_library.h"
 #include "core/sanitize.h"
 
 namespace gpucheck::opencl {
 
 namespace {
-
-template <typename Fn>
-bool resolve(void* handle, const char* symbol, Fn* out, std::string* missing) {
-  void* p = ::dlsym(handle, symbol);
-  if (p == nullptr) {
-    if (!missing->empty()) *missing += ", ";
-    *missing += symbol;
-    return false;
-  }
-  *out = reinterpret_cast<Fn>(p);
-  return true;
-}
-
-std::string loaded_path(void* handle) {
-  link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
-    return {};
-  }
-  return map->l_name;
-}
-
-std::string resolved(const std::string& path) {
-  if (path.empty()) return {};
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
-}
 
 // One string of clGetICDLoaderInfoOCLICD; a failed call is recorded in *errors with its code.
 std::string loader_string(GetIcdLoaderInfoFn fn, IcdLoaderInfo what, const char* what_name,
@@ -69,46 +41,46 @@ std::unique_ptr<OpenClLibrary> OpenClLibrary::open(const std::string& soname, st
     return nullptr;
   }
   std::unique_ptr<OpenClLibrary> lib(new OpenClLibrary(handle));
-  lib->path_ = sanitize(loaded_path(handle));
-  lib->real_path_ = sanitize(resolved(loaded_path(handle)));
+  lib->path_ = sanitize(link_map_path(handle));
+  lib->real_path_ = sanitize(resolved_path(link_map_path(handle)));
   std::string missing;
-  bool ok = resolve(handle, "clGetPlatformIDs", &lib->clGetPlatformIDs, &missing);
-  ok = resolve(handle, "clGetPlatformInfo", &lib->clGetPlatformInfo, &missing) && ok;
-  ok = resolve(handle, "clGetDeviceIDs", &lib->clGetDeviceIDs, &missing) && ok;
-  ok = resolve(handle, "clGetDeviceInfo", &lib->clGetDeviceInfo, &missing) && ok;
-  ok = resolve(handle, "clGetExtensionFunctionAddress", &lib->clGetExtensionFunctionAddress,
-               &missing) &&
+  bool ok = resolve_symbol(handle, "clGetPlatformIDs", &lib->clGetPlatformIDs, &missing);
+  ok = resolve_symbol(handle, "clGetPlatformInfo", &lib->clGetPlatformInfo, &missing) && ok;
+  ok = resolve_symbol(handle, "clGetDeviceIDs", &lib->clGetDeviceIDs, &missing) && ok;
+  ok = resolve_symbol(handle, "clGetDeviceInfo", &lib->clGetDeviceInfo, &missing) && ok;
+  ok = resolve_symbol(handle, "clGetExtensionFunctionAddress", &lib->clGetExtensionFunctionAddress,
+                      &missing) &&
        ok;
   if (!ok) {
     *error = lib->path_ + ": missing symbols: " + missing;
     return nullptr;
   }
   std::string& m = lib->bench_missing_;
-  resolve(handle, "clCreateContext", &lib->clCreateContext, &m);
-  resolve(handle, "clReleaseContext", &lib->clReleaseContext, &m);
-  resolve(handle, "clCreateCommandQueue", &lib->clCreateCommandQueue, &m);
-  resolve(handle, "clReleaseCommandQueue", &lib->clReleaseCommandQueue, &m);
-  resolve(handle, "clCreateBuffer", &lib->clCreateBuffer, &m);
-  resolve(handle, "clReleaseMemObject", &lib->clReleaseMemObject, &m);
-  resolve(handle, "clCreateProgramWithSource", &lib->clCreateProgramWithSource, &m);
-  resolve(handle, "clBuildProgram", &lib->clBuildProgram, &m);
-  resolve(handle, "clGetProgramBuildInfo", &lib->clGetProgramBuildInfo, &m);
-  resolve(handle, "clReleaseProgram", &lib->clReleaseProgram, &m);
-  resolve(handle, "clCreateKernel", &lib->clCreateKernel, &m);
-  resolve(handle, "clReleaseKernel", &lib->clReleaseKernel, &m);
-  resolve(handle, "clSetKernelArg", &lib->clSetKernelArg, &m);
-  resolve(handle, "clEnqueueNDRangeKernel", &lib->clEnqueueNDRangeKernel, &m);
-  resolve(handle, "clEnqueueWriteBuffer", &lib->clEnqueueWriteBuffer, &m);
-  resolve(handle, "clEnqueueReadBuffer", &lib->clEnqueueReadBuffer, &m);
-  resolve(handle, "clEnqueueCopyBuffer", &lib->clEnqueueCopyBuffer, &m);
-  resolve(handle, "clEnqueueMapBuffer", &lib->clEnqueueMapBuffer, &m);
-  resolve(handle, "clEnqueueUnmapMemObject", &lib->clEnqueueUnmapMemObject, &m);
-  resolve(handle, "clEnqueueMarkerWithWaitList", &lib->clEnqueueMarkerWithWaitList, &m);
-  resolve(handle, "clFlush", &lib->clFlush, &m);
-  resolve(handle, "clFinish", &lib->clFinish, &m);
-  resolve(handle, "clWaitForEvents", &lib->clWaitForEvents, &m);
-  resolve(handle, "clGetEventProfilingInfo", &lib->clGetEventProfilingInfo, &m);
-  resolve(handle, "clReleaseEvent", &lib->clReleaseEvent, &m);
+  resolve_symbol(handle, "clCreateContext", &lib->clCreateContext, &m);
+  resolve_symbol(handle, "clReleaseContext", &lib->clReleaseContext, &m);
+  resolve_symbol(handle, "clCreateCommandQueue", &lib->clCreateCommandQueue, &m);
+  resolve_symbol(handle, "clReleaseCommandQueue", &lib->clReleaseCommandQueue, &m);
+  resolve_symbol(handle, "clCreateBuffer", &lib->clCreateBuffer, &m);
+  resolve_symbol(handle, "clReleaseMemObject", &lib->clReleaseMemObject, &m);
+  resolve_symbol(handle, "clCreateProgramWithSource", &lib->clCreateProgramWithSource, &m);
+  resolve_symbol(handle, "clBuildProgram", &lib->clBuildProgram, &m);
+  resolve_symbol(handle, "clGetProgramBuildInfo", &lib->clGetProgramBuildInfo, &m);
+  resolve_symbol(handle, "clReleaseProgram", &lib->clReleaseProgram, &m);
+  resolve_symbol(handle, "clCreateKernel", &lib->clCreateKernel, &m);
+  resolve_symbol(handle, "clReleaseKernel", &lib->clReleaseKernel, &m);
+  resolve_symbol(handle, "clSetKernelArg", &lib->clSetKernelArg, &m);
+  resolve_symbol(handle, "clEnqueueNDRangeKernel", &lib->clEnqueueNDRangeKernel, &m);
+  resolve_symbol(handle, "clEnqueueWriteBuffer", &lib->clEnqueueWriteBuffer, &m);
+  resolve_symbol(handle, "clEnqueueReadBuffer", &lib->clEnqueueReadBuffer, &m);
+  resolve_symbol(handle, "clEnqueueCopyBuffer", &lib->clEnqueueCopyBuffer, &m);
+  resolve_symbol(handle, "clEnqueueMapBuffer", &lib->clEnqueueMapBuffer, &m);
+  resolve_symbol(handle, "clEnqueueUnmapMemObject", &lib->clEnqueueUnmapMemObject, &m);
+  resolve_symbol(handle, "clEnqueueMarkerWithWaitList", &lib->clEnqueueMarkerWithWaitList, &m);
+  resolve_symbol(handle, "clFlush", &lib->clFlush, &m);
+  resolve_symbol(handle, "clFinish", &lib->clFinish, &m);
+  resolve_symbol(handle, "clWaitForEvents", &lib->clWaitForEvents, &m);
+  resolve_symbol(handle, "clGetEventProfilingInfo", &lib->clGetEventProfilingInfo, &m);
+  resolve_symbol(handle, "clReleaseEvent", &lib->clReleaseEvent, &m);
   return lib;
 }
 
