@@ -16,7 +16,7 @@ namespace gpucheck::doctor {
 namespace {
 
 // CUDA versions PyTorch publishes wheels for (download.pytorch.org/whl/cuXYZ), oldest first.
-constexpr int kPytorchCudas[] = {11080, 12100, 12400, 12600, 12800, 12900, 13000};
+constexpr int kPytorchCudas[] = {11080, 12010, 12040, 12060, 12080, 12090, 13000};
 
 std::string tag_of(int encoded) {
   return fmt::format("cu{}{}", encoded / 1000, encoded % 1000 / 10);
@@ -108,8 +108,7 @@ std::string arch_span(const std::vector<std::string>& arch_list) {
 }
 
 int min_cuda_for_cc(int cc) {
-  if (cc >= 120) return 12800;
-  if (cc >= 100) return 12800;
+  if (cc >= 100) return 12080;
   if (cc >= 90) return 11080;
   if (cc >= 89) return 11080;
   if (cc >= 86) return 11010;

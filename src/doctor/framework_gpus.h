@@ -47,7 +47,7 @@ ArchFit arch_fit(const std::vector<std::string>& arch_list, int cc);
 // Each distinct GPU capability here sorted by how the arch list serves it ("sm_90" names).
 struct GpuFits {
   std::vector<std::string> native, ptx_only, none;
-  int cuda_for_none = 0;  // the CUDA version the GPUs without kernels need (12800 for sm_120)
+  int cuda_for_none = 0;  // the CUDA version the GPUs without kernels need (12080, CUDA 12.8, for sm_120)
 };
 GpuFits fit_gpus(const GpuPicture& gpus, const std::vector<std::string>& arch_list);
 // "sm_50…sm_90" style summary of an arch list.

@@ -19,6 +19,7 @@ namespace gpucheck::doctor {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace std::string_literals;
 
 fs::path temp_dir(const std::string& name) {
   const fs::path p = fs::temp_directory_path() /
@@ -41,7 +42,7 @@ void put(std::string& b, std::size_t at, T v) {
 // A minimal 64-bit little-endian ELF: header, .rodata, .shstrtab, then three section headers
 // (null, .rodata, .shstrtab). `before` lies between the header and .rodata, in no section.
 std::string make_elf(const std::string& before, const std::string& rodata) {
-  const std::string names = std::string("\0.rodata\0.shstrtab\0", 19);
+  const std::string names = "\0.rodata\0.shstrtab\0"s;
   const std::size_t rodata_at = 64 + before.size();
   const std::size_t names_at = rodata_at + rodata.size();
   const std::size_t sh_at = names_at + names.size();
@@ -115,15 +116,15 @@ TEST(FrameworkArchList, ParsesOnlyListsOfArchitectures) {
 }
 
 TEST(FrameworkArchList, FindsTheLiteralBetweenNuls) {
-  const std::string bytes = std::string("\0sm_ is bad\0xsm_80 sm_90\0sm_75 sm_80 compute_80\0", 47);
+  const std::string bytes = "\0sm_ is bad\0xsm_80 sm_90\0sm_75 sm_80 compute_80\0"s;
   EXPECT_EQ(find_arch_list(bytes), "sm_75 sm_80 compute_80");
-  EXPECT_FALSE(find_arch_list(std::string("\0sm_80\0", 7)));  // one entry is no list
+  EXPECT_FALSE(find_arch_list("\0sm_80\0"s));  // one entry is no list
 }
 
 TEST(FrameworkArchList, ReadsOnlyTheRodataOfAnElf) {
   const fs::path dir = temp_dir("elf");
-  const std::string decoy = std::string("\0sm_35 sm_37 sm_50 sm_52 sm_60 sm_61 sm_70\0", 43);
-  const std::string rodata = std::string("\0other\0sm_80 sm_90\0", 19);
+  const std::string decoy = "\0sm_35 sm_37 sm_50 sm_52 sm_60 sm_61 sm_70\0"s;
+  const std::string rodata = "\0other\0sm_80 sm_90\0"s;
   write_file(dir / "lib.so", make_elf(decoy, rodata));
   SystemView view;
   view.root = dir;
@@ -138,7 +139,7 @@ TEST(FrameworkArchList, ReadsOnlyTheRodataOfAnElf) {
 TEST(FrameworkArchList, ListCutByAChunkBoundaryIsSeenWhole) {
   const fs::path dir = temp_dir("chunks");
   std::string blob((8u << 20) - 6, 'x');
-  blob += std::string("\0sm_80 sm_86 sm_90\0", 19);
+  blob += "\0sm_80 sm_86 sm_90\0"s;
   write_file(dir / "big", blob);
   SystemView view;
   view.root = dir;
@@ -219,7 +220,7 @@ TEST(FrameworkGpus, PytorchIndexTagsForADriver) {
   EXPECT_EQ(pytorch_index_tag_for_driver(12040), "cu124");
   EXPECT_EQ(pytorch_index_tag_for_driver(12020), "cu121");
   EXPECT_FALSE(pytorch_index_tag_for_driver(11070));
-  EXPECT_EQ(pytorch_index_tag_at_least(12800), "cu128");
+  EXPECT_EQ(pytorch_index_tag_at_least(12080), "cu128");
   EXPECT_EQ(pytorch_index_tag_at_least(11010), "cu118");
 }
 
