@@ -229,6 +229,11 @@ Verdict judge(const SystemView& view, const GpuPicture& gpus, const EnvScan& sca
     check_requirements(scan, site, t, v, evidence);
   }
   check_shadowing(view, scan, with_torch, v);
+  // A CPU-only copy hiding a CUDA build: removing the copy is the fix, not a reinstall.
+  const bool cuda_behind = std::any_of(with_torch.begin() + 1, with_torch.end(),
+                                       [](const SitePackages* s) { return s->torch->cuda; });
+  if (!t.cuda && cuda_behind && v.status == CheckStatus::kFail && !v.more.empty())
+    v.fix = v.more.back().fix + " (the torch behind it is a CUDA build)";
   return v;
 }
 

@@ -115,8 +115,6 @@ const std::vector<CheckDef>& all_checks() {
        S::kPass, check_cudnn_library},
       {"framework_cuda_driver", "the driver is new enough for the CUDA builds of torch, JAX, CuPy",
        S::kPass, check_framework_cuda_driver},
-      {"pytorch_cuda_usable", "the verdict: CUDA usable by PyTorch here, and why", S::kInfo,
-       check_pytorch_cuda_usable},
       {"framework_torch",
        "torch will use the GPUs: a CUDA build with kernels for them, its nvidia-* wheels, one copy",
        S::kPass, check_framework_torch},
@@ -135,6 +133,8 @@ const std::vector<CheckDef>& all_checks() {
       {"framework_memory",
        "GPU memory settings of the frameworks; no two preallocating most of the GPU at once",
        S::kPass, check_framework_memory},
+      {"pytorch_cuda_usable", "the verdict: CUDA usable by PyTorch here, and why", S::kInfo,
+       check_pytorch_cuda_usable},
   };
   return kChecks;
 }
