@@ -248,6 +248,9 @@ SitePackages read_site_packages(const SystemView& view, const std::string& dir) 
   sp.dir = dir;
   for (const auto& entry : view.list_dir(dir)) {
     if (!entry.ends_with(".dist-info") && !entry.ends_with(".egg-info")) continue;
+    // The directory's name starts with the distribution's: only GPU packages' METADATA is
+    // read, so a conda environment of hundreds of packages costs a directory listing.
+    if (!is_gpu_dist(normalise(entry.substr(0, entry.find('-'))))) continue;
     Distribution d = read_distribution(view, dir, entry);
     if (is_gpu_dist(d.name)) sp.gpu_dists.push_back(std::move(d));
   }

@@ -33,14 +33,20 @@ Json check_of(const Json& doc, const std::string& id) {
   return Json();
 }
 
+// framework_torch on this system's files (the real python3-torch) with saved GPU facts; the
+// exit code and the check's JSON.
+std::pair<int, Json> debian_torch_check(const std::string& facts_file) {
+  const std::string facts = (kFixtures / "doctor" / facts_file).string();
+  auto r = run_gpucheck({"doctor", "--json", "--facts", facts, "--only", "framework_torch"},
+                        system_python_env());
+  return {r.exit_code, check_of(Json::parse(r.out), "framework_torch")};
+}
+
 TEST(FrameworksCli, RealDebianTorchIsReportedCpuOnly) {
   if (!fs::exists(kDebianTorch))
     GTEST_SKIP() << "Debian's python3-torch is not installed (" << kDebianTorch << " is absent)";
-  const std::string facts = (kFixtures / "doctor" / "base_probe.json").string();
-  auto r = run_gpucheck({"doctor", "--json", "--facts", facts, "--only", "framework_torch"},
-                        system_python_env());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Json c = check_of(Json::parse(r.out), "framework_torch");
+  const auto [code, c] = debian_torch_check("base_probe.json");
+  EXPECT_EQ(code, 0);
   EXPECT_EQ(c.value("status", ""), "info") << c.dump(2);
   EXPECT_THAT(c.value("finding", ""), HasSubstr("a CPU-only build"));
   EXPECT_THAT(c.value("finding", ""), HasSubstr("torch 1."));
@@ -50,11 +56,8 @@ TEST(FrameworksCli, RealDebianTorchOnAnNvidiaMachineFailsWithTheInstallForItsDri
   if (!fs::exists(kDebianTorch))
     GTEST_SKIP() << "Debian's python3-torch is not installed (" << kDebianTorch << " is absent)";
   // The 2x H100 machine's saved facts (driver for CUDA 13.0) with this system's files.
-  const std::string facts = (kFixtures / "doctor" / "probe_h100x2.json").string();
-  auto r = run_gpucheck({"doctor", "--json", "--facts", facts, "--only", "framework_torch"},
-                        system_python_env());
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  const Json c = check_of(Json::parse(r.out), "framework_torch");
+  const auto [code, c] = debian_torch_check("probe_h100x2.json");
+  EXPECT_EQ(code, 1);
   EXPECT_EQ(c.value("status", ""), "fail") << c.dump(2);
   EXPECT_THAT(c.value("finding", ""), HasSubstr("will NOT use the NVIDIA GPU: a CPU-only build"));
   EXPECT_THAT(c.value("fix", ""), HasSubstr("python3-torch"));
