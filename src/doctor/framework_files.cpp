@@ -15,6 +15,9 @@ namespace gpucheck::doctor {
 
 namespace {
 
+// Longer lines are no version or requirement line; std::regex recurses per character.
+constexpr std::size_t kMaxParsedLine = 1024;
+
 std::string trim(std::string s) {
   s.erase(0, s.find_first_not_of(" \t\r\n"));
   while (!s.empty() && std::strchr(" \t\r\n", s.back()) != nullptr) s.pop_back();
@@ -118,6 +121,8 @@ std::optional<Requirement> parse_requirement(const std::string& line) {
       R"(^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?([^;)]*)\)?)");
   static const std::regex kSpec(R"(\s*(===|==|!=|>=|<=|~=|>|<)\s*([^,\s]+))");
   static const std::regex kExtra(R"(extra\s*==\s*['"]([^'"]+)['"])");
+  // std::regex recurses per character: a hostile METADATA line must not exhaust the stack.
+  if (line.size() > kMaxParsedLine) return std::nullopt;
   const std::string body = line.substr(0, line.find(';'));
   std::smatch m;
   if (!std::regex_search(body, m, kName)) return std::nullopt;
@@ -230,7 +235,7 @@ std::optional<std::string> scan_arch_list(const SystemView& view, const std::str
 std::optional<TfBuildInfo> parse_tf_build_info(const std::string& text) {
   // ('key', value) in the OrderedDict form, 'key': value in the dict form.
   static const std::regex kPair(
-      R"(['"]([a-z_]+)['"]\s*[,:]\s*(\[[^\]]*\]|'[^']*'|"[^"]*"|True|False))");
+      R"(['"]([a-z_]{1,64})['"]\s*[,:]\s*(\[[^\]]{0,4096}\]|'[^']{0,4096}'|"[^"]{0,4096}"|True|False))");
   static const std::regex kQuoted(R"(['"]([^'"]*)['"])");
   TfBuildInfo info;
   bool any = false;
@@ -263,7 +268,7 @@ JaxVersionPy parse_jax_version_py(const std::string& text) {
   std::stringstream in(text);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (!std::regex_search(line, m, kAssign)) continue;
+    if (line.size() > kMaxParsedLine || !std::regex_search(line, m, kAssign)) continue;
     const std::string name = m[1].str();
     // The first assignment counts: _write_version's own copy of the line comes later.
     auto& slot = name == "_release_version" ? release

@@ -65,7 +65,7 @@ Verdict judge(const SystemView& view, const GpuPicture& gpus, const EnvScan& sca
                                            dist ? "==" + release_of(version) : std::string());
   Verdict v;
   const std::string file = site.dir + "/" + kBuildInfo;
-  const auto text = view.read_file(file, 64u << 10);
+  const auto text = view.read_file(file, 16u << 10);  // the generated file is about 1 KiB
   const auto info = text ? parse_tf_build_info(*text) : std::nullopt;
   if (!info) {
     v.status = gpus.nvidia ? CheckStatus::kWarn : CheckStatus::kInfo;

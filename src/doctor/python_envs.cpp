@@ -224,7 +224,9 @@ std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
   std::stringstream in(text);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (!std::regex_match(line, m, kAssign)) continue;
+    // std::regex recurses per character: a line longer than any assignment torch writes is
+    // passed over rather than risking the stack.
+    if (line.size() > 1024 || !std::regex_match(line, m, kAssign)) continue;
     const std::string name = m[1].str();
     const std::string raw = m[3].str();
     std::smatch q;

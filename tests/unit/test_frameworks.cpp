@@ -175,6 +175,11 @@ TEST(FrameworkFiles, TensorflowBuildInfoInBothGeneratedForms) {
   ASSERT_TRUE(info);
   EXPECT_FALSE(info->is_cuda_build);
   EXPECT_FALSE(parse_tf_build_info("nothing here"));
+  // Hostile lengths are passed over, never a crash.
+  const std::string huge(16000, 'x');
+  EXPECT_FALSE(parse_tf_build_info("('cuda_version', '" + huge + "')"));
+  EXPECT_FALSE(parse_requirement("nvidia-x==" + huge));
+  EXPECT_FALSE(parse_jax_version_py("__version__ = \"" + huge + "\"").version);
 }
 
 TEST(FrameworkFiles, JaxVersionPyOldAndNew) {
