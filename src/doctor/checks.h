@@ -73,4 +73,15 @@ CheckResult check_cublas_library(const SystemView& view);
 CheckResult check_cudnn_library(const SystemView& view);
 CheckResult check_framework_cuda_driver(const SystemView& view);
 
+// Each framework's verdict: will it use the GPUs here, read without importing it
+// (framework_torch.cpp, framework_tensorflow.cpp, framework_jax_cupy.cpp,
+// framework_keras_theano.cpp, framework_memory.cpp)
+CheckResult check_framework_torch(const SystemView& view);
+CheckResult check_framework_tensorflow(const SystemView& view);
+CheckResult check_framework_jax(const SystemView& view);
+CheckResult check_framework_keras(const SystemView& view);
+CheckResult check_framework_cupy(const SystemView& view);
+CheckResult check_framework_theano(const SystemView& view);
+CheckResult check_framework_memory(const SystemView& view);
+
 }  // namespace gpucheck::doctor

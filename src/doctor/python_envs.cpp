@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace gpucheck::doctor {
@@ -20,7 +21,9 @@ std::string normalise(std::string name) {
 
 bool is_gpu_dist(const std::string& n) {
   return n.starts_with("nvidia-") || n == "torch" || n == "jax" || n == "jaxlib" ||
-         n.starts_with("jax-cuda") || n.starts_with("jax-rocm") || n.starts_with("cupy");
+         n.starts_with("jax-cuda") || n.starts_with("jax-rocm") || n.starts_with("cupy") ||
+         n == "tensorflow" || n.starts_with("tensorflow-") || n == "tf-nightly" || n == "keras" ||
+         n == "tf-keras" || n == "theano" || n == "pytensor" || n == "pygpu";
 }
 
 std::string dirname_of(const std::string& path) {
@@ -71,18 +74,49 @@ std::string canonical_key(const SystemView& view, const std::string& path) {
   return ec ? path : c.string();
 }
 
-std::optional<std::string> metadata_field(const std::string& text, const std::string& field) {
+// Every value of a header field; the headers end at the first blank line.
+std::vector<std::string> metadata_fields(const std::string& text, const std::string& field) {
+  std::vector<std::string> out;
   std::stringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line == "\r") break;  // the headers end at the first blank line
+    if (line.empty() || line == "\r") break;
     if (line.starts_with(field + ":")) {
       std::string v = line.substr(field.size() + 1);
       v.erase(0, v.find_first_not_of(" \t"));
       while (!v.empty() && (v.back() == '\r' || v.back() == ' ')) v.pop_back();
-      return v;
+      out.push_back(std::move(v));
     }
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> metadata_field(const std::string& text, const std::string& field) {
+  auto all = metadata_fields(text, field);
+  if (all.empty()) return std::nullopt;
+  return all.front();
+}
+
+// A distribution from its .dist-info (METADATA) or .egg-info (PKG-INFO, as Debian's
+// python3-* packages and setup.py installs leave them) directory.
+Distribution read_distribution(const SystemView& view, const std::string& dir,
+                               const std::string& entry) {
+  const bool egg = entry.ends_with(".egg-info");
+  const std::string path = dir + "/" + entry;
+  Distribution d;
+  d.dist_info = path;
+  if (auto meta = view.read_file(path + (egg ? "/PKG-INFO" : "/METADATA"), 64u << 10)) {
+    d.name = normalise(metadata_field(*meta, "Name").value_or(""));
+    d.version = metadata_field(*meta, "Version").value_or("");
+    d.requires_dist = metadata_fields(*meta, "Requires-Dist");
+  }
+  if (d.name.empty()) {
+    // name-version.dist-info
+    const std::string stem = entry.substr(0, entry.rfind('.'));
+    const auto dash = stem.find('-');
+    d.name = normalise(stem.substr(0, dash));
+    if (dash != std::string::npos) d.version = stem.substr(dash + 1);
+  }
+  return d;
 }
 
 }  // namespace
@@ -190,7 +224,9 @@ std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
   std::stringstream in(text);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (!std::regex_match(line, m, kAssign)) continue;
+    // std::regex recurses per character: a line longer than any assignment torch writes is
+    // passed over rather than risking the stack.
+    if (line.size() > 1024 || !std::regex_match(line, m, kAssign)) continue;
     const std::string name = m[1].str();
     const std::string raw = m[3].str();
     std::smatch q;
@@ -213,21 +249,11 @@ SitePackages read_site_packages(const SystemView& view, const std::string& dir) 
   SitePackages sp;
   sp.dir = dir;
   for (const auto& entry : view.list_dir(dir)) {
-    if (!entry.ends_with(".dist-info")) continue;
-    const std::string path = dir + "/" + entry;
-    Distribution d;
-    d.dist_info = path;
-    if (auto meta = view.read_file(path + "/METADATA", 64u << 10)) {
-      d.name = normalise(metadata_field(*meta, "Name").value_or(""));
-      d.version = metadata_field(*meta, "Version").value_or("");
-    }
-    if (d.name.empty()) {
-      // name-version.dist-info
-      const std::string stem = entry.substr(0, entry.size() - std::string(".dist-info").size());
-      const auto dash = stem.find('-');
-      d.name = normalise(stem.substr(0, dash));
-      if (dash != std::string::npos) d.version = stem.substr(dash + 1);
-    }
+    if (!entry.ends_with(".dist-info") && !entry.ends_with(".egg-info")) continue;
+    // The directory's name starts with the distribution's: only GPU packages' METADATA is
+    // read, so a conda environment of hundreds of packages costs a directory listing.
+    if (!is_gpu_dist(normalise(entry.substr(0, entry.find('-'))))) continue;
+    Distribution d = read_distribution(view, dir, entry);
     if (is_gpu_dist(d.name)) sp.gpu_dists.push_back(std::move(d));
   }
   std::sort(sp.gpu_dists.begin(), sp.gpu_dists.end(),
@@ -243,6 +269,48 @@ SitePackages read_site_packages(const SystemView& view, const std::string& dir) 
     }
   }
   return sp;
+}
+
+std::optional<std::string> python_version_of_site(const std::string& site_dir) {
+  static const std::regex kVersion(R"(/python(3\.[0-9]+)/)");
+  std::smatch m;
+  if (std::regex_search(site_dir, m, kVersion)) return m[1].str();
+  return std::nullopt;
+}
+
+std::vector<std::string> import_path(const SystemView& view, const PythonEnv& env) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& d) {
+    if (!d.empty() && view.is_dir(d) && std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(d);
+  };
+  if (auto pp = view.env_value("PYTHONPATH")) {
+    std::stringstream in(*pp);
+    for (std::string d; std::getline(in, d, ':');)
+      if (d.starts_with('/')) add(d);
+  }
+  bool user_site = !view.env_set("PYTHONNOUSERSITE");
+  if (auto cfg = view.read_file(env.prefix + "/pyvenv.cfg", 64u << 10)) {
+    static const std::regex kSystem(R"(include-system-site-packages\s*=\s*true)",
+                                    std::regex::icase);
+    user_site = user_site && std::regex_search(*cfg, kSystem);
+  }
+  const auto home = view.env_value("HOME");
+  if (user_site && home && !home->empty()) {
+    std::set<std::string> versions;
+    for (const auto& d : env.site_dirs)
+      if (auto v = python_version_of_site(d)) versions.insert(*v);
+    // Debian's /usr/lib/python3/dist-packages names no version: its standard library does.
+    const std::string prefix = env.prefix == "/" ? "" : env.prefix;
+    if (versions.empty())
+      for (const auto& d : view.glob(prefix + "/lib/python3.*/"))
+        if (auto v = python_version_of_site(d)) versions.insert(*v);
+    for (const auto& v : versions) add(*home + "/.local/lib/python" + v + "/site-packages");
+  }
+  for (const auto& d : env.site_dirs)
+    if (d.find("/local/lib/") != std::string::npos) add(d);
+  for (const auto& d : env.site_dirs) add(d);
+  return out;
 }
 
 }  // namespace gpucheck::doctor

@@ -26,7 +26,8 @@ std::vector<PythonEnv> python_environments(const SystemView& view);
 struct Distribution {
   std::string name;  // normalised: lower-case, '-' for '_' and '.'
   std::string version;
-  std::string dist_info;  // path of the .dist-info directory
+  std::string dist_info;                   // path of the .dist-info (or .egg-info) directory
+  std::vector<std::string> requires_dist;  // METADATA's Requires-Dist values, markers included
 };
 
 struct TorchBuild {
@@ -40,7 +41,8 @@ struct TorchBuild {
 struct SitePackages {
   std::string dir;
   std::optional<TorchBuild> torch;
-  std::vector<Distribution> gpu_dists;  // nvidia-*, jax, jaxlib, jax-cuda*, cupy*, torch
+  // nvidia-*, torch, jax, jaxlib, jax-cuda*, cupy*, tensorflow*, keras, theano, pytensor, pygpu
+  std::vector<Distribution> gpu_dists;
 
   // The distribution named exactly so, if installed here.
   const Distribution* find(const std::string& name) const;
@@ -49,6 +51,15 @@ struct SitePackages {
 };
 
 SitePackages read_site_packages(const SystemView& view, const std::string& dir);
+
+// The directories `import` searches in an environment, in sys.path order: PYTHONPATH's, the
+// user site (~/.local/lib/python3.N/site-packages, which venvs leave out unless their
+// pyvenv.cfg includes system site-packages), /usr/local's dist-packages before /usr/lib's (as
+// Debian orders them), then the environment's own site directories. Existing directories only.
+std::vector<std::string> import_path(const SystemView& view, const PythonEnv& env);
+
+// The "3.11" of a site directory's lib/python3.11/..., nullopt when its path names none.
+std::optional<std::string> python_version_of_site(const std::string& site_dir);
 
 // torch/version.py's assignments; nullopt when the file has no __version__.
 std::optional<TorchBuild> parse_torch_version_py(const std::string& text);

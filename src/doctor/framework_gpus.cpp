@@ -1,0 +1,258 @@
+// The GPUs, driver and library search paths the framework checks judge builds against.
+#include "doctor/framework_gpus.h"
+
+#include "doctor/check_util.h"
+#include "doctor/framework_files.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace gpucheck::doctor {
+
+namespace {
+
+// CUDA versions PyTorch publishes wheels for (download.pytorch.org/whl/cuXYZ), oldest first.
+constexpr int kPytorchCudas[] = {11080, 12010, 12040, 12060, 12080, 12090, 13000};
+
+std::string tag_of(int encoded) {
+  return fmt::format("cu{}{}", encoded / 1000, encoded % 1000 / 10);
+}
+
+}  // namespace
+
+std::string GpuPicture::devices_text() const {
+  if (gpus.empty()) return "the NVIDIA GPU";
+  std::vector<std::string> names;
+  for (const auto& g : gpus) names.push_back(g.device);
+  return join(names, ", ");
+}
+
+GpuPicture gpu_picture(const SystemView& view) {
+  GpuPicture p;
+  if (const nlohmann::json* cuda = view.backend("cuda");
+      cuda != nullptr && text(*cuda, "status") == "available") {
+    for (const auto& d : array_at(*cuda, "devices")) {
+      const nlohmann::json props = d.value("properties", nlohmann::json::object());
+      GpuHere g{text(d, "device"), text(d, "device_name"), 0};
+      if (auto cc = parse_cc(text(props, "compute_capability"))) g.cc = *cc;
+      p.evidence.push_back(
+          fmt::format("{} {} (compute capability {}.{})", g.device, g.name, g.cc / 10, g.cc % 10));
+      p.gpus.push_back(std::move(g));
+    }
+  }
+  try {
+    p.driver = driver_cuda_version(view);
+  } catch (const NotObservable&) {
+  }
+  if (p.driver)
+    p.evidence.push_back(fmt::format("driver supports CUDA {} ({})",
+                                     cuda_version_text(p.driver->encoded), p.driver->source));
+  const NvidiaExpectation e = nvidia_expected(view);
+  p.nvidia = !p.gpus.empty() || e.expected;
+  for (const auto& ev : e.evidence) p.evidence.push_back("NVIDIA GPU expected: " + ev);
+  return p;
+}
+
+std::string sm_name(int cc) {
+  return fmt::format("sm_{}", cc);
+}
+
+std::optional<int> parse_cc(const std::string& t) {
+  static const std::regex kDotted(R"(^([0-9]+)\.([0-9])$)");
+  static const std::regex kArch(R"(^(sm|compute)_([0-9]+)[af]?$)");
+  std::smatch m;
+  if (std::regex_match(t, m, kDotted)) return std::stoi(m[1].str()) * 10 + std::stoi(m[2].str());
+  if (std::regex_match(t, m, kArch)) return std::stoi(m[2].str());
+  return std::nullopt;
+}
+
+ArchFit arch_fit(const std::vector<std::string>& arch_list, int cc) {
+  ArchFit best = ArchFit::kNone;
+  for (const auto& a : arch_list) {
+    const auto n = parse_cc(a);
+    if (!n) continue;
+    const bool specific = a.back() == 'a' || a.back() == 'f';
+    if (a.starts_with("sm_")) {
+      if (specific ? *n == cc : (*n / 10 == cc / 10 && *n <= cc)) return ArchFit::kNative;
+    } else if (!specific && *n <= cc) {
+      best = ArchFit::kPtxOnly;
+    }
+  }
+  return best;
+}
+
+GpuFits fit_gpus(const GpuPicture& gpus, const std::vector<std::string>& arch_list) {
+  GpuFits out;
+  std::set<int> seen;
+  for (const auto& g : gpus.gpus) {
+    if (g.cc == 0 || arch_list.empty() || !seen.insert(g.cc).second) continue;
+    const ArchFit fit = arch_fit(arch_list, g.cc);
+    if (fit == ArchFit::kNone)
+      out.cuda_for_none = std::max(out.cuda_for_none, min_cuda_for_cc(g.cc));
+    (fit == ArchFit::kNative    ? out.native
+     : fit == ArchFit::kPtxOnly ? out.ptx_only
+                                : out.none)
+        .push_back(sm_name(g.cc));
+  }
+  return out;
+}
+
+std::string arch_span(const std::vector<std::string>& arch_list) {
+  if (arch_list.empty()) return "none";
+  if (arch_list.size() <= 3) return join(arch_list, " ");
+  return arch_list.front() + "…" + arch_list.back();
+}
+
+int min_cuda_for_cc(int cc) {
+  if (cc >= 100) return 12080;
+  if (cc >= 90) return 11080;
+  if (cc >= 89) return 11080;
+  if (cc >= 86) return 11010;
+  if (cc >= 80) return 11000;
+  return 10000;
+}
+
+std::optional<std::string> pytorch_index_tag_for_driver(int cuda_encoded) {
+  std::optional<std::string> tag;
+  for (int c : kPytorchCudas)
+    if (c <= cuda_encoded) tag = tag_of(c);
+  return tag;
+}
+
+std::optional<std::string> pytorch_index_tag_at_least(int cuda_encoded) {
+  for (int c : kPytorchCudas)
+    if (c >= cuda_encoded) return tag_of(c);
+  return std::nullopt;
+}
+
+std::string pytorch_install(const std::string& tag, const std::string& version) {
+  return fmt::format(
+      "pip install --force-reinstall torch{} --index-url "
+      "https://download.pytorch.org/whl/{}",
+      version.empty() ? "" : "==" + release_of(version), tag);
+}
+
+std::string python_of(const PythonEnv& env) {
+  const std::string prefix = env.prefix == "/" ? "" : env.prefix;
+  return prefix + "/bin/python3";
+}
+
+std::optional<std::string> LibrarySearch::find(const SystemView& view,
+                                               const std::string& soname) const {
+  for (const auto& d : dirs)
+    if (view.exists(d + "/" + soname)) return d + "/" + soname;
+  return std::nullopt;
+}
+
+LibrarySearch linker_search(const SystemView& view) {
+  LibrarySearch s;
+  auto add = [&](std::string d) {
+    while (d.size() > 1 && d.ends_with('/')) d.pop_back();
+    if (!d.empty() && d.starts_with('/') &&
+        std::find(s.dirs.begin(), s.dirs.end(), d) == s.dirs.end())
+      s.dirs.push_back(std::move(d));
+  };
+  if (auto ld = view.env_value("LD_LIBRARY_PATH")) {
+    std::stringstream in(*ld);
+    for (std::string d; std::getline(in, d, ':');) add(d);
+  }
+  for (const auto& conf : view.glob("/etc/ld.so.conf.d/*.conf"))
+    if (auto text = view.read_file(conf, 64u << 10)) {
+      std::stringstream in(*text);
+      for (std::string line; std::getline(in, line);) {
+        line = line.substr(0, line.find('#'));
+        line.erase(0, line.find_first_not_of(" \t"));
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+        if (!line.starts_with("include")) add(line);
+      }
+    }
+  for (const auto& pattern : {"/lib/*-linux-gnu", "/usr/lib/*-linux-gnu"})
+    for (const auto& d : view.glob(pattern)) add(d);
+  for (const char* d : {"/lib64", "/usr/lib64", "/lib", "/usr/lib"}) add(d);
+  return s;
+}
+
+std::vector<std::string> wheel_lib_dirs(const SystemView& view, const std::string& site_dir) {
+  std::vector<std::string> out;
+  for (const auto& d : view.glob(site_dir + "/nvidia/*/lib"))
+    if (view.is_dir(d)) out.push_back(d);
+  // CUDA 13's wheels put every library in one nvidia/cu13/lib.
+  return out;
+}
+
+const Distribution* EnvScan::first(const std::string& dist_name, const SitePackages** where) const {
+  for (const auto& s : sites)
+    if (const Distribution* d = s.find(dist_name)) {
+      if (where != nullptr) *where = &s;
+      return d;
+    }
+  return nullptr;
+}
+
+const SitePackages* EnvScan::first_with_file(const SystemView& view, const std::string& rel) const {
+  for (const auto& s : sites)
+    if (view.exists(s.dir + "/" + rel)) return &s;
+  return nullptr;
+}
+
+std::vector<EnvScan> scan_environments(const SystemView& view, const std::vector<PythonEnv>& envs) {
+  std::vector<EnvScan> out;
+  for (const auto& env : envs) {
+    EnvScan scan;
+    scan.env = &env;
+    for (const auto& dir : import_path(view, env))
+      scan.sites.push_back(read_site_packages(view, dir));
+    out.push_back(std::move(scan));
+  }
+  return out;
+}
+
+CheckResult framework_result(const std::vector<Verdict>& verdicts,
+                             std::vector<std::string> evidence) {
+  CheckStatus worst = CheckStatus::kPass;
+  std::vector<std::string> lines, fixes;
+  auto add = [&](CheckStatus st, const std::string& line, const std::string& fix) {
+    if (std::find(lines.begin(), lines.end(), line) != lines.end()) return;
+    worst = worse(worst, st);
+    lines.push_back(line);
+    if (!fix.empty() && (st == CheckStatus::kWarn || st == CheckStatus::kFail) &&
+        std::find(fixes.begin(), fixes.end(), fix) == fixes.end())
+      fixes.push_back(fix);
+  };
+  for (const auto& v : verdicts) {
+    add(v.status, v.line, v.fix);
+    for (const auto& f : v.more) add(f.status, f.text, f.fix);
+  }
+  const std::string finding = join(lines, "; ");
+  switch (worst) {
+    case CheckStatus::kFail:
+      return fail(finding, join(fixes, "; "), std::move(evidence));
+    case CheckStatus::kWarn:
+      return warn(finding, join(fixes, "; "), std::move(evidence));
+    case CheckStatus::kInfo:
+      return info(finding, std::move(evidence));
+    default:
+      return pass(finding, std::move(evidence));
+  }
+}
+
+CheckResult judge_every_environment(const SystemView& view, const std::string& framework,
+                                    const Judge& judge) {
+  const auto envs = python_environments(view);
+  const auto scans = scan_environments(view, envs);
+  const GpuPicture gpus = gpu_picture(view);
+  std::vector<std::string> evidence = gpus.evidence;
+  std::vector<Verdict> verdicts;
+  for (const auto& scan : scans)
+    if (auto v = judge(view, gpus, scan, evidence)) verdicts.push_back(std::move(*v));
+  if (verdicts.empty())
+    return not_applicable(framework + " is not installed in any Python environment found",
+                          evidence);
+  return framework_result(verdicts, evidence);
+}
+
+}  // namespace gpucheck::doctor
