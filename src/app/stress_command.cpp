@@ -229,7 +229,8 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
       ->capture_default_str();
   cmd->add_option("--duration", o->duration,
                   "Length of the whole run, shared equally by the tests: " + duration_help())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DURATION");
   cmd->add_option("--tests", o->tests, "gemm,memory,copy, run one after another")
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtypes,
@@ -247,7 +248,8 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
                 "Skip the result checks, to measure what they cost; the verdict is then FAIL");
   cmd->add_option("--window", o->window_s, "Time per throughput window: " + duration_help())
       ->transform(duration_validator())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_option("--clock-floor", o->clock_floor,
                   "FAIL when a GEMM window's mean SM clock is below this fraction of the maximum")
       ->capture_default_str();
@@ -255,7 +257,8 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
                   "Time without a status line after which a device's child counts as hung: " +
                       duration_help())
       ->transform(duration_validator())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_option("--seed", o->seed, "Seed of the inputs and patterns")->capture_default_str();
   cmd->add_option("--threads", o->threads, "CPU threads (0: all)")
       ->check(CLI::NonNegativeNumber)

@@ -151,13 +151,13 @@ std::vector<std::uint64_t> fields(std::uint64_t bytes) {
 // Each size once, in the order first given: a list that repeats one size (a generated config
 // of 2,000,000 equal lines) would time it again and again for the same record.
 template <typename T>
-void drop_repeats(std::vector<T>& sizes, std::string_view where) {
+void drop_repeats(std::vector<T>& sizes, std::string_view what) {
   std::set<std::vector<std::uint64_t>> seen;
   std::vector<T> kept;
   for (const T& s : sizes)
     if (seen.insert(fields(s)).second) kept.push_back(s);
   if (kept.size() < sizes.size())
-    spdlog::warn("{}: {} repeated size{} ignored (each size is measured once)", where,
+    spdlog::warn("{}: {} repeated size{} ignored (each size is measured once)", what,
                  sizes.size() - kept.size(), sizes.size() - kept.size() == 1 ? "" : "s");
   sizes = std::move(kept);
 }

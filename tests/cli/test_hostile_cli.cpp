@@ -52,19 +52,19 @@ std::string small_document() {
 }
 
 TEST(HostileCli, NestedQuantifiersInNameRegexNeitherHangNorCrash) {
-  for (const char* pattern : {"(.*)*x", "(a+)+b", "(a|a)*b", "(a*)*", "((.*)*(.+)+)*QQ"}) {
+  // ((.*)*)*x kept std::regex busy past 30 s on an 8-character CPU name ("AMD EPYC").
+  for (const char* pattern : {"((.*)*)*x", "(a*)*"}) {
     const std::string profile = write_temp_file(
         "redos.toml", std::string("[[require]]\nkind = \"device\"\ndevice = \"cpu\"\n"
                                   "name_regex = \"") +
                           pattern + "\"\n");
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = run_bounded(60, {"qualify", "--profile", profile, "--json"});
+    auto r = run_bounded(30, {"qualify", "--profile", profile, "--json"});
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << pattern << ": " << r.exit_code << r.err;
-    EXPECT_LT(s, 30) << pattern;
+    EXPECT_LT(s, 20) << pattern;
     const Json doc = Json::parse(r.out);
-    EXPECT_EQ(doc["qualify"]["requirements"][0]["outcome"] == "met",
-              std::string(pattern) == "(a*)*")
+    EXPECT_EQ(doc["qualify"]["verdicts"][0]["verdict"] == "met", std::string(pattern) == "(a*)*")
         << pattern;
   }
   const std::string bad = write_temp_file(
@@ -114,7 +114,10 @@ TEST(HostileCli, TimesThatOverflowAreExit2NamingTheMaximum) {
   for (const char* command : {"stress", "bench", "doctor"}) {
     auto help = run_gpucheck({command, "--help"});
     EXPECT_EQ(help.exit_code, 0);
-    EXPECT_THAT(help.out, HasSubstr("at most 604800 seconds (7 days)")) << command;
+    std::string words;  // the help wrapped to the terminal, its lines joined again
+    std::istringstream in(help.out);
+    for (std::string w; in >> w;) words += w + " ";
+    EXPECT_THAT(words, HasSubstr("at most 604800 seconds (7 days)")) << command;
   }
 }
 
