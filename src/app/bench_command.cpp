@@ -385,10 +385,14 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
                   "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)")
       ->type_name("BYTES");
   cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions")->type_name("N");
-  cmd->add_option("--min-time", o->min_time_s, "Seconds of timed work to aim for per record")
+  cmd->add_option("--min-time", o->min_time_s,
+                  "Timed work to aim for per record: " + duration_help({kMaxDurationS, true}))
+      ->transform(duration_validator({kMaxDurationS, true}))
       ->capture_default_str()
       ->type_name("SECONDS");
-  cmd->add_option("--max-time", o->max_time_s, "Seconds after which a record is cut short")
+  cmd->add_option("--max-time", o->max_time_s,
+                  "Time after which a record is cut short: " + duration_help())
+      ->transform(duration_validator())
       ->capture_default_str()
       ->type_name("SECONDS");
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")

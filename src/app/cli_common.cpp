@@ -3,6 +3,8 @@
 
 #include "core/output_file.h"
 
+#include <fmt/format.h>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
@@ -17,6 +19,14 @@
 #include <thread>
 
 namespace gpucheck::app {
+
+CLI::Validator output_file_name() {
+  return CLI::Validator(
+      [](std::string& name) -> std::string {
+        return name.empty() ? "an empty file name (leave the flag out to write to stdout)" : "";
+      },
+      "");
+}
 
 void add_output_options(CLI::App& cmd, OutputOptions& opts,
                         const std::vector<std::string>& extra_formats) {
@@ -34,7 +44,10 @@ void add_output_options(CLI::App& cmd, OutputOptions& opts,
       ->type_name("FORMAT")
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
-  cmd.add_option("-o,--output", opts.output_path, "Write the output to FILE instead of stdout")
+  cmd.add_option("-o,--output", opts.output_path,
+                 "Write the output to FILE instead of stdout (replaced whole, keeping its owner "
+                 "and mode; a symbolic link's target is written)")
+      ->check(output_file_name())
       ->type_name("FILE")
       ->group("Output");
   cmd.add_option("--color", opts.color,
@@ -111,23 +124,28 @@ void Output::write_text(const std::string& text) {
     write_output_file(path_, text, "-o/--output");
 }
 
+CLI::Validator duration_validator(DurationLimits limits) {
+  return CLI::Validator(
+      [limits](std::string& text) -> std::string {
+        std::string why;
+        auto seconds = parse_duration_s(text, &why, limits);
+        if (!seconds) return why;
+        text = fmt::format("{}", *seconds);  // what the option's double is read from
+        return {};
+      },
+      "");
+}
+
+std::string duration_help(DurationLimits limits) {
+  return fmt::format("seconds, or with s, m or h (90, 5m, 1h); at most {}",
+                     describe_max(limits.max_s));
+}
+
 void add_probe_timeout_option(CLI::App& cmd, double& seconds) {
-  cmd.add_option("--probe-timeout", seconds, "Seconds each backend's probe may take")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            double v = 0;
-            try {
-              std::size_t used = 0;
-              v = std::stod(text, &used);
-              if (used != text.size()) return "must be a number of seconds, not '" + text + "'";
-            } catch (const std::exception&) {
-              return "must be a number of seconds, not '" + text + "'";
-            }
-            if (!std::isfinite(v) || v <= 0 || v > 86400)
-              return "must be more than 0 and at most 86400 seconds (a day), not " + text;
-            return {};
-          },
-          "SECONDS"))
+  const DurationLimits limits{kMaxProbeTimeoutS, false};
+  cmd.add_option("--probe-timeout", seconds,
+                 "Time each backend's probe may take: " + duration_help(limits))
+      ->transform(duration_validator(limits))
       ->capture_default_str()
       ->type_name("SECONDS");
 }

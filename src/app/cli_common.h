@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bench/cell.h"
+#include "core/duration.h"
 #include "core/errors.h"
 #include "report/render.h"
 
@@ -29,6 +30,8 @@ struct OutputOptions {
   std::string device;
 };
 
+// An output file flag's check: an empty name is a usage error, not stdout.
+CLI::Validator output_file_name();
 // --format, --json, -o, --color, -v, -q. extra_formats: formats only this command knows
 // (doctor's "oneline"), which it writes itself through Output::write_text.
 void add_output_options(CLI::App& cmd, OutputOptions& opts,
@@ -71,7 +74,13 @@ struct LibraryOptions {
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);
 
-// --probe-timeout SECONDS: finite, above 0, at most a day (nan or 0 would make every probe child
+// Every time flag (--timeout, --max-time, --duration, ...) reads through this: the grammar and
+// limits of core/duration.h, a bad value a usage error naming the flag; the option then holds
+// seconds ("5m" becomes 300).
+CLI::Validator duration_validator(DurationLimits limits = {});
+// "seconds, or with s, m or h (90, 5m, 1h); at most 604800 seconds (7 days)": for --help.
+std::string duration_help(DurationLimits limits = {});
+// --probe-timeout SECONDS: above 0, at most a day (nan or 0 would make every probe child
 // "time out", and the culprit search then blames a healthy ICD).
 void add_probe_timeout_option(CLI::App& cmd, double& seconds);
 // A comma-separated flag value as its items (empty items dropped).

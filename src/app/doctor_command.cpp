@@ -197,6 +197,9 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   std::optional<nlohmann::json> saved_facts;
   if (!opts.facts_path.empty()) saved_facts = load_facts(opts.facts_path);
   const auto state_file = state_path(opts, env);
+  if (state_file)
+    check_distinct_outputs(
+        {{"-o/--output", opts.out.output_path}, {"--state", state_file->string()}});
   if (opts.quick && !opts.no_state && !state_file)
     spdlog::warn(
         "no writable place for a state file ($XDG_STATE_HOME, /var/lib/gpucheck, "
@@ -337,8 +340,9 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--timeout", opts->timeout_s,
                   "Seconds the whole run may take (default 30 with --quick, none otherwise); "
                   "checks that did not answer by then are named and the exit code is 2 (1 if a "
-                  "check FAILed)")
-      ->check(CLI::PositiveNumber)
+                  "check FAILed); " +
+                      duration_help())
+      ->transform(duration_validator())
       ->type_name("SECONDS");
   cmd->add_option("--state", opts->state_path,
                   "State file: Xid and other counters are judged as deltas against it, and an "

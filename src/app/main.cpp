@@ -15,6 +15,7 @@
 
 #include <exception>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 namespace {
@@ -70,6 +71,16 @@ std::string command_list(CLI::App& app) {
   return out;
 }
 
+// --help's text through the checked writer: a full disk or closed stdout is exit 2 with the
+// reason, not a silent 0.
+int print_help(CLI::App& app, const CLI::Error& e) {
+  std::ostringstream out, err;
+  const int rc = app.exit(e, out, err);
+  gpucheck::write_stdout(out.str());
+  std::cerr << err.str();
+  return rc;
+}
+
 int run(int argc, char** argv) {
   using gpucheck::ExitCode;
   CLI::App app{"gpucheck: is this machine's GPU stack set up right, and how fast is it really?",
@@ -94,9 +105,9 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_help(app, e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_help(app, e);
   } catch (const CLI::ParseError& e) {
     // CLI11 2.1's own codes are not ours: every parse error is a usage error.
     std::cerr << "gpucheck: " << e.what() << "\n"
@@ -104,8 +115,7 @@ int run(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
   if (version) {
-    std::cout << version_text() << "\n";
-    if (verbose > 0) std::cout << stack_version_lines();
+    gpucheck::write_stdout(version_text() + "\n" + (verbose > 0 ? stack_version_lines() : ""));
     return static_cast<int>(ExitCode::kOk);
   }
   for (auto& c : commands)

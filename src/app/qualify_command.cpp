@@ -123,6 +123,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   const std::vector<q::Sku> skus = custom_skus(o.skus);
   Output output(o.out);
   if (!o.junit.empty()) check_output_path(o.junit, "--junit");
+  check_distinct_outputs({{"-o/--output", o.out.output_path}, {"--junit", o.junit}});
   apply_library_options(o.libraries);
   const bench::TuningPlan tuning = tuning_plan(o.tuning);
 
@@ -206,11 +207,18 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
       "with JUnit output (exit 1 when a requirement is unmet)");
   cmd->add_option("--profile", o->profile,
                   "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
-                  "cuda-training, cuda-hopper)")
+                  "cuda-training, cuda-hopper). A device's name_regex is matched in time linear "
+                  "in the name (nested quantifiers cannot hang it): ECMAScript's literals, ., "
+                  "classes, \\d \\w \\s \\b, groups, |, * + ? {n,m}, ^ $; back-references and "
+                  "look-around are refused with their file:line:column. Times (bench.max_time_s, "
+                  "a stress duration) are at most 604800 seconds (7 days)")
       ->required()
       ->type_name("FILE|NAME");
   add_tuning_options(*cmd, o->tuning);
-  cmd->add_option("--junit", o->junit, "Also write JUnit XML to FILE")->type_name("FILE");
+  cmd->add_option("--junit", o->junit,
+                  "Also write JUnit XML to FILE (not the file -o names: exit 2)")
+      ->check(output_file_name())
+      ->type_name("FILE");
   cmd->add_flag("--strict", o->strict,
                 "Count a skipped requirement (no reference, not observable) as unmet");
   add_output_options(*cmd, o->out);

@@ -6,12 +6,15 @@
 #include "app/stress_run.h"
 #include "app/stress_status.h"
 #include "core/document.h"
+#include "core/duration.h"
 #include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "core/stop_signals.h"
 #include "doctor/kernel_log.h"
 #include "probe/cpu_info.h"
 #include "probe/host_info.h"
+#include "probe/memory_info.h"
+#include "stress/kill_reason.h"
 #include "stress/plan.h"
 #include "stress/verdict.h"
 
@@ -51,11 +54,9 @@ struct StressOptions {
 // A plan for every device, before anything runs: a bad value is exit 2 at once.
 stress::StressPlan base_plan(const StressOptions& o) {
   stress::StressPlan p;
-  auto d = stress::parse_duration(o.duration);
-  if (!d)
-    throw UsageError(fmt::format(
-        "--duration: '{}' is not a duration (a positive number with s, m or h: 90s, 5m, 1h)",
-        o.duration));
+  std::string why;
+  auto d = parse_duration_s(o.duration, &why);
+  if (!d) throw UsageError("--duration: " + why);
   p.duration_s = *d;
   for (const auto& t : split_list(o.tests)) {
     auto v = stress::test_from_string(t);
@@ -76,7 +77,6 @@ stress::StressPlan base_plan(const StressOptions& o) {
   if (!(o.window_s >= 1)) throw UsageError("--window: at least 1 second");
   if (!(o.clock_floor >= 0 && o.clock_floor <= 1))
     throw UsageError(fmt::format("--clock-floor: {} is outside [0, 1]", o.clock_floor));
-  if (!(o.hang_timeout_s > 0)) throw UsageError("--hang-timeout: must be positive");
   p.gemm_size = o.gemm;
   p.memory_fraction = o.memory_fraction;
   p.check_every = o.check_every;
@@ -85,6 +85,45 @@ stress::StressPlan base_plan(const StressOptions& o) {
   p.seed = o.seed;
   p.threads = clamp_cpu_threads(o.threads, "--threads");
   return p;
+}
+
+// A device's memory: MemTotal for the CPU, the probe's global memory size for a GPU; 0 when
+// not known.
+std::uint64_t memory_bytes(const stress::StressPlan& p, const nlohmann::json& backends) {
+  if (p.backend == "cpu") return probe::read_memory_facts("/").total_bytes.value_or(0);
+  for (const auto& b : backends) {
+    if (!b.is_object() || b.value(std::string(k::kName), "") != p.backend ||
+        !b.contains(k::kDevices) || !b[k::kDevices].is_array())
+      continue;
+    for (const auto& d : b[k::kDevices]) {
+      if (!d.is_object() || d.value(std::string(k::kDevice), "") != p.device) continue;
+      const auto props = d.value(std::string(k::kProperties), nlohmann::json::object());
+      for (const char* key : {"global_memory_bytes", "cl_device_global_mem_size"})
+        if (props.contains(key) && props[key].is_number_unsigned())
+          return props[key].get<std::uint64_t>();
+    }
+  }
+  return 0;
+}
+
+// A child killed by SIGKILL that gpucheck did not send (its timeouts say so themselves): most
+// often the out-of-memory killer, which the failure then names instead of leaving the device
+// blamed.
+void explain_sigkill(StressChildReport& r, const stress::StressPlan& p, const std::string& log,
+                     bool log_readable, std::uint64_t available) {
+  if (!r.failure || r.failure->find("killed by signal 9 ") == std::string::npos) return;
+  std::uint64_t asked = 0;
+  if (p.backend == "cpu" && available != 0) {
+    asked = static_cast<std::uint64_t>(stress::memory_fraction_for(p, true) *
+                                       static_cast<double>(available));
+    if (std::find(p.tests.begin(), p.tests.end(), stress::Test::kGemm) != p.tests.end()) {
+      const std::uint64_t n = p.gemm_size != 0 ? p.gemm_size : stress::kHostGemmSize;
+      asked += 3 * n * n * element_size(p.dtypes.empty() ? DType::kF32 : p.dtypes.front());
+    }
+  }
+  const std::string why = stress::sigkill_explanation(log, log_readable, asked, available);
+  spdlog::error("{}: {}", p.device, why);
+  *r.failure += "; " + why;
 }
 
 // `all`: every GPU once, or the CPU where there is none.
@@ -126,6 +165,8 @@ ExitCode run_stress(const StressOptions& o) {
     plans.push_back(std::move(p));
   }
   stress::assign_copy_peers(plans);
+  for (const auto& p : plans)
+    if (auto why = stress::gemm_refusal(p, memory_bytes(p, backends))) throw UsageError(*why);
 
   // The kernel log's position before any child starts: only what they cause counts.
   doctor::KernelLogWatch watch(o.sysroot);
@@ -137,19 +178,23 @@ ExitCode run_stress(const StressOptions& o) {
   // at their next batch end and the document holds what they did.
   GracefulStop stop;
   std::vector<StressChildReport> reports;
+  const std::uint64_t available = probe::read_memory_facts("/").available_bytes.value_or(0);
   if (!plans.empty()) {
     StressRunLimits limits;
     limits.hang_timeout_s = o.hang_timeout_s;
     limits.startup_timeout_s = std::max(o.hang_timeout_s, 180.0);
     reports = run_stress_children(plans, limits, board);
   }
+  const std::string new_log = watch.read_new();
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    explain_sigkill(reports[i], plans[i], new_log, watch.readable(), available);
   stress::VerdictLimits vl;
   vl.clock_floor = o.clock_floor;
   std::vector<std::pair<std::string, std::string>> missing;
   for (std::size_t m = 0; m < res.missing.size(); ++m)
     missing.emplace_back(res.missing_names[m], res.missing[m]);
-  const nlohmann::json section = stress_section(base, plans, reports, watch, watch.read_new(),
-                                                missing, vl, GracefulStop::stop_signal());
+  const nlohmann::json section = stress_section(base, plans, reports, watch, new_log, missing, vl,
+                                                GracefulStop::stop_signal());
   for (const auto& d : section[k::kDevices])
     spdlog::info("{}: {}", d[k::kDevice].get<std::string>(), d[k::kVerdict].get<std::string>());
 
@@ -183,8 +228,9 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
                   "once; the CPU where there is none)")
       ->capture_default_str();
   cmd->add_option("--duration", o->duration,
-                  "Length of the whole run, shared equally by the tests: 90s, 5m, 1h")
-      ->capture_default_str();
+                  "Length of the whole run, shared equally by the tests: " + duration_help())
+      ->capture_default_str()
+      ->type_name("DURATION");
   cmd->add_option("--tests", o->tests, "gemm,memory,copy, run one after another")
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtypes,
@@ -200,13 +246,19 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
                   "test; default: chosen so the checks cost under 1 %)");
   cmd->add_flag("--no-check", o->no_check,
                 "Skip the result checks, to measure what they cost; the verdict is then FAIL");
-  cmd->add_option("--window", o->window_s, "Seconds per throughput window")->capture_default_str();
+  cmd->add_option("--window", o->window_s, "Time per throughput window: " + duration_help())
+      ->transform(duration_validator())
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_option("--clock-floor", o->clock_floor,
                   "FAIL when a GEMM window's mean SM clock is below this fraction of the maximum")
       ->capture_default_str();
   cmd->add_option("--hang-timeout", o->hang_timeout_s,
-                  "Seconds without a status line after which a device's child counts as hung")
-      ->capture_default_str();
+                  "Time without a status line after which a device's child counts as hung: " +
+                      duration_help())
+      ->transform(duration_validator())
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_option("--seed", o->seed, "Seed of the inputs and patterns")->capture_default_str();
   cmd->add_option("--threads", o->threads, "CPU threads (0: all)")
       ->check(CLI::NonNegativeNumber)
@@ -214,9 +266,7 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--sysroot", o->sysroot,
                   "Root of the system whose kernel log (/dev/kmsg) is watched for Xid lines")
       ->capture_default_str();
-  cmd->add_option("--probe-timeout", o->probe_timeout_s, "Seconds each backend's probe may take")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_probe_timeout_option(*cmd, o->probe_timeout_s);
   return {cmd, [o]() { return run_stress(*o); }};
 }
 

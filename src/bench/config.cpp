@@ -6,11 +6,13 @@
 #include "core/toml_text_guard.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <toml++/toml.h>
 
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 extern const unsigned char gpucheck_default_config[];
@@ -133,6 +135,33 @@ std::uint64_t byte_size(std::string_view item, std::string_view flag) {
   return *v * mult;
 }
 
+std::vector<std::uint64_t> fields(const ExpShape& s) {
+  return {s.n};
+}
+std::vector<std::uint64_t> fields(const GemmShape& s) {
+  return {s.m, s.n, s.k};
+}
+std::vector<std::uint64_t> fields(const ConvShape& s) {
+  return {s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, static_cast<std::uint64_t>(s.layout)};
+}
+std::vector<std::uint64_t> fields(std::uint64_t bytes) {
+  return {bytes};
+}
+
+// Each size once, in the order first given: a list that repeats one size (a generated config
+// of 2,000,000 equal lines) would time it again and again for the same record.
+template <typename T>
+void drop_repeats(std::vector<T>& sizes, std::string_view what) {
+  std::set<std::vector<std::uint64_t>> seen;
+  std::vector<T> kept;
+  for (const T& s : sizes)
+    if (seen.insert(fields(s)).second) kept.push_back(s);
+  if (kept.size() < sizes.size())
+    spdlog::warn("{}: {} repeated size{} ignored (each size is measured once)", what,
+                 sizes.size() - kept.size(), sizes.size() - kept.size() == 1 ? "" : "s");
+  sizes = std::move(kept);
+}
+
 template <typename T, typename F>
 std::vector<T> parse_list(std::string_view text, char sep, std::string_view flag, F one) {
   std::vector<T> out;
@@ -141,6 +170,7 @@ std::vector<T> parse_list(std::string_view text, char sep, std::string_view flag
     out.push_back(one(item, flag));
   }
   if (out.empty()) throw UsageError(fmt::format("{}: no sizes given", flag));
+  drop_repeats(out, flag);
   return out;
 }
 
@@ -182,6 +212,7 @@ std::vector<T> preset_list(const toml::node& node, const std::string& key,
       throw UsageError(fmt::format("{}: {}", where(source, item), e.what()));
     }
   }
+  drop_repeats(out, fmt::format("{}: {}", where(source, node), key));
   return out;
 }
 

@@ -26,6 +26,7 @@ using Presets = std::map<std::string, SizeSet>;
 // The presets compiled into the binary.
 Presets default_presets();
 
+// Every list keeps each size once, in the order first given (a warning counts the repeats).
 // Parses a TOML document of presets. Throws UsageError naming `source` with line:column for a
 // syntax error, and the dotted key with its line for an unknown key or a value of a wrong type.
 Presets parse_presets(std::string_view toml_text, const std::string& source);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 
 extern char** environ;
 
@@ -65,8 +66,133 @@ bool is_gpu_relevant_variable(const std::string& name) {
 bool is_credential_name(std::string_view name) {
   std::string upper(name);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return std::any_of(kCredentialWords.begin(), kCredentialWords.end(),
-                     [&](std::string_view w) { return upper.find(w) != std::string::npos; });
+  if (std::any_of(kCredentialWords.begin(), kCredentialWords.end(),
+                  [&](std::string_view w) { return upper.find(w) != std::string::npos; }))
+    return true;
+  // Short words only as whole parts of the name (NCCL_NET_PLUGIN_PASS, GPUCHECK_API_PW), so
+  // BYPASS or COMPASS are no credentials; PWD and OLDPWD are the shell's directories.
+  if (upper == "PWD" || upper == "OLDPWD") return false;
+  std::size_t start = 0;
+  while (start < upper.size()) {
+    std::size_t end = start;
+    while (end < upper.size() && std::isalnum(static_cast<unsigned char>(upper[end]))) ++end;
+    const std::string_view part = std::string_view(upper).substr(start, end - start);
+    if (part.rfind("PASS", 0) == 0 || part == "PW" || part == "PWD") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+namespace {
+
+bool token_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+}
+
+// Shannon entropy in bits per character.
+double entropy(std::string_view s) {
+  std::array<int, 256> counts{};
+  for (char c : s) ++counts[static_cast<unsigned char>(c)];
+  double h = 0;
+  for (int n : counts)
+    if (n > 0) {
+      const double p = static_cast<double>(n) / static_cast<double>(s.size());
+      h -= p * std::log2(p);
+    }
+  return h;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+// A token of a known credential form: GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_),
+// GitLab (glpat-), Slack (xoxb-, xoxp-, ...), AWS access key ids (AKIA..., ASIA...).
+bool known_token_form(std::string_view t) {
+  for (std::string_view p : {"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-"})
+    if (starts_with(t, p) && t.size() >= p.size() + 16) return true;
+  if (t.size() >= 15 && starts_with(t, "xox") &&
+      std::string_view("abprs").find(t[3]) != std::string_view::npos && t[4] == '-')
+    return true;
+  for (std::string_view p : {"AKIA", "ASIA", "AGPA", "AIDA", "AROA"})
+    if (t.size() == 20 && starts_with(t, p) && std::all_of(t.begin(), t.end(), [](char c) {
+          return std::isupper(static_cast<unsigned char>(c)) ||
+                 std::isdigit(static_cast<unsigned char>(c));
+        }))
+      return true;
+  return false;
+}
+
+// A long random-looking piece (32+ characters of letters in both cases and digits, at least 4
+// bits of entropy each): an API key or password. Hex digests, UUIDs and Nix-style hashes have
+// one letter case only, so GPU UUIDs and store paths stay.
+bool random_looking(std::string_view t) {
+  if (t.size() < 32) return false;
+  bool upper = false, lower = false, digit = false;
+  for (char c : t) {
+    const auto u = static_cast<unsigned char>(c);
+    upper |= std::isupper(u) != 0;
+    lower |= std::islower(u) != 0;
+    digit |= std::isdigit(u) != 0;
+  }
+  return upper && lower && digit && entropy(t) >= 4.0;
+}
+
+// The value of every key=value part whose key names a credential (token=..., password=...).
+std::string redact_credential_assignments(std::string_view text) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t eq = text.find('=', pos);
+    if (eq == std::string_view::npos) break;
+    std::size_t key = eq;
+    while (key > pos && (token_char(text[key - 1]) || text[key - 1] == '.')) --key;
+    std::size_t end = eq + 1;
+    while (end < text.size() &&
+           std::string_view(",;& \t\n\"'").find(text[end]) == std::string_view::npos)
+      ++end;
+    out.append(text.substr(pos, eq + 1 - pos));
+    if (key < eq && end > eq + 1 && is_credential_name(text.substr(key, eq - key)))
+      out.append(kRedacted);
+    else
+      out.append(text.substr(eq + 1, end - eq - 1));
+    pos = end;
+  }
+  out.append(text.substr(std::min(pos, text.size())));
+  return out;
+}
+
+}  // namespace
+
+std::string redact_secret_values(std::string_view text) {
+  const std::string assigned = redact_credential_assignments(text);
+  std::string out;
+  std::size_t i = 0;
+  while (i < assigned.size()) {
+    if (!token_char(assigned[i])) {
+      out += assigned[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < assigned.size() && token_char(assigned[end])) ++end;
+    const std::string_view token = std::string_view(assigned).substr(i, end - i);
+    if (known_token_form(token)) {
+      out.append(kRedacted);
+    } else {
+      // Pieces between dashes judged alone: a UUID's groups are short.
+      std::size_t p = 0;
+      while (p <= token.size()) {
+        std::size_t dash = token.find('-', p);
+        if (dash == std::string_view::npos) dash = token.size();
+        const std::string_view piece = token.substr(p, dash - p);
+        out.append(random_looking(piece) ? kRedacted : piece);
+        if (dash < token.size()) out += '-';
+        p = dash + 1;
+      }
+    }
+    i = end;
+  }
+  return out;
 }
 
 std::string strip_url_credentials(std::string_view text) {
@@ -107,8 +233,9 @@ EnvMap recorded_environment(const EnvMap& env) {
 EnvMap redacted_environment(const EnvMap& env) {
   EnvMap out;
   for (const auto& [name, value] : env)
-    out.emplace(name, is_credential_name(name) ? std::string(kSetNotRecorded)
-                                               : strip_url_credentials(value));
+    out.emplace(name, is_credential_name(name)
+                          ? std::string(kSetNotRecorded)
+                          : redact_secret_values(strip_url_credentials(value)));
   return out;
 }
 

@@ -2,14 +2,13 @@
 #include "qualify/judge.h"
 
 #include "core/json_keys.h"
+#include "core/safe_regex.h"
 #include "qualify/judge_bench.h"
-#include "qualify/judge_stress.h"
 #include "qualify/judge_multigpu.h"
+#include "qualify/judge_stress.h"
 #include "qualify/toml_reader.h"
 
 #include <fmt/format.h>
-
-#include <regex>
 
 namespace gpucheck::qualify {
 
@@ -73,9 +72,14 @@ DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
     j.measured.push_back(measured);
     if (!ok) j.failed.push_back(fmt::format("{} (required {})", measured, required));
   };
-  if (!r.name_regex.empty())
-    criterion(true, std::regex_search(d.name, std::regex(r.name_regex, std::regex::ECMAScript)),
-              fmt::format("name '{}'", d.name), fmt::format("/{}/", r.name_regex));
+  if (!r.name_regex.empty()) {
+    // The profile reader refuses patterns the linear-time matcher does not take; one made
+    // otherwise is unmet.
+    const auto re = SafeRegex::compile(r.name_regex);
+    const auto* matcher = std::get_if<SafeRegex>(&re);
+    criterion(true, matcher && matcher->search(d.name), fmt::format("name '{}'", d.name),
+              fmt::format("/{}/", r.name_regex));
+  }
   if (r.compute_capability_min) {
     std::string cc = d.properties.value("compute_capability", "");
     auto have = version_tuple(cc);

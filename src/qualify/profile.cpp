@@ -6,11 +6,12 @@
 
 #include "bench/cell.h"
 #include "bench/reps.h"
+#include "core/duration.h"
 #include "core/errors.h"
 #include "core/files.h"
 #include "core/json_keys.h"
+#include "core/safe_regex.h"
 #include "doctor/registry.h"
-#include "stress/plan.h"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -30,35 +31,35 @@ namespace k = keys;
 
 const std::vector<std::string> kBackends{"cpu", "cuda", "opencl", "metal"};
 
-constexpr std::size_t kMaxRegexLength = 256;
-constexpr int kMaxRegexNesting = 8;
+// The file column of the pattern's character `offset` in the string value `value`: TOML literal
+// strings hold the pattern as it is, basic strings escape backslashes and quotes, multi-line
+// strings open with three quotes.
+std::size_t pattern_column(const toml::node& value, std::string_view pattern, std::size_t offset) {
+  const auto& src = value.source();
+  if (src.end.line != src.begin.line) return src.begin.column;  // a string over several lines
+  const std::size_t raw = src.end.column - src.begin.column;
+  const std::size_t open = raw == pattern.size() + 6 ? 3 : 1;
+  const bool escaped = raw != pattern.size() + 2 * open;
+  std::size_t column = src.begin.column + open;
+  for (std::size_t i = 0; i < offset && i < pattern.size(); ++i)
+    column += escaped && (pattern[i] == '\\' || pattern[i] == '"') ? 2 : 1;
+  return column;
+}
 
-// Why a name_regex is refused before std::regex sees it, or nullopt.
-std::optional<std::string> regex_too_complex(std::string_view re) {
-  if (re.size() > kMaxRegexLength)
-    return fmt::format("a pattern of at most {} characters (this one has {})", kMaxRegexLength,
-                       re.size());
-  int depth = 0, deepest = 0;
-  bool escaped = false, in_class = false;
-  for (char c : re) {
-    if (escaped) {
-      escaped = false;
-    } else if (c == '\\') {
-      escaped = true;
-    } else if (in_class) {
-      in_class = c != ']';
-    } else if (c == '[') {
-      in_class = true;
-    } else if (c == '(') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ')') {
-      --depth;
-    }
-  }
-  if (deepest > kMaxRegexNesting)
-    return fmt::format("groups nested at most {} deep (this pattern nests {})", kMaxRegexNesting,
-                       deepest);
-  return std::nullopt;
+// name_regex compiled by the linear-time matcher (core/safe_regex.h): std::regex backtracks
+// exponentially on nested quantifiers ((.*)*x hangs on a long name) and recurses per group.
+void check_name_regex(TableReader& r, const std::string& pattern, const std::string& file) {
+  auto compiled = SafeRegex::compile(pattern);
+  const auto* error = std::get_if<RegexError>(&compiled);
+  if (!error) return;
+  const toml::node& n = *r.take("name_regex");
+  if (pattern.size() > SafeRegex::kMaxPatternLength) r.fail_value("name_regex", error->message);
+  const std::size_t at = std::min(error->offset, pattern.size());
+  throw UsageError(fmt::format(
+      "{}:{}:{}: {}: expected an ECMAScript regex of the subset matched in linear time: {} (at "
+      "character {} of the pattern)",
+      file, n.source().begin.line, pattern_column(n, pattern, at), r.dotted("name_regex"),
+      error->message, at + 1));
 }
 
 void read_selector(TableReader& r, Requirement& q) {
@@ -89,19 +90,11 @@ void read_backend(TableReader& r, Requirement& q) {
   r.reject_unknown({"kind", "id", "name", "available", "devices_min"});
 }
 
-void read_device(TableReader& r, Requirement& q) {
+void read_device(TableReader& r, Requirement& q, const std::string& file) {
   read_selector(r, q);
   q.backend = r.one_of("backend", kBackends, "");
   if (auto re = r.string("name_regex")) {
-    // std::regex compiles and matches by recursion: a pattern of 20,000 nested groups or a
-    // 100,000-character literal overflows the stack. A device name needs neither.
-    if (auto why = regex_too_complex(*re)) r.fail_value("name_regex", *why);
-    try {
-      std::regex check(*re, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      r.fail_at(*r.take("name_regex"), "name_regex",
-                fmt::format("an ECMAScript regex ({})", e.what()));
-    }
+    check_name_regex(r, *re, file);
     q.name_regex = *re;
   }
   q.compute_capability_min = r.version("compute_capability_min");
@@ -191,9 +184,9 @@ void read_stress(TableReader& r, Requirement& q) {
   read_selector(r, q);
   q.backend = r.one_of("backend", kBackends, "");
   if (auto d = r.string("duration")) {
-    auto v = stress::parse_duration(*d);
-    if (!v)
-      r.fail_at(*r.take("duration"), "duration", "a duration such as \"60s\", \"5m\", \"1h\"");
+    std::string why;
+    auto v = parse_duration_s(*d, &why);
+    if (!v) r.fail_value("duration", why + " (a duration such as \"60s\", \"5m\", \"1h\")");
     q.duration_s = *v;
   }
   if (r.has("tests")) q.tests = string_list(r, "tests", {"gemm", "memory", "copy"});
@@ -295,12 +288,19 @@ void read_siblings(TableReader& r, Requirement& q) {
   r.reject_unknown({"kind", "id", "max_deviation"});
 }
 
+// A time a profile gives: within the limits every duration flag has (core/duration.h).
+double seconds(TableReader& r, std::string_view key, double value, bool allow_zero) {
+  if (auto why = duration_refusal(value, {kMaxDurationS, allow_zero})) r.fail_value(key, *why);
+  return value;
+}
+
 BenchSettings read_bench_settings(TableReader& b) {
   BenchSettings s;
   if (auto v = b.integer("warmup", 0, 1000)) s.warmup = static_cast<int>(*v);
   if (auto v = b.integer("reps", 1, bench::kMaxAutoReps)) s.reps = static_cast<int>(*v);
-  if (auto v = b.number("min_time_s", false, true)) s.min_time_s = *v;
-  if (auto v = b.number("max_time_s", true)) s.max_time_s = *v;
+  if (auto v = b.number("min_time_s", false, true))
+    s.min_time_s = seconds(b, "min_time_s", *v, true);
+  if (auto v = b.number("max_time_s", true)) s.max_time_s = seconds(b, "max_time_s", *v, false);
   if (auto v = b.integer("seed", 0)) s.seed = static_cast<std::uint64_t>(*v);
   if (auto v = b.integer("threads", 0, 65536)) s.threads = static_cast<int>(*v);
   b.reject_unknown({"warmup", "reps", "min_time_s", "max_time_s", "seed", "threads"});
@@ -378,7 +378,7 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
       read_backend(r, q);
     } else if (kind == "device") {
       q.kind = Kind::kDevice;
-      read_device(r, q);
+      read_device(r, q, path);
     } else if (kind == "doctor") {
       q.kind = Kind::kDoctor;
       read_doctor(r, q);

@@ -1,6 +1,7 @@
 // Stress plans to and from JSON, and the --duration grammar.
 #include "stress/plan.h"
 
+#include "core/duration.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -88,27 +89,39 @@ StressPlan plan_from_json(const nlohmann::json& j) {
 }
 
 std::optional<double> parse_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double scale = 1;
-  switch (text.back()) {
-    case 's':
-      text.remove_suffix(1);
-      break;
-    case 'm':
-      scale = 60, text.remove_suffix(1);
-      break;
-    case 'h':
-      scale = 3600, text.remove_suffix(1);
-      break;
-    default:
-      break;
-  }
-  double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
-      v <= 0)
+  std::string why;
+  return parse_duration_s(text, &why);
+}
+
+std::optional<std::string> gemm_refusal(const StressPlan& plan, std::uint64_t memory_bytes) {
+  if (std::find(plan.tests.begin(), plan.tests.end(), Test::kGemm) == plan.tests.end())
     return std::nullopt;
-  return v * scale;
+  std::vector<DType> dtypes = plan.dtypes;
+  if (dtypes.empty()) dtypes.push_back(default_gemm_dtype(plan.backend));
+  for (DType d : dtypes)
+    if (plan.backend == "cpu" && d != DType::kF32 && d != DType::kF64)
+      return fmt::format("--dtype: the CPU runs the GEMM stress in f32 and f64 only, not {}",
+                         to_string(d));
+  const bool host = plan.backend == "cpu";
+  const std::uint64_t n = plan.gemm_size != 0 ? plan.gemm_size
+                          : host              ? kHostGemmSize
+                                              : kGpuGemmSize;
+  for (DType d : dtypes) {
+    // In long double: N = 2^40 squared overflows 64 bits.
+    const long double need =
+        3.0L * static_cast<long double>(n) * static_cast<long double>(n) * element_size(d);
+    const long double limit =
+        memory_bytes != 0 ? static_cast<long double>(memory_bytes) : 18446744073709551615.0L;
+    if (need > limit)
+      return fmt::format(
+          "--gemm: {}: {} needs {:.4g} GiB for three {}×{} {} matrices, more than {}", n,
+          plan.device, static_cast<double>(need / (1024.0L * 1024 * 1024)), n, n, to_string(d),
+          memory_bytes != 0
+              ? fmt::format("the {:.1f} GiB of memory it has",
+                            static_cast<double>(memory_bytes) / (1024.0 * 1024 * 1024))
+              : std::string("64-bit sizes hold"));
+  }
+  return std::nullopt;
 }
 
 void assign_copy_peers(std::vector<StressPlan>& plans) {

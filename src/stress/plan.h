@@ -49,8 +49,15 @@ StressPlan plan_from_json(const nlohmann::json& j);
 // each copies to the other), when there are two or more.
 void assign_copy_peers(std::vector<StressPlan>& plans);
 
-// "90s", "5m", "1h", "2.5m" or a bare number of seconds; nullopt for anything else or <= 0.
+// "90s", "5m", "1h", "2.5m" or a bare number of seconds (core/duration.h); nullopt for anything
+// else, <= 0 or past kMaxDurationS.
 std::optional<double> parse_duration(std::string_view text);
+
+// Why the plan's GEMM cannot run, known before any child starts (a bad flag, exit 2), or
+// nullopt: a dtype the backend never runs GEMM in (the CPU: f32 and f64, as its device says),
+// or a size whose three N×N matrices (A, B and a result) do not fit memory_bytes (the device's
+// memory, MemTotal for the CPU; 0 when not known: only sizes whose bytes overflow are refused).
+std::optional<std::string> gemm_refusal(const StressPlan& plan, std::uint64_t memory_bytes);
 
 // The plan's memory fraction, or the default of a device with (host_memory) or without its own
 // memory: 0.1 of MemAvailable, 0.9 of a GPU's free memory.
