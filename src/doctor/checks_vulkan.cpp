@@ -6,6 +6,7 @@
 #include "doctor/checks.h"
 
 #include "core/json_keys.h"
+#include "core/json_keys_vulkan.h"
 
 #include <fmt/format.h>
 

@@ -5,6 +5,7 @@
 
 #include "backends/vulkan/vk_names.h"
 #include "core/json_keys.h"
+#include "core/json_keys_vulkan.h"
 #include "core/sanitize.h"
 
 #include <fmt/format.h>
@@ -90,65 +91,38 @@ Json queue_families_of(const InstanceFunctions& fns, VkPhysicalDevice d) {
   return out;
 }
 
-// VK_NV_cooperative_matrix's (M, N, K, types, scope) combinations.
-Json cooperative_nv(const InstanceFunctions& fns, VkPhysicalDevice d, bool feature,
-                    std::uint32_t stages, Json* errors) {
+// A cooperative-matrix extension's feature, stages and (M, N, K, types, scope) combinations,
+// from its vkGetPhysicalDeviceCooperativeMatrixProperties{NV,KHR}; `describe` turns one
+// combination into JSON.
+template <typename Props, typename Query, typename Describe>
+Json cooperative(Query query, const char* call, VkStructureType type, VkPhysicalDevice d,
+                 bool feature, std::uint32_t stages, Describe describe, Json* errors) {
   Json out{{k::kSupported, feature}, {k::kSupportedStages, shader_stage_names(stages)}};
-  if (fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV == nullptr) return out;
+  if (query == nullptr) return out;
   std::uint32_t count = 0;
-  VkResult r = fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(d, &count, nullptr);
-  std::vector<VkCooperativeMatrixPropertiesNV> p(count);
-  for (auto& x : p) x.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-  if (r == VK_SUCCESS && count > 0)
-    r = fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(d, &count, p.data());
+  VkResult r = query(d, &count, nullptr);
+  std::vector<Props> p(count);
+  for (auto& x : p) x.sType = type;
+  if (r == VK_SUCCESS && count > 0) r = query(d, &count, p.data());
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    errors->push_back("vkGetPhysicalDeviceCooperativeMatrixPropertiesNV: " + vk_result_text(r));
+    errors->push_back(std::string(call) + ": " + vk_result_text(r));
     return out;
   }
   Json list = Json::array();
-  for (std::uint32_t i = 0; i < std::min<std::size_t>(count, p.size()); ++i)
-    list.push_back({{"m", p[i].MSize},
-                    {"n", p[i].NSize},
-                    {"k", p[i].KSize},
-                    {"a", component_type_name(p[i].AType)},
-                    {"b", component_type_name(p[i].BType)},
-                    {"c", component_type_name(p[i].CType)},
-                    {"d", component_type_name(p[i].DType)},
-                    {"scope", scope_name(p[i].scope)}});
-  out[k::kProperties] = std::move(list);
-  return out;
-}
-
-#ifdef VK_KHR_cooperative_matrix
-Json cooperative_khr(const InstanceFunctions& fns, VkPhysicalDevice d, bool feature,
-                     std::uint32_t stages, Json* errors) {
-  Json out{{k::kSupported, feature}, {k::kSupportedStages, shader_stage_names(stages)}};
-  if (fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR == nullptr) return out;
-  std::uint32_t count = 0;
-  VkResult r = fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(d, &count, nullptr);
-  std::vector<VkCooperativeMatrixPropertiesKHR> p(count);
-  for (auto& x : p) x.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-  if (r == VK_SUCCESS && count > 0)
-    r = fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(d, &count, p.data());
-  if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    errors->push_back("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: " + vk_result_text(r));
-    return out;
+  for (std::uint32_t i = 0; i < std::min<std::size_t>(count, p.size()); ++i) {
+    Json m{{"m", p[i].MSize},
+           {"n", p[i].NSize},
+           {"k", p[i].KSize},
+           {"a", component_type_name(p[i].AType)},
+           {"b", component_type_name(p[i].BType)},
+           {"c", component_type_name(p[i].CType)},
+           {"scope", scope_name(p[i].scope)}};
+    describe(p[i], &m);
+    list.push_back(std::move(m));
   }
-  Json list = Json::array();
-  for (std::uint32_t i = 0; i < std::min<std::size_t>(count, p.size()); ++i)
-    list.push_back({{"m", p[i].MSize},
-                    {"n", p[i].NSize},
-                    {"k", p[i].KSize},
-                    {"a", component_type_name(p[i].AType)},
-                    {"b", component_type_name(p[i].BType)},
-                    {"c", component_type_name(p[i].CType)},
-                    {"result", component_type_name(p[i].ResultType)},
-                    {"saturating_accumulation", p[i].saturatingAccumulation == VK_TRUE},
-                    {"scope", scope_name(p[i].scope)}});
   out[k::kProperties] = std::move(list);
   return out;
 }
-#endif
 
 }  // namespace
 
@@ -293,12 +267,27 @@ Json describe_device(const InstanceFunctions& fns, VkPhysicalDevice d, int index
       {"timestamp_period", lim.timestampPeriod},
       {"timestamp_compute_and_graphics", lim.timestampComputeAndGraphics == VK_TRUE}};
   if (use_cm_nv)
-    p[k::kCooperativeMatrixNv] = cooperative_nv(fns, d, cmf_nv.cooperativeMatrix == VK_TRUE,
-                                                cm_nv.cooperativeMatrixSupportedStages, &errors);
+    p[k::kCooperativeMatrixNv] = cooperative<VkCooperativeMatrixPropertiesNV>(
+        fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+        VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV, d, cmf_nv.cooperativeMatrix == VK_TRUE,
+        cm_nv.cooperativeMatrixSupportedStages,
+        [](const VkCooperativeMatrixPropertiesNV& x, Json* m) {
+          (*m)["d"] = component_type_name(x.DType);
+        },
+        &errors);
 #ifdef VK_KHR_cooperative_matrix
   if (use_cm_khr)
-    p[k::kCooperativeMatrixKhr] = cooperative_khr(fns, d, cmf_khr.cooperativeMatrix == VK_TRUE,
-                                                  cm_khr.cooperativeMatrixSupportedStages, &errors);
+    p[k::kCooperativeMatrixKhr] = cooperative<VkCooperativeMatrixPropertiesKHR>(
+        fns.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+        VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR, d,
+        cmf_khr.cooperativeMatrix == VK_TRUE, cm_khr.cooperativeMatrixSupportedStages,
+        [](const VkCooperativeMatrixPropertiesKHR& x, Json* m) {
+          (*m)["result"] = component_type_name(x.ResultType);
+          (*m)["saturating_accumulation"] = x.saturatingAccumulation == VK_TRUE;
+        },
+        &errors);
 #endif
   p[k::kExtensions] = extensions;
   if (!errors.empty()) p[k::kErrors] = std::move(errors);

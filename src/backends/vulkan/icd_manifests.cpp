@@ -7,6 +7,7 @@
 #include "core/dynamic_library.h"
 #include "core/files.h"
 #include "core/json_keys.h"
+#include "core/json_keys_vulkan.h"
 #include "core/sanitize.h"
 
 #include <unistd.h>

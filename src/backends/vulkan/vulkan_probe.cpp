@@ -5,6 +5,7 @@
 #include "backends/vulkan/vk_names.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
+#include "core/json_keys_vulkan.h"
 #include "core/sanitize.h"
 
 #include <fmt/format.h>
