@@ -201,7 +201,8 @@ CheckResult check_vulkan_icd_loads(const SystemView& view) {
   std::vector<std::string> evidence;
   for (const auto& m : files) {
     const std::string path = text(m, k::kPath);
-    if (m.contains(k::kError)) {
+    // An error without "loads" is the manifest's own (unreadable, no JSON, a field missing).
+    if (m.contains(k::kError) && !m.contains(k::kLoads)) {
       evidence.push_back(fmt::format("{}: {}", path, text(m, k::kError)));
       findings.push_back({CheckStatus::kWarn,
                           fmt::format("{} is no usable driver manifest ({}): the loader skips it",
