@@ -389,16 +389,22 @@ CheckResult check_vulkan_env_driver_files(const SystemView& view) {
       if (view.is_dir(item))
         for (const auto& f : view.list_dir(item)) named.insert(f);
     }
+  // A hidden driver matters where its vendor's GPU is on the bus (RADV hidden on a machine
+  // without an AMD GPU costs nothing); without a readable bus every GPU driver counts.
+  std::set<std::string> on_bus{"nvidia", "amd", "intel"};
+  if (view.is_dir("/sys/bus/pci/devices")) {
+    on_bus.clear();
+    for (const auto& g : pci_gpus(view)) on_bus.insert(g.vendor);
+  }
   std::vector<std::string> hidden;
   for (auto dir : kStandardDirs)
     for (const auto& f : view.list_dir(dir)) {
       const std::string path = std::string(dir) + "/" + f;
       if (!f.ends_with(".json") || named.contains(path) || named.contains(f)) continue;
-      const std::string v = manifest_vendor(Json{{k::kPath, path}});
-      if (v == "nvidia" || v == "amd" || v == "intel") hidden.push_back(path);
+      if (on_bus.contains(manifest_vendor(Json{{k::kPath, path}}))) hidden.push_back(path);
     }
   if (hidden.empty())
-    return pass(fmt::format("{} is set but hides no GPU driver's manifest", var), evidence);
+    return pass(fmt::format("{} is set but hides no driver of a GPU on the bus", var), evidence);
   for (const auto& h : hidden) evidence.push_back("hidden: " + h);
   return warn(fmt::format("{} limits the loader to {}, hiding the GPU driver{} {}", var, value,
                           hidden.size() == 1 ? "" : "s", join(hidden, ", ")),
