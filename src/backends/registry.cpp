@@ -9,6 +9,9 @@
 #if GPUCHECK_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
 #endif
+#if GPUCHECK_HAVE_VULKAN
+#include "backends/vulkan/vulkan_backend.h"
+#endif
 
 #include <sstream>
 
@@ -41,6 +44,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const EnvMap& env
 #endif
 #if GPUCHECK_HAVE_OPENCL
   if (name == "opencl") return make_opencl_backend();
+#endif
+#if GPUCHECK_HAVE_VULKAN
+  if (name == "vulkan") return make_vulkan_backend();
 #endif
   for (const auto& t : test_backend_names(env))
     if (t == name) return make_test_backend(name.substr(5));

@@ -11,6 +11,9 @@ std::vector<std::string> built_backend_names() {
 #if GPUCHECK_HAVE_OPENCL
   names.push_back("opencl");
 #endif
+#if GPUCHECK_HAVE_VULKAN
+  names.push_back("vulkan");
+#endif
   return names;
 }
 
@@ -22,6 +25,10 @@ std::vector<std::pair<std::string, std::string>> not_built_backends() {
 #if !GPUCHECK_HAVE_OPENCL
   out.emplace_back("opencl",
                    "not built: configure with GPUCHECK_WITH_OPENCL=ON and opencl-headers");
+#endif
+#if !GPUCHECK_HAVE_VULKAN
+  out.emplace_back("vulkan",
+                   "not built: configure with GPUCHECK_WITH_VULKAN=ON and the Vulkan headers");
 #endif
   out.emplace_back("metal", "not built on this platform (Metal needs macOS)");
   return out;

@@ -19,6 +19,14 @@ CheckResult check_opencl_gpu_devices(const SystemView& view);
 CheckResult check_opencl_duplicate_devices(const SystemView& view);
 CheckResult check_opencl_platform_family(const SystemView& view);
 
+// Vulkan (checks_vulkan.cpp)
+CheckResult check_vulkan_loader(const SystemView& view);
+CheckResult check_vulkan_icd_loads(const SystemView& view);
+CheckResult check_vulkan_icd_init(const SystemView& view);
+CheckResult check_vulkan_gpu_devices(const SystemView& view);
+CheckResult check_vulkan_render_node_access(const SystemView& view);
+CheckResult check_vulkan_env_driver_files(const SystemView& view);
+
 // CPU (checks_cpu.cpp)
 CheckResult check_cpu_isa(const SystemView& view);
 CheckResult check_cpu_blas(const SystemView& view);

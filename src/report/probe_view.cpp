@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/json_keys_vulkan.h"
 #include "report/multigpu_tables.h"
 #include "report/same_gpu.h"
 #include "report/stack_versions.h"
@@ -160,6 +161,80 @@ std::vector<std::string> opencl_items(const Json& b) {
   return p;
 }
 
+// ---- Vulkan ----
+
+std::vector<std::string> vulkan_items(const Json& b) {
+  std::vector<std::string> p;
+  const Json& loader = member_or_empty(b, k::kLoader);
+  if (auto v = text_at(loader, k::kInstanceVersion); !v.empty()) p.push_back("loader " + v);
+  const Json& layers = member_or_empty(loader, k::kLayers);
+  if (!layers.empty())
+    p.push_back(fmt::format("{} layer{}", layers.size(), layers.size() == 1 ? "" : "s"));
+  std::vector<std::string> drivers;
+  for (const auto& m : member_or_empty(b, k::kIcdFiles)) {
+    std::string name = text_at(m, k::kPath);
+    if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+    if (m.contains(k::kError) && !m.contains(k::kLoads))
+      name += " (not a manifest)";
+    else if (m.contains(k::kLoads) && !flag(m, k::kLoads))
+      name += " (does not load)";
+    else if (const Json& init = member_or_empty(m, k::kInit);
+             init.contains(k::kResult) && text_at(init, k::kResult).rfind("VK_SUCCESS", 0) != 0)
+      name += " (does not initialise)";
+    drivers.push_back(name);
+  }
+  if (!drivers.empty()) p.push_back("drivers " + join(drivers, ", "));
+  if (auto o = text_at(b, k::kOverriddenBy); !o.empty()) p.push_back("only " + o);
+  return p;
+}
+
+// "discrete GPU" from VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU.
+std::string vk_type(const Json& props) {
+  std::string t = text_at(props, k::kDeviceType);
+  constexpr std::string_view kPrefix = "VK_PHYSICAL_DEVICE_TYPE_";
+  if (t.rfind(kPrefix, 0) == 0) t = t.substr(kPrefix.size());
+  for (char& c : t)
+    c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (auto gpu = t.find("gpu"); gpu != std::string::npos) t.replace(gpu, 3, "GPU");
+  if (t == "cpu") t = "CPU";
+  return t;
+}
+
+std::vector<std::string> vulkan_device_items(const Json& d, const GpuMap& gpus) {
+  const Json& p = member_or_empty(d, k::kProperties);
+  std::vector<std::string> out;
+  out.push_back(join({vk_type(p), text_at(p, k::kDriverName)}, ", "));
+  if (auto v = text_at(p, k::kApiVersion); !v.empty()) out.push_back("Vulkan " + v);
+  if (auto drv = text_at(p, k::kDriverInfo); !drv.empty())
+    out.push_back("driver " + drv);
+  else if (auto ver = text_at(p, k::kDriverVersion); !ver.empty())
+    out.push_back("driver " + ver);
+  if (auto bus = text_at(d, k::kPciBusId); !bus.empty()) out.push_back("PCI " + bus);
+  std::uint64_t local = 0;
+  for (const auto& h : member_or_empty(p, k::kMemoryHeaps)) {
+    const Json& f = member_or_empty(h, k::kFlags);
+    if (std::find(f.begin(), f.end(), Json("VK_MEMORY_HEAP_DEVICE_LOCAL_BIT")) != f.end())
+      local += static_cast<std::uint64_t>(number_at(h, k::kSize).value_or(0));
+  }
+  if (local > 0) out.push_back(format_memory(local) + " device-local");
+  if (auto sg = number_at(member_or_empty(p, k::kSubgroup), k::kSize))
+    out.push_back(fmt::format("subgroup {:.0f}", *sg));
+  const Json& sf = member_or_empty(p, k::kShaderFeatures);
+  std::vector<std::string> types;
+  if (flag(sf, "shader_float16")) types.push_back("f16");
+  if (flag(sf, "shader_float64")) types.push_back("f64");
+  if (flag(sf, "shader_int8")) types.push_back("int8");
+  if (!types.empty()) out.push_back("shaders " + join(types, "/"));
+  for (auto key : {k::kCooperativeMatrixKhr, k::kCooperativeMatrixNv})
+    if (flag(member_or_empty(p, key), k::kSupported)) {
+      out.push_back("cooperative matrix");
+      break;
+    }
+  auto same = gpus.same_as(text_at(d, k::kDevice));
+  if (!same.empty()) out.push_back("same GPU as " + join(same, ", "));
+  return out;
+}
+
 std::vector<std::string> backend_items(const Json& b) {
   const std::string status = text_at(b, k::kStatus), name = text_at(b, k::kName);
   std::vector<std::string> p{status == "not_built" ? "not built" : status};
@@ -175,6 +250,8 @@ std::vector<std::string> backend_items(const Json& b) {
     for (auto& i : cuda_items(b)) p.push_back(i);
   if (name == "opencl")
     for (auto& i : opencl_items(b)) p.push_back(i);
+  if (name == "vulkan")
+    for (auto& i : vulkan_items(b)) p.push_back(i);
   if (name == "cpu" && status == "available")
     for (const auto& d : member_or_empty(b, k::kDevices))
       if (auto t = number_at(member_or_empty(d, k::kProperties), k::kThreads))
@@ -306,6 +383,7 @@ std::vector<std::string> device_items(const DeviceRef& r, const GpuMap& gpus) {
   if (backend == "cuda") return cuda_device_items(*r.device, gpus);
   if (backend == "opencl")
     return opencl_device_items(*r.device, member_or_empty(*r.backend, k::kPlatforms), gpus);
+  if (backend == "vulkan") return vulkan_device_items(*r.device, gpus);
   std::vector<std::string> out;
   for (const auto& [key, v] : member_or_empty(*r.device, k::kProperties).items())
     if (!v.is_structured()) out.push_back(key + " " + human_value(key, v));
@@ -333,6 +411,14 @@ std::vector<std::string> problems(const Json& backends) {
       else if (icd.contains(k::kIcdEntryPoints) && !flag(icd, k::kIcdEntryPoints))
         out.push_back(
             fmt::format("{} ICD {} is not an ICD (no clIcdGetPlatformIDsKHR)", name, what));
+      else if (name == "vulkan" && icd.contains(k::kError))
+        out.push_back(
+            fmt::format("vulkan manifest {} is not used: {}", what, text_at(icd, k::kError)));
+      else if (const Json& init = member_or_empty(icd, k::kInit);
+               init.contains(k::kResult) && text_at(init, k::kResult).rfind("VK_SUCCESS", 0) != 0)
+        out.push_back(fmt::format("{} driver {} does not initialise: {} returned {}", name,
+                                  text_at(icd, k::kLibrary), text_at(init, k::kStep),
+                                  text_at(init, k::kResult)));
       if (icd.contains(k::kDuplicateOf))
         out.push_back(
             fmt::format("{}: {} loads the library {} already loads: its platform is "
@@ -391,6 +477,14 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     // The CPU line above says it all; a GPU's OpenCL device is one line under its CUDA twin's.
     if (backend == "cpu") continue;
     auto same = gpus.same_as(label);
+    if (backend == "vulkan" && !same.empty()) {
+      const Json& p = member_or_empty(*r.device, k::kProperties);
+      view.flow(label,
+                {text_at(*r.device, k::kDeviceName) + ": same GPU as " + join(same, ", "),
+                 "Vulkan " + text_at(p, k::kApiVersion)},
+                2, kLabel);
+      continue;
+    }
     if (backend == "opencl" && !same.empty()) {
       const Json& p = member_or_empty(*r.device, k::kProperties);
       view.flow(label,
@@ -429,7 +523,9 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     const std::string backend = text_at(*r.backend, k::kName);
     if (!counted &&
         (backend == "cuda" ||
-         (backend == "opencl" && cl_type(member_or_empty(*r.device, k::kProperties)) == "GPU")))
+         (backend == "opencl" && cl_type(member_or_empty(*r.device, k::kProperties)) == "GPU") ||
+         (backend == "vulkan" &&
+          vk_type(member_or_empty(*r.device, k::kProperties)).find("GPU") != std::string::npos)))
       ++gpus_seen;
   }
   view.text(
