@@ -162,9 +162,11 @@ ExitCode acknowledge(const DoctorOptions& opts, const EnvMap& env) {
   const auto path = state_path(opts, env);
   if (!path) throw UsageError("--ack: no state file (give --state FILE)");
   auto state = doctor::HealthState::load(*path);
+  // --ack sets up no logger: its lines go to stderr as the acknowledgements do.
   if (!state.damage().empty())
-    spdlog::warn("{}; what could be read of it is kept, and the next run rebuilds the rest",
-                 state.damage());
+    std::cerr << fmt::format(
+        "gpucheck: {}; what could be read of it is kept, and the next run rebuilds the rest\n",
+        state.damage());
   const std::string now = utc_timestamp();
   for (const auto& id : opts.ack) {
     const std::size_t n = state.acknowledge(id, now);

@@ -55,8 +55,8 @@ Json event_json(const StateEvent& e) {
 }
 
 // The string member `key`, or nullopt with *why set when it is there but no string.
-std::optional<std::string> text_member(const Json& j, const char* key, std::string* why) {
-  auto it = j.find(key);
+std::optional<std::string> text_member(const Json& j, std::string_view key, std::string* why) {
+  auto it = j.find(std::string(key));
   if (it == j.end()) return std::string();
   if (it->is_string()) return it->get<std::string>();
   *why = fmt::format("has a \"{}\" that is not a string", key);

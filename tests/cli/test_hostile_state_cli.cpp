@@ -105,9 +105,11 @@ TEST_F(HostileState, MalformedCountsAreReportedAndTheLogJudgedAfresh) {
   EXPECT_THAT(doc["health"]["line"].get<std::string>(), StartsWith("FAIL nvidia_xid: Xid 79 x18"));
   EXPECT_THAT(doc["health"]["state_damage"].get<std::string>(),
               HasSubstr("what nvidia_xid keeps has counts that are not all whole numbers"));
-  for (const auto& c : doc["checks"])
-    if (c["id"] == "nvidia_xid")
+  for (const auto& c : doc["checks"]) {
+    if (c["id"] == "nvidia_xid") {
       EXPECT_THAT(c["finding"].get<std::string>(), HasSubstr("the state file was damaged"));
+    }
+  }
   EXPECT_TRUE(fs::exists(bad()));
   // Rebuilt: the next run judges against the counts this one saw.
   EXPECT_EQ(saved()["checks"]["nvidia_xid"]["counts"]["0000:17:00 79"], 18);

@@ -245,7 +245,9 @@ TEST_F(StateFile, ANewEventKeepsOnlyItsOwnFindingSoTheFileGrowsLinearly) {
     auto raised = s.apply(results, fmt::format("t{}", run));
     ASSERT_EQ(raised.size(), 1u);
     EXPECT_EQ(raised[0].finding, fmt::format("Xid 79 ×1: new NVIDIA Xid errors (run {})", run));
-    if (run > 1) EXPECT_THAT(results[0].finding, HasSubstr("unacknowledged since t1"));
+    if (run > 1) {
+      EXPECT_THAT(results[0].finding, HasSubstr("unacknowledged since t1"));
+    }
     s.save(path());
     sizes.push_back(fs::file_size(path()));
   }
