@@ -194,7 +194,8 @@ KeptJsonFile read_kept_json_file(const std::filesystem::path& path, std::size_t 
   KeptJsonFile out;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) {
+    // ENOTDIR: a part of its directory is a file, so there is no such file either.
+    if (errno != ENOENT && errno != ENOTDIR) {
       out.outcome = KeptJsonFile::Outcome::kUnreadable;
       out.why = std::strerror(errno);
     }
