@@ -3,6 +3,7 @@
 
 #include "backends/registry.h"
 #include "core/errors.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 #include "probe/cpu_info.h"
@@ -37,19 +38,22 @@ nlohmann::json failed_section(const std::string& name, const std::string& reason
 nlohmann::json section_from_child(const std::string& name, const ChildResult& r,
                                   const ChildLimits& limits) {
   if (!r.exited_ok()) {
-    std::string reason = fmt::format("probe child {}", r.describe(limits.timeout, limits.max_output));
+    std::string reason =
+        fmt::format("probe child {}", r.describe(limits.timeout, limits.max_output));
     std::string tail = last_line(r.err);
     if (!tail.empty() && r.end != ChildResult::End::kOutputTooLarge) reason += ": " + tail;
     return failed_section(name, reason);
   }
+  nlohmann::json section;
   try {
-    auto section = nlohmann::json::parse(r.out);
-    if (!section.is_object()) return failed_section(name, "probe child wrote JSON that is not an object");
-    section[k::kName] = name;
-    return section;
-  } catch (const nlohmann::json::parse_error& e) {
-    return failed_section(name, fmt::format("probe child wrote invalid JSON: {}", e.what()));
+    section = parse_json_input(r.out, "probe child's output");
+  } catch (const UsageError& e) {
+    return failed_section(name, e.what());
   }
+  if (!section.is_object())
+    return failed_section(name, "probe child wrote JSON that is not an object");
+  section[k::kName] = name;
+  return section;
 }
 
 }  // namespace

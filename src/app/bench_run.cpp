@@ -3,6 +3,7 @@
 #include "app/bench_run.h"
 
 #include "core/child_process.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -70,7 +71,7 @@ struct ChildStream {
 
   void line(const std::string& text, BenchProgress& progress) {
     if (text.empty()) return;
-    auto ev = nlohmann::json::parse(text, nullptr, false);
+    auto ev = parse_json_or_discarded(text);
     if (!ev.is_object()) return;  // not one of our event lines
     const std::size_t index = ev.value("index", std::size_t{0});
     if (ev.value("event", "") == "plan") {

@@ -8,6 +8,7 @@
 #include "core/child_process.h"
 #include "core/files.h"
 #include "core/graceful_stop.h"
+#include "core/json_input.h"
 #include "stress/events.h"
 #include "stress/faults.h"
 #include "stress/runner.h"
@@ -76,7 +77,7 @@ std::function<void(const nlohmann::json&)> line_writer(int fd) {
 int run_bench_child(const std::string& plan_arg) {
   const std::string plan_text = plan_text_of(plan_arg);
   int result_fd = reserve_stdout_for_result();
-  auto plan = bench::plan_from_json(nlohmann::json::parse(plan_text));
+  auto plan = bench::plan_from_json(parse_json_input(plan_text, "__child bench: the plan"));
   EnvMap env = current_environment();
   auto backend = make_backend(plan.backend, env);
   if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
@@ -150,7 +151,7 @@ int run_stress_child(const std::string& plan_text) {
   // records of what ran still reach the parent.
   GracefulStop stop;
   int result_fd = reserve_stdout_for_result();
-  auto plan = stress::plan_from_json(nlohmann::json::parse(plan_text));
+  auto plan = stress::plan_from_json(parse_json_input(plan_text, "__child stress: the plan"));
   const char* fault_spec = std::getenv(stress::kFaultEnv);
   auto faults = stress::faults_for(fault_spec != nullptr ? fault_spec : "", plan.device);
   ChildDevice opened = open_child_device("stress", plan.backend, plan.device, plan.threads);

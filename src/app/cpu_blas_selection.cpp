@@ -4,6 +4,7 @@
 #include "app/bench_run.h"
 #include "backends/cpu/blas_kernel.h"
 #include "core/child_process.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -44,7 +45,7 @@ void learn_library_blas_kernel(const EnvMap& env, DeviceOptions& options) {
                  r.describe(limits.timeout, limits.max_output));
     return;
   }
-  const Json section = Json::parse(r.out, nullptr, false);
+  const Json section = parse_json_or_discarded(r.out);
   const Json devices = section.is_object() ? section.value(k::kDevices, Json::array()) : Json();
   if (!devices.is_array() || devices.empty() || !devices[0].is_object()) return;
   const Json blas =

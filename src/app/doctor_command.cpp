@@ -162,6 +162,11 @@ ExitCode acknowledge(const DoctorOptions& opts, const EnvMap& env) {
   const auto path = state_path(opts, env);
   if (!path) throw UsageError("--ack: no state file (give --state FILE)");
   auto state = doctor::HealthState::load(*path);
+  // --ack sets up no logger: its lines go to stderr as the acknowledgements do.
+  if (!state.damage().empty())
+    std::cerr << fmt::format(
+        "gpucheck: {}; what could be read of it is kept, and the next run rebuilds the rest\n",
+        state.damage());
   const std::string now = utc_timestamp();
   for (const auto& id : opts.ack) {
     const std::size_t n = state.acknowledge(id, now);
@@ -206,6 +211,8 @@ ExitCode run_doctor(const DoctorOptions& opts) {
         "~/.local/state): counters are judged without deltas (give --state FILE)");
   std::optional<doctor::HealthState> state;
   if (state_file) state = doctor::HealthState::load(*state_file);
+  if (state && !state->damage().empty())
+    spdlog::warn("{}; this run judges without what was lost and rebuilds it", state->damage());
   // --timeout bounds the whole run; --quick has one unless told otherwise. A hung OpenCL probe
   // is re-run per ICD to name the culprit, so the probe can take two of its timeouts plus the
   // spawning (about a second on a loaded two-core machine): each stage gets under a third of
@@ -248,9 +255,18 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   lock.unlock();
 
   std::vector<doctor::StateEvent> raised;
+  bool state_saved = false;
   if (state) {
     raised = state->apply(results, utc_timestamp());
-    state->save(*state_file);
+    // The checks still decide: a state that cannot be written costs the next run its deltas
+    // (it judges these counters again), never this run's verdict.
+    try {
+      state->save(*state_file);
+      state_saved = true;
+    } catch (const UsageError& e) {
+      spdlog::warn("the state was not saved ({}); the next run judges these counters again",
+                   e.what());
+    }
   }
   nlohmann::json results_json = nlohmann::json::array();
   for (const auto& r : results) results_json.push_back(r.to_json());
@@ -274,10 +290,14 @@ ExitCode run_doctor(const DoctorOptions& opts) {
     if (timeout_s > 0) health[keys::kTimeoutS] = timeout_s;
     if (state) {
       health[keys::kStateFile] = state_file->string();
+      health[keys::kStateSaved] = state_saved;
+      if (!state->damage().empty()) health[keys::kStateDamage] = state->damage();
       nlohmann::json now = nlohmann::json::array(), open = nlohmann::json::array();
       for (const auto& e : raised) now.push_back({{keys::kCheck, e.check}, {keys::kTime, e.time}});
-      for (const auto& e : state->unacknowledged())
+      for (const auto& e : state->unacknowledged()) {
         open.push_back({{keys::kCheck, e.check}, {keys::kTime, e.time}});
+        if (e.count > 1) open.back()[keys::kEventCount] = e.count;
+      }
       health[keys::kEventsRaised] = std::move(now);
       health[keys::kUnacknowledged] = std::move(open);
     }

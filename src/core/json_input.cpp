@@ -1,4 +1,5 @@
-// Depth-checked JSON parsing with an optional stream of the "results" records.
+// Depth-checked JSON parsing with an optional stream of the "results" records, and the files
+// gpucheck keeps for itself.
 #include "core/json_input.h"
 
 #include "core/errors.h"
@@ -6,9 +7,11 @@
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -98,8 +101,14 @@ struct Counting {
 // Thrown from the parse callback to stop at the first level too deep.
 struct TooDeep {};
 
+// Why a text is refused, without its source: "not JSON: ...", "nested deeper than 64 levels
+// (byte N)".
+struct Refused {
+  std::string why;
+};
+
 template <typename It>
-nlohmann::json parse_with(It first, It last, const std::string& source, const RecordSink& records,
+nlohmann::json parse_with(It first, It last, const RecordSink& records,
                           const std::function<std::size_t()>& position) {
   using Event = nlohmann::json::parse_event_t;
   // Depths as nlohmann reports them: the top value is at 0, its members at 1, records at 2.
@@ -127,26 +136,31 @@ nlohmann::json parse_with(It first, It last, const std::string& source, const Re
   try {
     return nlohmann::json::parse(first, last, callback);
   } catch (const TooDeep&) {
-    throw UsageError(fmt::format("{}: nested deeper than {} levels (byte {})", source,
-                                 kMaxJsonDepth, position()));
+    throw Refused{fmt::format("nested deeper than {} levels (byte {})", kMaxJsonDepth, position())};
   } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not JSON: {}", source, e.what()));
+    throw Refused{fmt::format("not JSON: {}", e.what())};
   } catch (const nlohmann::json::out_of_range& e) {
     // A number beyond double's range (1e999) is no value a gpucheck document holds.
-    throw UsageError(fmt::format("{}: a number out of range (byte {}): {}", source, position(),
-                                 e.what()));
+    throw Refused{fmt::format("a number out of range (byte {}): {}", position(), e.what())};
   }
+}
+
+nlohmann::json parse_text(std::string_view text, const RecordSink& records) {
+  // The byte of the opening bracket that went too deep: nlohmann has read just past it.
+  const char* read_to = text.data();
+  return parse_with(Counting{text.data(), &read_to}, Counting{text.data() + text.size(), &read_to},
+                    records, [&] { return static_cast<std::size_t>(read_to - text.data()); });
 }
 
 }  // namespace
 
 nlohmann::json parse_json_input(std::string_view text, const std::string& source,
                                 const RecordSink& records) {
-  // The byte of the opening bracket that went too deep: nlohmann has read just past it.
-  const char* read_to = text.data();
-  return parse_with(Counting{text.data(), &read_to}, Counting{text.data() + text.size(), &read_to},
-                    source, records,
-                    [&] { return static_cast<std::size_t>(read_to - text.data()); });
+  try {
+    return parse_text(text, records);
+  } catch (const Refused& r) {
+    throw UsageError(fmt::format("{}: {}", source, r.why));
+  }
 }
 
 nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes, std::string_view flag,
@@ -157,11 +171,65 @@ nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes, st
     int fd;
     ~Closer() { ::close(fd); }
   } closer{state.fd};
-  nlohmann::json doc =
-      parse_with(FdBytes(&state), FdBytes(), source, records, [&] { return state.consumed; });
+  nlohmann::json doc;
+  try {
+    doc = parse_with(FdBytes(&state), FdBytes(), records, [&] { return state.consumed; });
+  } catch (const Refused& r) {
+    throw UsageError(fmt::format("{}: {}", source, r.why));
+  }
   if (!state.error.empty())
     throw UsageError(fmt::format("{}: cannot read '{}': {}", flag, path, state.error));
   return doc;
+}
+
+nlohmann::json parse_json_or_discarded(std::string_view text) {
+  try {
+    return parse_text(text, {});
+  } catch (const Refused&) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
+}
+
+KeptJsonFile read_kept_json_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  KeptJsonFile out;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    // ENOTDIR: a part of its directory is a file, so there is no such file either.
+    if (errno != ENOENT && errno != ENOTDIR) {
+      out.outcome = KeptJsonFile::Outcome::kUnreadable;
+      out.why = std::strerror(errno);
+    }
+    return out;
+  }
+  // A file too large is judged before it is read: it cannot be one gpucheck wrote.
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    out.outcome = KeptJsonFile::Outcome::kDamaged;
+    out.why = fmt::format("it is {} bytes; the limit is {}", st.st_size, max_bytes);
+    return out;
+  }
+  auto text = read_text_file(path, max_bytes, &out.why);
+  if (!text) {
+    // A FIFO or directory (never opened for reading), or an open or read that failed.
+    out.outcome = KeptJsonFile::Outcome::kUnreadable;
+    return out;
+  }
+  try {
+    out.doc = parse_text(*text, {});
+    out.outcome = KeptJsonFile::Outcome::kParsed;
+  } catch (const Refused& r) {
+    out.outcome = KeptJsonFile::Outcome::kDamaged;
+    out.why = r.why;
+  }
+  return out;
+}
+
+std::optional<std::filesystem::path> set_aside_bad_file(const std::filesystem::path& path,
+                                                        std::string* why) {
+  std::filesystem::path bad = path;
+  bad += ".bad";
+  if (::rename(path.c_str(), bad.c_str()) == 0) return bad;
+  *why = fmt::format("rename to '{}': {}", bad.string(), std::strerror(errno));
+  return std::nullopt;
 }
 
 }  // namespace gpucheck

@@ -1,12 +1,15 @@
-// Parsing JSON that comes from outside (saved documents, --facts): bounded nesting, so no
-// serializer or renderer recurses past a sane depth, a message that names the source and the
-// byte where the text went wrong, and documents read from their file in pieces, never whole.
+// The one way gpucheck parses JSON it did not build in memory (saved documents, --facts, doctor's
+// state file, the OpenCL tuning cache, its children's output): bounded nesting, so no copy,
+// comparison, serializer or renderer recurses past a sane depth, a message that names the
+// source and the byte where the text went wrong, and documents read from their file in pieces.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,5 +32,31 @@ nlohmann::json parse_json_input(std::string_view text, const std::string& source
 // read in 1 MiB pieces, so a 200 MB document is never held as text.
 nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes, std::string_view flag,
                               const std::string& source, const RecordSink& records = {});
+
+// Text from gpucheck's own children (event lines, probe sections) and from files it only peeks
+// at: the value, or a discarded one (is_discarded(), is_object() false), as
+// nlohmann::json::parse(text, nullptr, false) gives, when it is not JSON, holds a number out of
+// range or is nested deeper than kMaxJsonDepth.
+nlohmann::json parse_json_or_discarded(std::string_view text);
+
+// A JSON file gpucheck keeps for itself between runs (doctor's state file, the OpenCL GEMM
+// tuning cache). Never throws and never blocks (a FIFO is not opened for reading).
+struct KeptJsonFile {
+  enum class Outcome {
+    kMissing,     // no such file: a fresh start
+    kParsed,      // doc holds it
+    kUnreadable,  // no regular file (a FIFO, a directory) or open/read failed: why says which
+    kDamaged,     // a regular file, but larger than max_bytes, not JSON or nested too deep
+  };
+  Outcome outcome = Outcome::kMissing;
+  nlohmann::json doc;
+  std::string why;
+};
+KeptJsonFile read_kept_json_file(const std::filesystem::path& path, std::size_t max_bytes);
+
+// Moves a damaged kept file to PATH.bad (replacing an older one), so the next write starts
+// afresh and the bad one stays for a look. Returns the new path, or nullopt with *why set.
+std::optional<std::filesystem::path> set_aside_bad_file(const std::filesystem::path& path,
+                                                        std::string* why);
 
 }  // namespace gpucheck

@@ -362,6 +362,9 @@ inline constexpr K kFailing = "failing";
 inline constexpr K kUnanswered = "unanswered";
 inline constexpr K kStateFile = "state_file";
 inline constexpr K kEventsRaised = "events_raised";
+inline constexpr K kStateSaved = "state_saved";    // false: the write failed (said on stderr)
+inline constexpr K kStateDamage = "state_damage";  // the file was damaged and set aside
+inline constexpr K kEventCount = "count";          // events folded into one (more than 1)
 inline constexpr K kUnacknowledged = "unacknowledged";
 inline constexpr K kCheck = "check";
 

@@ -6,6 +6,7 @@
 #include "doctor/cuda_facts.h"
 
 #include "backends/cuda/cuda_driver.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -66,7 +67,7 @@ std::vector<Toolkit> toolkits(const SystemView& view) {
     if (view.read_link(dir)) continue;  // /usr/local/cuda -> cuda-13.0: counted once
     auto t = view.read_file(dir + "/version.json");
     if (!t) continue;
-    const Json j = Json::parse(*t, nullptr, false);
+    const Json j = parse_json_or_discarded(*t);
     if (!j.is_object()) continue;
     std::string v;
     for (const char* key : {"cuda_cudart", "cuda"})

@@ -3,6 +3,12 @@
 // An event stays unacknowledged, and its check keeps its WARN or FAIL, until an administrator
 // runs `gpucheck doctor --ack CHECK` or removes the event from the file: a drained node does not
 // flap back to idle on the next run.
+//
+// The file stays small however often the node fails: each event keeps only its own check's
+// finding, a check keeps at most kMaxOpenEvents unacknowledged events (older ones are folded
+// into the oldest, which then counts them), and loading, judging and saving are linear in it.
+// A damaged file (not JSON, nested too deep, too large, malformed events or counters) is set
+// aside as FILE.bad and rebuilt: a check whose counters were lost judges its whole source again.
 #pragma once
 
 #include "core/environment.h"
@@ -10,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -23,13 +30,28 @@ struct StateEvent {
   std::string finding;
   std::string time;          // UTC, when the event was first seen
   std::string acknowledged;  // UTC of the --ack; empty while unacknowledged
+  // Events folded into this one (itself included) when a check had more than the file keeps,
+  // and when the last of them was seen.
+  std::size_t count = 1;
+  std::string last_time;
 };
+
+// Unacknowledged events kept per check, and acknowledged ones kept as history.
+inline constexpr std::size_t kMaxOpenEvents = 32;
+inline constexpr std::size_t kMaxAcknowledgedKept = 64;
+// A file of the most events and counters kept is well under this.
+inline constexpr std::size_t kMaxStateBytes = std::size_t{4} << 20;
 
 class HealthState {
  public:
-  // The file's state; a file that does not exist is an empty state. A file that cannot be read
-  // or is not a gpucheck state is a UsageError naming it (exit 2: health cannot be decided).
+  // The file's state; a file that does not exist is an empty state. A damaged one is set aside
+  // (damage() says why and where) and what could be read of it kept. A path that is no regular
+  // file (a FIFO, a directory), cannot be read, or holds JSON that is no gpucheck state is a
+  // UsageError naming it (exit 2: health cannot be decided), and is left alone.
   static HealthState load(const std::filesystem::path& path);
+
+  // "the state file 'F' was damaged (WHY): set aside as 'F.bad'"; empty when it was sound.
+  const std::string& damage() const { return damage_; }
 
   // Per check id, what it kept last time: SystemView::saved_state.
   const nlohmann::json& saved_checks() const { return checks_; }
@@ -40,7 +62,7 @@ class HealthState {
   // state replaces its previous one. Returns the events raised now.
   std::vector<StateEvent> apply(std::vector<CheckResult>& results, const std::string& now);
 
-  // Marks the check's unacknowledged events acknowledged; returns how many.
+  // Marks the check's unacknowledged events acknowledged; returns how many (folded ones too).
   std::size_t acknowledge(const std::string& check, const std::string& now);
 
   std::vector<StateEvent> unacknowledged() const;
@@ -49,8 +71,13 @@ class HealthState {
   void save(const std::filesystem::path& path) const;
 
  private:
+  void note_damage(const std::string& why);
+  void bound();  // folds and drops events past the kMax* limits, keeping their order
+
   nlohmann::json checks_ = nlohmann::json::object();
   std::vector<StateEvent> events_;
+  std::string damaged_why_;
+  std::string damage_;
 };
 
 // The default state file, the first whose directory is (or can be made) writable:

@@ -3,6 +3,7 @@
 
 #include "bench/cell.h"
 #include "core/child_process.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 
@@ -119,7 +120,7 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
     pending[child].append(chunk);
     for (auto nl = pending[child].find('\n'); nl != std::string::npos;
          nl = pending[child].find('\n')) {
-      auto ev = Json::parse(pending[child].substr(0, nl), nullptr, false);
+      auto ev = parse_json_or_discarded(std::string_view(pending[child]).substr(0, nl));
       pending[child].erase(0, nl + 1);
       if (ev.is_object() && ev.value("event", "") == "cell")
         observer(devices[child], ev.value("label", ""), ++started, total);
@@ -131,7 +132,7 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
     Json records = Json::array();
     std::istringstream lines(r.out);
     for (std::string line; std::getline(lines, line);) {
-      auto ev = Json::parse(line, nullptr, false);
+      auto ev = parse_json_or_discarded(line);
       if (ev.is_object() && ev.value("event", "") == "record") records.push_back(ev["record"]);
     }
     Json entry = summarise_load_records(records);
@@ -185,7 +186,7 @@ Json run_cuda_p2p_load(const Json& cuda, double seconds) {
   const std::string workload =
       fmt::format("copy-engine copies of 256 MiB with peer access, about {} s a pair", seconds / 4);
   for (std::string line; std::getline(lines, line);) {
-    auto ev = Json::parse(line, nullptr, false);
+    auto ev = parse_json_or_discarded(line);
     if (!ev.is_object() || ev.value("event", "") != "record") continue;
     const Json rec = ev["record"];
     const Json shape = rec.value(std::string(k::kShape), Json::object());
@@ -213,7 +214,7 @@ Json read_counters_after(const std::string& backend) {
   const auto results = run_children({{{"__child", "counters", "--backend", backend}, {}}}, limits);
   const ChildResult& r = results.front();
   if (r.exited_ok()) {
-    auto j = Json::parse(r.out, nullptr, false);
+    auto j = parse_json_or_discarded(r.out);
     if (j.is_object()) return j;
   }
   return {{k::kLoaded, false},

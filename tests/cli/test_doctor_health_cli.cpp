@@ -194,7 +194,8 @@ TEST_F(QuickCli, BadAckAndBadStateAreUsageErrors) {
   auto r = run_gpucheck({"doctor", "--ack", "bogus", "--state", state()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--ack: unknown check id bogus"));
-  std::ofstream(state()) << "{not json";
+  // JSON of another kind is someone else's file (a damaged state file is set aside instead).
+  std::ofstream(state()) << R"({"schema": "gpucheck/1"})";
   r = quick({"--state", state(), "--format", "oneline"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("is not a gpucheck state file"));

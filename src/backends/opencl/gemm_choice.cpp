@@ -3,6 +3,7 @@
 #include "backends/opencl/gemm_choice.h"
 
 #include "core/document.h"
+#include "core/json_input.h"
 #include "core/output_file.h"
 
 #include <fmt/format.h>
@@ -50,7 +51,7 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
   if (!request.forced_parameters.empty()) {
     // The test hook that runs the kernel with given parameters, so tests reach every part of it.
     std::string why;
-    nlohmann::json j = nlohmann::json::parse(request.forced_parameters, nullptr, false);
+    nlohmann::json j = parse_json_or_discarded(request.forced_parameters);
     auto p = params_from_json(j, &why);
     if (p) {
       if (auto bad = invalid_reason(*p, target.limits, dtype)) why = *bad, p.reset();
@@ -97,11 +98,18 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
             fmt::format("re-tuning: {} is out of date ({})", path->string(), read.why));
         break;
       case CacheState::kCorrupt:
-      case CacheState::kForeign:
+      case CacheState::kForeign: {
+        // Moved aside, not left in place: a file that cannot be used (or that crashes whatever
+        // reads it) must not be read again on every run until a tuning happens to rewrite it.
+        std::string why;
+        const auto bad = set_aside_bad_file(*path, &why);
         say(request, TuningLog::kWarn,
-            fmt::format("ignoring the tuning cache {}: {}; it will be rewritten", path->string(),
-                        read.why));
+            fmt::format(
+                "ignoring the tuning cache {}: {}; {}, it will be rewritten", path->string(),
+                read.why,
+                bad ? "set aside as " + bad->string() : "it could not be set aside (" + why + ")"));
         break;
+      }
     }
   }
 

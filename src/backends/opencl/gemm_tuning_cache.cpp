@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/files.h"
+#include "core/json_input.h"
 
 namespace gpucheck::opencl {
 
@@ -63,16 +63,15 @@ nlohmann::json new_tuning_cache(const TuningIdentity& id) {
 
 CacheRead read_tuning_cache(const std::filesystem::path& path, const TuningIdentity& id) {
   CacheRead r;
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return r;
-  auto text = read_text_file(path, kMaxFileBytes);
-  if (!text) {
+  KeptJsonFile file = read_kept_json_file(path, kMaxFileBytes);
+  if (file.outcome == KeptJsonFile::Outcome::kMissing) return r;
+  if (file.outcome != KeptJsonFile::Outcome::kParsed) {
     r.state = CacheState::kCorrupt;
-    r.why = "it cannot be read or is larger than 1 MiB";
+    r.why = file.why;
     return r;
   }
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  nlohmann::json doc = std::move(file.doc);
+  if (!doc.is_object()) {
     r.state = CacheState::kCorrupt;
     r.why = "it is not a JSON object";
     return r;

@@ -29,8 +29,8 @@ enum class CacheState {
   kMissing,  // no file: nothing to say
   kUsable,   // doc holds this device's entries, tuned under this identity
   kStale,    // this device's, tuned under another driver, gpucheck or library: re-tune
-  kCorrupt,  // not a cache file we can read: warn, ignore, rewrite
-  kForeign,  // a cache file of another device or format: warn, ignore, rewrite
+  kCorrupt,  // not a cache file we can read (not JSON, nested too deep, too large): set aside
+  kForeign,  // a cache file of another device or format: set aside
 };
 
 struct CacheRead {

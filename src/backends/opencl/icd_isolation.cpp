@@ -7,6 +7,7 @@
 #include "backends/opencl/icd_isolation.h"
 
 #include "backends/opencl/icd_inventory.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
@@ -109,7 +110,7 @@ Json diagnose_failed_probe(const EnvMap& env, const ChildLimits& limits) {
     if (!r.exited_ok()) {
       what = r.describe(limits.timeout, limits.max_output);
     } else {
-      Json section = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+      Json section = parse_json_or_discarded(r.out);
       if (!section.is_object()) {
         what = "its probe child wrote invalid JSON";
       } else if (section.value(std::string(k::kStatus), "") == "failed") {
