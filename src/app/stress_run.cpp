@@ -80,10 +80,12 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
     const ChildResult& res = results[i];
     StressChildReport& r = reports[i];
     if (res.exited_ok() && r.done) {
-      board.note(i,
-                 fmt::format("{:<8} {}", plans[i].device,
-                             r.stopped_by ? "stopped early by " + *r.stopped_by : "finished"),
-                 true);
+      std::string fate = "finished";
+      if (r.stopped_by)
+        fate = GracefulStop::stop_signal() != 0
+                   ? "stopped early by " + *r.stopped_by
+                   : "FAIL: stopped by " + *r.stopped_by + " while gpucheck was not";
+      board.note(i, fmt::format("{:<8} {}", plans[i].device, fate), true);
       continue;
     }
     std::string why = res.exited_ok()
@@ -130,8 +132,14 @@ nlohmann::json stress_section(const stress::StressPlan& base,
     in.device = plans[i].device;
     in.child_failure = r.failure;
     in.records = r.records;
-    // Stopped early: the tests the child had not begun are not missing results.
-    in.expected_records = r.stopped_by ? r.records.size() : expected_records(plans[i]);
+    // Stopped early with the whole run (the user's Ctrl-C): the tests the child had not begun
+    // are not missing results. Stopped alone (a signal to the child only): they are, and the
+    // device fails naming them.
+    const bool run_stopped = stop_signal != 0;
+    in.expected_records =
+        r.stopped_by && run_stopped ? r.records.size() : expected_records(plans[i]);
+    if (r.stopped_by && !run_stopped) in.stopped_alone = r.stopped_by;
+    for (auto t : plans[i].tests) in.planned_tests.emplace_back(stress::to_string(t));
     in.telemetry = r.telemetry;
     in.telemetry_expected = plans[i].backend == "cuda";
     in.xid_readable = watch.readable();
