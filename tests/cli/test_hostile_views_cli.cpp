@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -162,10 +163,10 @@ pid_t spawn_gpucheck(std::vector<std::string> args, const std::string& marker,
 }
 
 // Waits up to 30 s for a process with the marker (and arg) to appear; -1 when none did.
-pid_t wait_for_process(const std::string& marker, const std::string& arg, std::size_t count = 1) {
+pid_t wait_for_process(const std::string& marker, const std::string& arg) {
   for (int i = 0; i < 300; ++i) {
     auto found = processes_with(marker, arg);
-    if (found.size() >= count) return found.front();
+    if (!found.empty()) return found.front();
     std::this_thread::sleep_for(100ms);
   }
   return -1;
@@ -182,7 +183,7 @@ TEST_F(HostileCli, AStressChildStoppedAloneFailsNamingTheTestsThatDidNotRun) {
           {"stress", "--device", "cpu", "--tests", "gemm,memory,copy", "--duration", "60s"}, 2),
       marker, out);
   ASSERT_GT(pid, 0);
-  const pid_t child = wait_for_process(marker, "__child");
+  const pid_t child = wait_for_process(marker, std::string("__child\0stress", 14));
   if (child < 0) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
@@ -218,7 +219,7 @@ TEST_F(HostileCli, StoppedBySigtermGpucheckReapsItsChildBeforeExiting) {
        "60", "--max-time", "60", "--rounds", "1", "--threads", "1"},
       marker, (dir_ / "bench.out").string());
   ASSERT_GT(pid, 0);
-  const bool child_running = wait_for_process(marker, "__child") > 0;
+  const bool child_running = wait_for_process(marker, std::string("__child\0bench", 13)) > 0;
   if (child_running) {
     std::this_thread::sleep_for(300ms);
     EXPECT_EQ(::kill(pid, SIGTERM), 0);

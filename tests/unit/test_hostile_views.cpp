@@ -13,6 +13,7 @@
 #include "backends/opencl/icd_inventory.h"
 #endif
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -27,7 +28,6 @@ namespace gpucheck {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -40,7 +40,8 @@ std::string raw_controls(const std::string& text) {
     const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
     const auto third = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 2]) : 0;
     if ((c < 0x20 && c != '\n') || c == 0x7F || (c == 0xC2 && next >= 0x80 && next <= 0x9F) ||
-        (c == 0xE2 && next == 0x80 && (third == 0x8E || third == 0x8F || third >= 0xA8)) ||
+        (c == 0xE2 && next == 0x80 &&
+         (third == 0x8E || third == 0x8F || (third >= 0xA8 && third <= 0xAE))) ||
         (c == 0xE2 && next == 0x81 && third >= 0xA6 && third <= 0xA9))
       found += fmt::format("{:02x}@{} ", c, i);
   }
@@ -229,14 +230,14 @@ Json stress_document() {
               {"device_name", "Test CPU"},
               {"backend", "cpu"},
               {"verdict", "fail"},
-              {"reasons", {"results: memory: 1 bad word"}},
+              {"reasons", Json::array({"results: memory: 1 bad word"})},
               {"checks",
                {{{"id", "started"}, {"status", "pass"}, {"detail", "ran"}},
                 {{"id", "results"}, {"status", "fail"}, {"detail", "memory: 1 bad word"}}}},
-              {"records", {gemm, memory}}};
+              {"records", Json::array({gemm, memory})}};
   return {{"schema", "gpucheck/1"},
           {"command", "stress"},
-          {"stress", {{"verdict", "fail"}, {"devices", {device}}}}};
+          {"stress", {{"verdict", "fail"}, {"devices", Json::array({device})}}}};
 }
 
 TEST(HostileViews, StressCsvCarriesEachRecordWithTheVerdicts) {
@@ -316,7 +317,7 @@ TEST_F(FifoIcd, TheGuardKeepsTheLoaderFromIt) {
     for (const auto& e : fs::directory_iterator(private_dir))
       names.insert(e.path().filename().string());
     EXPECT_EQ(names, std::set<std::string>{"good.icd"});
-    EXPECT_EQ(fs::read_symlink(private_dir + "/good.icd"), vendors + "/good.icd");
+    EXPECT_EQ(fs::read_symlink(private_dir + "/good.icd").string(), vendors + "/good.icd");
   }
   EXPECT_FALSE(fs::exists(private_dir));  // removed with the guard
   ::unsetenv("OCL_ICD_VENDORS");
