@@ -237,6 +237,7 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
       ->required();
   fleet->add_flag("--fail-on-outlier", o->fail_on_outlier, "Exit 1 when a node is an outlier");
   add_output_options(*fleet, o->fleet_out);
+  add_details_option(*fleet, o->fleet_out, "Every group's median and spread too");
   return {cmd, [o, show, fleet]() {
             if (show->parsed()) return run_show(*o);
             if (fleet->parsed()) return run_fleet(*o);

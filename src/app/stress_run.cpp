@@ -3,6 +3,7 @@
 
 #include "core/child_process.h"
 #include "core/graceful_stop.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
 #include "stress/events.h"
 #include "stress/verdict.h"
@@ -50,7 +51,7 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
 
   auto handle = [&](std::size_t i, const std::string& line) {
     if (line.empty()) return;
-    auto e = nlohmann::json::parse(line, nullptr, false);
+    auto e = parse_json_or_discarded(line);
     if (!e.is_object() || !e.contains(ev::kKey)) return;  // not one of our event lines
     const std::string kind = e[ev::kKey].get<std::string>();
     const nlohmann::json data = e.value(ev::kPayload, nlohmann::json::object());
@@ -80,10 +81,12 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
     const ChildResult& res = results[i];
     StressChildReport& r = reports[i];
     if (res.exited_ok() && r.done) {
-      board.note(i,
-                 fmt::format("{:<8} {}", plans[i].device,
-                             r.stopped_by ? "stopped early by " + *r.stopped_by : "finished"),
-                 true);
+      std::string fate = "finished";
+      if (r.stopped_by)
+        fate = GracefulStop::stop_signal() != 0
+                   ? "stopped early by " + *r.stopped_by
+                   : "FAIL: stopped by " + *r.stopped_by + " while gpucheck was not";
+      board.note(i, fmt::format("{:<8} {}", plans[i].device, fate), true);
       continue;
     }
     std::string why = res.exited_ok()
@@ -130,8 +133,14 @@ nlohmann::json stress_section(const stress::StressPlan& base,
     in.device = plans[i].device;
     in.child_failure = r.failure;
     in.records = r.records;
-    // Stopped early: the tests the child had not begun are not missing results.
-    in.expected_records = r.stopped_by ? r.records.size() : expected_records(plans[i]);
+    // Stopped early with the whole run (the user's Ctrl-C): the tests the child had not begun
+    // are not missing results. Stopped alone (a signal to the child only): they are, and the
+    // device fails naming them.
+    const bool run_stopped = stop_signal != 0;
+    in.expected_records =
+        r.stopped_by && run_stopped ? r.records.size() : expected_records(plans[i]);
+    if (r.stopped_by && !run_stopped) in.stopped_alone = r.stopped_by;
+    for (auto t : plans[i].tests) in.planned_tests.emplace_back(stress::to_string(t));
     in.telemetry = r.telemetry;
     in.telemetry_expected = plans[i].backend == "cuda";
     in.xid_readable = watch.readable();

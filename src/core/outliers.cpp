@@ -37,7 +37,9 @@ OutlierResult judge_outliers(const std::vector<double>& values, const std::vecto
       auto beyond = [&](const std::optional<double>& rel, const std::optional<double>& z) {
         return (rel && dev > *rel) || (z && p.modified_z && std::fabs(*p.modified_z) > *z);
       };
-      if (beyond(t.relative_fail, t.z_fail))
+      const bool mad_fallback =
+          r.mad == 0 && t.relative_fail_without_mad && dev > *t.relative_fail_without_mad;
+      if (mad_fallback || beyond(t.relative_fail, t.z_fail))
         p.level = OutlierLevel::kFail;
       else if (beyond(t.relative_warn, t.z_warn))
         p.level = OutlierLevel::kWarn;

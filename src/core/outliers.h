@@ -20,21 +20,25 @@ struct OutlierThresholds {
   // |modified z-score| beyond which a value is an outlier (3.5 is Iglewicz & Hoaglin's); unset:
   // not judged by it. Undefined (and not judged) when the MAD is 0.
   std::optional<double> z_warn, z_fail;
+  // Where the MAD is 0 (more than half the values identical) the z-score is undefined, and the
+  // rule above would let any value through: this relative drop judges instead (fleets: at every
+  // size). Unset: a zero MAD judges by the relative thresholds alone.
+  std::optional<double> relative_fail_without_mad;
   // Only values below the median count (throughput: higher is better); false: both sides.
   bool low_side_only = true;
 };
 
 struct OutlierPoint {
   double value = 0;
-  double relative_deviation = 0;       // (x − median)/median; negative below the median
-  std::optional<double> modified_z;    // nullopt when the MAD is 0
-  double noise = 0;                    // the floor this value was judged against (relative)
+  double relative_deviation = 0;     // (x − median)/median; negative below the median
+  std::optional<double> modified_z;  // nullopt when the MAD is 0
+  double noise = 0;                  // the floor this value was judged against (relative)
   OutlierLevel level = OutlierLevel::kNone;
 };
 
 struct OutlierResult {
   double median = 0;
-  double mad = 0;  // median absolute deviation from the median (unscaled)
+  double mad = 0;                    // median absolute deviation from the median (unscaled)
   std::vector<OutlierPoint> points;  // in the order of the values
 };
 

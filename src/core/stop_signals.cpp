@@ -1,11 +1,15 @@
 // The stop handlers and their registries. The handler runs async-signal-safe calls only (kill,
-// unlink, write, _exit); the registries are fixed arrays of lock-free atomics for that reason.
+// waitpid, nanosleep, clock_gettime, unlink, write, _exit); the registries are fixed arrays of
+// lock-free atomics for that reason.
 #include "core/stop_signals.h"
 
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 
@@ -32,9 +36,39 @@ void say(const char* text) {
   (void)ignored;
 }
 
+// How long the handler waits for the killed children to be gone: SIGKILL ends a process at
+// once unless it is stuck in the kernel (a wedged driver), and then gpucheck must still exit.
+constexpr long kReapBudgetMs = 2000;
+
+// Waits (bounded) for every registered child to end and reaps it, so that none is left behind
+// as a zombie under an init that does not reap (a container's sleep or shell as PID 1).
+// waitpid, nanosleep and clock_gettime are async-signal-safe.
+void reap_children() {
+  timespec start{};
+  ::clock_gettime(CLOCK_MONOTONIC, &start);
+  for (auto& child : g_children) {
+    const pid_t pid = child.load();
+    if (pid <= 0) continue;
+    while (true) {
+      const pid_t got = ::waitpid(pid, nullptr, WNOHANG);
+      if (got == pid || (got < 0 && errno != EINTR)) break;  // reaped, or not ours to wait for
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      const long waited_ms =
+          (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+      if (waited_ms >= kReapBudgetMs) return;
+      const timespec pause{0, 1000000};  // 1 ms
+      ::nanosleep(&pause, nullptr);
+    }
+  }
+}
+
 extern "C" void on_stop_signal(int sig) {
+  const int saved_errno = errno;
   for (auto& child : g_children)
     if (pid_t pid = child.load(); pid > 0) ::kill(-pid, SIGKILL);
+  reap_children();
+  errno = saved_errno;
   for (std::size_t i = 0; i < kTempSlots; ++i)
     if (g_temp_state[i].load() == kSet) ::unlink(g_temp_path[i].data());
   say(sig == SIGINT    ? "gpucheck: stopped by SIGINT\n"

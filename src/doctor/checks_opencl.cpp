@@ -354,8 +354,14 @@ CheckResult check_opencl_icd_loads(const SystemView& view) {
     if (f.contains(k::kError) && library.empty()) {
       worst = worse(worst, CheckStatus::kFail);
       findings.push_back(fmt::format("{}: {}", who, text(f, k::kError)));
-      fixes.push_back(
-          fmt::format("write the library's path into {} or remove it: sudo rm {}", who, who));
+      // A FIFO, device or directory named *.icd (icd_inventory's "not a regular file"): no
+      // library path can be written into it.
+      if (text(f, k::kError).find("not a regular file") != std::string::npos)
+        fixes.push_back(fmt::format(
+            "remove it (an .icd must be a regular file naming a library): sudo rm -r {}", who));
+      else
+        fixes.push_back(
+            fmt::format("write the library's path into {} or remove it: sudo rm {}", who, who));
       evidence.push_back(fmt::format("{}: {}", who, text(f, k::kError)));
       continue;
     }

@@ -21,7 +21,8 @@ using Json = nlohmann::json;
 namespace {
 
 struct Member {
-  std::string host, device, uuid, pci;
+  std::string node;  // the hostname, or with the document's path where the hostname repeats
+  std::string host, path, device, uuid, pci;
   double value = 0;   // as recorded: TFLOP/s, GB/s, or seconds
   double judged = 0;  // higher is better: the value, or 1/value for a time
   double deviation = 0;
@@ -35,7 +36,7 @@ struct Group {
   std::string unit;
   bool higher_is_better = true;
   std::vector<Member> members;
-  std::set<std::string> seen;  // host + GPU: one figure each (the first document's)
+  std::set<std::string> seen;  // node + GPU: one figure each (the first record's)
   double median = 0, mad = 0;
   std::size_t nodes = 0;
 };
@@ -62,13 +63,10 @@ std::string group_label(const Json& key) {
 }
 
 Json member_json(const Member& m) {
-  Json j{{k::kHostname, m.host},
-         {k::kDevice, m.device},
-         {k::kValue, m.value},
-         {k::kDeviation, m.deviation},
-         {k::kZScore, m.z ? Json(*m.z) : Json(nullptr)},
-         {k::kOutlier, m.outlier},
-         {k::kWorst, m.worst}};
+  Json j{{k::kHostname, m.host},       {k::kPath, m.path},
+         {k::kDevice, m.device},       {k::kValue, m.value},
+         {k::kDeviation, m.deviation}, {k::kZScore, m.z ? Json(*m.z) : Json(nullptr)},
+         {k::kOutlier, m.outlier},     {k::kWorst, m.worst}};
   if (!m.uuid.empty()) j[k::kDeviceUuid] = m.uuid;
   if (!m.pci.empty()) j[k::kPciBusId] = m.pci;
   return j;
@@ -80,10 +78,17 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
   std::vector<Group> groups;
   std::map<std::string, std::size_t> index;  // the group key's text -> groups
   Json docs = Json::array();
-  std::set<std::string> hosts;
+  // A hostname in two documents (a rerun, a copied file, a reinstalled node): each document is
+  // judged as a node of its own, named with its path, and the section lists them. Keeping one
+  // would hide the other, however slow it is.
+  std::map<std::string, std::vector<std::string>> paths_of_host;
+  for (const auto& d : documents) paths_of_host[host_of(d)].push_back(d.path);
+  std::set<std::string> node_names;
   for (const auto& d : documents) {
     const std::string host = host_of(d);
-    hosts.insert(host);
+    const std::string node =
+        paths_of_host[host].size() > 1 ? fmt::format("{} ({})", host, d.path) : host;
+    node_names.insert(node);
     Json described{{k::kPath, d.path}, {k::kHostname, host}};
     if (d.doc.contains(k::kCommand)) described[k::kCommand] = d.doc[k::kCommand];
     if (auto p = d.doc.find(k::kProvenance); p != d.doc.end() && p->contains(k::kTime))
@@ -118,9 +123,11 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
       auto [it, added] = index.emplace(key_text, groups.size());
       if (added) groups.push_back(Group{key, unit, higher, {}, {}, 0, 0, 0});
       Group& g = groups[it->second];
-      if (!g.seen.insert(host + "\n" + gpu_identity(r)).second) continue;
+      if (!g.seen.insert(node + "\n" + gpu_identity(r)).second) continue;
       Member m;
+      m.node = node;
       m.host = host;
+      m.path = d.path;
       m.device = string_member(r, k::kDevice);
       m.uuid = string_member(r, k::kDeviceUuid);
       m.pci = string_member(r, k::kPciBusId);
@@ -132,18 +139,20 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
 
   Json groups_json = Json::array(), outliers = Json::array();
   struct NodeSummary {
+    std::string host, path;
     std::size_t groups = 0, outlier_groups = 0;
     double worst = 0;  // the lowest deviation of any of its GPUs
     std::string worst_device, worst_group;
   };
   std::map<std::string, NodeSummary> nodes;
   for (auto& g : groups) {
-    std::set<std::string> group_hosts;
-    for (const auto& m : g.members) group_hosts.insert(m.host);
-    g.nodes = group_hosts.size();
+    std::set<std::string> group_nodes;
+    for (const auto& m : g.members) group_nodes.insert(m.node);
+    g.nodes = group_nodes.size();
     OutlierThresholds t;
     t.z_fail = rules.z_threshold;
     if (g.nodes < rules.small_fleet_nodes) t.relative_fail = rules.small_fleet_drop;
+    t.relative_fail_without_mad = rules.small_fleet_drop;
     t.low_side_only = true;
     std::vector<double> judged;
     for (const auto& m : g.members) judged.push_back(m.judged);
@@ -160,15 +169,17 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
     // Per node its worst GPU: the one flagged, where it is an outlier.
     std::map<std::string, std::size_t> worst;
     for (std::size_t i = 0; i < g.members.size(); ++i) {
-      auto [it, added] = worst.emplace(g.members[i].host, i);
+      auto [it, added] = worst.emplace(g.members[i].node, i);
       if (!added && g.members[i].deviation < g.members[it->second].deviation) it->second = i;
     }
     const std::string label = group_label(g.key);
-    for (const auto& [host, i] : worst) {
+    for (const auto& [node, i] : worst) {
       Member& m = g.members[i];
       m.worst = true;
       m.outlier = res.points[i].level != OutlierLevel::kNone;
-      NodeSummary& n = nodes[host];
+      NodeSummary& n = nodes[node];
+      n.host = m.host;
+      n.path = m.path;
       ++n.groups;
       if (m.outlier) ++n.outlier_groups;
       if (n.groups == 1 || m.deviation < n.worst) {
@@ -199,30 +210,36 @@ Json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules
     groups_json.push_back(std::move(gj));
   }
   std::stable_sort(outliers.begin(), outliers.end(), [](const Json& a, const Json& b) {
-    return string_member(a, k::kHostname) < string_member(b, k::kHostname);
+    return std::pair(string_member(a, k::kHostname), string_member(a, k::kPath)) <
+           std::pair(string_member(b, k::kHostname), string_member(b, k::kPath));
   });
   // Nodes from the worst figure up: the slow node first.
   std::vector<std::pair<std::string, NodeSummary>> ordered(nodes.begin(), nodes.end());
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) { return a.second.worst < b.second.worst; });
   Json nodes_json = Json::array();
-  for (const auto& [host, n] : ordered)
-    nodes_json.push_back({{k::kHostname, host},
+  for (const auto& [node, n] : ordered)
+    nodes_json.push_back({{k::kHostname, n.host},
+                          {k::kPath, n.path},
                           {k::kGroups, n.groups},
                           {k::kOutliers, n.outlier_groups},
                           {k::kDeviation, n.worst},
                           {k::kDevice, n.worst_device},
                           {k::kDescription, n.worst_group}});
   std::size_t flagged = 0;
-  for (const auto& [host, n] : nodes) flagged += n.outlier_groups > 0 ? 1 : 0;
+  for (const auto& [node, n] : nodes) flagged += n.outlier_groups > 0 ? 1 : 0;
+  Json duplicates = Json::array();
+  for (const auto& [host, paths] : paths_of_host)
+    if (paths.size() > 1) duplicates.push_back({{k::kHostname, host}, {kPaths, paths}});
   return {{k::kDocuments, std::move(docs)},
+          {kDuplicateHosts, std::move(duplicates)},
           {k::kRules,
            {{k::kZThreshold, -rules.z_threshold},
             {k::kSmallFleetNodes, rules.small_fleet_nodes},
             {k::kSmallFleetDrop, rules.small_fleet_drop}}},
           {k::kSummary,
            {{k::kDocuments, documents.size()},
-            {k::kNodes, hosts.size()},
+            {k::kNodes, node_names.size()},
             {k::kGroups, groups.size()},
             {k::kOutliers, flagged}}},
           {k::kNodes, std::move(nodes_json)},

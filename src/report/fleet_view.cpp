@@ -7,6 +7,9 @@
 #include "report/views.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 
 namespace gpucheck::report {
 
@@ -27,26 +30,41 @@ std::string number(const Json& j, std::string_view key, const char* spec = "{:.4
                                           : std::string();
 }
 
+// Hostnames that more than one document names: their nodes are shown with the path.
+std::set<std::string> duplicate_hosts(const Json& fleet) {
+  std::set<std::string> out;
+  for (const auto& d : fleet.value(std::string(kDuplicateHosts), Json::array()))
+    out.insert(string_member(d, k::kHostname));
+  return out;
+}
+
+// The node an entry (outlier, node, group member) belongs to, as the tables name it.
+std::string node_label(const Json& entry, const std::set<std::string>& duplicates) {
+  const std::string host = string_member(entry, k::kHostname);
+  return duplicates.count(host) ? fmt::format("{} ({})", host, string_member(entry, k::kPath))
+                                : host;
+}
+
 }  // namespace
 
 std::vector<TableSection> fleet_tables(const Json& fleet) {
   const Json none = Json::array();
+  const auto duplicates = duplicate_hosts(fleet);
   TableSection outliers{
       "fleet outliers",
       {"host", "device", "pci_bus_id", "group", "value", "median", "unit", "deviation", "z"},
       {}};
   for (const auto& o : fleet.value(std::string(k::kOutliers), none))
-    outliers.rows.push_back({string_member(o, k::kHostname), string_member(o, k::kDevice),
-                             string_member(o, k::kPciBusId), string_member(o, k::kDescription),
-                             number(o, k::kValue), number(o, k::kMedian),
-                             string_member(o, k::kUnit), pct(o, k::kDeviation),
-                             number(o, k::kZScore, "{:.1f}")});
+    outliers.rows.push_back(
+        {node_label(o, duplicates), string_member(o, k::kDevice), string_member(o, k::kPciBusId),
+         string_member(o, k::kDescription), number(o, k::kValue), number(o, k::kMedian),
+         string_member(o, k::kUnit), pct(o, k::kDeviation), number(o, k::kZScore, "{:.1f}")});
   TableSection nodes{
       "fleet nodes",
       {"host", "groups", "outlier groups", "worst deviation", "worst device", "in group"},
       {}};
   for (const auto& n : fleet.value(std::string(k::kNodes), none))
-    nodes.rows.push_back({string_member(n, k::kHostname), number(n, k::kGroups, "{:.0f}"),
+    nodes.rows.push_back({node_label(n, duplicates), number(n, k::kGroups, "{:.0f}"),
                           number(n, k::kOutliers, "{:.0f}"), pct(n, k::kDeviation),
                           string_member(n, k::kDevice), string_member(n, k::kDescription)});
   TableSection groups{"fleet groups", {"group", "nodes", "GPUs", "median", "unit", "MAD"}, {}};
@@ -60,6 +78,7 @@ std::vector<TableSection> fleet_tables(const Json& fleet) {
 
 std::string fleet_charts(const Json& fleet) {
   std::string out;
+  const auto duplicates = duplicate_hosts(fleet);
   for (const auto& g : fleet.value(std::string(k::kGroups), Json::array())) {
     StripChart c;
     c.title = fmt::format("{}: {} nodes", string_member(g, k::kDescription),
@@ -72,7 +91,7 @@ std::string fleet_charts(const Json& fleet) {
     for (const auto& m : g.value(std::string(k::kMembers), Json::array()))
       c.points.push_back(
           {m.value(std::string(k::kValue), 0.0), m.value(std::string(k::kOutlier), false),
-           fmt::format("{} {} {}: {} {} ({})", string_member(m, k::kHostname),
+           fmt::format("{} {} {}: {} {} ({})", node_label(m, duplicates),
                        string_member(m, k::kDevice), string_member(m, k::kPciBusId),
                        number(m, k::kValue), string_member(g, k::kUnit), pct(m, k::kDeviation))});
     out += svg_strip_chart(c);
@@ -90,6 +109,15 @@ void fleet_view(TextView& view, const Json& doc, const ViewOptions& o) {
     if (tables[i].rows.empty()) continue;
     section_table_view(view, tables[i]);
     view.blank();
+  }
+  for (const auto& d : fleet.value(std::string(kDuplicateHosts), Json::array())) {
+    std::vector<std::string> paths;
+    for (const auto& p : d.value(std::string(kPaths), Json::array()))
+      if (p.is_string()) paths.push_back(p.get<std::string>());
+    view.text(fmt::format("{}: {} documents name this host ({}); each is judged as a node of its "
+                          "own",
+                          string_member(d, k::kHostname), paths.size(), fmt::join(paths, ", ")),
+              0, 2, Tone::kWarn);
   }
   if (!o.details) view.text("Every group's median and spread: --details.", 0, 0, Tone::kMuted);
   const Json summary = fleet.value(std::string(k::kSummary), Json::object());

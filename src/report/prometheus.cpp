@@ -1,4 +1,4 @@
-// Metrics from a probe, bench, doctor or qualify document, for node_exporter's textfile
+// Metrics from a probe, bench, doctor, qualify or stress document, for node_exporter's textfile
 // collector: gauges named gpucheck_*, labels escaped, one sample per series.
 #include "report/prometheus.h"
 
@@ -250,6 +250,58 @@ void add_qualify(PromMetrics& m, const nlohmann::json& q) {
   }
 }
 
+// stress: the run's verdict, each device's verdict and checks, and each test's status and
+// sustained and lowest-window throughput, so an alert can fire on a failed burn-in.
+void add_stress(PromMetrics& m, const nlohmann::json& s) {
+  m.family("gpucheck_stress_verdict",
+           "Verdict of the stress run (1 for the actual one): pass, fail, stopped");
+  m.family("gpucheck_stress_device_verdict", "Verdict of one device (1 for the actual one)");
+  m.family("gpucheck_stress_check_status",
+           "Status of one verdict rule of a device (1 for the actual one)");
+  m.family("gpucheck_stress_test_status", "Status of one test of a device (1 for the actual one)");
+  m.family("gpucheck_stress_throughput_bytes_per_second",
+           "Bytes moved per second under sustained load, by window: sustained, lowest");
+  m.family("gpucheck_stress_throughput_flop_per_second",
+           "Floating-point operations per second under sustained load, by window: sustained, "
+           "lowest");
+  state_set(m, "gpucheck_stress_verdict", {}, "verdict", {"pass", "fail", "stopped"},
+            str(s, k::kVerdict));
+  for (const auto& d : s.value(std::string(k::kDevices), nlohmann::json::array())) {
+    const PromLabels device{{"device", str(d, k::kDevice)},
+                            {"uuid", str(d, k::kDeviceUuid)},
+                            {"pci_bus_id", str(d, k::kPciBusId)}};
+    PromLabels named = device;
+    named.emplace_back("name", str(d, k::kDeviceName));
+    state_set(m, "gpucheck_stress_device_verdict", named, "verdict", {"pass", "fail"},
+              str(d, k::kVerdict));
+    for (const auto& c : d.value(std::string(k::kChecks), nlohmann::json::array())) {
+      PromLabels labels = device;
+      labels.emplace_back("check", str(c, k::kId));
+      state_set(m, "gpucheck_stress_check_status", labels, "status", {"pass", "fail", "skip"},
+                str(c, k::kStatus));
+    }
+    for (const auto& r : d.value(std::string(k::kRecords), nlohmann::json::array())) {
+      PromLabels labels = device;
+      labels.emplace_back("test", str(r, k::kTest));
+      labels.emplace_back("dtype", str(r, k::kDtype));
+      state_set(m, "gpucheck_stress_test_status", labels, "status",
+                {"ok", "unsupported", "failed", "mismatch"}, str(r, k::kStatus));
+      auto tp = r.find(k::kThroughput);
+      if (tp == r.end() || !tp->is_object()) continue;
+      const bool bytes = str(*tp, k::kUnit) == "GB/s";
+      const std::string family = bytes ? "gpucheck_stress_throughput_bytes_per_second"
+                                       : "gpucheck_stress_throughput_flop_per_second";
+      for (auto [key, window] : {std::pair{k::kValue, "sustained"}, {k::kMinWindow, "lowest"}}) {
+        auto v = tp->find(key);
+        if (v == tp->end() || !v->is_number()) continue;
+        PromLabels l = labels;
+        l.emplace_back("window", window);
+        m.sample(family, l, v->get<double>() * (bytes ? 1e9 : 1e12));
+      }
+    }
+  }
+}
+
 // The text format's escapes: backslash and newline everywhere, the double quote in label values.
 std::string escape(std::string_view s, bool quote) {
   std::string out;
@@ -329,6 +381,7 @@ std::string render_prometheus(const nlohmann::json& doc) {
   if (auto c = doc.find(k::kChecks); c != doc.end() && c->is_array()) add_checks(m, *c);
   if (auto h = doc.find(k::kHealth); h != doc.end() && h->is_object()) add_health(m, *h);
   if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) add_qualify(m, *q);
+  if (auto st = doc.find(k::kStress); st != doc.end() && st->is_object()) add_stress(m, *st);
   return m.text();
 }
 

@@ -1,11 +1,14 @@
 // Wrapping, shortening, colour and fitted tables for the terminal views.
 #include "report/text_layout.h"
 
+#include "core/sanitize.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <utility>
 
 namespace gpucheck::report {
@@ -34,7 +37,47 @@ std::string rtrim(std::string s) {
   return s;
 }
 
+// The code point of the 2- or 3-byte UTF-8 sequence at s[i] that a terminal must not see raw (C1
+// controls, bidi embeddings, overrides, isolates and marks, line and paragraph separators), with
+// its length; 0 for any other.
+std::pair<char32_t, std::size_t> hidden_control(std::string_view s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  if (i + 1 < s.size() && b(0) == 0xC2 && b(1) >= 0x80 && b(1) <= 0x9F) return {b(1), 2};
+  if (i + 1 < s.size() && b(0) == 0xD8 && b(1) == 0x9C) return {0x061C, 2};  // Arabic letter mark
+  if (i + 2 >= s.size() || b(0) != 0xE2) return {0, 0};
+  const char32_t cp = (char32_t{b(1)} & 0x3F) << 6 | (char32_t{b(2)} & 0x3F);
+  const char32_t full = 0x2000 | cp;
+  if ((b(1) == 0x80 || b(1) == 0x81) &&
+      (full == 0x200E || full == 0x200F || (full >= 0x2028 && full <= 0x202E) ||
+       (full >= 0x2066 && full <= 0x2069)))
+    return {full, 3};
+  return {0, 0};
+}
+
 }  // namespace
+
+std::string printable(std::string_view raw) {
+  // sanitize: valid UTF-8, C0 and DEL escaped; the loop below also escapes any C0 that a future
+  // sanitize let through.
+  const std::string s = sanitize(raw);
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    if (auto [cp, len] = hidden_control(s, i); len != 0) {
+      out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
+      i += len;
+      continue;
+    }
+    out += s[i++];
+  }
+  return out;
+}
 
 std::size_t display_width(std::string_view s) {
   return static_cast<std::size_t>(

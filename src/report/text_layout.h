@@ -9,6 +9,13 @@
 
 namespace gpucheck::report {
 
+// Text from a document as a terminal may show it: C0 controls and DEL as "\xNN", C1 controls
+// and the Unicode bidi and line/paragraph separators as "\uNNNN", invalid UTF-8 as U+FFFD. A
+// loaded document is anyone's text: an escape sequence in a hostname would clear the screen or
+// retitle the window, a newline would forge a line of the report. Every text view passes its
+// text through this (report/text_view.h's TextView does it on entry).
+std::string printable(std::string_view s);
+
 // Terminal columns of UTF-8 text (one per code point; drivers' text is ASCII-dominated).
 std::size_t display_width(std::string_view s);
 

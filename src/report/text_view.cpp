@@ -11,17 +11,19 @@ namespace gpucheck::report {
 
 namespace k = keys;
 
+// Every adder passes its text through printable (text_layout.h): a view built from a loaded
+// document cannot forget to, and both renderings (terminal, markdown) read only these blocks.
 void TextView::heading(std::string text) {
   TextBlock b;
   b.kind = TextBlock::Kind::kHeading;
-  b.text = std::move(text);
+  b.text = printable(text);
   blocks_.push_back(std::move(b));
 }
 
 void TextView::text(std::string text, std::size_t indent, std::size_t hang, Tone tone) {
   TextBlock b;
   b.kind = TextBlock::Kind::kText;
-  b.text = std::move(text);
+  b.text = printable(text);
   b.indent = indent;
   b.hang = hang;
   b.tone = tone;
@@ -32,8 +34,8 @@ void TextView::flow(std::string label, std::vector<std::string> items, std::size
                     std::size_t label_width, Tone tone) {
   TextBlock b;
   b.kind = TextBlock::Kind::kFlow;
-  b.text = std::move(label);
-  b.items = std::move(items);
+  b.text = printable(label);
+  for (auto& item : items) b.items.push_back(printable(item));
   b.indent = indent;
   b.hang = label_width;
   b.tone = tone;
@@ -41,6 +43,11 @@ void TextView::flow(std::string label, std::vector<std::string> items, std::size
 }
 
 void TextView::table(TextTable t) {
+  for (auto& c : t.columns) c.header = printable(c.header);
+  for (auto& r : t.rows) {
+    for (auto& cell : r.cells) cell = printable(cell);
+    for (auto& note : r.notes) note = printable(note);
+  }
   TextBlock b;
   b.kind = TextBlock::Kind::kTable;
   b.table = std::move(t);

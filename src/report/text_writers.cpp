@@ -143,6 +143,44 @@ std::string comparison_csv(const Json& comparison) {
   return csv.text();
 }
 
+// stress: one row per device and test record (a device that ran none: one row), each with the
+// device's verdict and reasons and the run's verdict, so a spreadsheet or a CI script reads the
+// outcome without the JSON.
+std::string stress_csv(const Json& stress) {
+  Csv csv;
+  csv.row({"device", "device_name", "uuid", "pci_bus_id", "backend", "verdict", "run_verdict",
+           "test", "dtype", "status", "sustained", "min_window", "unit", "reason",
+           "device_reasons"});
+  const std::string run_verdict = text_at(stress, k::kVerdict);
+  for (const auto& d : member_or_empty(stress, k::kDevices)) {
+    std::string reasons;
+    for (const auto& why : member_or_empty(d, k::kReasons))
+      reasons += (reasons.empty() ? "" : "; ") + scalar_text(why);
+    const std::vector<std::string> device{text_at(d, k::kDevice),
+                                          text_at(d, k::kDeviceName),
+                                          text_at(d, k::kDeviceUuid),
+                                          text_at(d, k::kPciBusId),
+                                          text_at(d, k::kBackend),
+                                          text_at(d, k::kVerdict),
+                                          run_verdict};
+    auto row = [&](std::vector<std::string> record) {
+      std::vector<std::string> fields = device;
+      fields.insert(fields.end(), record.begin(), record.end());
+      fields.push_back(reasons);
+      csv.row(fields);
+    };
+    const Json& records = member_or_empty(d, k::kRecords);
+    if (records.empty()) row({"", "", "", "", "", "", ""});
+    for (const auto& r : records) {
+      const Json& tp = member_or_empty(r, k::kThroughput);
+      row({text_at(r, k::kTest), text_at(r, k::kDtype), text_at(r, k::kStatus),
+           exact(tp, k::kValue), exact(tp, k::kMinWindow), text_at(tp, k::kUnit),
+           text_at(r, k::kReason)});
+    }
+  }
+  return csv.text();
+}
+
 }  // namespace
 
 std::string render_csv(const Json& doc) {
@@ -150,6 +188,7 @@ std::string render_csv(const Json& doc) {
   if (doc.contains(k::kComparison)) return comparison_csv(doc[k::kComparison]);
   if (doc.contains(k::kResults)) return results_csv(doc[k::kResults]);
   if (doc.contains(k::kChecks)) return checks_csv(doc[k::kChecks]);
+  if (doc.contains(k::kStress)) return stress_csv(doc[k::kStress]);
   if (doc.contains(k::kFleet)) {  // the outliers table (report fleet)
     const TableSection outliers = fleet_tables(doc[k::kFleet]).front();
     Csv csv;

@@ -223,6 +223,25 @@ std::vector<std::string> notes_of(const VerdictInput& in, const Json* t) {
   return notes;
 }
 
+// "the stress child was stopped by SIGTERM while gpucheck was not: memory, copy did not run".
+std::string stopped_alone_detail(const VerdictInput& in) {
+  std::vector<std::string> not_run;
+  for (const auto& test : in.planned_tests)
+    if (std::none_of(in.records.begin(), in.records.end(), [&](const Json& r) {
+          return r.is_object() && r.value(std::string(k::kTest), "") == test;
+        }))
+      not_run.push_back(test);
+  std::string detail = fmt::format(
+      "the stress child was stopped by {} while gpucheck was not (a signal sent to the child "
+      "alone)",
+      *in.stopped_alone);
+  if (!not_run.empty())
+    detail += fmt::format(": {} did not run", join(not_run, ", "));
+  else
+    detail += ": its tests ended early";
+  return detail;
+}
+
 }  // namespace
 
 DeviceVerdict judge_device(const VerdictInput& in, const VerdictLimits& limits) {
@@ -230,6 +249,8 @@ DeviceVerdict judge_device(const VerdictInput& in, const VerdictLimits& limits) 
   const Json* t = in.telemetry && in.telemetry->is_object() ? &*in.telemetry : nullptr;
   if (in.child_failure) {
     v.rules.push_back({"started", "fail", *in.child_failure});
+  } else if (in.stopped_alone) {
+    v.rules.push_back({"started", "fail", stopped_alone_detail(in)});
   } else {
     v.rules.push_back({"started", "pass", "the device opened and its run ended normally"});
   }

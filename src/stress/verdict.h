@@ -26,6 +26,10 @@ struct VerdictInput {
   std::string device;
   // Set when the child did not run to its end: could not start, died, hung, exited non-zero.
   std::optional<std::string> child_failure;
+  // The child ended its tests early on this signal while gpucheck itself was not stopped: someone
+  // signalled the child alone. The run was cut short, so the device cannot pass.
+  std::optional<std::string> stopped_alone;
+  std::vector<std::string> planned_tests;   // the plan's tests (gemm, memory, copy), in its order
   std::vector<nlohmann::json> records;      // the child's test records
   std::size_t expected_records = 0;         // tests × GEMM dtypes the plan asked for
   std::optional<nlohmann::json> telemetry;  // the child's telemetry summary, if it sent one

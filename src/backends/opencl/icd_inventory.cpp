@@ -163,6 +163,20 @@ std::string loader_kind_of_file(const SystemFacts& facts, const std::string& pat
   return "unknown";
 }
 
+// What an .icd entry is when it is no regular file (links followed, nothing opened): "a FIFO",
+// "a directory", ...; nullopt for a regular file or one that is not there.
+std::optional<std::string> irregular_kind(const SystemFacts& facts, const std::string& path) {
+  std::error_code ec;
+  const auto st = fs::status(facts.host_path(path), ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return std::nullopt;
+  if (fs::is_fifo(st)) return "a FIFO";
+  if (fs::is_directory(st)) return "a directory";
+  if (fs::is_character_file(st)) return "a character device";
+  if (fs::is_block_file(st)) return "a block device";
+  if (fs::is_socket(st)) return "a socket";
+  return "not a regular file";
+}
+
 // An .icd file's library: its first line without the newline, as ocl-icd reads it (the
 // Khronos loader strips one trailing newline from the whole file: the same for a one-line file).
 struct IcdFile {
@@ -170,8 +184,20 @@ struct IcdFile {
   std::string error;
 };
 
+std::string irregular_icd_error(const std::string& kind) {
+  return fmt::format("it is {}, not a regular file: skipped ({})", kind,
+                     kind == "a FIFO"
+                         ? "ocl-icd opens every .icd without a timeout and would wait on it for "
+                           "ever, hanging every OpenCL program; gpucheck's loader does not read it"
+                         : "no loader can read an ICD library's name from it");
+}
+
 IcdFile read_icd(const SystemFacts& facts, const std::string& path) {
   IcdFile icd;
+  if (auto kind = irregular_kind(facts, path)) {
+    icd.error = irregular_icd_error(*kind);
+    return icd;
+  }
   auto text = read_file(facts.host_path(path), &icd.error);
   if (!text) return icd;
   if (text->empty()) {
@@ -187,15 +213,16 @@ bool ends_with_icd(std::string_view name) {
   return name.size() >= 5 && name.ends_with(".icd");
 }
 
-// The .icd entries of a directory: regular files, and links that lead nowhere (dangling, or a
-// loop) so that they are reported as broken ICDs instead of silently dropped.
+// The .icd entries of a directory: regular files; links that lead nowhere (dangling, or a loop)
+// and entries that are no regular file (a FIFO, a device, a directory), so that they are
+// reported as broken ICDs instead of silently dropped.
 std::vector<std::string> icd_files_in(const SystemFacts& facts, const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& name : list_dir(facts, dir)) {
     if (!ends_with_icd(name)) continue;
     std::error_code ec;
     const auto st = fs::status(facts.host_path(join(dir, name)), ec);
-    if (fs::is_regular_file(st) ||
+    if (fs::exists(st) ||
         (ec && fs::is_symlink(fs::symlink_status(facts.host_path(join(dir, name)), ec))))
       out.push_back(join(dir, name));
   }
@@ -652,6 +679,19 @@ IcdInventory icd_inventory(const SystemFacts& facts, LoaderKind kind, const Libr
     add(Json{{keys::kSource, source.origin}}, source.path, source.origin);
   }
   return inv;
+}
+
+std::vector<IrregularIcd> irregular_icds(const SystemFacts& facts, LoaderKind kind) {
+  const Source source = kind == LoaderKind::kOclIcd ? ocl_icd_source(facts) : khronos_source(facts);
+  std::vector<std::string> entries;
+  if (source.type == "directory")
+    entries = icd_files_in(facts, source.path);
+  else if (source.type == "icd_file")
+    entries.push_back(source.path);
+  std::vector<IrregularIcd> out;
+  for (const auto& e : entries)
+    if (auto what = irregular_kind(facts, e)) out.push_back({e, *what, source.path});
+  return out;
 }
 
 // ---- vendor libraries ----

@@ -83,6 +83,19 @@ struct IcdInventory {
 // The ICDs this kind of loader reads, in its rules, each checked with `check`.
 IcdInventory icd_inventory(const SystemFacts& facts, LoaderKind kind, const LibraryChecker& check);
 
+// An .icd entry of the loader's vendors directory (or the .icd OCL_ICD_VENDORS names) that is
+// no regular file, links followed: a FIFO, a device, a socket, a directory. ocl-icd opens each
+// .icd with a plain fopen, which waits on a FIFO until a writer comes: every OpenCL program of
+// the machine would hang at its first call.
+struct IrregularIcd {
+  std::string path;    // the entry, in the described system's terms
+  std::string what;    // "a FIFO", "a directory", ...
+  std::string source;  // the vendors directory (or .icd) the loader reads
+};
+
+// The irregular entries among what this kind of loader reads, in its rules (nothing is opened).
+std::vector<IrregularIcd> irregular_icds(const SystemFacts& facts, LoaderKind kind);
+
 // Known vendor OpenCL libraries present in the search directories and vendor install
 // directories, each with how it is registered: "icd" (an .icd in /etc/OpenCL/vendors names it),
 // "environment" (only a variable names it) or "none".

@@ -7,6 +7,7 @@
 #include "backends/opencl/icd_isolation.h"
 
 #include "backends/opencl/icd_inventory.h"
+#include "backends/opencl/temp_dir.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
@@ -33,27 +34,6 @@ LibraryCheck no_load(const std::string& name) {
   c.error = "not loaded by the parent";
   return c;
 }
-
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it when this goes.
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = fmt::format("{}/gpucheck-icd-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    // A failure leaves path_ empty: the caller reports it instead of probing.
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 }  // namespace
 

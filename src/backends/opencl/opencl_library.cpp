@@ -33,6 +33,8 @@ std::string loader_string(GetIcdLoaderInfoFn fn, IcdLoaderInfo what, const char*
 }  // namespace
 
 std::unique_ptr<OpenClLibrary> OpenClLibrary::open(const std::string& soname, std::string* error) {
+  // Before the loader can read its vendors directory: an .icd FIFO there would hang it.
+  auto guard = IcdGuard::protect_this_process();
   ::dlerror();
   void* handle = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
@@ -41,6 +43,7 @@ std::unique_ptr<OpenClLibrary> OpenClLibrary::open(const std::string& soname, st
     return nullptr;
   }
   std::unique_ptr<OpenClLibrary> lib(new OpenClLibrary(handle));
+  lib->icd_guard_ = std::move(guard);
   lib->path_ = sanitize(link_map_path(handle));
   lib->real_path_ = sanitize(resolved_path(link_map_path(handle)));
   std::string missing;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backends/opencl/cl_headers.h"
+#include "backends/opencl/icd_guard.h"
 
 #include <memory>
 #include <optional>
@@ -34,6 +35,9 @@ class OpenClLibrary {
   OpenClLibrary(const OpenClLibrary&) = delete;
   OpenClLibrary& operator=(const OpenClLibrary&) = delete;
   ~OpenClLibrary();
+
+  // The .icd entries the loader was kept from (icd_guard.h): FIFOs and other irregular files.
+  const std::vector<IrregularIcd>& skipped_icds() const { return icd_guard_->skipped(); }
 
   // The path the dynamic linker loaded it from (link map), and that path with symlinks resolved.
   const std::string& path() const { return path_; }
@@ -83,6 +87,7 @@ class OpenClLibrary {
  private:
   explicit OpenClLibrary(void* handle) : handle_(handle) {}
   void* handle_;
+  std::unique_ptr<IcdGuard> icd_guard_;  // lives as long as the loader may read its directory
   std::string path_;
   std::string real_path_;
   std::string bench_missing_;
