@@ -93,6 +93,8 @@ std::vector<StateEvent> HealthState::apply(std::vector<CheckResult>& results,
       const std::string note = fmt::format("unacknowledged since {}: {}", e.time, e.finding);
       r.finding = r.status == CheckStatus::kPass ? note : note + "; now: " + r.finding;
       r.status = worse(r.status, e.status);
+      if (r.fault == nullptr || r.fault->action == Action::kNone)
+        r.fault = find_fault_code("GC-DOCTOR-UNACKNOWLEDGED");
       const std::string ack = fmt::format(
           "once handled, acknowledge it: gpucheck doctor --ack {} (or remove the event from the "
           "state file)",
