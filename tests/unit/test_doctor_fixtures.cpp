@@ -115,12 +115,15 @@ TEST_P(DoctorFixture, ProducesTheExpectedStatus) {
   const FaultCode& code = r.code();
   if (r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) {
     EXPECT_NE(code.action, Action::kNone) << shown;
-    if (k.check != "framework_packages" && k.check != "pytorch_cuda_usable")
+    if (k.check != "framework_packages" && k.check != "pytorch_cuda_usable") {
       EXPECT_EQ(code.check, k.check) << shown;
+    }
   } else {
     EXPECT_EQ(&code, own_code(k.check)) << shown;
   }
-  if (expect.contains("code")) EXPECT_EQ(code.code, expect["code"].get<std::string>()) << shown;
+  if (expect.contains("code")) {
+    EXPECT_EQ(code.code, expect["code"].get<std::string>()) << shown;
+  }
   // A check that could not read its facts says so as SKIP; only cases that mean it expect it.
   if (expect.at("status") != "skip") {
     EXPECT_NE(r.status, CheckStatus::kSkip) << shown;
