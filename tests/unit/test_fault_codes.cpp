@@ -191,7 +191,7 @@ TEST(FaultCodes, EveryOutputCarriesCodeAndAction) {
   const nlohmann::json doc{{"command", "doctor"}, {"checks", {bad.to_json(), good.to_json()}}};
   EXPECT_EQ(doc["checks"][1]["code"], "GC-NVIDIA-ECC");
   const std::string csv = report::render(doc, report::Format::kCsv);
-  EXPECT_THAT(csv, StartsWith("id,status,code,action,finding,fix,evidence\n"));
+  EXPECT_THAT(csv, StartsWith("id,status,code,action,finding,fix,evidence\r\n"));
   EXPECT_THAT(csv, HasSubstr("nvlink_errors,fail,GC-NVLINK-REPLAY,drain_and_diagnose,"));
   const std::string prom = report::render(doc, report::Format::kPrometheus);
   EXPECT_THAT(prom, HasSubstr("gpucheck_doctor_check_fault{check=\"nvlink_errors\",code=\"GC-"
