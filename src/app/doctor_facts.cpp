@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <optional>
 
 namespace gpucheck::app {
@@ -40,6 +41,9 @@ bool has_nvlink(const nlohmann::json& cuda) {
 }  // namespace
 
 void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet) {
+  // The probe read the NVLink counters just before: nvlink_errors divides their growth by the
+  // time from here to the second reading.
+  const auto first_reading = std::chrono::steady_clock::now();
   // PCIe link and clocks-event reasons are read while every CUDA device works (idle GPUs drop
   // their link and report idle reasons); the readings join the CUDA section they belong to.
   for (auto& b : backends) {
@@ -65,7 +69,12 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet
       if (!p2p.empty()) b[keys::kP2pUnderLoad] = std::move(p2p);
     }
     // NVLink error counters again, after the load: nvlink_errors judges what grew since the probe.
-    if (has_nvlink(b)) b[keys::kCountersAfterLoad] = doctor::read_counters_after("cuda");
+    if (has_nvlink(b)) {
+      b[keys::kCountersAfterLoad] = doctor::read_counters_after("cuda");
+      if (b[keys::kCountersAfterLoad].value(std::string(keys::kLoaded), false))
+        b[keys::kCountersAfterLoad][keys::kIntervalS] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
+    }
   }
 }
 

@@ -227,6 +227,7 @@ inline constexpr K kChecks = "checks";
 inline constexpr K kId = "id";
 inline constexpr K kEvidence = "evidence";
 inline constexpr K kFix = "fix";
+inline constexpr K kAction = "action";  // doctor: the repair a finding calls for
 
 // qualify: the profile judged and its verdicts (one per requirement, per device for "each")
 inline constexpr K kQualify = "qualify";
@@ -458,6 +459,7 @@ inline constexpr K kSpread = "spread";
 inline constexpr K kGbps = "gbps";
 inline constexpr K kP2pUnderLoad = "p2p_under_load";
 inline constexpr K kCountersAfterLoad = "counters_after_load";
+inline constexpr K kIntervalS = "interval_s";  // seconds since the first reading
 // GEMM tuning: in a GEMM or conv record's context, which parameters ran
 inline constexpr K kTuning = "tuning";                       // tuned | cached | default
 inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}

@@ -2,6 +2,8 @@
 // and the description every check registers: a stable id, one line, and the function.
 #pragma once
 
+#include "doctor/fault_codes.h"
+
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -26,12 +28,19 @@ CheckStatus worse(CheckStatus a, CheckStatus b);
 struct CheckResult {
   std::string id;
   CheckStatus status = CheckStatus::kSkip;
+  // The fault code and its action: a WARN or FAIL names its failure mode; PASS, INFO and SKIP
+  // leave it null and run_check gives them the check's own code (action none).
+  const FaultCode* fault = nullptr;
   std::string finding;                // one line
   std::vector<std::string> evidence;  // file, library path, value seen
   std::string fix;                    // WARN and FAIL: what to do, a command where one exists
   // What the check keeps for its next run in doctor's state file (counters it judges as
   // deltas); null when it keeps nothing. Not part of the document.
   nlohmann::json state;
+
+  // The code and action written: the fault's, else GC-DOCTOR-UNCODED for a WARN or FAIL and
+  // the check's own code for the rest.
+  const FaultCode& code() const;
 
   nlohmann::json to_json() const;
 };
@@ -52,11 +61,16 @@ struct CheckDef {
   std::function<CheckResult(const SystemView&)> run;
 };
 
-// Builders that keep the checks short.
+// Builders that keep the checks short. A WARN or FAIL names its code ("GC-NVLINK-REPLAY"_gc).
 CheckResult pass(std::string finding, std::vector<std::string> evidence = {});
 CheckResult info(std::string finding, std::vector<std::string> evidence = {});
+CheckResult warn(Code code, std::string finding, std::string fix,
+                 std::vector<std::string> evidence = {});
+CheckResult fail(Code code, std::string finding, std::string fix,
+                 std::vector<std::string> evidence = {});
+CheckResult skip(std::string why, std::vector<std::string> evidence = {});
+// Transitional, for checks not yet given their codes: their WARN or FAIL is GC-DOCTOR-UNCODED.
 CheckResult warn(std::string finding, std::string fix, std::vector<std::string> evidence = {});
 CheckResult fail(std::string finding, std::string fix, std::vector<std::string> evidence = {});
-CheckResult skip(std::string why, std::vector<std::string> evidence = {});
 
 }  // namespace gpucheck::doctor

@@ -115,16 +115,21 @@ CheckResult combine(const std::vector<Finding>& findings, std::vector<std::strin
                     const std::string& all_clear) {
   if (findings.empty()) return pass(all_clear, std::move(evidence));
   CheckStatus worst = CheckStatus::kPass;
+  const FaultCode* fault = nullptr;
   std::vector<std::string> texts, fixes;
   for (const auto& f : findings) {
+    if (f.status != worst && worse(worst, f.status) == f.status) fault = nullptr;
     worst = worse(worst, f.status);
+    if (f.status == worst && fault == nullptr) fault = f.code.get();
     texts.push_back(f.text);
     if (!f.fix.empty() && std::find(fixes.begin(), fixes.end(), f.fix) == fixes.end())
       fixes.push_back(f.fix);
   }
   CheckResult r = worst == CheckStatus::kFail   ? fail(join(texts, "; "), join(fixes, "; "))
                   : worst == CheckStatus::kWarn ? warn(join(texts, "; "), join(fixes, "; "))
-                                                : info(join(texts, "; "));
+                  : worst == CheckStatus::kInfo ? info(join(texts, "; "))
+                                                : pass(join(texts, "; "));
+  r.fault = fault;
   r.evidence = std::move(evidence);
   return r;
 }

@@ -26,14 +26,17 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // SKIP "does not apply here: <why>"; it never changes the exit code.
 CheckResult not_applicable(std::string why, std::vector<std::string> evidence = {});
 
-// One problem a check found, with its fix (may be empty).
+// One problem a check found, with its code (WARN and FAIL; INFO leaves it empty) and its fix
+// (may be empty).
 struct Finding {
   CheckStatus status;
+  Code code;
   std::string text;
   std::string fix;
 };
-// The worst finding decides the status; texts and (distinct) fixes are joined with "; ";
-// `all_clear` is the PASS line when there is no finding.
+// The worst finding decides the status, and the first of the worst its code; texts and
+// (distinct) fixes are joined with "; "; `all_clear` is the PASS line when there is no finding
+// (PASS findings: a PASS that says what it saw).
 CheckResult combine(const std::vector<Finding>& findings, std::vector<std::string> evidence,
                     const std::string& all_clear);
 

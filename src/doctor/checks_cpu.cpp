@@ -37,7 +37,8 @@ CheckResult check_cpu_isa(const SystemView& view) {
     for (auto key : {k::kIsaNeon, k::kIsaSve, k::kIsaSve2, k::kIsaBf16, k::kIsaI8mm})
       if (isa.value(key, false)) have.emplace_back(key);
     if (!isa.value(k::kIsaNeon, false))
-      return warn("no Advanced SIMD (NEON/asimd): framework builds for aarch64 need it",
+      return warn("GC-CPU-ISA-MISSING"_gc,
+                  "no Advanced SIMD (NEON/asimd): framework builds for aarch64 need it",
                   "use a CPU (or VM CPU model) with Advanced SIMD", {"isa: " + isa.dump()});
     return pass(fmt::format("{} with {}", arch.empty() ? "aarch64" : arch, join(have, ", ")));
   }
@@ -59,7 +60,8 @@ CheckResult check_cpu_isa(const SystemView& view) {
            "mode='host-passthrough'/>; cloud: an instance type with AVX2)"
          : "use builds made without them (conda-forge or source builds), or a CPU with AVX2 and "
            "FMA (Intel Haswell or AMD Zen and later)";
-  return warn(fmt::format("CPU lacks {}: many framework builds need them (PyTorch, TensorFlow and "
+  return warn("GC-CPU-ISA-MISSING"_gc,
+              fmt::format("CPU lacks {}: many framework builds need them (PyTorch, TensorFlow and "
                           "ONNX Runtime wheels stop with 'Illegal instruction')",
                           join(missing, ", ")),
               fix, evidence);
@@ -115,10 +117,10 @@ CheckResult check_cpu_blas(const SystemView& view) {
   std::vector<std::string> evidence;
   if (blas.contains(k::kError)) {
     evidence.push_back("search: " + text(blas, k::kError));
-    return warn(
-        "no BLAS library loads: gpucheck's CPU GEMM and conv records are unsupported, so "
-        "there is no CPU baseline for them",
-        kInstallBlas, evidence);
+    return warn("GC-CPU-BLAS-MISSING"_gc,
+                "no BLAS library loads: gpucheck's CPU GEMM and conv records are unsupported, so "
+                "there is no CPU baseline for them",
+                kInstallBlas, evidence);
   }
   const std::string description = text(blas, k::kBlasDescription);
   evidence.push_back("gpucheck's BLAS: " + path);
@@ -142,7 +144,8 @@ CheckResult check_cpu_blas(const SystemView& view) {
   const bool unknown_libblas = (blas.value(k::kLibrary, "") == "other" || description.empty()) &&
                                path.find("libblas.so") != std::string::npos;
   if (is_reference_blas(path) || unknown_libblas)
-    return warn(fmt::format("gpucheck's CPU GEMM runs on the reference (netlib) BLAS {}: 10-50x "
+    return warn("GC-CPU-BLAS-REFERENCE"_gc,
+                fmt::format("gpucheck's CPU GEMM runs on the reference (netlib) BLAS {}: 10-50x "
                             "slower than OpenBLAS, MKL or BLIS, so CPU baselines are too slow",
                             path),
                 "sudo apt install libopenblas0-pthread && sudo update-alternatives --config "
@@ -157,11 +160,12 @@ CheckResult check_cpu_blas(const SystemView& view) {
       std::string cost = "GEMM is several times slower";
       const Json measured = blas.value(k::kBlasKernelCost, Json::object());
       if (measured.contains(k::kBlasSlowdown))
-        cost = fmt::format("measured GEMM f32 1024: {:.3g} TFLOP/s, {:.3g} on {}'s kernels ({:.1f}x)",
-                           measured.value(k::kBlasKeptTflops, 0.0),
-                           measured.value(k::kBlasRecommendedTflops, 0.0), recommended,
-                           measured.value(k::kBlasSlowdown, 0.0));
-      return warn(fmt::format("OPENBLAS_CORETYPE={} in the environment keeps OpenBLAS on {}'s "
+        cost = fmt::format(
+            "measured GEMM f32 1024: {:.3g} TFLOP/s, {:.3g} on {}'s kernels ({:.1f}x)",
+            measured.value(k::kBlasKeptTflops, 0.0), measured.value(k::kBlasRecommendedTflops, 0.0),
+            recommended, measured.value(k::kBlasSlowdown, 0.0));
+      return warn("GC-CPU-BLAS-CORETYPE"_gc,
+                  fmt::format("OPENBLAS_CORETYPE={} in the environment keeps OpenBLAS on {}'s "
                               "kernels where this CPU runs {}'s: {} (gpucheck keeps it too, and "
                               "says so in its records)",
                               coretype.value_or(kernel), kernel, recommended, cost),
@@ -171,13 +175,15 @@ CheckResult check_cpu_blas(const SystemView& view) {
                   evidence);
     }
     if (text(blas, k::kBlasConfig).find("DYNAMIC_ARCH") == std::string::npos)
-      return warn(fmt::format("OpenBLAS is built for {} only, below what this CPU runs ({}): "
+      return warn("GC-CPU-BLAS-OLD-BUILD"_gc,
+                  fmt::format("OpenBLAS is built for {} only, below what this CPU runs ({}): "
                               "GEMM is several times slower",
                               kernel, recommended),
                   "install a DYNAMIC_ARCH build: sudo apt install libopenblas0-pthread (Debian, "
                   "Ubuntu) or sudo dnf install openblas-threads (RHEL, Fedora)",
                   evidence);
-    return warn(fmt::format("OpenBLAS chooses its {} kernels on this CPU, which runs {}'s (its "
+    return warn("GC-CPU-BLAS-OLD-BUILD"_gc,
+                fmt::format("OpenBLAS chooses its {} kernels on this CPU, which runs {}'s (its "
                             "CPU detection fails, e.g. in a VM that hides the CPU model): GEMM in "
                             "programs using it (numpy, R, ...) is several times slower; "
                             "gpucheck's own CPU benchmarks select {}",
@@ -188,7 +194,8 @@ CheckResult check_cpu_blas(const SystemView& view) {
                 evidence);
   }
   if (!alternative_target.empty())
-    return warn(fmt::format("programs linked against libblas.so.3 (Debian's numpy, R, Octave) get "
+    return warn("GC-CPU-BLAS-ALTERNATIVE"_gc,
+                fmt::format("programs linked against libblas.so.3 (Debian's numpy, R, Octave) get "
                             "the reference BLAS {}",
                             alternative_target),
                 "sudo update-alternatives --config libblas.so.3-x86_64-linux-gnu (choose OpenBLAS "

@@ -96,13 +96,13 @@ CheckResult check_cuda_driver_library(const SystemView& view) {
     return not_applicable(
         "no NVIDIA GPU here (PCI bus, nvidia module, /dev/nvidia*) and no libcuda.so.1", evidence);
   evidence.insert(evidence.end(), nv.evidence.begin(), nv.evidence.end());
-  return fail(
-      "libcuda.so.1 does not load, though this system has an NVIDIA GPU: no CUDA program "
-      "can run",
-      "install the NVIDIA driver's user-space libraries (Debian/Ubuntu: sudo apt install "
-      "libnvidia-compute-<branch> or the nvidia-driver package; in a container start it "
-      "with --gpus all so the runtime mounts the driver in)",
-      evidence);
+  return fail("GC-DRIVER-LIBCUDA-MISSING"_gc,
+              "libcuda.so.1 does not load, though this system has an NVIDIA GPU: no CUDA program "
+              "can run",
+              "install the NVIDIA driver's user-space libraries (Debian/Ubuntu: sudo apt install "
+              "libnvidia-compute-<branch> or the nvidia-driver package; in a container start it "
+              "with --gpus all so the runtime mounts the driver in)",
+              evidence);
 }
 
 // ---- cuda_driver_stub ----
@@ -120,6 +120,7 @@ CheckResult check_cuda_driver_stub(const SystemView& view) {
     return pass("the driver's libcuda.so.1 is loaded, not the toolkit's stub", evidence);
   for (const auto& s : stub_sources(view)) evidence.push_back(s);
   return fail(
+      "GC-DRIVER-STUB-LOADED"_gc,
       fmt::format("the CUDA driver library loaded is the toolkit's stub ({}): it exists only "
                   "for linking, and every CUDA call fails with CUDA_ERROR_STUB_LIBRARY",
                   loaded_from(driver)),
@@ -174,6 +175,7 @@ CheckResult check_nvidia_driver_versions(const SystemView& view) {
                           evidence);
   if (library != *module)
     return fail(
+        "GC-DRIVER-VERSION-MISMATCH"_gc,
         fmt::format("the kernel module is {} but the driver library libcuda.so.1 resolves to "
                     "{} ({}): CUDA fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH and "
                     "nvidia-smi with \"Driver/library version mismatch\"",
@@ -225,6 +227,7 @@ CheckResult check_cuda_driver_runtime(const SystemView& view) {
   const std::string driver = cuda_version_text(drv->encoded);
   if (!too_new_major.empty())
     return fail(
+        "GC-DRIVER-TOO-OLD"_gc,
         fmt::format("the driver supports CUDA {} but {} need{} a newer major: programs "
                     "fail with cudaErrorInsufficientDriver",
                     driver, join(too_new_major, ", "), too_new_major.size() == 1 ? "s" : ""),
@@ -233,7 +236,8 @@ CheckResult check_cuda_driver_runtime(const SystemView& view) {
                     cuda::kRequiredDriverBranch, drv->encoded / 1000),
         evidence);
   if (!too_new_minor.empty())
-    return warn(fmt::format("the driver supports CUDA {}, older than {}: it runs through minor "
+    return warn("GC-DRIVER-MINOR-COMPAT"_gc,
+                fmt::format("the driver supports CUDA {}, older than {}: it runs through minor "
                             "version compatibility, but PTX JIT of newer code and newer APIs fail",
                             driver, join(too_new_minor, ", ")),
                 "update the NVIDIA driver to one that supports the newest toolkit installed",
@@ -294,11 +298,12 @@ CheckResult check_cuda_devices(const SystemView& view) {
     for (const auto& d : devices)
       names.push_back(fmt::format("{} {}", text(d, k::kDevice), text(d, k::kDeviceName)));
     if (devices.empty())
-      return fail("the CUDA runtime found no device: " + reason,
+      return fail("GC-CUDA-NO-DEVICE"_gc, "the CUDA runtime found no device: " + reason,
                   "see the reason; nvidia-smi shows whether the driver sees the GPUs", evidence);
     if (const auto missing = gpus_missing_from_cuda(view, devices); !missing.empty()) {
       evidence.push_back(fmt::format("CUDA devices: {}", join(names, ", ")));
-      return fail(fmt::format("GPU missing: {} on the PCI bus but not among CUDA's {} device{}",
+      return fail("GC-CUDA-GPU-MISSING"_gc,
+                  fmt::format("GPU missing: {} on the PCI bus but not among CUDA's {} device{}",
                               join(missing, ", "), devices.size(), devices.size() == 1 ? "" : "s"),
                   "sudo dmesg | grep -i -e NVRM -e Xid tells why (Xid 79: fallen off the bus); "
                   "drain the node, reseat or replace the GPU; a reboot brings back one the "
@@ -315,28 +320,30 @@ CheckResult check_cuda_devices(const SystemView& view) {
                                       finding),
                           evidence);
   if (finding == "hidden")
-    return fail(reason,
+    return fail("GC-CUDA-NO-DEVICE"_gc, reason,
                 "unset CUDA_VISIBLE_DEVICES, or set it to indices or UUIDs that exist (nvidia-smi "
                 "-L lists them)",
                 evidence);
   if (finding == "no_device") {
     if (nodes.empty())
-      return fail(reason,
+      return fail("GC-CUDA-NO-DEVICE"_gc, reason,
                   "load the driver (sudo modprobe nvidia; nvidia-smi); in a container start it "
                   "with the GPUs (docker run --gpus all; NVIDIA_VISIBLE_DEVICES acts only when "
                   "the container starts)",
                   evidence);
-    return fail(reason, "nvidia-smi shows what the driver sees; check dmesg for NVRM errors",
-                evidence);
+    return fail("GC-CUDA-NO-DEVICE"_gc, reason,
+                "nvidia-smi shows what the driver sees; check dmesg for NVRM errors", evidence);
   }
   if (driver.value(k::kInitResult, 0) == kCudaErrorSystemNotReady)
-    return fail(reason +
+    return fail("GC-CUDA-FABRIC-NOT-READY"_gc,
+                reason +
                     " (CUDA_ERROR_SYSTEM_NOT_READY: on NVSwitch systems Fabric Manager is "
                     "not running)",
                 "sudo systemctl enable --now nvidia-fabricmanager (its version must match the "
                 "driver's)",
                 evidence);
-  return fail(reason.empty() ? "the CUDA driver did not initialise" : reason,
+  return fail("GC-CUDA-INIT-FAILED"_gc,
+              reason.empty() ? "the CUDA driver did not initialise" : reason,
               "run nvidia-smi; check dmesg for NVRM and Xid messages; a reboot clears a driver "
               "left in a bad state",
               evidence);

@@ -38,7 +38,8 @@ const Json& library_facts(const SystemView& view, const char* name) {
 
 // One library's verdict: not loadable, several versions on the linker's path, wheels' copies.
 CheckResult judge_library(const SystemView& view, const char* key, const std::string& display,
-                          const std::string& install_fix, CheckStatus missing_status) {
+                          const std::string& install_fix, CheckStatus missing_status,
+                          Code missing_code, Code versions_code) {
   const Json& lib = library_facts(view, key);
   std::vector<std::string> evidence;
   const bool loaded = lib.contains(k::kPath);
@@ -65,8 +66,10 @@ CheckResult judge_library(const SystemView& view, const char* key, const std::st
       return not_applicable("no NVIDIA GPU or driver here, and " + display + " is not installed",
                             evidence);
     CheckResult r = missing_status == CheckStatus::kFail
-                        ? fail(display + " cannot be loaded: " + text(lib, k::kError), install_fix)
-                        : warn(display + " cannot be loaded: " + text(lib, k::kError), install_fix);
+                        ? fail(missing_code, display + " cannot be loaded: " + text(lib, k::kError),
+                               install_fix)
+                        : warn(missing_code, display + " cannot be loaded: " + text(lib, k::kError),
+                               install_fix);
     r.evidence = evidence;
     return r;
   }
@@ -79,7 +82,8 @@ CheckResult judge_library(const SystemView& view, const char* key, const std::st
     std::vector<std::string> versions;
     for (const auto& [v, sources] : by_version) versions.push_back(v);
     if (linker_versions.size() > 1)
-      return warn(fmt::format("several {} versions on the dynamic linker's path ({}): which one a "
+      return warn(versions_code,
+                  fmt::format("several {} versions on the dynamic linker's path ({}): which one a "
                               "program gets depends on its RPATH and LD_LIBRARY_PATH",
                               display, join(versions, ", ")),
                   fmt::format("keep one {} on the linker's path (remove the old toolkit's or "
@@ -100,7 +104,7 @@ CheckResult judge_library(const SystemView& view, const char* key, const std::st
 // A header of another major.minor than the library loaded: code built here gets another
 // library at run time. Only a healthy verdict is replaced; the headers join the evidence.
 CheckResult judge_headers(const Json& lib, const std::string& display, const std::string& fix,
-                          CheckResult r) {
+                          Code code, CheckResult r) {
   const std::string version = text(lib, k::kVersion);
   if (!lib.contains(k::kPath) || version.empty()) return r;
   std::vector<std::string> differ;
@@ -114,7 +118,8 @@ CheckResult judge_headers(const Json& lib, const std::string& display, const std
       differ.push_back(fmt::format("{} says {}", text(h, k::kPath), hv));
   }
   if (differ.empty() || r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) return r;
-  return warn(fmt::format("{}'s header and library differ: the library loaded is {}, but {}: code "
+  return warn(code,
+              fmt::format("{}'s header and library differ: the library loaded is {}, but {}: code "
                           "built against the header gets another {} at run time",
                           display, version, join(differ, "; "), display),
               fix, r.evidence);
@@ -125,15 +130,16 @@ CheckResult judge_headers(const Json& lib, const std::string& display, const std
 // ---- cublas_library ----
 
 CheckResult check_cublas_library(const SystemView& view) {
-  CheckResult r = judge_library(view, "cublas", "cuBLAS",
-                                "install cuBLAS 13 (sudo apt install libcublas-13-0, or the CUDA "
-                                "toolkit), or point gpucheck at a copy: --cublas PATH; in Python: "
-                                "pip install nvidia-cublas",
-                                CheckStatus::kFail);
+  CheckResult r =
+      judge_library(view, "cublas", "cuBLAS",
+                    "install cuBLAS 13 (sudo apt install libcublas-13-0, or the CUDA "
+                    "toolkit), or point gpucheck at a copy: --cublas PATH; in Python: "
+                    "pip install nvidia-cublas",
+                    CheckStatus::kFail, "GC-CUBLAS-MISSING"_gc, "GC-CUBLAS-VERSIONS"_gc);
   return judge_headers(library_facts(view, "cublas"), "cuBLAS",
                        "install the headers and the library of one CUDA release (sudo apt "
                        "install libcublas-dev-13-0), or remove the stale header",
-                       std::move(r));
+                       "GC-CUBLAS-HEADER-MISMATCH"_gc, std::move(r));
 }
 
 // ---- cudnn_library ----
@@ -142,11 +148,11 @@ CheckResult check_cudnn_library(const SystemView& view) {
   CheckResult r = judge_library(view, "cudnn", "cuDNN",
                                 "install cuDNN 9 for CUDA 13 (sudo apt install cudnn9-cuda-13), "
                                 "or point gpucheck at a copy: --cudnn PATH",
-                                CheckStatus::kWarn);
+                                CheckStatus::kWarn, "GC-CUDNN-MISSING"_gc, "GC-CUDNN-VERSIONS"_gc);
   return judge_headers(library_facts(view, "cudnn"), "cuDNN",
                        "install the header and the library from one cuDNN release (sudo apt "
                        "install cudnn9-cuda-13 brings both), or remove the stale header",
-                       std::move(r));
+                       "GC-CUDNN-HEADER-MISMATCH"_gc, std::move(r));
 }
 
 // ---- framework_cuda_driver ----
@@ -192,7 +198,8 @@ CheckResult check_framework_cuda_driver(const SystemView& view) {
       minor_newer.push_back(fmt::format("{} (CUDA {})", n.who, wants));
   }
   if (!too_new.empty())
-    return fail(fmt::format("the driver supports CUDA {}, but {} need{} a newer driver: "
+    return fail("GC-DRIVER-TOO-OLD-FOR-FRAMEWORK"_gc,
+                fmt::format("the driver supports CUDA {}, but {} need{} a newer driver: "
                             "torch.cuda.is_available() is False (\"The NVIDIA driver on your "
                             "system is too old\")",
                             driver, join(too_new, ", "), too_new.size() == 1 ? "s" : ""),

@@ -52,7 +52,7 @@ CheckResult check_env_visible_devices(const SystemView& view) {
     const std::string unset = fmt::format("unset {}", var);
     const std::string value = trim(*v);
     if (value.empty()) {
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-ENV-DEVICES-HIDDEN"_gc,
                           fmt::format("{} is set but empty: every GPU is hidden", var), unset});
       continue;
     }
@@ -68,13 +68,13 @@ CheckResult check_env_visible_devices(const SystemView& view) {
       kept.push_back(tok);
     }
     if (kept.empty()) {
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-ENV-DEVICES-HIDDEN"_gc,
                           fmt::format("{}={} hides every GPU{}", var, value,
                                       value == "NoDevFiles" ? " (Slurm allocated none)" : ""),
                           unset + " (or name the devices to use: 0,1)"});
     } else if (!bad.empty()) {
       findings.push_back(
-          {CheckStatus::kWarn,
+          {CheckStatus::kWarn, "GC-ENV-DEVICES-HIDDEN"_gc,
            fmt::format("{}={}: the runtime stops at the invalid entry '{}', so only {} stay "
                        "visible",
                        var, value, bad, join(kept, ",")),
@@ -82,6 +82,7 @@ CheckResult check_env_visible_devices(const SystemView& view) {
     } else {
       findings.push_back(
           {CheckStatus::kInfo,
+           {},
            fmt::format("{}={}: only these devices are visible, renumbered from 0", var, value),
            ""});
     }
@@ -128,7 +129,8 @@ CheckResult check_env_cuda_behaviour(const SystemView& view) {
     auto v = view.env_value(r.var);
     if (!v || (r.value != nullptr && trim(*v) != r.value)) continue;
     evidence.push_back(fmt::format("{}={}", r.var, *v));
-    findings.push_back({r.status, fmt::format("{}={}: {}", r.var, *v, r.why),
+    findings.push_back({r.status, r.status == CheckStatus::kWarn ? "GC-ENV-CUDA-SLOW"_gc : Code{},
+                        fmt::format("{}={}: {}", r.var, *v, r.why),
                         r.status == CheckStatus::kWarn ? fmt::format("unset {}", r.var) : ""});
   }
   return combine(findings, evidence, "no variable that slows CUDA or changes its math is set");
@@ -151,7 +153,8 @@ CheckResult check_env_ld_preload(const SystemView& view) {
   }
   std::vector<std::string> evidence{"LD_PRELOAD=" + *v};
   if (!gpu.empty())
-    return warn(fmt::format("LD_PRELOAD forces {} into every process: it overrides the driver or "
+    return warn("GC-ENV-PRELOAD-GPU-LIB"_gc,
+                fmt::format("LD_PRELOAD forces {} into every process: it overrides the driver or "
                             "library each GPU program would load",
                             join(gpu, ", ")),
                 "unset LD_PRELOAD (or drop " + join(gpu, ", ") + " from it) unless you meant it",
@@ -184,7 +187,8 @@ CheckResult check_env_ld_library_path(const SystemView& view) {
           std::find(stubs.begin(), stubs.end(), dir.substr(0, dir.find_last_not_of('/') + 1)) ==
               stubs.end())
         kept.push_back(dir);
-    return warn(fmt::format("LD_LIBRARY_PATH names {}: the CUDA toolkit's stub libcuda.so there "
+    return warn("GC-ENV-STUB-FIRST"_gc,
+                fmt::format("LD_LIBRARY_PATH names {}: the CUDA toolkit's stub libcuda.so there "
                             "can shadow the driver, and CUDA then reports no driver",
                             join(stubs, ", ")),
                 "export LD_LIBRARY_PATH=" + join(kept, ":") +
@@ -210,7 +214,8 @@ CheckResult check_env_opencl_loader(const SystemView& view) {
                          effect.starts_with("unknown value");
     if (useless) {
       findings.push_back(
-          {CheckStatus::kWarn, fmt::format("{} is set but {}", var, effect),
+          {CheckStatus::kWarn, "GC-ENV-OPENCL-IGNORED"_gc,
+           fmt::format("{} is set but {}", var, effect),
            fmt::format("unset {}{}", var,
                        var == "OCL_ICD_FILENAMES"
                            ? " and register the libraries with .icd files in /etc/OpenCL/vendors "
@@ -219,7 +224,9 @@ CheckResult check_env_opencl_loader(const SystemView& view) {
     } else {
       findings.push_back(
           {CheckStatus::kInfo,
-           fmt::format("{}={}: {} (sudo and systemd services drop it)", var, value, effect), ""});
+           {},
+           fmt::format("{}={}: {} (sudo and systemd services drop it)", var, value, effect),
+           ""});
     }
   }
   for (const auto& [name, value] : view.env) {
@@ -228,7 +235,9 @@ CheckResult check_env_opencl_loader(const SystemView& view) {
     if (name == "POCL_DEVICES")
       findings.push_back(
           {CheckStatus::kInfo,
-           fmt::format("POCL_DEVICES={}: pocl offers only these device kinds", value), ""});
+           {},
+           fmt::format("POCL_DEVICES={}: pocl offers only these device kinds", value),
+           ""});
   }
   return combine(findings, evidence, "no OpenCL loader variable is set");
 }
@@ -257,22 +266,25 @@ CheckResult check_env_cpu_threads(const SystemView& view) {
     if (n <= 0) {
       findings.push_back(
           {CheckStatus::kInfo,
-           fmt::format("{}='{}' is not a thread count (OpenMP may ignore it)", var, *v), ""});
+           {},
+           fmt::format("{}='{}' is not a thread count (OpenMP may ignore it)", var, *v),
+           ""});
     } else if (n == 1 && threads > 1) {
       findings.push_back(
-          {CheckStatus::kWarn,
+          {CheckStatus::kWarn, "GC-ENV-ONE-THREAD"_gc,
            fmt::format("{}=1: BLAS and OpenMP code (numpy, PyTorch's CPU ops, gpucheck's CPU "
                        "baseline) use 1 of {} threads, so CPU timings and GPU speedups mislead",
                        var, threads),
            fmt::format("unset {} (or set it to the cores you mean to use)", var)});
     } else if (threads > 0 && n > threads) {
       findings.push_back({CheckStatus::kInfo,
+                          {},
                           fmt::format("{}={} is more than the {} hardware threads: oversubscribed",
                                       var, n, threads),
                           ""});
     } else {
       findings.push_back(
-          {CheckStatus::kInfo, fmt::format("{}={}: CPU code uses {} threads", var, n, n), ""});
+          {CheckStatus::kInfo, {}, fmt::format("{}={}: CPU code uses {} threads", var, n, n), ""});
     }
   }
   return combine(findings, evidence,

@@ -4,6 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
+#include "doctor/nvlink_rates.h"
 
 #include "core/json_keys.h"
 #include "core/outliers.h"
@@ -121,7 +122,7 @@ CheckResult check_nvlink_links(const SystemView& view) {
       if (text(fabric, k::kState) != "completed" ||
           (fabric.contains(k::kStatus) && text(fabric, k::kStatus) != "success"))
         findings.push_back(
-            {CheckStatus::kFail,
+            {CheckStatus::kFail, "GC-NVLINK-FABRIC"_gc,
              fmt::format("{}: its registration with the NVLink fabric is {} {} (Fabric Manager)",
                          g.label, text(fabric, k::kState), text(fabric, k::kStatus)),
              "sudo systemctl status nvidia-fabricmanager; journalctl -u nvidia-fabricmanager "
@@ -134,7 +135,7 @@ CheckResult check_nvlink_links(const SystemView& view) {
         // among active ones is a downed link. With no link up anywhere, see below.
         if (up > 0 || any_active > 0 || gpus.size() > 1)
           findings.push_back(
-              {CheckStatus::kFail,
+              {CheckStatus::kFail, "GC-NVLINK-DOWN"_gc,
                fmt::format("{}: NVLink {} is inactive ({} of its {} links are active)", g.label,
                            link, up, links.size()),
                "nvidia-smi nvlink -s -i <index> shows each link; reseat the NVLink bridge or "
@@ -145,14 +146,14 @@ CheckResult check_nvlink_links(const SystemView& view) {
       const unsigned version = l.value(std::string(k::kVersion), 0u);
       if (version != 0 && version < best_version)
         findings.push_back(
-            {CheckStatus::kFail,
+            {CheckStatus::kFail, "GC-NVLINK-DEGRADED"_gc,
              fmt::format("{}: NVLink {} to {} trained at version {}, the others at {}", g.label,
                          link, remote_of(gpus, l), version, best_version),
              "reset the GPUs (nvidia-smi -r) or reboot; a link that keeps training low needs "
              "its bridge or board reseated or replaced"});
       if (auto speed = number_at(l, k::kSpeedMbps); speed && *speed < best_speed * 0.99)
         findings.push_back(
-            {CheckStatus::kFail,
+            {CheckStatus::kFail, "GC-NVLINK-DEGRADED"_gc,
              fmt::format("{}: NVLink {} to {} runs at {}, the others at {}", g.label, link,
                          remote_of(gpus, l), mbps_text(*speed), mbps_text(best_speed)),
              "reset the GPUs (nvidia-smi -r) or reboot; a link that stays slow needs its bridge "
@@ -171,7 +172,8 @@ CheckResult check_nvlink_links(const SystemView& view) {
       evidence.push_back(std::string("NVSwitches not looked for: ") + e.what());
     }
     if (!switches.empty())
-      return fail(fmt::format("no NVLink is active on any of {} GPUs although NVSwitches are on "
+      return fail("GC-NVLINK-FABRIC"_gc,
+                  fmt::format("no NVLink is active on any of {} GPUs although NVSwitches are on "
                               "the bus ({})",
                               with_links, join(switches, ", ")),
                   "start Fabric Manager (sudo systemctl enable --now nvidia-fabricmanager) and "
@@ -191,7 +193,7 @@ CheckResult check_nvlink_links(const SystemView& view) {
     auto back = counts.find({pair.second, pair.first});
     if (pair.first < pair.second && back != counts.end() && back->second != n)
       findings.push_back(
-          {CheckStatus::kFail,
+          {CheckStatus::kFail, "GC-NVLINK-ASYMMETRIC"_gc,
            fmt::format("{} reaches {} over {} NVLinks, but {} reaches it over {}",
                        name_of_pci(gpus, pair.first), name_of_pci(gpus, pair.second), n,
                        name_of_pci(gpus, pair.second), back->second),
@@ -205,6 +207,23 @@ CheckResult check_nvlink_links(const SystemView& view) {
 }
 
 // ---- nvlink_errors ----
+
+namespace {
+
+// Seconds between the two readings: measured by doctor (counters_after_load.interval_s), else
+// the load's own length (its devices ran at once, then the peer copies), else unknown.
+std::optional<double> reading_interval(const Json& cuda, const Json& after) {
+  if (auto s = number_at(after, k::kIntervalS); s && *s > 0) return s;
+  double load = 0, p2p = 0;
+  for (const auto& e : array_at(cuda, k::kUnderLoad))
+    load = std::max(load, number_at(e, k::kSeconds).value_or(0));
+  for (const auto& e : array_at(cuda, k::kP2pUnderLoad))
+    p2p = std::max(p2p, number_at(e, k::kSeconds).value_or(0));
+  if (load + p2p > 0) return load + p2p;
+  return std::nullopt;
+}
+
+}  // namespace
 
 CheckResult check_nvlink_errors(const SystemView& view) {
   const auto gpus = nvml_gpus(view);
@@ -224,10 +243,14 @@ CheckResult check_nvlink_errors(const SystemView& view) {
                         text(after, k::kError));
   const bool loaded = load_ran(view);
   const std::string during = loaded ? "during doctor's load" : "during doctor's run (no load ran)";
-  evidence.push_back(loaded ? "read by the probe, then again after the load run"
-                            : "read by the probe, then again (no CUDA load could run)");
-  std::vector<Finding> findings;
-  std::size_t compared = 0;
+  const std::optional<double> seconds = reading_interval(cuda, after);
+  evidence.push_back(fmt::format("read by the probe, then again {}{}",
+                                 loaded ? "after the load run" : "(no CUDA load could run)",
+                                 seconds
+                                     ? fmt::format(", {:.1f} s later: rates per second", *seconds)
+                                     : ", after an unknown time: no rates"));
+  std::vector<Finding> lost;
+  std::vector<NvlinkGpuGrowth> growth;
   for (const auto& g : gpus) {
     const Json* later = nullptr;
     for (const auto& d : array_at(after, k::kDevices))
@@ -237,7 +260,7 @@ CheckResult check_nvlink_errors(const SystemView& view) {
            text(d, k::kDeviceUuid) == text(*g.fields, k::kDeviceUuid)))
         later = &d;
     if (later == nullptr) continue;
-    std::map<std::string, unsigned long long> totals;
+    NvlinkGpuGrowth gpu{cuda_id(g).empty() ? g.label : cuda_id(g), {}};
     for (const auto& l : links_of(g)) {
       if (!active(l)) continue;
       const unsigned link = l.value(std::string(k::kLink), 0u);
@@ -246,51 +269,32 @@ CheckResult check_nvlink_errors(const SystemView& view) {
       for (const auto& c : array_at(*later, k::kLinks))
         if (c.value(std::string(k::kLink), 0u) == link) now = &c;
       if (now == nullptr) {
-        findings.push_back({CheckStatus::kWarn,
-                            fmt::format("{}: NVLink {} was active at the probe but not after the "
-                                        "load",
-                                        g.label, link),
-                            "nvidia-smi nvlink -s -i <index>; dmesg | grep -i xid (Xid 74)"});
+        lost.push_back({CheckStatus::kWarn, "GC-NVLINK-LOST"_gc,
+                        fmt::format("{}: NVLink {} was active at the probe but not after the load",
+                                    g.label, link),
+                        "nvidia-smi nvlink -s -i <index>; dmesg | grep -i xid (Xid 74)"});
         continue;
       }
-      ++compared;
+      NvlinkLinkGrowth lg{link, remote_of(gpus, l), {}, {}};
       for (const char* name : kCounterNames) {
         if (!before.contains(name) || !now->contains(name)) continue;
         const auto a = before[name].get<unsigned long long>();
         const auto b = (*now)[name].get<unsigned long long>();
-        totals[name] += b;
-        if (b < a) {
-          findings.push_back(
-              {CheckStatus::kInfo,
-               fmt::format("{}: NVLink {} {} counter went back from {} to {} (reset)", g.label,
-                           link, name, a, b),
-               ""});
-          continue;
-        }
-        if (b == a) continue;
-        const bool recovery = std::string_view(name) == "recovery";
-        findings.push_back(
-            {recovery ? CheckStatus::kFail : CheckStatus::kWarn,
-             fmt::format("{}: NVLink {} to {}: {} {} error{} {}{}", g.label, link,
-                         remote_of(gpus, l), b - a, name, b - a == 1 ? "" : "s", during,
-                         recovery ? " (the link went down and retrained: traffic stalled)" : ""),
-             recovery ? "drain the node: a link that needs recovery under load is failing "
-                        "(reseat or replace the bridge or board); nvidia-smi nvlink -e -i "
-                        "<index> shows the counters"
-                      : "watch the counters (nvidia-smi nvlink -e -i <index>); errors that keep "
-                        "growing mean a marginal link: reseat the bridge or board"});
+        if (b < a)
+          lg.went_back.push_back(fmt::format("{} counter went back from {} to {}", name, a, b));
+        else
+          lg.growth[name] = b - a;
       }
+      gpu.links.push_back(std::move(lg));
     }
-    std::vector<std::string> parts;
-    for (const auto& [name, total] : totals) parts.push_back(fmt::format("{} {}", name, total));
-    if (!parts.empty())
-      evidence.push_back(fmt::format("{}: totals after the load: {}", g.label, join(parts, ", ")));
+    if (!gpu.links.empty()) growth.push_back(std::move(gpu));
   }
-  if (compared == 0)
+  if (growth.empty())
     throw NotObservable("no active NVLink could be matched between the two readings");
-  return combine(
-      findings, evidence,
-      fmt::format("no NVLink error counter grew {} ({} links compared)", during, compared));
+  NvlinkJudgement j = judge_nvlink_growth(growth, seconds, during);
+  evidence.insert(evidence.end(), j.links.begin(), j.links.end());
+  j.findings.insert(j.findings.end(), lost.begin(), lost.end());
+  return combine(j.findings, evidence, "");
 }
 
 // ---- p2p_access ----
@@ -359,7 +363,7 @@ CheckResult check_p2p_access(const SystemView& view) {
       const std::string ancestor = text(p, k::kCommonAncestor);
       if (line && gbps < 0.5 * *line && (links > 0 || ancestor == "PIX" || ancestor == "PXB"))
         findings.push_back(
-            {links > 0 ? CheckStatus::kFail : CheckStatus::kWarn,
+            {links > 0 ? CheckStatus::kFail : CheckStatus::kWarn, "GC-P2P-SLOW"_gc,
              fmt::format("{}: a peer copy reached {:.1f} GB/s under load, below half of the {:.1f} "
                          "GB/s {} allow{}",
                          who, gbps, *line,
@@ -372,7 +376,7 @@ CheckResult check_p2p_access(const SystemView& view) {
       seen +=
           fmt::format(", peer copy under load {}: {}", text(*m, k::kStatus), text(*m, k::kReason));
       if (links > 0 && text(*m, k::kStatus) != "unsupported")
-        findings.push_back({CheckStatus::kFail,
+        findings.push_back({CheckStatus::kFail, "GC-P2P-COPY-FAILED"_gc,
                             fmt::format("{}: the peer copy under load {}: {}", who,
                                         text(*m, k::kStatus), text(*m, k::kReason)),
                             vm_fix});
@@ -380,28 +384,29 @@ CheckResult check_p2p_access(const SystemView& view) {
     evidence.push_back(seen);
     if (links > 0 && can && !*can)
       findings.push_back(
-          {CheckStatus::kFail,
+          {CheckStatus::kFail, "GC-P2P-DENIED"_gc,
            fmt::format("{}: joined by {} NVLinks, but CUDA refuses peer access between them", who,
                        links),
            vm_fix});
     else if (links > 0 && caps.contains("nvlink") && text(caps, "nvlink") != "ok")
-      findings.push_back({CheckStatus::kFail,
+      findings.push_back({CheckStatus::kFail, "GC-P2P-DENIED"_gc,
                           fmt::format("{}: joined by {} NVLinks, but NVML's NVLink P2P status is "
                                       "{}",
                                       who, links, text(caps, "nvlink")),
                           vm_fix});
     else if (links == 0 && text(caps, "read") == "disabled_by_regkey")
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-P2P-DENIED"_gc,
                           who + ": PCIe peer-to-peer is disabled by a driver registry key",
                           "remove the RmP2P/RMForceP2P... setting from the nvidia module options "
                           "(/etc/modprobe.d) and reload the driver"});
     else if (links == 0 && can && !*can && text(caps, "read") == "ok")
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-P2P-DENIED"_gc,
                           who + ": NVML reports PCIe P2P possible, but CUDA refuses peer access "
                                 "(IOMMU, ACS or a virtual machine between them)",
                           vm_fix});
     else if (links == 0 && caps.contains("read") && text(caps, "read") != "ok")
       findings.push_back({CheckStatus::kInfo,
+                          {},
                           fmt::format("{}: no peer access over PCIe ({}; common ancestor {}): "
                                       "copies between them are staged through host memory",
                                       who, text(caps, "read"), text(p, k::kCommonAncestor)),
@@ -469,6 +474,7 @@ CheckResult check_gpu_siblings(const SystemView& view) {
         if (p.level == OutlierLevel::kNone) continue;
         findings.push_back(
             {p.level == OutlierLevel::kFail ? CheckStatus::kFail : CheckStatus::kWarn,
+             "GC-GPU-SLOW-SIBLING"_gc,
              fmt::format("{}: {} {:.4g} {} is {:.1f} % below the median {:.4g} of its {} {} "
                          "siblings (its own noise {:.1f} %)",
                          who[i], name, p.value, unit, -100 * p.relative_deviation, r.median,

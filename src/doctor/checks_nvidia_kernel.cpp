@@ -50,6 +50,7 @@ CheckResult check_nouveau_module(const SystemView& view) {
   if (!modules.contains("nouveau")) return pass("nouveau is not loaded (/proc/modules)", evidence);
   evidence.emplace_back("/proc/modules lists nouveau");
   return fail(
+      "GC-NOUVEAU-LOADED"_gc,
       "the open-source nouveau driver is loaded: it holds the NVIDIA GPU, so the NVIDIA driver "
       "(and CUDA) cannot use it",
       "blacklist nouveau: printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
@@ -74,6 +75,7 @@ CheckResult check_nvidia_kernel_module(const SystemView& view) {
                             version ? " (" + *version + ")" : std::string()),
                 evidence);
   return fail(
+      "GC-DRIVER-MODULE-MISSING"_gc,
       fmt::format(
           "{} NVIDIA GPU{} on the PCI bus but the nvidia kernel module is not "
           "loaded{}",
@@ -141,7 +143,8 @@ CheckResult check_nvidia_device_nodes(const SystemView& view) {
                     join(g, ",")));
   }
   if (!findings.empty())
-    return fail(join(findings, "; ") + ": CUDA cannot reach the GPU", join(fixes, "; "), evidence);
+    return fail("GC-DRIVER-DEVICE-NODES"_gc, join(findings, "; ") + ": CUDA cannot reach the GPU",
+                join(fixes, "; "), evidence);
   return pass(fmt::format("{} present and usable by uid {}", join(nodes, ", "), who.uid), evidence);
 }
 
@@ -209,9 +212,10 @@ CheckResult check_nvidia_xid(const SystemView& view) {
         "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
         "-r) or reboot, and have the GPU checked if they return";
     if (hardware)
-      r = fail(found + ", some of which mean a hardware or memory fault", fix, evidence);
+      r = fail("GC-XID-HARDWARE"_gc, found + ", some of which mean a hardware or memory fault", fix,
+               evidence);
     else if (other)
-      r = warn(found, fix, evidence);
+      r = warn("GC-XID-DRIVER"_gc, found, fix, evidence);
     else
       r = info(found + " (programs' own faults: an illegal address, a killed context)", evidence);
   }
@@ -251,12 +255,12 @@ CheckResult check_nvswitch_fabric_manager(const SystemView& view) {
         "NVSwitch present and no nv-fabricmanager process visible here (another PID "
         "namespace?), but CUDA initialised, so the fabric is up",
         evidence);
-  return fail(
-      "NVSwitch present but nv-fabricmanager is not running: CUDA fails to initialise "
-      "(CUDA_ERROR_SYSTEM_NOT_READY) until it has set up the fabric",
-      "sudo apt install nvidia-fabricmanager-<driver branch> (same version as the "
-      "driver) && sudo systemctl enable --now nvidia-fabricmanager",
-      evidence);
+  return fail("GC-FABRIC-MANAGER-DOWN"_gc,
+              "NVSwitch present but nv-fabricmanager is not running: CUDA fails to initialise "
+              "(CUDA_ERROR_SYSTEM_NOT_READY) until it has set up the fabric",
+              "sudo apt install nvidia-fabricmanager-<driver branch> (same version as the "
+              "driver) && sudo systemctl enable --now nvidia-fabricmanager",
+              evidence);
 }
 
 }  // namespace gpucheck::doctor

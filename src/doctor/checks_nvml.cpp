@@ -80,7 +80,7 @@ CheckResult check_nvidia_mig(const SystemView& view) {
                                    pending ? "on" : "off",
                                    instances ? fmt::format(", {} MIG devices", *instances) : ""));
     if (cur != pending)
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-MIG-PENDING"_gc,
                           fmt::format("{}: MIG mode change to {} is pending a GPU reset", g.label,
                                       pending ? "on" : "off"),
                           "reset the GPU (sudo nvidia-smi -r -i <index>, with nothing running on "
@@ -89,7 +89,7 @@ CheckResult check_nvidia_mig(const SystemView& view) {
     enabled.push_back(g.label);
     if (instances && *instances == 0)
       findings.push_back(
-          {CheckStatus::kFail,
+          {CheckStatus::kFail, "GC-MIG-NO-INSTANCE"_gc,
            fmt::format("{}: MIG is enabled but no GPU instance exists: CUDA sees no device on it",
                        g.label),
            "create instances (sudo nvidia-smi mig -cgi 1g.10gb,1g.10gb -C; nvidia-smi mig -lgip "
@@ -116,13 +116,13 @@ CheckResult check_nvidia_compute_mode(const SystemView& view) {
     if (mode.empty()) continue;
     evidence.push_back(fmt::format("{}: compute mode {}", g.label, mode));
     if (mode == "prohibited")
-      findings.push_back({CheckStatus::kFail,
+      findings.push_back({CheckStatus::kFail, "GC-COMPUTE-PROHIBITED"_gc,
                           g.label + ": compute mode PROHIBITED: no process may create a CUDA "
                                     "context on it",
                           "sudo nvidia-smi -c DEFAULT -i <index> (unless an administrator "
                           "reserved the GPU on purpose)"});
     else if (mode.rfind("exclusive", 0) == 0)
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-COMPUTE-EXCLUSIVE"_gc,
                           g.label + ": compute mode " + mode +
                               ": one process at a time; a second (a DataLoader worker, a "
                               "second job) fails with cudaErrorDevicesUnavailable",
@@ -156,24 +156,24 @@ CheckResult check_nvidia_ecc(const SystemView& view) {
                                          ? " (a change is pending a reset)"
                                          : ""));
       if (!flag(f, "ecc_mode_current"))
-        findings.push_back({CheckStatus::kInfo, g.label + ": ECC is off", ""});
+        findings.push_back({CheckStatus::kInfo, {}, g.label + ": ECC is off", ""});
     }
     if (!ecc.empty()) evidence.push_back(g.label + ": ECC errors " + ecc.dump());
     if (!rows.empty()) evidence.push_back(g.label + ": remapped rows " + rows.dump());
     if (!pages.empty()) evidence.push_back(g.label + ": retired pages " + pages.dump());
     if (auto v = number(ecc, "volatile_uncorrected"); v && *v > 0)
-      findings.push_back({CheckStatus::kFail,
+      findings.push_back({CheckStatus::kFail, "GC-ECC-UNCORRECTABLE"_gc,
                           fmt::format("{}: {} uncorrectable ECC error{} since the driver loaded",
                                       g.label, *v, *v == 1 ? "" : "s"),
                           reset_fix});
     if (flag(rows, "pending"))
-      findings.push_back({CheckStatus::kFail,
+      findings.push_back({CheckStatus::kFail, "GC-ECC-REMAP-PENDING"_gc,
                           g.label + ": a row remap is pending (needs a GPU reset)", reset_fix});
     if (flag(rows, "failure"))
-      findings.push_back(
-          {CheckStatus::kFail, g.label + ": row remapping failed (no spare rows left)", reset_fix});
+      findings.push_back({CheckStatus::kFail, "GC-ECC-REMAP-FAILED"_gc,
+                          g.label + ": row remapping failed (no spare rows left)", reset_fix});
     if (flag(pages, "pending"))
-      findings.push_back({CheckStatus::kFail,
+      findings.push_back({CheckStatus::kFail, "GC-ECC-REMAP-PENDING"_gc,
                           g.label + ": retired pages are pending (need a GPU reset)", reset_fix});
     std::vector<std::string> lifetime;
     for (const char* key : {"aggregate_uncorrected", "aggregate_corrected"})
@@ -186,6 +186,7 @@ CheckResult check_nvidia_ecc(const SystemView& view) {
         lifetime.push_back(fmt::format("{} pages retired ({})", *v, key));
     if (!lifetime.empty())
       findings.push_back({CheckStatus::kInfo,
+                          {},
                           fmt::format("{}: lifetime counts {}", g.label, join(lifetime, ", ")),
                           ""});
   }
@@ -219,7 +220,9 @@ CheckResult check_nvidia_persistence_mode(const SystemView& view) {
       join(off, ", "));
   const std::string fix =
       "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1, lost at reboot)";
-  if (on_ci) return warn(finding + " (on CI, where every job is short)", fix, evidence);
+  if (on_ci)
+    return warn("GC-PERSISTENCE-OFF"_gc, finding + " (on CI, where every job is short)", fix,
+                evidence);
   return info(finding + " (INFO off CI; WARN with CI set or --ci)", evidence);
 }
 
@@ -261,12 +264,15 @@ CheckResult check_pcie_link_under_load(const SystemView& view) {
     const std::string text = fmt::format("{}: PCIe link gen {} x{} below its maximum gen {} x{}",
                                          g.label, *gen, *width, *max_gen, *max_width);
     if (how.rfind("under load", 0) == 0)
-      findings.push_back({CheckStatus::kWarn, text + " under load: host-device copies are slower",
+      findings.push_back({CheckStatus::kWarn, "GC-PCIE-DEGRADED"_gc,
+                          text + " under load: host-device copies are slower",
                           "reseat the card or move it to a full-width slot; check the BIOS PCIe "
                           "speed setting and riser cables; nvidia-smi -q -d PCIE shows the link"});
     else
       findings.push_back({CheckStatus::kInfo,
-                          text + " (" + how + "; idle GPUs drop their link to save power)", ""});
+                          {},
+                          text + " (" + how + "; idle GPUs drop their link to save power)",
+                          ""});
   }
   if (judged == 0) throw NotObservable("NVML reports no PCIe link generation and width");
   return combine(findings, evidence,
@@ -309,12 +315,13 @@ CheckResult check_clocks_under_load(const SystemView& view) {
         fmt::format("{}: clocks-event reasons [{}], {}", g.label, join(seen, ", "), how));
     if (!slow.empty())
       findings.push_back(
-          {CheckStatus::kWarn,
+          {CheckStatus::kWarn, "GC-CLOCKS-THROTTLED"_gc,
            fmt::format("{}: clocks held down by {} ({})", g.label, join(slow, ", "), how),
            "check cooling and airflow (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), the power "
            "supply and cables (HW slowdown, power brake); benchmarks on this GPU understate it"});
     else if (std::find(seen.begin(), seen.end(), "sw_power_cap") != seen.end())
       findings.push_back({CheckStatus::kInfo,
+                          {},
                           fmt::format("{}: clocks limited by the power cap ({}): normal at full "
                                       "load",
                                       g.label, how),

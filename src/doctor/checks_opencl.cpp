@@ -195,7 +195,8 @@ CheckResult check_opencl_loader(const SystemView& view) {
       evidence.push_back("vendor library: " + text(lib, k::kPath));
     }
     if (!drivers.empty())
-      return fail(fmt::format("no OpenCL ICD loader (libOpenCL.so.1), though {} OpenCL drivers "
+      return fail("GC-OPENCL-LOADER-MISSING"_gc,
+                  fmt::format("no OpenCL ICD loader (libOpenCL.so.1), though {} OpenCL drivers "
                               "are installed: no OpenCL program can reach them",
                               join(drivers, ", ")),
                   std::string(kInstallLoader), evidence);
@@ -298,7 +299,7 @@ CheckResult check_opencl_loader_copies(const SystemView& view) {
             join(paths, ", "));
     }
   }
-  return warn(finding, fix, evidence);
+  return warn("GC-OPENCL-LOADER-SHADOWED"_gc, finding, fix, evidence);
 }
 
 // ---- opencl_vendors_dir ----
@@ -326,15 +327,18 @@ CheckResult check_opencl_vendors_dir(const SystemView& view) {
       "installed driver (see opencl_vendor_registration)";
   if (!exists) {
     if (origin != "default")
-      return warn(fmt::format("{}={} names a directory that does not exist: the loader finds no "
+      return warn("GC-OPENCL-VENDORS-MISSING"_gc,
+                  fmt::format("{}={} names a directory that does not exist: the loader finds no "
                               "ICD",
                               origin, path),
                   "unset " + origin + " or point it at a directory of .icd files", evidence);
-    return warn(fmt::format("vendors directory {} does not exist: the loader finds no ICD", path),
+    return warn("GC-OPENCL-VENDORS-MISSING"_gc,
+                fmt::format("vendors directory {} does not exist: the loader finds no ICD", path),
                 fmt::format("sudo mkdir -p {}; then {}", path, install), evidence);
   }
   if (in_dir == 0)
-    return warn(fmt::format("vendors directory {} holds no .icd file: the loader finds no ICD "
+    return warn("GC-OPENCL-VENDORS-EMPTY"_gc,
+                fmt::format("vendors directory {} holds no .icd file: the loader finds no ICD "
                             "there",
                             path),
                 install, evidence);
@@ -405,8 +409,9 @@ CheckResult check_opencl_icd_loads(const SystemView& view) {
   }
   if (worst == CheckStatus::kPass)
     return pass(fmt::format("every registered ICD library loads ({})", files.size()), evidence);
-  CheckResult r = worst == CheckStatus::kFail ? fail(join(findings, "; "), join(fixes, "; "))
-                                              : warn(join(findings, "; "), join(fixes, "; "));
+  CheckResult r = worst == CheckStatus::kFail
+                      ? fail("GC-OPENCL-ICD-BROKEN"_gc, join(findings, "; "), join(fixes, "; "))
+                      : warn("GC-OPENCL-ICD-NOT-ICD"_gc, join(findings, "; "), join(fixes, "; "));
   r.evidence = evidence;
   return r;
 }
@@ -464,8 +469,10 @@ CheckResult check_opencl_vendor_registration(const SystemView& view) {
   if (worst == CheckStatus::kPass)
     return pass("every installed vendor OpenCL library has an .icd file: " + join(ok, ", "),
                 evidence);
-  CheckResult r = worst == CheckStatus::kFail ? fail(join(findings, "; "), join(fixes, "; "))
-                                              : warn(join(findings, "; "), join(fixes, "; "));
+  CheckResult r =
+      worst == CheckStatus::kFail
+          ? fail("GC-OPENCL-UNREGISTERED"_gc, join(findings, "; "), join(fixes, "; "))
+          : warn("GC-OPENCL-ENV-REGISTERED"_gc, join(findings, "; "), join(fixes, "; "));
   r.evidence = evidence;
   return r;
 }
@@ -504,8 +511,9 @@ CheckResult check_opencl_enumeration(const SystemView& view) {
               : fmt::format("reinstall {}, or drop it from OCL_ICD_FILENAMES / OCL_ICD_VENDORS",
                             icd));
     }
-    if (!culprit_fixes.empty()) return fail(finding, join(culprit_fixes, "; "), evidence);
-    return fail(finding,
+    if (!culprit_fixes.empty())
+      return fail("GC-OPENCL-ENUM-FAILED"_gc, finding, join(culprit_fixes, "; "), evidence);
+    return fail("GC-OPENCL-ENUM-FAILED"_gc, finding,
                 fmt::format("find the ICD that breaks it, one at a time: for f in {}/*.icd; do "
                             "d=$(mktemp -d); cp \"$f\" \"$d\"; echo \"$f\"; OCL_ICD_VENDORS=$d "
                             "clinfo -l; done; then reinstall or remove that driver's .icd",
@@ -518,13 +526,15 @@ CheckResult check_opencl_enumeration(const SystemView& view) {
     std::vector<std::string> evidence{"reason: " + reason};
     for (const auto& i : icds) evidence.push_back("ICD: " + i);
     if (loadable > 0)
-      return fail(fmt::format("{} ICD librar{} load{}, but the loader got 0 platforms: the "
+      return fail("GC-OPENCL-DRIVER-NO-HW"_gc,
+                  fmt::format("{} ICD librar{} load{}, but the loader got 0 platforms: the "
                               "drivers found no hardware or failed to initialise",
                               loadable, loadable == 1 ? "y" : "ies", loadable == 1 ? "s" : ""),
                   "check each driver's own tool (nvidia-smi, rocminfo, clinfo with one .icd at a "
                   "time) and its device nodes (see gpu_node_access, container_gpu_devices)",
                   evidence);
-    return warn("the loader found 0 OpenCL platforms: no ICD is registered or none loads",
+    return warn("GC-OPENCL-NO-PLATFORM"_gc,
+                "the loader found 0 OpenCL platforms: no ICD is registered or none loads",
                 "register a driver (see opencl_vendors_dir, opencl_icd_loads, "
                 "opencl_vendor_registration)",
                 evidence);
@@ -562,7 +572,7 @@ CheckResult check_opencl_platform_devices(const SystemView& view) {
   if (findings.empty())
     return pass(fmt::format("every platform ({}) has at least one device", platforms.size()),
                 evidence);
-  return warn(join(findings, "; "), join(fixes, "; "), evidence);
+  return warn("GC-OPENCL-EMPTY-PLATFORM"_gc, join(findings, "; "), join(fixes, "; "), evidence);
 }
 
 // ---- opencl_gpu_devices ----
@@ -583,7 +593,8 @@ CheckResult check_opencl_gpu_devices(const SystemView& view) {
       "OpenCL works, but not on a GPU: only CPU implementations (" + join(others, ", ") + ")";
   if (expected.vendors.empty())
     return info(finding + "; no GPU driver is installed here", evidence);
-  return warn(finding + fmt::format(", though this system is set up for {} GPUs",
+  return warn("GC-OPENCL-NO-GPU"_gc,
+              finding + fmt::format(", though this system is set up for {} GPUs",
                                     vendor_display_names(expected.vendors)),
               "install or register the GPU vendor's OpenCL driver (see opencl_vendor_registration "
               "and opencl_platform_devices; NVIDIA: sudo apt install nvidia-opencl-icd)",
@@ -639,7 +650,8 @@ CheckResult check_opencl_duplicate_devices(const SystemView& view) {
         "or pick devices by stable id (opencl:<pci-bus-id>) rather than by index");
   std::vector<std::string> findings = icd_findings;
   findings.insert(findings.end(), seen.begin(), seen.end());
-  return warn(join(findings, "; ") +
+  return warn("GC-OPENCL-DUPLICATE"_gc,
+              join(findings, "; ") +
                   ": programs that take every device use one device twice, and indices shift",
               join(fixes, "; "), evidence);
 }
@@ -671,7 +683,8 @@ CheckResult check_opencl_platform_family(const SystemView& view) {
   }
   const std::string families = "OpenCL platforms: " + join(labels, "; ");
   if (findings.empty()) return info(families, evidence);
-  return warn(families + "; " + join(findings, "; "), join(fixes, "; "), evidence);
+  return warn("GC-OPENCL-OBSOLETE-DRIVER"_gc, families + "; " + join(findings, "; "),
+              join(fixes, "; "), evidence);
 }
 
 }  // namespace gpucheck::doctor

@@ -87,7 +87,8 @@ CheckResult check_container_gpu_devices(const SystemView& view) {
         fmt::format("{} expects an Intel GPU, but /dev/dri/renderD* is not mounted in", where));
     fixes.push_back("docker run --device=/dev/dri --group-add render ...");
   }
-  if (!findings.empty()) return fail(join(findings, "; "), join(fixes, "; "), evidence);
+  if (!findings.empty())
+    return fail("GC-CONTAINER-NO-GPU"_gc, join(findings, "; "), join(fixes, "; "), evidence);
   if (!expected.vendors.empty())
     return pass(fmt::format("{}: the {} device nodes and driver libraries are mounted in", where,
                             vendor_display_names(expected.vendors)),
@@ -112,18 +113,19 @@ CheckResult check_wsl_gpu(const SystemView& view) {
   const bool dxg = view.exists("/dev/dxg");
   evidence.push_back(std::string("/dev/dxg: ") + (dxg ? "present" : "missing"));
   if (!dxg)
-    return fail(
-        "no /dev/dxg: the Windows GPU driver is not passed into WSL (WSL 1, or an old "
-        "Windows or WSL)",
-        "in PowerShell: wsl --update; wsl --set-version <distro> 2; install the current "
-        "Windows GPU driver; then wsl --shutdown",
-        evidence);
+    return fail("GC-WSL-NO-DXG"_gc,
+                "no /dev/dxg: the Windows GPU driver is not passed into WSL (WSL 1, or an old "
+                "Windows or WSL)",
+                "in PowerShell: wsl --update; wsl --set-version <distro> 2; install the current "
+                "Windows GPU driver; then wsl --shutdown",
+                evidence);
   const std::string lib_dir = "/usr/lib/wsl/lib";
   const auto libs = view.list_dir(lib_dir);
   evidence.push_back(lib_dir + ": " + (libs.empty() ? "missing or empty" : join(libs, ", ")));
   const bool dxcore = std::find(libs.begin(), libs.end(), "libdxcore.so") != libs.end();
   if (libs.empty() || !dxcore)
-    return fail("the Windows driver libraries are not mounted at /usr/lib/wsl/lib",
+    return fail("GC-WSL-NO-LIBS"_gc,
+                "the Windows driver libraries are not mounted at /usr/lib/wsl/lib",
                 "restart WSL (wsl --shutdown in PowerShell) and check that /etc/wsl.conf does not "
                 "disable [automount]",
                 evidence);
@@ -137,7 +139,8 @@ CheckResult check_wsl_gpu(const SystemView& view) {
     evidence.push_back(fmt::format("{} -> {}", p, target.value_or("(a file)")));
   }
   if (!shadows.empty())
-    return warn(fmt::format("a Linux NVIDIA driver library ({}) is installed inside WSL: it "
+    return warn("GC-WSL-LINUX-DRIVER"_gc,
+                fmt::format("a Linux NVIDIA driver library ({}) is installed inside WSL: it "
                             "shadows the Windows driver's {}/libcuda.so.1",
                             join(shadows, ", "), lib_dir),
                 "remove the Linux driver from the distro (sudo apt remove --purge "
@@ -156,6 +159,7 @@ CheckResult check_wsl_gpu(const SystemView& view) {
     on_path = true;
   if (!on_path)
     return warn(
+        "GC-WSL-NO-LIBS"_gc,
         lib_dir + " is not on the dynamic linker's path: programs do not find libcuda.so.1",
         fmt::format("echo {} | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig", lib_dir),
         evidence);
@@ -212,7 +216,8 @@ CheckResult check_gpu_node_access(const SystemView& view) {
                 user.value_or("you"), join(need_groups, ","), need_groups.front())
           : fmt::format("sudo usermod -aG {} {}, then log out and in again", join(need_groups, ","),
                         user.value_or("$USER"));
-  return fail(fmt::format("{} cannot open {}: ROCm, OpenCL and Vulkan drivers see no GPU", me,
+  return fail("GC-GPU-NODE-DENIED"_gc,
+              fmt::format("{} cannot open {}: ROCm, OpenCL and Vulkan drivers see no GPU", me,
                           join(denied, ", ")),
               fix, evidence);
 }

@@ -75,7 +75,10 @@ HealthVerdict judge_health(const std::vector<CheckResult>& results,
     const bool failing =
         r.status == CheckStatus::kFail || (fail_on_warn && r.status == CheckStatus::kWarn);
     if (failing) {
-      if (v.failing.empty()) v.first_finding = r.finding;
+      if (v.failing.empty()) {
+        v.first_finding = r.finding;
+        v.first_code = r.code().code;
+      }
       v.failing.push_back(r.id);
     } else if (!answered(r)) {
       v.unanswered.push_back(r.id);
@@ -140,7 +143,9 @@ std::string id_list(const std::vector<std::string>& ids, std::size_t max) {
 std::string oneline(const HealthVerdict& v, std::size_t checks_run, double timeout_s) {
   switch (v.health) {
     case Health::kUnhealthy:
-      return fit_line(fmt::format("FAIL {}: {}", id_list(v.failing, 40), v.first_finding),
+      // The code first: a drain reason or a node condition shown cut keeps it.
+      return fit_line(fmt::format("FAIL {}{}: {}", v.first_code.empty() ? "" : v.first_code + ": ",
+                                  id_list(v.failing, 30), v.first_finding),
                       kOnelineMax);
     case Health::kUnknown:
       return fit_line(

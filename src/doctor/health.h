@@ -30,6 +30,7 @@ struct HealthVerdict {
   std::vector<std::string> failing;     // ids of FAIL checks (and WARN ones with fail_on_warn)
   std::vector<std::string> unanswered;  // ids that gave no answer before the deadline
   std::string first_finding;            // of the first failing check
+  std::string first_code;               // its fault code (GC-...)
 };
 
 // A check answered when it ran to its end and its SKIP is not "its probe child timed out".
@@ -43,7 +44,7 @@ HealthVerdict judge_health(const std::vector<CheckResult>& results,
 
 constexpr std::size_t kOnelineMax = 80;
 
-// "FAIL nvidia_ecc,nvidia_xid: cuda0 0000:9b:00.0: a row remap is pending ..." or
+// "FAIL GC-ECC-REMAP-PENDING: nvidia_ecc,nvidia_xid: cuda0 0000:9b:00.0: a row remap is ..." or
 // "UNKNOWN no answer within 30 s: nvidia_xid,cublas_library"; "OK 27 checks" when healthy.
 // Exactly one line (no newline), at most kOnelineMax bytes, printable ASCII.
 std::string oneline(const HealthVerdict& v, std::size_t checks_run, double timeout_s);

@@ -148,6 +148,8 @@ void keep_open_events(CheckResult& r, const std::vector<const StateEvent*>& open
                         last.last_time.empty() ? last.time : last.last_time);
   r.finding = r.status == CheckStatus::kPass ? note : note + "; now: " + r.finding;
   r.status = worse(r.status, worst);
+  if (r.fault == nullptr || r.fault->action == Action::kNone)
+    r.fault = find_fault_code("GC-DOCTOR-UNACKNOWLEDGED");
   const std::string ack = fmt::format(
       "once handled, acknowledge it: gpucheck doctor --ack {} (or remove the event from the "
       "state file)",

@@ -114,7 +114,9 @@ const std::vector<CheckDef>& all_checks() {
        check_nvidia_xid},
       {"nvlink_links", "every NVLink is active, all at one version and speed (fabric registered)",
        S::kPass, check_nvlink_links},
-      {"nvlink_errors", "no NVLink replay, recovery or CRC/ECC counter grows during the load run",
+      {"nvlink_errors",
+       "no NVLink replay or recovery error under load; CRC/ECC-data errors within 5/s per link "
+       "(DCGM: 100/s)",
        S::kPass, check_nvlink_errors},
       {"p2p_access",
        "GPUs joined by NVLink have peer access; a peer copy under load reaches half the link rate",
@@ -169,8 +171,14 @@ CheckResult run_check(const CheckDef& check, const SystemView& view) {
     r = skip(fmt::format("the check could not read what it needs ({})", e.what()));
   }
   r.id = std::string(check.id);
-  if ((r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) && r.fix.empty())
-    r.fix = "(no fix known: please report this check's finding)";
+  const bool problem = r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail;
+  if (problem && r.fix.empty()) r.fix = "(no fix known: please report this check's finding)";
+  // PASS, INFO and SKIP carry the check's own code; a WARN or FAIL one of its failure codes. A
+  // code of another check, or none, is a bug in the check: GC-DOCTOR-UNCODED says so.
+  if (!problem)
+    r.fault = own_code(check.id);
+  else if (r.fault != nullptr && (r.fault->check != check.id || r.fault->action == Action::kNone))
+    r.fault = nullptr;
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <regex>
 
 namespace gpucheck::report {
 
@@ -55,6 +56,22 @@ std::string upper(std::string s) {
   return s;
 }
 
+// A finding of one part per device ("cuda0: ...; cuda1: ..."), as a check joins its findings:
+// one line each, so a machine of eight GPUs reads as eight lines. Any other finding stays whole.
+std::vector<std::string> per_device_lines(const std::string& finding) {
+  static const std::regex kDevice(R"(^((cuda|rocm|hip|cl)[0-9]+|NVML GPU [0-9]+)\b)");
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const std::size_t end = finding.find("; ", at);
+    parts.push_back(finding.substr(at, end == std::string::npos ? end : end - at));
+    if (end == std::string::npos) break;
+    at = end + 2;
+  }
+  for (const auto& p : parts)
+    if (!std::regex_search(p, kDevice)) return {finding};
+  return parts;
+}
+
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -95,15 +112,18 @@ void checks_view(TextView& view, const Json& checks, bool details, bool problems
       const bool problem = status == "warn" || status == "fail";
       if (problems_only && !problem) continue;
       std::vector<std::string> notes;
+      std::vector<std::string> lines = per_device_lines(text_at(c, k::kFinding));
       if (problem || details) {
-        notes.push_back(text_at(c, k::kFinding));
+        notes = lines;
         if (auto fix = text_at(c, k::kFix); !fix.empty()) notes.push_back("fix: " + fix);
+        if (auto code = text_at(c, k::kCode); !code.empty())
+          notes.push_back(fmt::format("code: {}, action: {}", code, text_at(c, k::kAction)));
       }
       if (details)
         for (const auto& e : c.value(std::string(k::kEvidence), Json::array()))
           notes.push_back("evidence: " + scalar_text(e));
-      t.add({upper(status), id, problem || details ? "" : text_at(c, k::kFinding)},
-            std::move(notes));
+      if (!problem && !details) notes.assign(lines.begin() + 1, lines.end());
+      t.add({upper(status), id, problem || details ? "" : lines.front()}, std::move(notes));
     }
     if (t.rows.empty()) continue;
     view.text(std::string(areas()[a].title), 0, 0, Tone::kBold);

@@ -201,6 +201,10 @@ void add_sweep(PromMetrics& m, const nlohmann::json& sweep, const GpuMap& gpus) 
 void add_checks(PromMetrics& m, const nlohmann::json& checks) {
   m.family("gpucheck_doctor_check_status", "Doctor check status (1 for the actual state)");
   m.family("gpucheck_doctor_checks", "Doctor checks per status");
+  // The code changes with the result, so it is an info series of its own, not a label of the
+  // state set (whose series must stay the same from run to run).
+  m.family("gpucheck_doctor_check_fault",
+           "Doctor check's fault code and repair action (always 1; docs/CHECKS.md lists codes)");
   const std::vector<std::string_view> states{"pass", "info", "warn", "fail", "skip"};
   std::map<std::string, int> counts;
   for (const auto& c : checks) {
@@ -208,6 +212,9 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
     ++counts[status];
     state_set(m, "gpucheck_doctor_check_status", {{"check", str(c, k::kId)}}, "status", states,
               status);
+    if (const std::string code = str(c, k::kCode); !code.empty())
+      m.sample("gpucheck_doctor_check_fault",
+               {{"check", str(c, k::kId)}, {"code", code}, {"action", str(c, k::kAction)}}, 1);
   }
   for (auto s : states)
     m.sample("gpucheck_doctor_checks", {{"status", std::string(s)}}, counts[std::string(s)]);

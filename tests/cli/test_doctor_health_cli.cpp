@@ -104,9 +104,9 @@ TEST_F(QuickCli, AFailIsOneLineNamingTheCheck) {
   const std::string line = r.out.substr(0, r.out.size() - 1);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_LE(line.size(), 80u);
-  // Three checks fail (no /dev/nvidia* nodes either); the third is counted to leave the finding
-  // room.
-  EXPECT_THAT(line, StartsWith("FAIL nouveau_module,nvidia_kernel_module+1: the open-source "
+  // Three checks fail (no /dev/nvidia* nodes either); after the code, the second and third are
+  // counted to leave the finding room.
+  EXPECT_THAT(line, StartsWith("FAIL GC-NOUVEAU-LOADED: nouveau_module+2: the open-source "
                                "nouveau driver is"));
 }
 
@@ -168,11 +168,12 @@ TEST_F(QuickCli, AnXidFailsUntilAcknowledgedThenNotAgain) {
   const std::vector<std::string> args{"--state", state(), "--format", "oneline"};
   auto r = quick(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: Xid 79 x1: NVIDIA Xid errors in the kernel log"));
+  EXPECT_THAT(r.out, StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x1: NVIDIA Xid errors"));
   // Nothing new in the log, but the event is unacknowledged: still unhealthy.
   r = quick(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: unacknowledged since "));
+  EXPECT_THAT(r.out,
+              StartsWith("FAIL GC-DOCTOR-UNACKNOWLEDGED: nvidia_xid: unacknowledged since "));
 
   r = run_gpucheck({"doctor", "--ack", "nvidia_xid", "--state", state()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -187,7 +188,7 @@ TEST_F(QuickCli, AnXidFailsUntilAcknowledgedThenNotAgain) {
         "fallen off the bus.\n4,1200,9900000,-;NVRM: Xid (PCI:0000:17:00): 48, DBE.\n");
   r = quick(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: Xid 48 x1: new NVIDIA Xid errors"));
+  EXPECT_THAT(r.out, StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 48 x1: new NVIDIA Xid"));
 }
 
 TEST_F(QuickCli, BadAckAndBadStateAreUsageErrors) {

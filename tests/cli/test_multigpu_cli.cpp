@@ -117,7 +117,9 @@ TEST_F(MultiGpuFakeNvml, HealthyLinksPassAndTheCountersAreReadTwice) {
               HasSubstr("every NVLink of 2 GPUs is active, at version 6 and 26.562 GB/s each"));
   EXPECT_EQ(check("nvlink_errors")["status"], "pass") << check("nvlink_errors").dump(1);
   EXPECT_THAT(check("nvlink_errors")["finding"].get<std::string>(),
-              HasSubstr("(36 links compared)"));
+              HasSubstr("0000:00:07.0): 18 links, no error counter grew"));
+  EXPECT_EQ(check("nvlink_errors")["code"], "GC-NVLINK-ERRORS");
+  EXPECT_EQ(check("nvlink_errors")["action"], "none");
   // No CUDA here: no peer-access matrix, so only NVML's view is judged.
   EXPECT_EQ(check("p2p_access")["status"], "pass") << check("p2p_access").dump(1);
   bool read_again = false;
@@ -133,17 +135,24 @@ TEST_F(MultiGpuFakeNvml, ALinkDownFails) {
               HasSubstr("NVLink 11 is inactive (17 of its 18 links are active)"));
 }
 
-TEST_F(MultiGpuFakeNvml, CountersThatGrowBetweenTheReadingsWarnAndARecoveryFails) {
+TEST_F(MultiGpuFakeNvml, ReplaysOrARecoveryBetweenTheReadingsFailWithTheirCodes) {
   // Each process's nvmlInit_v2 is one generation: the probe reads 2, the reading after reads 9.
   doctor(two_linked("d0.nvlink.5.err.0=2+7\n"));
-  EXPECT_EQ(check("nvlink_errors")["status"], "warn") << check("nvlink_errors").dump(1);
+  const Json replay = check("nvlink_errors");
+  EXPECT_EQ(replay["status"], "fail") << replay.dump(1);
+  EXPECT_EQ(replay["code"], "GC-NVLINK-REPLAY");
+  EXPECT_EQ(replay["action"], "drain_and_diagnose");
   // No CUDA here: the GPUs are named as NVML lists them.
-  EXPECT_THAT(check("nvlink_errors")["finding"].get<std::string>(),
-              HasSubstr("NVLink 5 to NVML GPU 1 (NVIDIA H100 80GB HBM3, 0000:00:07.0): 7 replay "
-                        "errors during doctor's run (no load ran)"));
+  EXPECT_THAT(replay["finding"].get<std::string>(),
+              HasSubstr("NVML GPU 0 (NVIDIA H100 80GB HBM3, 0000:00:06.0): 18 links, replay +7 ("));
+  EXPECT_THAT(replay["finding"].get<std::string>(),
+              HasSubstr("replay errors during doctor's run (no load ran) fail"));
+  EXPECT_THAT(replay["evidence"].dump(),
+              HasSubstr("NVLink 5 to NVML GPU 1 (NVIDIA H100 80GB HBM3, 0000:00:07.0): replay +7"));
   doctor(two_linked("d1.nvlink.0.err.1=0+1\n"));
   EXPECT_EQ(check("nvlink_errors")["status"], "fail") << check("nvlink_errors").dump(1);
-  EXPECT_THAT(check("nvlink_errors")["finding"].get<std::string>(), HasSubstr("1 recovery error"));
+  EXPECT_EQ(check("nvlink_errors")["code"], "GC-NVLINK-RECOVERY");
+  EXPECT_THAT(check("nvlink_errors")["finding"].get<std::string>(), HasSubstr("recovery +1 ("));
 }
 
 TEST_F(MultiGpuFakeNvml, NvlinkedGpusWithoutNvlinkP2pFail) {

@@ -227,7 +227,7 @@ def scenarios(c):
     wait_for(lambda: c.node()[0].startswith("drain"), 2 * INTERVAL + 15, "the node to drain")
     took = time.monotonic() - start
     reasons = c.run(["sinfo", "-R", "-h", "-o", "%N|%E"]).stdout
-    assert f"{NODE}|gpucheck: FAIL nouveau_module" in reasons, reasons
+    assert f"{NODE}|gpucheck: GC-NOUVEAU-LOADED: nouveau_module" in reasons, reasons
     print(f"ok 2: drained after {took:.1f} s: {reasons.strip()}")
 
     # (3) without the fault the health check resumes the node it drained.

@@ -110,6 +110,20 @@ TEST_P(DoctorFixture, ProducesTheExpectedStatus) {
     EXPECT_FALSE(r.fix.empty()) << shown;
     EXPECT_EQ(r.fix.find("no fix known"), std::string::npos) << shown;
   }
+  // The code: the check's own for PASS, INFO and SKIP, one of its failure modes for WARN and FAIL
+  // (the framework checks get theirs with their rewrite: GC-DOCTOR-UNCODED until then).
+  const FaultCode& code = r.code();
+  if (r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) {
+    EXPECT_NE(code.action, Action::kNone) << shown;
+    if (k.check != "framework_packages" && k.check != "pytorch_cuda_usable") {
+      EXPECT_EQ(code.check, k.check) << shown;
+    }
+  } else {
+    EXPECT_EQ(&code, own_code(k.check)) << shown;
+  }
+  if (expect.contains("code")) {
+    EXPECT_EQ(code.code, expect["code"].get<std::string>()) << shown;
+  }
   // A check that could not read its facts says so as SKIP; only cases that mean it expect it.
   if (expect.at("status") != "skip") {
     EXPECT_NE(r.status, CheckStatus::kSkip) << shown;

@@ -74,13 +74,15 @@ TEST(Oneline, NamesFailingChecksAndFirstFindingInEightyAsciiBytes) {
   HealthVerdict v;
   v.health = Health::kUnhealthy;
   v.failing = {"nvidia_ecc", "nvidia_xid"};
+  v.first_code = "GC-ECC-REMAP-PENDING";
   v.first_finding =
       "cuda3 (NVIDIA H100 80GB HBM3, 0000:9b:00.0): a row remap is pending (needs a GPU reset); "
       "cuda5 (NVIDIA H100 80GB HBM3, 0000:bb:00.0): 2 uncorrectable ECC errors since the driver "
       "loaded";
   const std::string line = oneline(v, 23, 30);
   EXPECT_LE(line.size(), kOnelineMax);
-  EXPECT_THAT(line, StartsWith("FAIL nvidia_ecc,nvidia_xid: cuda3 0000:9b:00.0: a row remap"));
+  EXPECT_THAT(
+      line, StartsWith("FAIL GC-ECC-REMAP-PENDING: nvidia_ecc,nvidia_xid: cuda3 0000:9b:00.0: a"));
   EXPECT_TRUE(line.ends_with("...")) << line;
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
@@ -90,8 +92,9 @@ TEST(Oneline, ManyFailingIdsAreCountedToLeaveTheFindingRoom) {
   v.health = Health::kUnhealthy;
   v.failing = {"nouveau_module", "nvidia_kernel_module", "nvidia_device_nodes", "cuda_devices"};
   v.first_finding = "nouveau holds the GPU";
-  EXPECT_EQ(oneline(v, 23, 30),
-            "FAIL nouveau_module,nvidia_kernel_module+2: nouveau holds the GPU");
+  EXPECT_EQ(oneline(v, 23, 30), "FAIL nouveau_module+3: nouveau holds the GPU");
+  v.first_code = "GC-NOUVEAU-LOADED";
+  EXPECT_EQ(oneline(v, 23, 30), "FAIL GC-NOUVEAU-LOADED: nouveau_module+3: nouveau holds the GPU");
 }
 
 TEST(Oneline, UnknownNamesTheSilentChecksAndOkSaysHowMany) {

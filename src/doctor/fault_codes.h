@@ -1,0 +1,205 @@
+// Every fault code doctor gives, with the check that gives it, the repair action it calls for and
+// its meaning: one table, mirrored by the table in docs/CHECKS.md (a unit test keeps them equal).
+// Codes are stable: a code keeps its meaning for good and is never given to another fault.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace gpucheck::doctor {
+
+// What a remediation system does with a finding, modelled on DCGM's and NVSentinel's actions;
+// ordered from nothing to the vendor.
+enum class Action {
+  kNone,                   // PASS, INFO, SKIP: nothing to do
+  kFixConfig,              // change a setting, a variable, a permission or a service
+  kUpdateDriverOrLibrary,  // install, update or reinstall a driver or a library
+  kResetGpu,               // reset the GPU (nvidia-smi -r) with nothing running on it
+  kReboot,                 // reboot the node
+  kDrainAndDiagnose,       // drain the node and run field diagnostics (dcgmi diag -r 3)
+  kReplaceHardware,        // reseat or replace a GPU, bridge, board or cable
+  kContactVendor,          // the fault is the vendor's to diagnose
+};
+
+// "none", "fix_config", "update_driver_or_library", "reset_gpu", "reboot",
+// "drain_and_diagnose", "replace_hardware", "contact_vendor".
+std::string_view to_string(Action a);
+std::optional<Action> action_from_string(std::string_view s);
+
+struct FaultCode {
+  std::string_view code;   // GC-<TOPIC>-<WHAT>
+  std::string_view check;  // the check id that gives it ("doctor": doctor itself)
+  Action action;
+  std::string_view meaning;
+};
+
+// A check's own code (PASS, INFO and SKIP; action none) is GC- and its id upper-cased with '-'
+// for '_'. Grouped by check, in the registry's order.
+inline constexpr FaultCode kFaultCodes[] = {
+    // clang-format off
+    {"GC-DOCTOR-UNCODED", "doctor", Action::kDrainAndDiagnose, "a WARN or FAIL of a check that gives no code of its own yet: read its finding"},
+    {"GC-DOCTOR-UNACKNOWLEDGED", "doctor", Action::kDrainAndDiagnose, "an earlier run's event in the state file is not acknowledged yet (doctor --ack CHECK once handled)"},
+
+    {"GC-OPENCL-LOADER", "opencl_loader", Action::kNone, "which OpenCL ICD loader loads"},
+    {"GC-OPENCL-LOADER-MISSING", "opencl_loader", Action::kUpdateDriverOrLibrary, "OpenCL drivers are installed but no ICD loader (libOpenCL.so.1)"},
+    {"GC-OPENCL-LOADER-COPIES", "opencl_loader_copies", Action::kNone, "other libOpenCL.so copies"},
+    {"GC-OPENCL-LOADER-SHADOWED", "opencl_loader_copies", Action::kFixConfig, "another libOpenCL.so on the library path can be loaded instead of the system's loader"},
+    {"GC-OPENCL-VENDORS-DIR", "opencl_vendors_dir", Action::kNone, "the vendors directory of .icd files"},
+    {"GC-OPENCL-VENDORS-MISSING", "opencl_vendors_dir", Action::kFixConfig, "the vendors directory (or the one a variable names) does not exist"},
+    {"GC-OPENCL-VENDORS-EMPTY", "opencl_vendors_dir", Action::kUpdateDriverOrLibrary, "the vendors directory holds no .icd file"},
+    {"GC-OPENCL-ICD-LOADS", "opencl_icd_loads", Action::kNone, "every .icd file's library loads"},
+    {"GC-OPENCL-ICD-BROKEN", "opencl_icd_loads", Action::kUpdateDriverOrLibrary, "an .icd file names a library that does not load"},
+    {"GC-OPENCL-ICD-NOT-ICD", "opencl_icd_loads", Action::kFixConfig, "an .icd file names a library that exports no ICD entry point"},
+    {"GC-OPENCL-VENDOR-REGISTRATION", "opencl_vendor_registration", Action::kNone, "installed vendor OpenCL libraries are registered"},
+    {"GC-OPENCL-UNREGISTERED", "opencl_vendor_registration", Action::kFixConfig, "a vendor OpenCL library is registered by nothing (or only by a variable the loader ignores)"},
+    {"GC-OPENCL-ENV-REGISTERED", "opencl_vendor_registration", Action::kFixConfig, "a vendor OpenCL library is registered only by an environment variable"},
+    {"GC-OPENCL-ENUMERATION", "opencl_enumeration", Action::kNone, "platform enumeration"},
+    {"GC-OPENCL-ENUM-FAILED", "opencl_enumeration", Action::kUpdateDriverOrLibrary, "platform enumeration fails or crashes (an ICD breaks it)"},
+    {"GC-OPENCL-NO-PLATFORM", "opencl_enumeration", Action::kFixConfig, "the loader found no platform: no ICD is registered or none loads"},
+    {"GC-OPENCL-DRIVER-NO-HW", "opencl_enumeration", Action::kUpdateDriverOrLibrary, "ICD libraries load but report no platform: the drivers found no hardware"},
+    {"GC-OPENCL-PLATFORM-DEVICES", "opencl_platform_devices", Action::kNone, "every platform has devices"},
+    {"GC-OPENCL-EMPTY-PLATFORM", "opencl_platform_devices", Action::kUpdateDriverOrLibrary, "an OpenCL platform has no device"},
+    {"GC-OPENCL-GPU-DEVICES", "opencl_gpu_devices", Action::kNone, "OpenCL reaches a GPU"},
+    {"GC-OPENCL-NO-GPU", "opencl_gpu_devices", Action::kUpdateDriverOrLibrary, "OpenCL reaches only CPU implementations on a system set up for GPUs"},
+    {"GC-OPENCL-DUPLICATE-DEVICES", "opencl_duplicate_devices", Action::kNone, "no device or ICD listed twice"},
+    {"GC-OPENCL-DUPLICATE", "opencl_duplicate_devices", Action::kFixConfig, "an OpenCL device or ICD is listed twice"},
+    {"GC-OPENCL-PLATFORM-FAMILY", "opencl_platform_family", Action::kNone, "the family of each platform"},
+    {"GC-OPENCL-OBSOLETE-DRIVER", "opencl_platform_family", Action::kUpdateDriverOrLibrary, "an obsolete OpenCL implementation (Mesa Clover, Beignet)"},
+
+    {"GC-CPU-ISA", "cpu_isa", Action::kNone, "the CPU's vector extensions"},
+    {"GC-CPU-ISA-MISSING", "cpu_isa", Action::kFixConfig, "the CPU (or a virtual machine's CPU model) lacks AVX, AVX2, FMA or NEON"},
+    {"GC-CPU-BLAS", "cpu_blas", Action::kNone, "which BLAS serves CPU GEMM"},
+    {"GC-CPU-BLAS-MISSING", "cpu_blas", Action::kUpdateDriverOrLibrary, "no BLAS library loads"},
+    {"GC-CPU-BLAS-REFERENCE", "cpu_blas", Action::kUpdateDriverOrLibrary, "the reference (netlib) BLAS serves GEMM"},
+    {"GC-CPU-BLAS-CORETYPE", "cpu_blas", Action::kFixConfig, "OPENBLAS_CORETYPE holds OpenBLAS on an older CPU's kernels"},
+    {"GC-CPU-BLAS-OLD-BUILD", "cpu_blas", Action::kUpdateDriverOrLibrary, "OpenBLAS is built for, or chooses, kernels below what the CPU runs"},
+    {"GC-CPU-BLAS-ALTERNATIVE", "cpu_blas", Action::kFixConfig, "libblas.so.3 (the alternatives link) is a slow BLAS"},
+
+    {"GC-CONTAINER-GPU-DEVICES", "container_gpu_devices", Action::kNone, "a container's GPU device nodes and driver libraries"},
+    {"GC-CONTAINER-NO-GPU", "container_gpu_devices", Action::kFixConfig, "a container started without the GPU device nodes or driver libraries"},
+    {"GC-WSL-GPU", "wsl_gpu", Action::kNone, "WSL2 GPU passthrough"},
+    {"GC-WSL-NO-DXG", "wsl_gpu", Action::kUpdateDriverOrLibrary, "WSL2 without /dev/dxg (old WSL or Windows driver)"},
+    {"GC-WSL-NO-LIBS", "wsl_gpu", Action::kFixConfig, "the Windows driver libraries are not mounted or not on the linker's path"},
+    {"GC-WSL-LINUX-DRIVER", "wsl_gpu", Action::kFixConfig, "a Linux NVIDIA driver library installed inside WSL2 hides the Windows one"},
+    {"GC-GPU-NODE-ACCESS", "gpu_node_access", Action::kNone, "this user may open /dev/kfd and /dev/dri"},
+    {"GC-GPU-NODE-DENIED", "gpu_node_access", Action::kFixConfig, "this user may not open /dev/kfd or /dev/dri/renderD* (render/video groups)"},
+
+    {"GC-ENV-VISIBLE-DEVICES", "env_visible_devices", Action::kNone, "the *_VISIBLE_DEVICES variables"},
+    {"GC-ENV-DEVICES-HIDDEN", "env_visible_devices", Action::kFixConfig, "a *_VISIBLE_DEVICES variable hides every GPU or stops at an invalid entry"},
+    {"GC-ENV-CUDA-BEHAVIOUR", "env_cuda_behaviour", Action::kNone, "variables that change CUDA"},
+    {"GC-ENV-CUDA-SLOW", "env_cuda_behaviour", Action::kFixConfig, "a variable slows CUDA down (CUDA_LAUNCH_BLOCKING=1, ...)"},
+    {"GC-ENV-LD-PRELOAD", "env_ld_preload", Action::kNone, "LD_PRELOAD"},
+    {"GC-ENV-PRELOAD-GPU-LIB", "env_ld_preload", Action::kFixConfig, "LD_PRELOAD forces a GPU library into every process"},
+    {"GC-ENV-LD-LIBRARY-PATH", "env_ld_library_path", Action::kNone, "LD_LIBRARY_PATH"},
+    {"GC-ENV-STUB-FIRST", "env_ld_library_path", Action::kFixConfig, "LD_LIBRARY_PATH puts the CUDA toolkit's stub libcuda.so first"},
+    {"GC-ENV-OPENCL-LOADER", "env_opencl_loader", Action::kNone, "the OpenCL loader's variables"},
+    {"GC-ENV-OPENCL-IGNORED", "env_opencl_loader", Action::kFixConfig, "an OpenCL loader variable is set but the loaded loader ignores or misreads it"},
+    {"GC-ENV-CPU-THREADS", "env_cpu_threads", Action::kNone, "the CPU thread-count variables"},
+    {"GC-ENV-ONE-THREAD", "env_cpu_threads", Action::kFixConfig, "OMP_NUM_THREADS or a BLAS thread variable pins CPU code to one thread"},
+
+    {"GC-FRAMEWORK-PACKAGES", "framework_packages", Action::kNone, "the frameworks' wheels and their CUDA"},
+
+    {"GC-NOUVEAU-MODULE", "nouveau_module", Action::kNone, "nouveau and the NVIDIA GPUs"},
+    {"GC-NOUVEAU-LOADED", "nouveau_module", Action::kFixConfig, "nouveau is loaded while an NVIDIA GPU is on the bus (blacklist it, rebuild the initramfs, reboot)"},
+    {"GC-NVIDIA-KERNEL-MODULE", "nvidia_kernel_module", Action::kNone, "the nvidia kernel module"},
+    {"GC-DRIVER-MODULE-MISSING", "nvidia_kernel_module", Action::kUpdateDriverOrLibrary, "the nvidia kernel module is not loaded for the NVIDIA GPUs on the bus"},
+    {"GC-NVIDIA-DEVICE-NODES", "nvidia_device_nodes", Action::kNone, "the /dev/nvidia* nodes"},
+    {"GC-DRIVER-DEVICE-NODES", "nvidia_device_nodes", Action::kFixConfig, "a /dev/nvidia* node is missing or this user may not open it"},
+    {"GC-CUDA-DRIVER-LIBRARY", "cuda_driver_library", Action::kNone, "libcuda.so.1"},
+    {"GC-DRIVER-LIBCUDA-MISSING", "cuda_driver_library", Action::kUpdateDriverOrLibrary, "libcuda.so.1 (the driver's user-space library) does not load"},
+    {"GC-CUDA-DRIVER-STUB", "cuda_driver_stub", Action::kNone, "the loaded libcuda.so.1 is the driver's"},
+    {"GC-DRIVER-STUB-LOADED", "cuda_driver_stub", Action::kFixConfig, "the loaded libcuda.so.1 is the toolkit's stub"},
+    {"GC-NVIDIA-DRIVER-VERSIONS", "nvidia_driver_versions", Action::kNone, "kernel module and libcuda versions"},
+    {"GC-DRIVER-VERSION-MISMATCH", "nvidia_driver_versions", Action::kReboot, "the kernel module's version differs from libcuda's (a driver update without a reboot)"},
+    {"GC-CUDA-DRIVER-RUNTIME", "cuda_driver_runtime", Action::kNone, "the driver's CUDA version"},
+    {"GC-DRIVER-TOO-OLD", "cuda_driver_runtime", Action::kUpdateDriverOrLibrary, "the driver is too old for gpucheck's CUDA runtime or the toolkits"},
+    {"GC-DRIVER-MINOR-COMPAT", "cuda_driver_runtime", Action::kUpdateDriverOrLibrary, "the driver is older than the toolkit and runs it through minor-version compatibility"},
+    {"GC-CUDA-DEVICES", "cuda_devices", Action::kNone, "cuInit and CUDA's devices"},
+    {"GC-CUDA-NO-DEVICE", "cuda_devices", Action::kFixConfig, "CUDA finds no device (hidden by CUDA_VISIBLE_DEVICES, a container without GPUs, no driver loaded)"},
+    {"GC-CUDA-GPU-MISSING", "cuda_devices", Action::kDrainAndDiagnose, "a GPU on the PCI bus is missing from CUDA's devices (fallen off the bus)"},
+    {"GC-CUDA-INIT-FAILED", "cuda_devices", Action::kReboot, "cuInit fails although the driver is present (a driver in a bad state)"},
+    {"GC-CUDA-FABRIC-NOT-READY", "cuda_devices", Action::kFixConfig, "cuInit answers CUDA_ERROR_SYSTEM_NOT_READY: Fabric Manager is not running"},
+    {"GC-NVSWITCH-FABRIC-MANAGER", "nvswitch_fabric_manager", Action::kNone, "Fabric Manager on NVSwitch systems"},
+    {"GC-FABRIC-MANAGER-DOWN", "nvswitch_fabric_manager", Action::kFixConfig, "NVSwitches are on the bus but nv-fabricmanager does not run"},
+
+    {"GC-NVIDIA-MIG", "nvidia_mig", Action::kNone, "MIG mode and instances"},
+    {"GC-MIG-PENDING", "nvidia_mig", Action::kResetGpu, "a MIG mode change waits for a GPU reset"},
+    {"GC-MIG-NO-INSTANCE", "nvidia_mig", Action::kFixConfig, "MIG is on but no GPU instance exists"},
+    {"GC-NVIDIA-COMPUTE-MODE", "nvidia_compute_mode", Action::kNone, "the compute mode"},
+    {"GC-COMPUTE-PROHIBITED", "nvidia_compute_mode", Action::kFixConfig, "compute mode PROHIBITED: no process may use the GPU"},
+    {"GC-COMPUTE-EXCLUSIVE", "nvidia_compute_mode", Action::kFixConfig, "compute mode EXCLUSIVE_PROCESS: one process at a time"},
+    {"GC-NVIDIA-ECC", "nvidia_ecc", Action::kNone, "ECC errors, row remaps and retired pages"},
+    {"GC-ECC-UNCORRECTABLE", "nvidia_ecc", Action::kResetGpu, "uncorrectable ECC errors since the driver loaded"},
+    {"GC-ECC-REMAP-PENDING", "nvidia_ecc", Action::kResetGpu, "a row remap or page retirement waits for a GPU reset"},
+    {"GC-ECC-REMAP-FAILED", "nvidia_ecc", Action::kReplaceHardware, "row remapping failed: no spare rows left"},
+    {"GC-NVIDIA-PERSISTENCE-MODE", "nvidia_persistence_mode", Action::kNone, "persistence mode"},
+    {"GC-PERSISTENCE-OFF", "nvidia_persistence_mode", Action::kFixConfig, "persistence mode is off on CI (nvidia-persistenced)"},
+    {"GC-PCIE-LINK-UNDER-LOAD", "pcie_link_under_load", Action::kNone, "PCIe generation and width under load"},
+    {"GC-PCIE-DEGRADED", "pcie_link_under_load", Action::kDrainAndDiagnose, "the PCIe link runs below its maximum generation or width under load"},
+    {"GC-CLOCKS-UNDER-LOAD", "clocks_under_load", Action::kNone, "clock events under load"},
+    {"GC-CLOCKS-THROTTLED", "clocks_under_load", Action::kDrainAndDiagnose, "thermal, hardware-slowdown or power-brake clock events under load"},
+    {"GC-NVIDIA-XID", "nvidia_xid", Action::kNone, "Xid errors in the kernel log"},
+    {"GC-XID-HARDWARE", "nvidia_xid", Action::kDrainAndDiagnose, "Xid errors that mean a hardware, memory, NVLink or bus fault"},
+    {"GC-XID-DRIVER", "nvidia_xid", Action::kUpdateDriverOrLibrary, "Xid errors of the driver (neither a program's fault nor the hardware's)"},
+
+    {"GC-NVLINK-LINKS", "nvlink_links", Action::kNone, "NVLink states, versions and speeds"},
+    {"GC-NVLINK-DOWN", "nvlink_links", Action::kReplaceHardware, "an NVLink is inactive while others are up"},
+    {"GC-NVLINK-DEGRADED", "nvlink_links", Action::kResetGpu, "an NVLink trained at a lower version or speed than the others"},
+    {"GC-NVLINK-ASYMMETRIC", "nvlink_links", Action::kReplaceHardware, "two GPUs see different numbers of NVLinks between them"},
+    {"GC-NVLINK-FABRIC", "nvlink_links", Action::kFixConfig, "a GPU's NVLink fabric registration did not complete, or no link is up beside NVSwitches (Fabric Manager)"},
+    {"GC-NVLINK-ERRORS", "nvlink_errors", Action::kNone, "NVLink error counters around the load run"},
+    {"GC-NVLINK-REPLAY", "nvlink_errors", Action::kDrainAndDiagnose, "NVLink replay errors grew under load (DCGM: failure)"},
+    {"GC-NVLINK-RECOVERY", "nvlink_errors", Action::kDrainAndDiagnose, "NVLink recovery errors grew under load: a link went down and retrained (DCGM: failure)"},
+    {"GC-NVLINK-CRC", "nvlink_errors", Action::kDrainAndDiagnose, "NVLink CRC (flit or data) errors grew above the healthy band (WARN) or at 100/s and more (FAIL, DCGM's limit)"},
+    {"GC-NVLINK-ECC-DATA", "nvlink_errors", Action::kDrainAndDiagnose, "corrected NVLink data ECC errors grew above the healthy band (WARN) or at 100/s and more (FAIL)"},
+    {"GC-NVLINK-LOST", "nvlink_errors", Action::kResetGpu, "an NVLink active at the probe was gone after the load"},
+    {"GC-P2P-ACCESS", "p2p_access", Action::kNone, "peer access and peer copies"},
+    {"GC-P2P-DENIED", "p2p_access", Action::kFixConfig, "peer access refused or disabled (IOMMU, ACS, a virtual machine, a driver registry key)"},
+    {"GC-P2P-SLOW", "p2p_access", Action::kDrainAndDiagnose, "a peer copy under load reached less than half of what its link allows"},
+    {"GC-P2P-COPY-FAILED", "p2p_access", Action::kDrainAndDiagnose, "a peer copy between NVLink-joined GPUs failed under load"},
+    {"GC-GPU-SIBLINGS", "gpu_siblings", Action::kNone, "GPUs against their same-model siblings"},
+    {"GC-GPU-SLOW-SIBLING", "gpu_siblings", Action::kDrainAndDiagnose, "a GPU is 5 % (WARN) or 10 % (FAIL) below its same-model siblings under load"},
+
+    {"GC-CUBLAS-LIBRARY", "cublas_library", Action::kNone, "cuBLAS"},
+    {"GC-CUBLAS-MISSING", "cublas_library", Action::kUpdateDriverOrLibrary, "cuBLAS does not load"},
+    {"GC-CUBLAS-VERSIONS", "cublas_library", Action::kFixConfig, "several cuBLAS versions on the linker's path"},
+    {"GC-CUBLAS-HEADER-MISMATCH", "cublas_library", Action::kUpdateDriverOrLibrary, "cuBLAS's header and library versions differ"},
+    {"GC-CUDNN-LIBRARY", "cudnn_library", Action::kNone, "cuDNN"},
+    {"GC-CUDNN-MISSING", "cudnn_library", Action::kUpdateDriverOrLibrary, "cuDNN does not load"},
+    {"GC-CUDNN-VERSIONS", "cudnn_library", Action::kFixConfig, "several cuDNN versions on the linker's path"},
+    {"GC-CUDNN-HEADER-MISMATCH", "cudnn_library", Action::kUpdateDriverOrLibrary, "cuDNN's header and library versions differ"},
+    {"GC-FRAMEWORK-CUDA-DRIVER", "framework_cuda_driver", Action::kNone, "the driver against the frameworks' CUDA builds"},
+    {"GC-DRIVER-TOO-OLD-FOR-FRAMEWORK", "framework_cuda_driver", Action::kUpdateDriverOrLibrary, "the driver is too old for the CUDA build of torch, JAX or CuPy"},
+    {"GC-PYTORCH-CUDA-USABLE", "pytorch_cuda_usable", Action::kNone, "whether PyTorch can use CUDA here"},
+    // clang-format on
+};
+
+std::span<const FaultCode> all_fault_codes();
+const FaultCode* find_fault_code(std::string_view code);
+// The check's own code (action none), or nullptr for an unknown check.
+const FaultCode* own_code(std::string_view check);
+
+// A code named in a check's source: Code{"GC-NVLINK-REPLAY"} or "GC-NVLINK-REPLAY"_gc. A name
+// missing from the table does not compile. Default: the check's own code.
+class Code {
+ public:
+  constexpr Code() = default;
+  consteval explicit Code(std::string_view code) : fault_(lookup(code)) {}
+  const FaultCode* get() const { return fault_; }
+
+ private:
+  static consteval const FaultCode* lookup(std::string_view code) {
+    for (const auto& f : kFaultCodes)
+      if (f.code == code) return &f;
+    throw "fault code missing from kFaultCodes";  // not a constant expression: a compile error
+  }
+  const FaultCode* fault_ = nullptr;
+};
+
+consteval Code operator""_gc(const char* s, std::size_t n) {
+  return Code(std::string_view(s, n));
+}
+
+}  // namespace gpucheck::doctor
