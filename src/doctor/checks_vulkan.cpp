@@ -135,7 +135,7 @@ std::vector<Finding> nvidia_vulkan_needs(const SystemView& view, std::vector<std
   if (!view.exists("/dev/nvidia-modeset")) {
     ev->push_back("/dev/nvidia-modeset is missing");
     needs.push_back(
-        {CheckStatus::kFail, "/dev/nvidia-modeset is missing",
+        {CheckStatus::kFail, "GC-VULKAN-ICD-INIT-FAILED"_gc, "/dev/nvidia-modeset is missing",
          container ? "pass the node into the container (docker run --device /dev/nvidia-modeset, "
                      "or NVIDIA_DRIVER_CAPABILITIES=all so the NVIDIA container toolkit mounts it)"
                    : "load the module that creates it: sudo modprobe nvidia-modeset"});
@@ -143,7 +143,7 @@ std::vector<Finding> nvidia_vulkan_needs(const SystemView& view, std::vector<std
   if (auto caps = view.env_value("NVIDIA_DRIVER_CAPABILITIES")) {
     ev->push_back("NVIDIA_DRIVER_CAPABILITIES=" + *caps);
     if (caps->find("graphics") == std::string::npos && caps->find("all") == std::string::npos)
-      needs.push_back({CheckStatus::kFail,
+      needs.push_back({CheckStatus::kFail, "GC-VULKAN-ICD-INIT-FAILED"_gc,
                        "NVIDIA_DRIVER_CAPABILITIES=" + *caps + " has no graphics capability",
                        "start the container with NVIDIA_DRIVER_CAPABILITIES=all (or add "
                        "graphics: the Vulkan driver is part of NVIDIA's graphics libraries)"});
@@ -180,7 +180,8 @@ CheckResult check_vulkan_loader(const SystemView& view) {
                 evidence);
   std::sort(drivers.begin(), drivers.end());
   drivers.erase(std::unique(drivers.begin(), drivers.end()), drivers.end());
-  return fail(fmt::format("no Vulkan loader (libvulkan.so.1), though {} driver manifest{} {} "
+  return fail("GC-VULKAN-NO-LOADER"_gc,
+              fmt::format("no Vulkan loader (libvulkan.so.1), though {} driver manifest{} {} "
                           "installed{}{}: no Vulkan program can reach {}",
                           array_at(s, k::kIcdFiles).size(),
                           array_at(s, k::kIcdFiles).size() == 1 ? "" : "s",
@@ -204,7 +205,7 @@ CheckResult check_vulkan_icd_loads(const SystemView& view) {
     // An error without "loads" is the manifest's own (unreadable, no JSON, a field missing).
     if (m.contains(k::kError) && !m.contains(k::kLoads)) {
       evidence.push_back(fmt::format("{}: {}", path, text(m, k::kError)));
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-VULKAN-ICD-INVALID"_gc,
                           fmt::format("{} is no usable driver manifest ({}): the loader skips it",
                                       path, text(m, k::kError)),
                           fmt::format("fix or remove {}", path)});
@@ -215,7 +216,7 @@ CheckResult check_vulkan_icd_loads(const SystemView& view) {
       const Json& entry = array_at(m, k::kEntryPoints);
       if (m.contains(k::kEntryPoints) && entry.empty())
         findings.push_back(
-            {CheckStatus::kWarn,
+            {CheckStatus::kWarn, "GC-VULKAN-ICD-INVALID"_gc,
              fmt::format("{} names {}, which loads but exports no Vulkan driver entry point", path,
                          text(m, k::kLibrary)),
              fmt::format("remove {}: its library is no Vulkan driver", path)});
@@ -238,7 +239,7 @@ CheckResult check_vulkan_icd_loads(const SystemView& view) {
           "install the driver that provides {}, or remove the stale manifest: sudo "
           "rm {}",
           text(m, k::kLibraryPath), path);
-    findings.push_back({CheckStatus::kFail,
+    findings.push_back({CheckStatus::kFail, "GC-VULKAN-ICD-BROKEN"_gc,
                         fmt::format("{} names {}, which does not load ({})", path,
                                     text(m, k::kLibrary), text(m, k::kError)),
                         fix});
@@ -272,7 +273,7 @@ CheckResult check_vulkan_icd_init(const SystemView& view) {
         continue;
       }
     }
-    findings.push_back({CheckStatus::kFail, what,
+    findings.push_back({CheckStatus::kFail, "GC-VULKAN-ICD-INIT-FAILED"_gc, what,
                         "run VK_LOADER_DEBUG=driver,error vulkaninfo --summary to see the "
                         "driver's own reason"});
   }
@@ -317,7 +318,8 @@ CheckResult check_vulkan_gpu_devices(const SystemView& view) {
     if (std::find(fixes.begin(), fixes.end(), f) == fixes.end()) fixes.push_back(f);
   }
   const bool cpu_only = reached.empty() && !array_at(s, k::kDevices).empty();
-  return warn(fmt::format("Vulkan reaches {} but not the {}",
+  return warn("GC-VULKAN-ONLY-CPU"_gc,
+              fmt::format("Vulkan reaches {} but not the {}",
                           cpu_only ? "only a CPU implementation (lavapipe)"
                                    : (reached.empty() ? "no device" : "some GPUs"),
                           gpu_list(missing)),
@@ -353,7 +355,8 @@ CheckResult check_vulkan_render_node_access(const SystemView& view) {
   if (denied.empty())
     return pass(fmt::format("the Mesa Vulkan drivers may open {}", join(nodes, ", ")), evidence);
   const std::vector<std::string> need_list(need.begin(), need.end());
-  return fail(fmt::format("uid {} cannot open {}: the Mesa Vulkan drivers ({}) see no GPU and "
+  return fail("GC-VULKAN-RENDER-NODE-DENIED"_gc,
+              fmt::format("uid {} cannot open {}: the Mesa Vulkan drivers ({}) see no GPU and "
                           "only lavapipe remains",
                           view.identity.uid, join(denied, ", "), join(mesa, ", ")),
               fmt::format("sudo usermod -aG {} {}, then log out and in again (in a container: "
@@ -406,7 +409,8 @@ CheckResult check_vulkan_env_driver_files(const SystemView& view) {
   if (hidden.empty())
     return pass(fmt::format("{} is set but hides no driver of a GPU on the bus", var), evidence);
   for (const auto& h : hidden) evidence.push_back("hidden: " + h);
-  return warn(fmt::format("{} limits the loader to {}, hiding the GPU driver{} {}", var, value,
+  return warn("GC-VULKAN-DRIVER-HIDDEN"_gc,
+              fmt::format("{} limits the loader to {}, hiding the GPU driver{} {}", var, value,
                           hidden.size() == 1 ? "" : "s", join(hidden, ", ")),
               fmt::format("unset {} (or add {} to it)", var, join(hidden, ":")), evidence);
 }

@@ -211,7 +211,7 @@ std::vector<EnvScan> scan_environments(const SystemView& view, const std::vector
   return out;
 }
 
-CheckResult framework_result(const std::vector<Verdict>& verdicts,
+CheckResult framework_result(Code failure, const std::vector<Verdict>& verdicts,
                              std::vector<std::string> evidence) {
   CheckStatus worst = CheckStatus::kPass;
   std::vector<std::string> lines, fixes;
@@ -230,9 +230,9 @@ CheckResult framework_result(const std::vector<Verdict>& verdicts,
   const std::string finding = join(lines, "; ");
   switch (worst) {
     case CheckStatus::kFail:
-      return fail(finding, join(fixes, "; "), std::move(evidence));
+      return fail(failure, finding, join(fixes, "; "), std::move(evidence));
     case CheckStatus::kWarn:
-      return warn(finding, join(fixes, "; "), std::move(evidence));
+      return warn(failure, finding, join(fixes, "; "), std::move(evidence));
     case CheckStatus::kInfo:
       return info(finding, std::move(evidence));
     default:
@@ -240,8 +240,8 @@ CheckResult framework_result(const std::vector<Verdict>& verdicts,
   }
 }
 
-CheckResult judge_every_environment(const SystemView& view, const std::string& framework,
-                                    const Judge& judge) {
+CheckResult judge_every_environment(const SystemView& view, Code failure,
+                                    const std::string& framework, const Judge& judge) {
   const auto envs = python_environments(view);
   const auto scans = scan_environments(view, envs);
   const GpuPicture gpus = gpu_picture(view);
@@ -252,7 +252,7 @@ CheckResult judge_every_environment(const SystemView& view, const std::string& f
   if (verdicts.empty())
     return not_applicable(framework + " is not installed in any Python environment found",
                           evidence);
-  return framework_result(verdicts, evidence);
+  return framework_result(failure, verdicts, evidence);
 }
 
 }  // namespace gpucheck::doctor

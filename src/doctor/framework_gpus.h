@@ -47,7 +47,8 @@ ArchFit arch_fit(const std::vector<std::string>& arch_list, int cc);
 // Each distinct GPU capability here sorted by how the arch list serves it ("sm_90" names).
 struct GpuFits {
   std::vector<std::string> native, ptx_only, none;
-  int cuda_for_none = 0;  // the CUDA version the GPUs without kernels need (12080, CUDA 12.8, for sm_120)
+  int cuda_for_none =
+      0;  // the CUDA version the GPUs without kernels need (12080, CUDA 12.8, for sm_120)
 };
 GpuFits fit_gpus(const GpuPicture& gpus, const std::vector<std::string>& arch_list);
 // "sm_50…sm_90" style summary of an arch list.
@@ -102,7 +103,7 @@ std::vector<EnvScan> scan_environments(const SystemView& view, const std::vector
 // A framework check's result from its verdicts (one a framework found) and further findings:
 // the worst status decides; PASS when every one passes. Identical lines (one install reached
 // from two environments) are said once.
-CheckResult framework_result(const std::vector<Verdict>& verdicts,
+CheckResult framework_result(Code failure, const std::vector<Verdict>& verdicts,
                              std::vector<std::string> evidence);
 
 // One framework's verdict in one environment (nullopt: not installed there), with the
@@ -111,8 +112,8 @@ using Judge = std::function<std::optional<Verdict>(const SystemView&, const GpuP
                                                    const EnvScan&, std::vector<std::string>&)>;
 // A framework check: the judge over every environment found; SKIP "does not apply" when the
 // framework is in none.
-CheckResult judge_every_environment(const SystemView& view, const std::string& framework,
-                                    const Judge& judge);
+CheckResult judge_every_environment(const SystemView& view, Code failure,
+                                    const std::string& framework, const Judge& judge);
 
 std::optional<Verdict> judge_torch(const SystemView& view, const GpuPicture& gpus,
                                    const EnvScan& scan, std::vector<std::string>& evidence);

@@ -63,7 +63,7 @@ void check_plugin_requirements(const EnvScan& scan, const Plugin& p, const std::
           fmt::format("{} wants {}, {} is installed", p.dist->name, r->text, have->version));
   }
   if (any_installed && !problems.empty())
-    v.more.push_back({CheckStatus::kFail,
+    v.more.push_back({CheckStatus::kFail, "GC-JAX-OUT-OF-STEP"_gc,
                       fmt::format("{} {}: {}: the plugin fails to load and JAX falls back to the "
                                   "CPU",
                                   p.dist->name, p.dist->version, join(problems, "; ")),
@@ -176,7 +176,7 @@ std::optional<Verdict> judge_jax(const SystemView& view, const GpuPicture& gpus,
 }
 
 CheckResult check_framework_jax(const SystemView& view) {
-  return judge_every_environment(view, "JAX", judge_jax);
+  return judge_every_environment(view, "GC-JAX-OUT-OF-STEP"_gc, "JAX", judge_jax);
 }
 
 namespace {
@@ -250,7 +250,7 @@ std::optional<Verdict> judge_cupy(const SystemView&, const GpuPicture& gpus, con
 }  // namespace
 
 CheckResult check_framework_cupy(const SystemView& view) {
-  return judge_every_environment(view, "CuPy", judge_cupy);
+  return judge_every_environment(view, "GC-CUPY-CANNOT-USE-GPU"_gc, "CuPy", judge_cupy);
 }
 
 }  // namespace gpucheck::doctor

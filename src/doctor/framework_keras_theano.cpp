@@ -228,11 +228,11 @@ std::optional<Verdict> judge_theano(const SystemView& view, const GpuPicture& gp
 }  // namespace
 
 CheckResult check_framework_keras(const SystemView& view) {
-  return judge_every_environment(view, "Keras", judge_keras);
+  return judge_every_environment(view, "GC-KERAS-BACKEND"_gc, "Keras", judge_keras);
 }
 
 CheckResult check_framework_theano(const SystemView& view) {
-  return judge_every_environment(view, "Theano or PyTensor", judge_theano);
+  return judge_every_environment(view, "GC-THEANO-CONFIG"_gc, "Theano or PyTensor", judge_theano);
 }
 
 }  // namespace gpucheck::doctor

@@ -63,7 +63,7 @@ CheckResult check_framework_memory(const SystemView& view) {
   if (jax_fraction_text) {
     jax_fraction = fraction(*jax_fraction_text);
     if (!jax_fraction)
-      findings.push_back({CheckStatus::kWarn,
+      findings.push_back({CheckStatus::kWarn, "GC-FRAMEWORK-PREALLOCATION"_gc,
                           fmt::format("XLA_PYTHON_CLIENT_MEM_FRACTION={} is no fraction in (0, 1]: "
                                       "JAX fails creating its GPU client",
                                       *jax_fraction_text),
@@ -122,7 +122,7 @@ CheckResult check_framework_memory(const SystemView& view) {
     }
     if (pre.size() >= 2 && total > 1.0)
       findings.push_back(
-          {CheckStatus::kWarn,
+          {CheckStatus::kWarn, "GC-FRAMEWORK-PREALLOCATION"_gc,
            fmt::format("{} in {}'s environment would each preallocate the GPU: used in one "
                        "process, the second runs out of memory",
                        join(parts, " and "), python_of(*scan.env)),

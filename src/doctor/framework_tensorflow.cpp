@@ -195,7 +195,8 @@ std::optional<Verdict> judge_tensorflow(const SystemView& view, const GpuPicture
 }
 
 CheckResult check_framework_tensorflow(const SystemView& view) {
-  return judge_every_environment(view, "TensorFlow", judge_tensorflow);
+  return judge_every_environment(view, "GC-TENSORFLOW-CANNOT-USE-GPU"_gc, "TensorFlow",
+                                 judge_tensorflow);
 }
 
 }  // namespace gpucheck::doctor

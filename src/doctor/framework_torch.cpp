@@ -82,13 +82,13 @@ void check_requirements(const EnvScan& scan, const SitePackages& site, const Tor
   const std::string fix =
       fmt::format("{} -m pip install {}", python_of(*scan.env), join(fixes, " "));
   if (!missing.empty())
-    v.more.push_back({CheckStatus::kFail,
+    v.more.push_back({CheckStatus::kFail, "GC-TORCH-CANNOT-USE-GPU"_gc,
                       fmt::format("torch {} requires {}, not installed: import torch fails "
                                   "loading its CUDA libraries",
                                   t.version, join(missing, ", ")),
                       fix});
   if (!mismatched.empty())
-    v.more.push_back({CheckStatus::kWarn,
+    v.more.push_back({CheckStatus::kWarn, "GC-TORCH-CANNOT-USE-GPU"_gc,
                       fmt::format("torch {} was built against other CUDA wheels ({}): a missing "
                                   "symbol can fail import torch",
                                   t.version, join(mismatched, "; ")),
@@ -108,7 +108,7 @@ void check_shadowing(const SystemView& view, const EnvScan& scan,
   const auto pp = view.env_value("PYTHONPATH").value_or("");
   const bool from_pythonpath = pp.find(used.dir) != std::string::npos;
   v.more.push_back(
-      {CheckStatus::kWarn,
+      {CheckStatus::kWarn, "GC-TORCH-CANNOT-USE-GPU"_gc,
        fmt::format("two torch installs on {}'s import path: import torch gets torch {} from {}, "
                    "not {}",
                    python_of(*scan.env), used.torch->version, used.dir, join(hidden, ", ")),
@@ -249,7 +249,7 @@ std::optional<Verdict> judge_torch(const SystemView& view, const GpuPicture& gpu
 }
 
 CheckResult check_framework_torch(const SystemView& view) {
-  return judge_every_environment(view, "PyTorch", judge_torch);
+  return judge_every_environment(view, "GC-TORCH-CANNOT-USE-GPU"_gc, "PyTorch", judge_torch);
 }
 
 }  // namespace gpucheck::doctor
