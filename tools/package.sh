@@ -9,7 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-[ "$(id -u)" = 0 ] && bash tools/setup-debian.sh
+[ "$(id -u)" = 0 ] && bash tools/setup-debian.sh --set build --set test
 build=${BUILD_DIR:-build-release}
 dist=${DIST_DIR:-$root/dist}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
