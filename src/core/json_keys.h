@@ -458,5 +458,6 @@ inline constexpr K kCountersAfterLoad = "counters_after_load";
 // GEMM tuning (issue 20): in a GEMM or conv record's context, which parameters ran
 inline constexpr K kTuning = "tuning";                       // tuned | cached | default
 inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}
+inline constexpr K kTuningNote = "tuning_note";              // why "default" without --no-tune
 
 }  // namespace gpucheck::keys
