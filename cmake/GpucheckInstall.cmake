@@ -49,6 +49,7 @@ add_custom_target(gpucheck_completion ALL
 install(FILES ${gpucheck_doc_dir}/gpucheck.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME gpucheck)
 install(FILES ${gpucheck_doc_dir}/_gpucheck DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
+include(GpucheckWheel)
 
 # Packages: `cpack` (or tools/package.sh) in the build directory.
 set(CPACK_PACKAGE_NAME gpucheck)
