@@ -67,14 +67,15 @@ def load_time_problems(path):
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", run("readelf", "-d", path))
     problems += [f"it needs {lib} at load time" for lib in needed if lib not in ALLOWED_NEEDED]
     glibc = 0
+    beyond = {}  # "GLIBCXX_3.4" -> the symbols that need it
     pattern = r"\b(GLIBC|GLIBCXX|CXXABI|GCC)_([0-9]+)\.([0-9]+)(?:\.[0-9]+)?\)?\s+(\S+)"
     for family, major, minor, symbol in re.findall(pattern, run("objdump", "-T", path)):
-        if family != "GLIBC":
-            problems.append(f"{symbol} needs {family}_{major}.{minor}")
-        elif (int(major), int(minor)) > GLIBC_FLOOR:
-            problems.append(f"{symbol} needs GLIBC_{major}.{minor}")
-        else:
+        if family == "GLIBC" and (int(major), int(minor)) <= GLIBC_FLOOR:
             glibc += 1
+        else:
+            beyond.setdefault(f"{family}_{major}.{minor}", []).append(symbol)
+    for version, symbols in sorted(beyond.items()):
+        problems.append(f"{len(symbols)} symbols need {version} (e.g. {symbols[0]})")
     if glibc == 0:
         problems.append("objdump -T listed no glibc symbol: not a dynamically linked binary?")
     return problems
