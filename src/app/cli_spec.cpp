@@ -15,7 +15,8 @@ nlohmann::json option_entry(const CLI::Option* opt) {
   for (const auto& s : opt->get_snames()) names.push_back("-" + s);
   for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
   nlohmann::json entry = {{"names", names}};
-  if (opt->get_type_size_max() > 0) entry["value"] = opt->get_type_name();
+  // A flag's type name is empty (its type size is not 0 in CLI11 2.1).
+  if (const std::string type = opt->get_type_name(); !type.empty()) entry["value"] = type;
   return entry;
 }
 

@@ -57,7 +57,8 @@ Command from_help(const std::string& path) {
   auto r = run_gpucheck(args);
   EXPECT_EQ(r.exit_code, 0) << path << ": " << r.err;
   Command cmd{path, {}, {}};
-  static const std::regex kNames(R"(^  ((?:-[A-Za-z0-9]|--[a-z0-9][a-z0-9-]*)(?:, ?(?:-[A-Za-z0-9]|--[a-z0-9][a-z0-9-]*))*))");
+  static const std::regex kNames(
+      R"(^  ((?:-[A-Za-z0-9]|--[a-z0-9][a-z0-9-]*)(?:, ?(?:-[A-Za-z0-9]|--[a-z0-9][a-z0-9-]*))*))");
   static const std::regex kName(R"(--?[A-Za-z0-9][a-z0-9-]*)");
   static const std::regex kSub(R"(^  ([a-z][a-z0-9-]*)\b)");
   std::istringstream in(r.out);

@@ -3,7 +3,7 @@
 # files; it installs with `pip install --no-index` into a fresh venv, where `gpucheck` on the
 # venv's PATH runs --version, `probe --json` and `qualify --profile cpu-only` (the profile found
 # by name in the venv's share/gpucheck), `python -m gpucheck --version` runs the same binary, and
-# `pip uninstall` leaves the venv as it was. A binary that needs more than the C library is
+# `pip uninstall` leaves no file behind. A binary that needs more than the C library is
 # refused. Exit 77: skipped (printed why).
 set -uo pipefail
 build=${1:?usage: wheel_check.sh BUILD_DIR SOURCE_DIR}
@@ -48,7 +48,7 @@ EOF
 
 venv="$work/venv"
 "$python" -m venv "$venv" >"$work/venv.log" 2>&1 || { cat "$work/venv.log"; skip "python3 -m venv failed"; }
-(cd "$venv" && find . | sort) >"$work/before.txt"
+(cd "$venv" && find . ! -type d | sort) >"$work/before.txt"
 "$venv/bin/pip" install --no-index --disable-pip-version-check "$whl" >"$work/pip.log" 2>&1 ||
   { cat "$work/pip.log"; fail "pip install --no-index failed"; }
 echo "ok: pip install --no-index"
@@ -71,9 +71,11 @@ check "python -m gpucheck --version" "$venv/bin/python" -m gpucheck --version
 
 "$venv/bin/pip" uninstall -y --disable-pip-version-check gpucheck >"$work/uninstall.log" 2>&1 ||
   { cat "$work/uninstall.log"; fail "pip uninstall failed"; }
-(cd "$venv" && find . | sort) >"$work/after.txt"
-diff "$work/before.txt" "$work/after.txt" >"$work/left.txt" || { cat "$work/left.txt"; fail "pip uninstall left the venv changed"; }
-echo "ok: pip uninstall leaves the venv as it was"
+(cd "$venv" && find . ! -type d | sort) >"$work/after.txt"
+diff "$work/before.txt" "$work/after.txt" >"$work/left.txt" || { cat "$work/left.txt"; fail "pip uninstall left files behind or took some away"; }
+# pip removes the files it installed but not the data folders it made (share/man, ...).
+empty=$(cd "$venv" && find share -type d -empty 2>/dev/null | sort | tr '\n' ' ')
+echo "ok: pip uninstall leaves no file behind${empty:+ (pip leaves these empty folders: $empty)}"
 
 # A binary that needs libstdc++ at load time is not tagged manylinux_2_34.
 refuse=$(command -v ninja || command -v cmake)

@@ -92,6 +92,8 @@ class Wheel:
         self.records = []
 
     def add(self, name, data, executable=False):
+        if isinstance(data, str):
+            data = data.encode()
         info = zipfile.ZipInfo(name, ZIP_TIME)
         info.compress_type = zipfile.ZIP_DEFLATED
         info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
