@@ -57,11 +57,11 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
     }
     if (!p) throw std::invalid_argument("GPUCHECK_TEST_GEMM_PARAMS: " + why);
     target.use(*p);
-    return {*p, "tuned"};
+    return {*p, "tuned", {}};
   }
   if (request.mode == TuningMode::kOff) {
     target.use(target.untuned);
-    return {target.untuned, "default"};
+    return {target.untuned, "default", {}};
   }
 
   std::optional<std::filesystem::path> path;
@@ -81,7 +81,7 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
             say(request, TuningLog::kInfo,
                 fmt::format("gemm {}: {} from {}", dt, name_of(*c), path->string()));
             target.use(*c);
-            return {*c, "cached"};
+            return {*c, "cached", {}};
           }
         }
         if (!why.empty()) {
@@ -137,7 +137,7 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
                     "run",
                     dt, result.rejected.size(), first));
     target.use(target.untuned);
-    return {target.untuned, "default"};
+    return {target.untuned, "default", {}};
   }
   target.use(result.best);
   say(request, TuningLog::kInfo,
@@ -162,7 +162,7 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
     say(request, TuningLog::kWarn,
         "the tuned GEMM is not cached: neither XDG_CACHE_HOME nor HOME is set");
   }
-  return {result.best, "tuned"};
+  return {result.best, "tuned", {}};
 }
 
 }  // namespace gpucheck::opencl
