@@ -160,7 +160,9 @@ TEST(CliSpec, TheBashCompletionOffersEverySubcommandAndOption) {
                                    "; _gpucheck; printf '%s\\n' \"${COMPREPLY[@]}\""));
     };
     EXPECT_EQ(complete("-"), c.options);
-    if (!c.subcommands.empty()) EXPECT_EQ(complete(""), c.subcommands);
+    if (!c.subcommands.empty()) {
+      EXPECT_EQ(complete(""), c.subcommands);
+    }
   }
 }
 
