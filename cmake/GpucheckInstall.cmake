@@ -3,9 +3,10 @@
 #   share/gpucheck/configs/{default.toml,skus.toml,qualify/*.toml}, share/gpucheck/schema/
 #   share/man/man1/gpucheck.1            (help2man from --help, every subcommand in one page)
 #   share/bash-completion/completions/gpucheck, share/zsh/vendor-completions/_gpucheck
-# The man page and the bash completion are generated from the built binary's --help, so they
-# say what the code does. CPack makes a .deb (Depends: only what the binary needs at load time)
-# and a .tar.gz of the same tree.
+# The man page and the completions are generated from the built binary (every subcommand path its
+# hidden `__cli-spec` names, each one's --help and options), so they say what the code does.
+# CPack makes a .deb (Depends: only what the binary needs at load time) and a .tar.gz of the same
+# tree; the `wheel` target a Python wheel of it (cmake/GpucheckWheel.cmake).
 include(GNUInstallDirs)
 
 install(TARGETS gpucheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -13,16 +14,15 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DAT
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/schema/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gpucheck/schema)
 
 set(gpucheck_doc_dir ${CMAKE_CURRENT_BINARY_DIR}/generated)
-set(gpucheck_commands probe bench doctor qualify "report show" "report compare")
 
 find_program(GPUCHECK_HELP2MAN help2man)
 if(GPUCHECK_HELP2MAN)
   add_custom_command(
     OUTPUT ${gpucheck_doc_dir}/gpucheck.1
     COMMAND ${CMAKE_COMMAND} -DGPUCHECK=$<TARGET_FILE:gpucheck> -DHELP2MAN=${GPUCHECK_HELP2MAN}
-            "-DCOMMANDS=${gpucheck_commands}" -DOUT=${gpucheck_doc_dir}/gpucheck.1
-            -P ${PROJECT_SOURCE_DIR}/cmake/GpucheckManPage.cmake
+            -DOUT=${gpucheck_doc_dir}/gpucheck.1 -P ${PROJECT_SOURCE_DIR}/cmake/GpucheckManPage.cmake
     DEPENDS gpucheck ${PROJECT_SOURCE_DIR}/cmake/GpucheckManPage.cmake
+            ${PROJECT_SOURCE_DIR}/cmake/GpucheckCliSpec.cmake
     COMMENT "Generating the man page gpucheck.1 from --help (help2man)"
     VERBATIM)
   add_custom_target(gpucheck_man ALL DEPENDS ${gpucheck_doc_dir}/gpucheck.1)
@@ -32,20 +32,24 @@ else()
 endif()
 
 add_custom_command(
-  OUTPUT ${gpucheck_doc_dir}/gpucheck.bash
-  COMMAND ${CMAKE_COMMAND} -DGPUCHECK=$<TARGET_FILE:gpucheck> "-DCOMMANDS=${gpucheck_commands}"
-          -DTEMPLATE=${PROJECT_SOURCE_DIR}/tools/completion/gpucheck.bash.in
-          -DOUT=${gpucheck_doc_dir}/gpucheck.bash
+  OUTPUT ${gpucheck_doc_dir}/gpucheck.bash ${gpucheck_doc_dir}/_gpucheck
+  COMMAND ${CMAKE_COMMAND} -DGPUCHECK=$<TARGET_FILE:gpucheck>
+          -DBASH_TEMPLATE=${PROJECT_SOURCE_DIR}/tools/completion/gpucheck.bash.in
+          -DZSH_TEMPLATE=${PROJECT_SOURCE_DIR}/tools/completion/_gpucheck.in
+          -DBASH_OUT=${gpucheck_doc_dir}/gpucheck.bash -DZSH_OUT=${gpucheck_doc_dir}/_gpucheck
           -P ${PROJECT_SOURCE_DIR}/cmake/GpucheckCompletion.cmake
   DEPENDS gpucheck ${PROJECT_SOURCE_DIR}/cmake/GpucheckCompletion.cmake
+          ${PROJECT_SOURCE_DIR}/cmake/GpucheckCliSpec.cmake
           ${PROJECT_SOURCE_DIR}/tools/completion/gpucheck.bash.in
-  COMMENT "Generating the bash completion from --help"
+          ${PROJECT_SOURCE_DIR}/tools/completion/_gpucheck.in
+  COMMENT "Generating the bash and zsh completions from gpucheck __cli-spec"
   VERBATIM)
-add_custom_target(gpucheck_completion ALL DEPENDS ${gpucheck_doc_dir}/gpucheck.bash)
+add_custom_target(gpucheck_completion ALL
+                  DEPENDS ${gpucheck_doc_dir}/gpucheck.bash ${gpucheck_doc_dir}/_gpucheck)
 install(FILES ${gpucheck_doc_dir}/gpucheck.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME gpucheck)
-install(FILES ${PROJECT_SOURCE_DIR}/tools/completion/_gpucheck
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
+install(FILES ${gpucheck_doc_dir}/_gpucheck DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
+include(GpucheckWheel)
 
 # Packages: `cpack` (or tools/package.sh) in the build directory.
 set(CPACK_PACKAGE_NAME gpucheck)

@@ -1,6 +1,16 @@
 # cmake -P: gpucheck.1 from the built binary's --help with help2man, each subcommand's --help in
-# a COMMANDS section of the same page. Inputs: GPUCHECK, HELP2MAN, COMMANDS (a list), OUT.
+# a COMMANDS section of the same page: every subcommand path the binary's `__cli-spec` names.
+# Inputs: GPUCHECK, HELP2MAN, OUT.
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/GpucheckCliSpec.cmake)
+gpucheck_cli_spec(${GPUCHECK} spec)
+gpucheck_cli_count("${spec}" count)
+math(EXPR last "${count} - 1")
+set(COMMANDS "")
+foreach(i RANGE 1 ${last})
+  gpucheck_cli_command("${spec}" ${i} cmd)
+  list(APPEND COMMANDS "${cmd_path}")
+endforeach()
 get_filename_component(out_dir ${OUT} DIRECTORY)
 file(MAKE_DIRECTORY ${out_dir})
 set(include_file ${OUT}.h2m)

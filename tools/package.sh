@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The release build and its packages, in one command:
-#   bash tools/package.sh            # -> dist/gpucheck_<version>_<arch>.deb and dist/gpucheck-<version>-Linux.tar.gz
+#   bash tools/package.sh            # -> dist/gpucheck_<version>_<arch>.deb, dist/gpucheck-<version>-Linux.tar.gz
+#                                    #    and dist/gpucheck-<version>-py3-none-manylinux_2_34_<arch>.whl
 # Builds into $BUILD_DIR (default build-release): Release, the CUDA backend for every architecture
 # the toolkit supports (GPUCHECK_CUDA_ARCHS=all; GPUCHECK_WITH_CUDA=AUTO builds without CUDA where
 # no toolkit is found), libstdc++/libgcc static; then checks the binary's load-time needs
-# (tests/cli/test_binary_deps.cpp: readelf NEEDED allow-list, glibc <= 2.34) and runs cpack.
+# (tests/cli/test_binary_deps.cpp: readelf NEEDED allow-list, glibc <= 2.34), runs cpack and
+# writes the pip wheel of the same build (the `wheel` target).
 # As root it installs the build dependencies first (tools/setup-debian.sh); JOBS sets -j.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-[ "$(id -u)" = 0 ] && bash tools/setup-debian.sh
+[ "$(id -u)" = 0 ] && bash tools/setup-debian.sh --set build --set test
 build=${BUILD_DIR:-build-release}
 dist=${DIST_DIR:-$root/dist}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -24,5 +26,8 @@ GPUCHECK_TEST_BINARY="$stage/bin/gpucheck" "$build/tests/cli_tests" --gtest_filt
 mkdir -p "$dist"
 (cd "$build" && cpack -B "$dist" >/dev/null)
 rm -rf "$dist/_CPack_Packages"
+rm -f "$build"/dist/gpucheck-*.whl
+cmake --build "$build" --target wheel >/dev/null
+cp "$build"/dist/gpucheck-*.whl "$dist"/
 echo "packages in $dist:"
 ls -l "$dist"/gpucheck*

@@ -1,9 +1,41 @@
 #!/usr/bin/env bash
-# Installs the dependencies (Debian 12, as root), builds gpucheck and runs it: probe, then a
-# quick bench of every device found.
+# From a fresh clone to the first answer: installs what building and running need (Debian 12, as
+# root: tools/setup-debian.sh's build set), builds the gpucheck binary alone (no tests; through
+# ccache where it is installed), then runs `gpucheck probe` and a quick bench of every device
+# found. Prints how long each step took (wall and CPU seconds). BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/build.sh gpucheck
 build=${BUILD_DIR:-build}
-"$build/src/gpucheck" probe
-"$build/src/gpucheck" bench --size small --min-time 0.1
+start=$SECONDS
+timings=()
+tf=$(mktemp)
+trap 'rm -f "$tf"' EXIT
+# step NAME COMMAND...: runs it and notes its wall time and the CPU time (user + system) of the
+# processes it ran, as bash's `time` measures them.
+step() {
+  local name=$1 rc=0
+  shift
+  local TIMEFORMAT='%R %U %S'
+  { time "$@" 2>&3 3>&-; } 3>&2 2>"$tf" || rc=$?
+  local wall cpu
+  read -r wall cpu < <(awk '{ printf "%.1f %.1f\n", $1, $2 + $3 }' "$tf")
+  timings+=("$(printf '%-10s %5s s wall %6s s CPU' "$name" "$wall" "$cpu")")
+  echo "quickstart: $name took $wall s ($cpu s CPU); $((SECONDS - start)) s since the start"
+  return "$rc"
+}
+if [ "$(id -u)" = 0 ]; then
+  step setup bash tools/setup-debian.sh --set build
+fi
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+    -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUCHECK_BUILD_TESTS=OFF \
+  -DGPUCHECK_WITH_CUDA="${GPUCHECK_WITH_CUDA:-AUTO}" -DGPUCHECK_WITH_OPENCL="${GPUCHECK_WITH_OPENCL:-AUTO}" \
+  "${launcher[@]}"
+step build cmake --build "$build" -j "$(nproc)" --target gpucheck
+step probe "$build/src/gpucheck" probe
+step bench "$build/src/gpucheck" bench --size small --min-time 0.1
+echo "quickstart: done in $((SECONDS - start)) s"
+printf '  %s\n' "${timings[@]}"

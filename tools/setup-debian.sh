@@ -1,25 +1,48 @@
 #!/usr/bin/env bash
-# Installs what gpucheck needs to build and test on Debian 12, as root; safe to run again.
-#   --with-slurm   also Slurm and munge, for the test that runs contrib/slurm's health check
-#                  against a real single-node Slurm (the test starts and stops its own daemons;
-#                  the packages' services are not started here)
+# Installs what gpucheck needs on Debian 12, as root, with apt-get; safe to run again (only the
+# missing packages are installed). Named sets, one or more (default: build):
+#   --set build   building and running gpucheck: the compiler and CMake, the header-only
+#                 libraries, the OpenCL headers and loader with pocl (an OpenCL device on the
+#                 CPU), OpenBLAS and CLBlast (opened at run time), help2man, ccache
+#   --set test    the rest, for the test suite (tools/test.sh): Chromium, clang with its
+#                 sanitizer runtime, Slurm and munge (their services are not started here),
+#                 GoogleTest, the Python test modules and torch, Vulkan and Mesa's OpenCL,
+#                 python3-venv and pip for the wheel test, the tools the package tests run, and
+#                 a German locale
+#   --set all     both
+#   --with-slurm  accepted for older callers: the test set holds Slurm
 set -euo pipefail
-with_slurm=0
-for arg in "$@"; do
-  case $arg in
-    --with-slurm) with_slurm=1 ;;
-    *) echo "setup-debian.sh: unknown argument '$arg' (--with-slurm)" >&2; exit 2 ;;
+usage="usage: setup-debian.sh [--set build|test|all]..."
+declare -A sets=(
+  [build]="build-essential cmake ninja-build pkg-config git ccache help2man python3
+    libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev
+    opencl-headers ocl-icd-libopencl1 pocl-opencl-icd libopenblas0-pthread libclblast1"
+  [test]="googletest libgtest-dev libgmock-dev ocl-icd-opencl-dev clinfo clpeak libclblast-dev
+    libblis4-pthread libopenblas64-0-pthread
+    python3-jsonschema python3-numpy python3-prometheus-client python3-yaml python3-torch
+    python3-venv python3-pip locales binutils libxml2-utils file dpkg-dev bash-completion man-db
+    chromium fonts-dejavu-core clang libclang-rt-14-dev
+    mesa-vulkan-drivers libvulkan-dev libvulkan1 glslc vulkan-tools mesa-opencl-icd
+    slurmctld slurmd slurm-client munge"
+)
+chosen=()
+while (($#)); do
+  case $1 in
+    --set)
+      [ $# -ge 2 ] || { echo "setup-debian.sh: --set needs a name (build, test, all); $usage" >&2; exit 2; }
+      case $2 in
+        build | test) chosen+=("$2") ;;
+        all) chosen+=(build test) ;;
+        *) echo "setup-debian.sh: unknown set '$2' (build, test, all)" >&2; exit 2 ;;
+      esac
+      shift 2
+      ;;
+    --with-slurm) chosen+=(test); shift ;;
+    *) echo "setup-debian.sh: unknown argument '$1'; $usage" >&2; exit 2 ;;
   esac
 done
-pkgs=(
-  build-essential cmake ninja-build pkg-config git
-  libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev
-  libopenblas0-pthread libblis4-pthread libopenblas64-0-pthread googletest libgtest-dev libgmock-dev
-  ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo clpeak libclblast-dev
-  python3 python3-jsonschema python3-numpy python3-prometheus-client python3-yaml locales binutils libxml2-utils
-  chromium fonts-dejavu-core help2man bash-completion man-db dpkg-dev file
-  clang libclang-rt-14-dev
-)
+((${#chosen[@]})) || chosen=(build)
+
 missing_of() {
   local p
   for p in "$@"; do
@@ -28,27 +51,37 @@ missing_of() {
 }
 # Packages with daemons (munge, slurmd, slurmctld) must not start them: invoke-rc.d and
 # deb-systemd-invoke ask policy-rc.d, and 101 means "not now".
+updated=0
 install_pkgs() {
   local policy=/usr/sbin/policy-rc.d made=0 rc=0
   export DEBIAN_FRONTEND=noninteractive
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && made=1
   fi
-  { apt-get update && apt-get install -y --no-install-recommends "$@"; } || rc=$?
+  if ((!updated)); then apt-get update && updated=1 || rc=$?; fi
+  ((rc)) || apt-get install -y --no-install-recommends "$@" || rc=$?
   if ((made)); then rm -f "$policy"; fi
   return "$rc"
 }
-mapfile -t missing < <(missing_of "${pkgs[@]}")
-if ((${#missing[@]})); then install_pkgs "${missing[@]}"; fi
-if ((with_slurm)); then
-  mapfile -t missing < <(missing_of slurmctld slurmd slurm-client munge)
-  # Best effort: where they cannot be installed, the Slurm test skips and says why.
-  if ((${#missing[@]})) && ! install_pkgs "${missing[@]}"; then
-    echo "setup-debian.sh: could not install ${missing[*]}; the Slurm test will skip" >&2
+for set in "${chosen[@]}"; do
+  read -r -a pkgs <<<"$(echo ${sets[$set]})"
+  mapfile -t missing < <(missing_of "${pkgs[@]}")
+  if ((${#missing[@]} == 0)); then
+    echo "setup-debian.sh: the $set set is installed"
+    continue
   fi
-fi
-# A German locale lets the tests prove that numbers print with a dot whatever LC_NUMERIC says.
-if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
-  sed -i 's/^# *de_DE.UTF-8/de_DE.UTF-8/' /etc/locale.gen
-  locale-gen
-fi
+  echo "setup-debian.sh: installing the $set set's ${#missing[@]} missing packages: ${missing[*]}"
+  if [ "$set" = build ]; then
+    install_pkgs "${missing[@]}"
+  elif ! install_pkgs "${missing[@]}"; then
+    # Best effort, one by one: a test whose tool cannot be installed skips and says why.
+    for p in "${missing[@]}"; do
+      install_pkgs "$p" >/dev/null 2>&1 || echo "setup-debian.sh: could not install $p; the tests that need it skip" >&2
+    done
+  fi
+  if [ "$set" = test ] && ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+    # A German locale lets the tests prove that numbers print with a dot whatever LC_NUMERIC says.
+    sed -i 's/^# *de_DE.UTF-8/de_DE.UTF-8/' /etc/locale.gen
+    locale-gen
+  fi
+done

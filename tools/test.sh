@@ -4,8 +4,8 @@
 #   GPUCHECK_WITH_CUDA=ON|OFF|AUTO (default AUTO)   BUILD_DIR (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The Slurm test needs slurm-wlm and munge; quickstart does not.
-bash tools/setup-debian.sh --with-slurm
+# Everything: what the build needs and what only the tests need (Chromium, clang, Slurm, ...).
+bash tools/setup-debian.sh --set build --set test
 bash tools/build.sh
 build=${BUILD_DIR:-build}
 rc=0

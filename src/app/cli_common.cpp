@@ -205,7 +205,8 @@ void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
   cmd.add_option("--tune-budget", opts.budget_s,
                  "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
                  "(default 45, 20 on CPU implementations), timing the library's defaults included; "
-                 "it starts once the library has built its own kernels")
+                 "it starts once the library has built its own kernels. A CPU implementation "
+                 "(pocl) is searched only when --tune-budget or --retune asks")
       ->check(CLI::Range(0.1, 3600.0))
       ->type_name("SECONDS")
       ->group("Tuning");

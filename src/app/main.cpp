@@ -1,6 +1,7 @@
 // gpucheck's entry point: parses the command line and holds the program's only catch-all.
 #include "app/backend_probes.h"
 #include "app/cli_common.h"
+#include "app/cli_spec.h"
 #include "app/help_format.h"
 #include "backends/registry.h"
 #include "core/errors.h"
@@ -102,6 +103,8 @@ int run(int argc, char** argv) {
   // Set after the subcommands exist: CLI11 copies a parent's footer into each new subcommand,
   // and the table belongs under the top-level help only.
   app.footer(kExitCodes);
+  // The command line as JSON, for the build's man page and completions (app/cli_spec.h).
+  auto* spec = app.add_subcommand("__cli-spec", "internal: the command line as JSON")->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -116,6 +119,10 @@ int run(int argc, char** argv) {
   }
   if (version) {
     gpucheck::write_stdout(version_text() + "\n" + (verbose > 0 ? stack_version_lines() : ""));
+    return static_cast<int>(ExitCode::kOk);
+  }
+  if (spec->parsed()) {
+    std::cout << gpucheck::app::cli_spec(app).dump(2) << "\n";
     return static_cast<int>(ExitCode::kOk);
   }
   for (auto& c : commands)

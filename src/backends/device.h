@@ -143,6 +143,7 @@ struct GemmTuningRequest {
 struct GemmTuning {
   std::string state;          // "tuned", "cached" or "default"
   nlohmann::json parameters;  // what runs (impl and its parameters)
+  std::string note;           // why the defaults run although tuning was not turned off
 };
 
 struct MemoryBudget {

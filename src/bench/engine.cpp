@@ -292,6 +292,7 @@ class CellRunner {
       if (t != tuned_.end() && t->second) {
         ctx[k::kTuning] = t->second->state;
         ctx[k::kTuningParameters] = t->second->parameters;
+        if (!t->second->note.empty()) ctx[k::kTuningNote] = t->second->note;
       }
     }
     if (ctx.empty())

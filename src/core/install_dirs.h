@@ -1,6 +1,7 @@
 // Where an installed gpucheck finds its data: <prefix>/share/gpucheck beside <prefix>/bin (the
-// `cmake --install` and package layout), and, for a binary run from its build tree, the source
-// tree it was built from.
+// `cmake --install` and package layout, and the pip wheel's: pip installs its script into the
+// venv's bin/ and its data into the venv itself, --user and --target alike), and, for a binary
+// run from its build tree, the source tree it was built from.
 #pragma once
 
 #include <filesystem>

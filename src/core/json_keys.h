@@ -463,5 +463,6 @@ inline constexpr K kIntervalS = "interval_s";  // seconds since the first readin
 // GEMM tuning: in a GEMM or conv record's context, which parameters ran
 inline constexpr K kTuning = "tuning";                       // tuned | cached | default
 inline constexpr K kTuningParameters = "tuning_parameters";  // {"impl": ..., "parameters": {...}}
+inline constexpr K kTuningNote = "tuning_note";              // why "default" without --no-tune
 
 }  // namespace gpucheck::keys

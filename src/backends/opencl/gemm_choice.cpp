@@ -58,11 +58,11 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
     }
     if (!p) throw std::invalid_argument("GPUCHECK_TEST_GEMM_PARAMS: " + why);
     target.use(*p);
-    return {*p, "tuned"};
+    return {*p, "tuned", {}};
   }
   if (request.mode == TuningMode::kOff) {
     target.use(target.untuned);
-    return {target.untuned, "default"};
+    return {target.untuned, "default", {}};
   }
 
   std::optional<std::filesystem::path> path;
@@ -82,7 +82,7 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
             say(request, TuningLog::kInfo,
                 fmt::format("gemm {}: {} from {}", dt, name_of(*c), path->string()));
             target.use(*c);
-            return {*c, "cached"};
+            return {*c, "cached", {}};
           }
         }
         if (!why.empty()) {
@@ -113,6 +113,15 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
     }
   }
 
+  if (target.search_only_when_asked && request.mode == TuningMode::kAuto && !request.budget_s) {
+    const std::string note = fmt::format(
+        "not tuned: a CPU OpenCL device runs {} unless --retune or --tune-budget asks for a search",
+        name_of(target.untuned));
+    say(request, TuningLog::kWarn, fmt::format("gemm {}: {}", dt, note));
+    target.use(target.untuned);
+    return {target.untuned, "default", note};
+  }
+
   TunerSetup setup;
   setup.dtype = dtype;
   setup.limits = target.limits;
@@ -136,7 +145,7 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
                     "run",
                     dt, result.rejected.size(), first));
     target.use(target.untuned);
-    return {target.untuned, "default"};
+    return {target.untuned, "default", {}};
   }
   target.use(result.best);
   say(request, TuningLog::kInfo,
@@ -161,7 +170,7 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
     say(request, TuningLog::kWarn,
         "the tuned GEMM is not cached: neither XDG_CACHE_HOME nor HOME is set");
   }
-  return {result.best, "tuned"};
+  return {result.best, "tuned", {}};
 }
 
 }  // namespace gpucheck::opencl

@@ -564,9 +564,10 @@ class OpenClDevice final : public Device {
     target.untuned = untuned_gemm(dtype);
     target.default_budget_s = limits_.cpu ? kTuneBudgetCpuS : kTuneBudgetS;
     target.shape = tuning_shape(dtype);
+    target.search_only_when_asked = limits_.cpu;
     target.use = [this, dtype](const GemmCandidate& c) { gemm_runs_[dtype] = c; };
     GemmChoice choice = choose_gemm(dtype, target, request, trial);
-    return GemmTuning{choice.state, candidate_json(choice.run)};
+    return GemmTuning{choice.state, candidate_json(choice.run), choice.note};
   }
 
  private:
