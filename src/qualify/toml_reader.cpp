@@ -93,10 +93,9 @@ nlohmann::json read_shape(TableReader& req, const std::string& op, const std::st
       if (s.has(key)) s.fail_value(key, "applies to h2d and d2h copies only");
       continue;
     }
-    std::optional<std::string> dflt;
-    if (key == "layout") dflt = "nchw";
-    if (copy_memory) dflt = "pinned";
-    shape[key] = s.one_of(key, values, dflt);
+    static const std::string kNchw = "nchw", kPinned = "pinned";
+    const std::string* dflt = copy_memory ? &kPinned : key == "layout" ? &kNchw : nullptr;
+    shape[key] = s.one_of_or(key, values, dflt);
   }
   if (op == "seedloop") {
     allowed.push_back("d2h_each_call");

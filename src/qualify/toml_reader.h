@@ -75,8 +75,18 @@ class TableReader {
     if (!n->is_string()) fail_at(*n, key, "a string");
     return n->as_string()->get();
   }
+  // A required key: missing is an error.
+  std::string one_of(std::string_view key, const std::vector<std::string>& allowed) {
+    return one_of_or(key, allowed, nullptr);
+  }
   std::string one_of(std::string_view key, const std::vector<std::string>& allowed,
-                     std::optional<std::string> dflt = std::nullopt) {
+                     const std::string& dflt) {
+    return one_of_or(key, allowed, &dflt);
+  }
+  // No std::optional<std::string> default argument: GCC 12 at -O1 warns that the destroyed
+  // empty optional "may be used uninitialized" (a false positive, GCC bug 105562).
+  std::string one_of_or(std::string_view key, const std::vector<std::string>& allowed,
+                        const std::string* dflt) {
     const toml::node* n = take(key);
     if (!n) {
       if (dflt) return *dflt;
