@@ -676,7 +676,11 @@ void plant_error(HostBuffer& out, PlantedError kind) {
   if (kind == PlantedError::kNaN)
     out.set(i, std::numeric_limits<double>::quiet_NaN());
   else
-    out.set(i, 2.0 * out.get(i) + 1.0);
+    // Far outside any allowance, so the plant tests what happens to a wrong result, not how
+    // small an error verification can see: 2x + 1, the plant before, moved an element by about
+    // its own size, which the Freivalds check of a large GEMM (one allowance per row of 512)
+    // missed on pocl, so a planted tuning candidate won at 150 TFLOP/s.
+    out.set(i, out.get(i) + 1e3 * (1.0 + std::fabs(out.get(i))));
 }
 
 std::optional<PlantedError> planted_error_from_env(const char* value) {

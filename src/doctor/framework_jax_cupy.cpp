@@ -43,31 +43,38 @@ std::vector<Plugin> jax_plugins(const EnvScan& scan) {
   return out;
 }
 
-// The plugin's nvidia-* minimums (its with-cuda extra) against the installed wheels. None of
-// them installed means jax[cudaNN-local]: the system's CUDA libraries serve it.
+// The plugin's nvidia-* minimums (its with-cuda extra) against the installed wheels. An
+// installed wheel older than the minimum is the one JAX loads, and fails; a missing one is served
+// by the system's CUDA where it has that part (jax[cudaNN-local]): on the GPU machine JAX used the
+// GPU with nvidia-cuda-nvcc absent and the toolkit's ptxas on PATH, so a missing wheel is said,
+// not failed.
 void check_plugin_requirements(const EnvScan& scan, const Plugin& p, const std::string& fix,
                                Verdict& v) {
-  std::vector<std::string> problems;
-  bool any_installed = false;
+  std::vector<std::string> too_old, missing;
+  bool any_installed = false;  // none at all: jax[cudaNN-local], nothing to say
   for (const auto& line : p.dist->requires_dist) {
     auto r = parse_requirement(line);
     if (!r || !r->name.starts_with("nvidia-") || r->specs.empty()) continue;
     const Distribution* have = scan.first(r->name);
-    if (have == nullptr) {
-      problems.push_back(r->text + " is not installed");
-      continue;
-    }
-    any_installed = true;
-    if (!satisfies(have->version, *r))
-      problems.push_back(
+    if (have == nullptr)
+      missing.push_back(r->name);
+    else if (any_installed = true; !satisfies(have->version, *r))
+      too_old.push_back(
           fmt::format("{} wants {}, {} is installed", p.dist->name, r->text, have->version));
   }
-  if (any_installed && !problems.empty())
+  if (!too_old.empty())
     v.more.push_back({CheckStatus::kFail, "GC-JAX-OUT-OF-STEP"_gc,
                       fmt::format("{} {}: {}: the plugin fails to load and JAX falls back to the "
                                   "CPU",
-                                  p.dist->name, p.dist->version, join(problems, "; ")),
+                                  p.dist->name, p.dist->version, join(too_old, "; ")),
                       fix});
+  if (!missing.empty() && any_installed)
+    v.more.push_back(
+        {CheckStatus::kInfo, Code{},
+         fmt::format("{}: {} not installed as wheels: the system's CUDA must provide "
+                     "{}",
+                     p.dist->name, join(missing, ", "), missing.size() == 1 ? "it" : "them"),
+         ""});
 }
 
 }  // namespace

@@ -43,13 +43,13 @@ def run(timeout):
 # Room for both probe stages: the hung ICD is a finding (enumeration hung), FAIL outranks the
 # OpenCL checks that could not answer.
 r, took, left = run(10)
-ok = (r.returncode == 1 and r.stdout.startswith("FAIL opencl_enumeration: ") and took < 10.5
+ok = (r.returncode == 1 and r.stdout.startswith("FAIL GC-OPENCL-ENUM-FAILED: opencl_enumeration: ") and took < 10.5
       and not left)
 # Little room: whether the deadline falls inside the probe (every check unanswered: 2) or just
 # after it (1, as above) depends on the machine's load; the deadline holds and nothing is left.
 r, took, left = run(3)
 verdict = (r.returncode == 2 and r.stdout.startswith("UNKNOWN no answer within 3 s: ")) or (
-    r.returncode == 1 and r.stdout.startswith("FAIL opencl_enumeration: "))
+    r.returncode == 1 and r.stdout.startswith("FAIL GC-OPENCL-ENUM-FAILED: opencl_enumeration: "))
 ok = ok and verdict and took < 3.5 and not left
 os.remove(os.path.join(vendors, "fake.icd"))
 os.rmdir(vendors)

@@ -87,7 +87,7 @@ TEST_F(HostileState, NestedFarTooDeepIsSetAsideAndRebuiltNotACrash) {
   log_xids(1);
   r = quick();
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: Xid 79 x1: NVIDIA Xid errors"));
+  EXPECT_THAT(r.out, StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x1: NVIDIA Xid errors"));
   EXPECT_THAT(r.err, HasSubstr("nested deeper than 64 levels"));
   std::ifstream in(bad());
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), deep);
@@ -102,7 +102,7 @@ TEST_F(HostileState, MalformedCountsAreReportedAndTheLogJudgedAfresh) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json doc = Json::parse(r.out);
   EXPECT_EQ(doc["health"]["failing"], Json({"nvidia_xid"}));
-  EXPECT_THAT(doc["health"]["line"].get<std::string>(), StartsWith("FAIL nvidia_xid: Xid 79 x18"));
+  EXPECT_THAT(doc["health"]["line"].get<std::string>(), StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x18"));
   EXPECT_THAT(doc["health"]["state_damage"].get<std::string>(),
               HasSubstr("what nvidia_xid keeps has counts that are not all whole numbers"));
   for (const auto& c : doc["checks"]) {
@@ -115,7 +115,7 @@ TEST_F(HostileState, MalformedCountsAreReportedAndTheLogJudgedAfresh) {
   EXPECT_EQ(saved()["checks"]["nvidia_xid"]["counts"]["0000:17:00 79"], 18);
   r = quick();
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: unacknowledged since "));
+  EXPECT_THAT(r.out, StartsWith("FAIL GC-DOCTOR-UNACKNOWLEDGED: nvidia_xid: unacknowledged since "));
   EXPECT_THAT(r.err, Not(HasSubstr("damaged")));
 }
 
@@ -151,7 +151,7 @@ TEST_F(HostileState, TwentyThousandEventsAreFoldedAndJudgedInTime) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json doc = Json::parse(r.out);
   EXPECT_THAT(doc["health"]["line"].get<std::string>(),
-              StartsWith("FAIL nvidia_xid: unacknowledged since 2026-01-01T00:00:00000Z"));
+              StartsWith("FAIL GC-DOCTOR-UNACKNOWLEDGED: nvidia_xid: unacknowledged since 2026-01-01T00:00:00000Z"));
   const Json after = saved();
   EXPECT_EQ(after["events"].size(), 32u);
   EXPECT_EQ(after["events"][0]["count"], 20000 - 32 + 1);
@@ -202,7 +202,7 @@ TEST_F(HostileState, AStateThatCannotBeSavedStillGivesTheVerdict) {
   log_xids(2);
   auto r = doctor({"--format", "oneline"}, path);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL nvidia_xid: Xid 79 x2"));
+  EXPECT_THAT(r.out, StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x2"));
   EXPECT_THAT(r.err, HasSubstr("the state was not saved"));
   r = doctor({"--json"}, path);
   EXPECT_EQ(r.exit_code, 1) << r.err;

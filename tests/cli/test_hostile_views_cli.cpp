@@ -41,7 +41,7 @@ std::string slurp(const fs::path& p) {
 }
 
 // A fresh directory for one test, removed at its end.
-class HostileCli : public ::testing::Test {
+class HostileViewsCli : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -90,7 +90,7 @@ Json hostile_bench(const std::string& host, const std::string& device_name, doub
   return doc;
 }
 
-TEST_F(HostileCli, ReportViewsEscapeControlCharactersOfLoadedDocuments) {
+TEST_F(HostileViewsCli, ReportViewsEscapeControlCharactersOfLoadedDocuments) {
   const std::string a =
       write("a.json", hostile_bench("evil\x1b[2J\x1b]0;pwned\x07", "GPU\x1b[31m\xC2\x9B", 1.0));
   const std::string b =
@@ -113,7 +113,7 @@ TEST_F(HostileCli, ReportViewsEscapeControlCharactersOfLoadedDocuments) {
 }
 
 // The closing line offers --details, and --details is accepted: it adds the groups.
-TEST_F(HostileCli, ReportFleetAcceptsTheDetailsItOffers) {
+TEST_F(HostileViewsCli, ReportFleetAcceptsTheDetailsItOffers) {
   const std::string a = write("a.json", hostile_bench("node1", "GPU", 1.0));
   const std::string b = write("b.json", hostile_bench("node2", "GPU", 1.0));
   auto plain = run_gpucheck({"report", "fleet", a, b});
@@ -175,7 +175,7 @@ pid_t wait_for_process(const std::string& marker, const std::string& arg) {
 // Someone sends SIGTERM to the stress child alone (the OOM killer's cousin, an operator's
 // kill of the wrong pid): the run was cut short while gpucheck was not stopped, so it FAILs
 // and names the tests that never ran, instead of PASS with exit 0.
-TEST_F(HostileCli, AStressChildStoppedAloneFailsNamingTheTestsThatDidNotRun) {
+TEST_F(HostileViewsCli, AStressChildStoppedAloneFailsNamingTheTestsThatDidNotRun) {
   const std::string marker = "GPUCHECK_TEST_MARKER=alone-" + std::to_string(::getpid());
   const std::string out = (dir_ / "stress.json").string();
   const pid_t pid = spawn_gpucheck(
@@ -211,7 +211,7 @@ TEST_F(HostileCli, AStressChildStoppedAloneFailsNamingTheTestsThatDidNotRun) {
 // Stopped by SIGTERM, gpucheck reaps its killed child before it exits: under an init that does
 // not reap (a container's PID 1), a child left to it would stay a zombie. The test stands in for
 // that init as the child subreaper: anything gpucheck leaves behind becomes the test's child.
-TEST_F(HostileCli, StoppedBySigtermGpucheckReapsItsChildBeforeExiting) {
+TEST_F(HostileViewsCli, StoppedBySigtermGpucheckReapsItsChildBeforeExiting) {
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   const std::string marker = "GPUCHECK_TEST_MARKER=reap-" + std::to_string(::getpid());
   const pid_t pid = spawn_gpucheck(
@@ -245,7 +245,7 @@ constexpr const char* kPoclIcd = "/etc/OpenCL/vendors/pocl.icd";
 
 // A vendors directory holding pocl's .icd and a FIFO named evil.icd: ocl-icd's plain fopen of
 // the FIFO would wait for a writer for ever. The probe finishes, enumerates pocl, and names it.
-TEST_F(HostileCli, AnIcdFifoIsNamedAndTheLoaderNeverOpensIt) {
+TEST_F(HostileViewsCli, AnIcdFifoIsNamedAndTheLoaderNeverOpensIt) {
   if (!fs::exists(kPoclIcd)) GTEST_SKIP() << "pocl is not installed";
   const std::string vendors = (dir_ / "vendors").string();
   fs::create_directories(vendors);
