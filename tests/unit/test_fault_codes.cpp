@@ -275,7 +275,7 @@ TEST(NvlinkRates, HealthyH200sPassWithTheirRatesOneLinePerGpu) {
     EXPECT_EQ(r.code().code, "GC-NVLINK-ERRORS");
     EXPECT_THAT(r.finding,
                 StartsWith("cuda0: 18 links, CRC-data +171 (1.8/s on the worst link, 2), ECC-data "
-                           "+162 corrected (0.9/s on the worst link, 0), within the healthy 5/s "
+                           "+162 corrected (0.9/s on the worst link, 0), within the healthy 20/s "
                            "per link (DCGM's limit 100/s); cuda1: 18 links, CRC-data +162 (0.9/s"));
     // One part per GPU in the finding, every link in the evidence.
     std::size_t parts = 1, at = 0;
@@ -289,14 +289,14 @@ TEST(NvlinkRates, HealthyH200sPassWithTheirRatesOneLinePerGpu) {
 
 TEST(NvlinkRates, AtTheBandPassesAboveItWarnsAtDcgmsLimitFails) {
   for (std::size_t gpus : {2u, 4u}) {
-    H200Counters at_band{gpus, 10, 9, {{gpus - 1, 7, "crc_data", 50}}};  // 5.0/s
+    H200Counters at_band{gpus, 10, 9, {{gpus - 1, 7, "crc_data", 200}}};  // 20.0/s
     EXPECT_EQ(nvlink_errors(at_band).status, CheckStatus::kPass) << nvlink_errors(at_band).finding;
-    H200Counters above{gpus, 10, 9, {{gpus - 1, 7, "crc_data", 52}}};  // 5.2/s
+    H200Counters above{gpus, 10, 9, {{gpus - 1, 7, "crc_data", 202}}};  // 20.2/s
     const CheckResult w = nvlink_errors(above);
     EXPECT_EQ(w.status, CheckStatus::kWarn) << w.finding;
     EXPECT_EQ(w.code().code, "GC-NVLINK-CRC");
     EXPECT_EQ(w.code().action, Action::kDrainAndDiagnose);
-    EXPECT_THAT(w.finding, HasSubstr("CRC-data on link 7 above the healthy 5/s per link"));
+    EXPECT_THAT(w.finding, HasSubstr("CRC-data on link 7 above the healthy 20/s per link"));
     // 847 on one link and 9 on each of the 17 others: 1000 in 10 s on the GPU.
     H200Counters limit{gpus, 10, 9, {{0, 3, "crc_data", 1000 - 153}}};
     const CheckResult f = nvlink_errors(limit);
@@ -304,11 +304,11 @@ TEST(NvlinkRates, AtTheBandPassesAboveItWarnsAtDcgmsLimitFails) {
     EXPECT_EQ(f.code().code, "GC-NVLINK-CRC");
     EXPECT_THAT(f.finding, HasSubstr("CRC-data at 100/s on the GPU reaches DCGM's limit of 100/s"));
     // Corrected data-ECC errors: the same bands under their own code.
-    H200Counters ecc{gpus, 10, 9, {{0, 5, "ecc_data", 100}}};  // 10/s
+    H200Counters ecc{gpus, 10, 9, {{0, 5, "ecc_data", 250}}};  // 25/s
     const CheckResult e = nvlink_errors(ecc);
     EXPECT_EQ(e.status, CheckStatus::kWarn) << e.finding;
     EXPECT_EQ(e.code().code, "GC-NVLINK-ECC-DATA");
-    EXPECT_THAT(e.finding, HasSubstr("ECC-data +253 corrected (10/s on the worst link, 5)"));
+    EXPECT_THAT(e.finding, HasSubstr("ECC-data +403 corrected (25/s on the worst link, 5)"));
   }
 }
 
