@@ -232,7 +232,10 @@ TEST(VulkanBench, AllLeavesVulkanOutAndNamingItIsAUsageError) {
       {"bench", "--device", "all", "--ops", "latency", "--reps", "1", "--warmup", "0", "--json"});
   EXPECT_NE(all.exit_code, 3) << all.err;
   EXPECT_EQ(all.err.find("vulkan0"), std::string::npos) << all.err;
-  for (const auto& r : Json::parse(all.out).at("results"))
+  // The parsed document must outlive the loop: a range-for over a member of a temporary reads
+  // freed memory before C++23.
+  const Json doc = Json::parse(all.out);
+  for (const auto& r : doc.at("results"))
     EXPECT_NE(r.value("backend", ""), "vulkan") << r.dump();
   const RunResult named = run_gpucheck({"bench", "--device", "vulkan0", "--ops", "latency"});
   EXPECT_EQ(named.exit_code, 2) << named.err;
