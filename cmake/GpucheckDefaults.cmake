@@ -44,29 +44,10 @@ function(gpucheck_target_defaults target)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
   endif()
   # Every target is control code (GPUCHECK_CONTROL_OPT after the build type's flags: the last -O
-  # wins) but for gpucheck_lib's bulk-data folders, which gpucheck_hot_sources gives back the
-  # build type's flags. Tests are control code too: the kernels they run are in gpucheck_lib.
+  # wins) but for gpucheck_lib's bulk-data folders, which gpucheck_split_hot
+  # (cmake/GpucheckUnity.cmake) builds with the build type's flags. Tests are control code too:
+  # the kernels they run are in gpucheck_lib.
   if(GPUCHECK_CONTROL_OPT AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${GPUCHECK_CONTROL_OPT}>)
   endif()
-endfunction()
-
-# The bulk-data folders of a target (dirs relative to the current source directory) keep the
-# build type's optimisation: their sources get it back after the target's control setting.
-function(gpucheck_hot_sources target)
-  if(NOT GPUCHECK_CONTROL_OPT OR NOT CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
-    return()
-  endif()
-  string(TOUPPER "${CMAKE_BUILD_TYPE}" type)
-  separate_arguments(type_flags UNIX_COMMAND "${CMAKE_CXX_FLAGS_${type}}")
-  list(FILTER type_flags INCLUDE REGEX "^-O")
-  get_target_property(sources ${target} SOURCES)
-  foreach(src IN LISTS sources)
-    cmake_path(ABSOLUTE_PATH src BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} OUTPUT_VARIABLE abs)
-    foreach(dir IN LISTS ARGN)
-      if(abs MATCHES "^${CMAKE_CURRENT_SOURCE_DIR}/${dir}/.*[.]cpp$")
-        set_property(SOURCE ${abs} APPEND PROPERTY COMPILE_OPTIONS ${type_flags})
-      endif()
-    endforeach()
-  endforeach()
 endfunction()

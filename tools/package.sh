@@ -16,7 +16,7 @@ build=${BUILD_DIR:-build-release}
 dist=${DIST_DIR:-$root/dist}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DGPUCHECK_WITH_CUDA="${GPUCHECK_WITH_CUDA:-AUTO}" -DGPUCHECK_WITH_OPENCL="${GPUCHECK_WITH_OPENCL:-AUTO}" \
-  -DGPUCHECK_CUDA_ARCHS=all -DGPUCHECK_BUILD_TESTS=ON
+  -DGPUCHECK_CUDA_ARCHS=all -DGPUCHECK_BUILD_TESTS=ON -DGPUCHECK_UNITY=ON
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target gpucheck gpucheck_man gpucheck_completion cli_tests
 # The packaged binary is the stripped one: check that one.
 stage=$(mktemp -d)

@@ -28,9 +28,11 @@ if [ "$(id -u)" = 0 ]; then
 fi
 # ccache is used where installed (cmake/GpucheckDefaults.cmake); CUDA for this machine's GPUs only
 # (GPUCHECK_CUDA_ARCHS=dev, as the `quick` preset): tools/package.sh builds every architecture.
+# A unity build (cmake/GpucheckUnity.cmake): a cold build does each folder's shared template work
+# once per group of files rather than once per file.
 step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUCHECK_BUILD_TESTS=OFF \
   -DGPUCHECK_WITH_CUDA="${GPUCHECK_WITH_CUDA:-AUTO}" -DGPUCHECK_WITH_OPENCL="${GPUCHECK_WITH_OPENCL:-AUTO}" \
-  -DGPUCHECK_CUDA_ARCHS="${GPUCHECK_CUDA_ARCHS:-dev}"
+  -DGPUCHECK_CUDA_ARCHS="${GPUCHECK_CUDA_ARCHS:-dev}" -DGPUCHECK_UNITY=ON
 step build cmake --build "$build" -j "$(nproc)" --target gpucheck
 step probe "$build/src/gpucheck" probe
 step bench "$build/src/gpucheck" bench --size small --min-time 0.1

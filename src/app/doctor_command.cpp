@@ -91,7 +91,7 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool lo
 }
 
 // What the worker has done so far; the waiting thread reads it when the deadline passes.
-struct Progress {
+struct DoctorWork {
   std::mutex mutex;
   std::condition_variable changed;
   bool facts_ready = false;
@@ -102,7 +102,7 @@ struct Progress {
 };
 
 // Probes (or takes the saved facts) and runs the checks, publishing each answer as it comes.
-void run_checks_into(Progress& p, const DoctorOptions& opts, const EnvMap& env,
+void run_checks_into(DoctorWork& p, const DoctorOptions& opts, const EnvMap& env,
                      const std::vector<const doctor::CheckDef*>& checks,
                      std::optional<nlohmann::json> saved_facts, const nlohmann::json& saved_state,
                      double probe_timeout_s) {
@@ -224,7 +224,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
     probe_timeout_s = std::min(probe_timeout_s, (timeout_s - std::min(1.0, timeout_s / 4.0)) / 3.0);
 
   const auto start = std::chrono::steady_clock::now();
-  auto progress = std::make_shared<Progress>();
+  auto progress = std::make_shared<DoctorWork>();
   std::thread worker(run_checks_into, std::ref(*progress), std::cref(opts), std::cref(env),
                      std::cref(checks), saved_facts,
                      state ? state->saved_checks() : nlohmann::json::object(), probe_timeout_s);

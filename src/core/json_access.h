@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,12 @@ inline const nlohmann::json& member_or_empty(const nlohmann::json& obj, std::str
   if (!obj.is_object()) return kEmpty;
   auto it = obj.find(key);
   return it == obj.end() ? kEmpty : *it;
+}
+
+// Sets obj[key] only when the value is known: an unknown fact is absent, not null.
+template <typename T>
+void put_if(nlohmann::json& obj, std::string_view key, const std::optional<T>& v) {
+  if (v) obj[std::string(key)] = *v;
 }
 
 }  // namespace gpucheck

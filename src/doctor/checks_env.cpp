@@ -1,6 +1,7 @@
 // Environment variables that change what GPU programs see or how fast they run: device
 // visibility, CUDA debugging switches, library injection and search paths, the OpenCL loader's
 // variables (judged by the probe, which knows the loaded loader's rules) and CPU thread counts.
+#include "core/text.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 
@@ -25,12 +26,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 // How CUDA reads a *_VISIBLE_DEVICES entry: an index, a GPU-/MIG- UUID (or a prefix of one).
 bool valid_device_token(const std::string& token) {
   static const std::regex kIndex(R"([0-9]+)");
@@ -50,7 +45,7 @@ CheckResult check_env_visible_devices(const SystemView& view) {
     if (!v) continue;
     evidence.push_back(fmt::format("{}='{}'", var, *v));
     const std::string unset = fmt::format("unset {}", var);
-    const std::string value = trim(*v);
+    const std::string value = std::string(trim_space(*v));
     if (value.empty()) {
       findings.push_back({CheckStatus::kWarn, "GC-ENV-DEVICES-HIDDEN"_gc,
                           fmt::format("{} is set but empty: every GPU is hidden", var), unset});
@@ -60,7 +55,7 @@ CheckResult check_env_visible_devices(const SystemView& view) {
     std::vector<std::string> kept;
     std::string bad;
     for (const auto& t : tokens) {
-      const std::string tok = trim(t);
+      const std::string tok = std::string(trim_space(t));
       if (!valid_device_token(tok)) {
         bad = tok;
         break;
@@ -127,7 +122,7 @@ CheckResult check_env_cuda_behaviour(const SystemView& view) {
   std::vector<std::string> evidence;
   for (const auto& r : kRules) {
     auto v = view.env_value(r.var);
-    if (!v || (r.value != nullptr && trim(*v) != r.value)) continue;
+    if (!v || (r.value != nullptr && trim_space(*v) != r.value)) continue;
     evidence.push_back(fmt::format("{}={}", r.var, *v));
     findings.push_back({r.status, r.status == CheckStatus::kWarn ? "GC-ENV-CUDA-SLOW"_gc : Code{},
                         fmt::format("{}={}: {}", r.var, *v, r.why),
@@ -140,13 +135,13 @@ CheckResult check_env_cuda_behaviour(const SystemView& view) {
 
 CheckResult check_env_ld_preload(const SystemView& view) {
   auto v = view.env_value("LD_PRELOAD");
-  if (!v || trim(*v).empty()) return pass("LD_PRELOAD is not set");
+  if (!v || trim_space(*v).empty()) return pass("LD_PRELOAD is not set");
   static const std::regex kGpuLibrary(
       R"((^|/)(libcuda|libcudart|libcublas|libcudnn|libnvidia-|libOpenCL|libamdhip|libhsa-runtime|libnvrtc)[^/]*$)");
   std::vector<std::string> gpu, other;
   for (auto entry : split(*v, ':')) {
     for (auto e : split(entry, ' ')) {
-      e = trim(e);
+      e = trim_space(e);
       if (e.empty()) continue;
       (std::regex_search(e, kGpuLibrary) ? gpu : other).push_back(e);
     }
@@ -172,7 +167,7 @@ CheckResult check_env_ld_library_path(const SystemView& view) {
   std::vector<std::string> evidence;
   if (auto lp = view.env_value("LIBRARY_PATH"))
     evidence.push_back("LIBRARY_PATH=" + *lp + " (link time only; no effect on running programs)");
-  if (!v || trim(*v).empty()) return pass("LD_LIBRARY_PATH is not set", evidence);
+  if (!v || trim_space(*v).empty()) return pass("LD_LIBRARY_PATH is not set", evidence);
   evidence.insert(evidence.begin(), "LD_LIBRARY_PATH=" + *v);
   std::vector<std::string> stubs;
   for (const auto& dir : split(*v, ':')) {
@@ -258,8 +253,8 @@ CheckResult check_env_cpu_threads(const SystemView& view) {
     int n = 0;
     try {
       std::size_t used = 0;
-      n = std::stoi(trim(*v), &used);
-      if (used != trim(*v).size()) n = 0;
+      n = std::stoi(std::string(trim_space(*v)), &used);
+      if (used != trim_space(*v).size()) n = 0;
     } catch (const std::exception&) {
       n = 0;
     }

@@ -1,6 +1,7 @@
 // Parsers for the frameworks' own files, and the bounded scan of a shared library for the
 // architecture list a torch build was compiled for.
 #include "doctor/framework_files.h"
+#include "core/text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,12 +18,6 @@ namespace {
 
 // Longer lines are no version or requirement line; std::regex recurses per character.
 constexpr std::size_t kMaxParsedLine = 1024;
-
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t\r\n"));
-  while (!s.empty() && std::strchr(" \t\r\n", s.back()) != nullptr) s.pop_back();
-  return s;
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -130,7 +125,7 @@ std::optional<Requirement> parse_requirement(const std::string& line) {
   r.name = lower(m[1].str());
   for (char& c : r.name)
     if (c == '_' || c == '.') c = '-';
-  r.text = trim(body);
+  r.text = trim_space(body);
   const std::string specs = m[3].str();
   for (auto it = std::sregex_iterator(specs.begin(), specs.end(), kSpec);
        it != std::sregex_iterator(); ++it)
@@ -295,9 +290,9 @@ std::map<std::string, std::string> parse_theano_flags(const std::string& flags) 
   for (std::string item; std::getline(in, item, ',');) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) continue;
-    std::string key = lower(trim(item.substr(0, eq)));
+    std::string key = lower(std::string(trim_space(item.substr(0, eq))));
     for (std::size_t p; (p = key.find("__")) != std::string::npos;) key.replace(p, 2, ".");
-    out[key] = trim(item.substr(eq + 1));
+    out[key] = trim_space(item.substr(eq + 1));
   }
   return out;
 }
@@ -307,16 +302,16 @@ std::map<std::string, std::string> parse_theanorc(const std::string& ini) {
   std::string section = "global";
   std::stringstream in(ini);
   for (std::string line; std::getline(in, line);) {
-    line = trim(line.substr(0, line.find_first_of("#;")));
+    line = trim_space(line.substr(0, line.find_first_of("#;")));
     if (line.empty()) continue;
     if (line.front() == '[' && line.back() == ']') {
-      section = lower(trim(line.substr(1, line.size() - 2)));
+      section = lower(std::string(trim_space(line.substr(1, line.size() - 2))));
       continue;
     }
     const auto eq = line.find_first_of("=:");
     if (eq == std::string::npos) continue;
-    const std::string key = lower(trim(line.substr(0, eq)));
-    out[section == "global" ? key : section + "." + key] = trim(line.substr(eq + 1));
+    const std::string key = lower(std::string(trim_space(line.substr(0, eq))));
+    out[section == "global" ? key : section + "." + key] = trim_space(line.substr(eq + 1));
   }
   return out;
 }

@@ -54,8 +54,8 @@ const Distribution* tf_dist(const SitePackages& site) {
   return nullptr;
 }
 
-Verdict judge(const SystemView& view, const GpuPicture& gpus, const EnvScan& scan,
-              const SitePackages& site, std::vector<std::string>& evidence) {
+Verdict judge_tensorflow_site(const SystemView& view, const GpuPicture& gpus, const EnvScan& scan,
+                              const SitePackages& site, std::vector<std::string>& evidence) {
   const Distribution* dist = tf_dist(site);
   const std::string version = dist ? dist->version : std::string("(version unknown)");
   const std::string package = dist ? dist->name : std::string("tensorflow");
@@ -191,7 +191,7 @@ std::optional<Verdict> judge_tensorflow(const SystemView& view, const GpuPicture
   const SitePackages* site = scan.first_with_file(view, "tensorflow/__init__.py");
   if (site == nullptr) site = scan.first_with_file(view, kBuildInfo);
   if (site == nullptr) return std::nullopt;
-  return judge(view, gpus, scan, *site, evidence);
+  return judge_tensorflow_site(view, gpus, scan, *site, evidence);
 }
 
 CheckResult check_framework_tensorflow(const SystemView& view) {

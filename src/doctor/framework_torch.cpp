@@ -202,9 +202,9 @@ Verdict judge_cuda_build(const SystemView& view, const GpuPicture& gpus, const S
   return v;
 }
 
-Verdict judge(const SystemView& view, const GpuPicture& gpus, const EnvScan& scan,
-              const std::vector<const SitePackages*>& with_torch,
-              std::vector<std::string>& evidence) {
+Verdict judge_torch_site(const SystemView& view, const GpuPicture& gpus, const EnvScan& scan,
+                         const std::vector<const SitePackages*>& with_torch,
+                         std::vector<std::string>& evidence) {
   const SitePackages& site = *with_torch[0];
   const TorchBuild& t = *site.torch;
   evidence.push_back(fmt::format("{}: torch {}, cuda {}, hip {} (first of {} on {}'s import path)",
@@ -245,7 +245,7 @@ std::optional<Verdict> judge_torch(const SystemView& view, const GpuPicture& gpu
   for (const auto& s : scan.sites)
     if (s.torch) with_torch.push_back(&s);
   if (with_torch.empty()) return std::nullopt;
-  return judge(view, gpus, scan, with_torch, evidence);
+  return judge_torch_site(view, gpus, scan, with_torch, evidence);
 }
 
 CheckResult check_framework_torch(const SystemView& view) {

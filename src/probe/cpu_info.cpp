@@ -1,6 +1,8 @@
 // Parses proc/cpuinfo and cpu/node sysfs under a root prefix into CpuFacts; never throws on bad
 // input: a field whose file is missing or malformed stays absent.
 #include "probe/cpu_info.h"
+#include "core/json_access.h"
+#include "core/text.h"
 
 #include <sys/utsname.h>
 
@@ -26,23 +28,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // A cpuinfo of a few thousand logical CPUs stays far below this; anything larger is not one.
-constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
+constexpr std::size_t kCpuFileBytes = std::size_t{16} << 20;
 
-fs::path under(const fs::path& root, std::string_view rel) { return under_root(root, rel); }
-
-std::optional<std::string> read_text(const fs::path& p) { return read_text_file(p, kMaxFileBytes); }
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n\v\f";
-  const auto b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(kSpace);
-  return s.substr(b, e - b + 1);
+std::optional<std::string> read_cpu_file(const fs::path& p) {
+  return read_text_file(p, kCpuFileBytes);
 }
 
 template <typename T>
 std::optional<T> parse_number(std::string_view s, int base = 10) {
-  s = trim(s);
+  s = trim_space(s);
   if (s.empty()) return std::nullopt;
   T v{};
   const auto* end = s.data() + s.size();
@@ -53,7 +47,7 @@ std::optional<T> parse_number(std::string_view s, int base = 10) {
 
 // A clock in MHz; 0 (what some VMs print) or a negative value means unknown.
 std::optional<double> parse_double(std::string_view s) {
-  s = trim(s);
+  s = trim_space(s);
   if (s.empty()) return std::nullopt;
   double v = 0;
   const auto* end = s.data() + s.size();
@@ -64,13 +58,13 @@ std::optional<double> parse_double(std::string_view s) {
 
 // "0x41" or "41" as hexadecimal.
 std::optional<unsigned> parse_hex(std::string_view s) {
-  s = trim(s);
+  s = trim_space(s);
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
   return parse_number<unsigned>(s, 16);
 }
 
 std::optional<std::uint64_t> read_u64(const fs::path& p) {
-  auto text = read_text(p);
+  auto text = read_cpu_file(p);
   if (!text) return std::nullopt;
   return parse_number<std::uint64_t>(*text);
 }
@@ -83,7 +77,7 @@ std::optional<double> read_khz_as_mhz(const fs::path& p) {
 
 // "32K", "1024K", "32M", "512" (bytes) as in sysfs cache/indexN/size; binary multiples.
 std::optional<std::uint64_t> parse_size(std::string_view s) {
-  s = trim(s);
+  s = trim_space(s);
   std::uint64_t mult = 1;
   if (!s.empty()) {
     switch (std::toupper(static_cast<unsigned char>(s.back()))) {
@@ -108,7 +102,7 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
 
 // Number of CPUs in a kernel cpu list such as "0-3,8,10-11"; nullopt when malformed or empty.
 std::optional<int> count_cpu_list(std::string_view s) {
-  s = trim(s);
+  s = trim_space(s);
   if (s.empty()) return std::nullopt;
   long long total = 0;
   while (!s.empty()) {
@@ -164,17 +158,17 @@ std::vector<Record> parse_cpuinfo(std::string_view text) {
     const auto nl = text.find('\n');
     const std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    if (trim(line).empty()) {
+    if (trim_space(line).empty()) {
       flush();
       continue;
     }
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    const std::string key(trim(line.substr(0, colon)));
+    const std::string key(trim_space(line.substr(0, colon)));
     if (key.empty()) continue;
     // A new "processor" starts a new block even without the blank line between them.
     if (key == "processor" && field(cur, "processor")) flush();
-    if (!field(cur, key)) cur.emplace_back(key, std::string(trim(line.substr(colon + 1))));
+    if (!field(cur, key)) cur.emplace_back(key, std::string(trim_space(line.substr(colon + 1))));
   }
   flush();
   return records;
@@ -350,14 +344,15 @@ void read_topology(const std::vector<Record>& records, const fs::path& root, Cpu
   if (processors > 0 && packages.empty()) {
     // Arm (and some VMs) print no topology in cpuinfo; sysfs has it per logical CPU.
     processors = 0;
-    for (const auto& [n, dir] : numbered_entries(under(root, "sys/devices/system/cpu"), "cpu")) {
+    for (const auto& [n, dir] :
+         numbered_entries(under_root(root, "sys/devices/system/cpu"), "cpu")) {
       (void)n;
       ++processors;
-      const auto pkg = read_text(dir / "topology/physical_package_id");
+      const auto pkg = read_cpu_file(dir / "topology/physical_package_id");
       const auto pkg_id = pkg ? parse_number<long>(*pkg) : std::nullopt;
       if (!pkg_id || *pkg_id < 0) continue;  // -1: firmware did not say
       packages.insert(*pkg_id);
-      const auto core = read_text(dir / "topology/core_id");
+      const auto core = read_cpu_file(dir / "topology/core_id");
       if (const auto core_id = core ? parse_number<long>(*core) : std::nullopt) {
         core_pairs.emplace(*pkg_id, *core_id);
         ++with_core;
@@ -376,25 +371,20 @@ void read_topology(const std::vector<Record>& records, const fs::path& root, Cpu
 
 void read_caches(const fs::path& root, CpuFacts& f) {
   for (const auto& [n, dir] :
-       numbered_entries(under(root, "sys/devices/system/cpu/cpu0/cache"), "index")) {
+       numbered_entries(under_root(root, "sys/devices/system/cpu/cpu0/cache"), "index")) {
     (void)n;
     CacheFacts c;
-    if (auto t = read_text(dir / "level")) c.level = parse_number<int>(*t);
-    if (auto t = read_text(dir / "type"); t && !trim(*t).empty()) {
-      std::string type = sanitize(trim(*t));
+    if (auto t = read_cpu_file(dir / "level")) c.level = parse_number<int>(*t);
+    if (auto t = read_cpu_file(dir / "type"); t && !trim_space(*t).empty()) {
+      std::string type = sanitize(trim_space(*t));
       std::transform(type.begin(), type.end(), type.begin(),
                      [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
       c.type = std::move(type);
     }
-    if (auto t = read_text(dir / "size")) c.size_bytes = parse_size(*t);
-    if (auto t = read_text(dir / "shared_cpu_list")) c.shared_by_threads = count_cpu_list(*t);
+    if (auto t = read_cpu_file(dir / "size")) c.size_bytes = parse_size(*t);
+    if (auto t = read_cpu_file(dir / "shared_cpu_list")) c.shared_by_threads = count_cpu_list(*t);
     if (c.level || c.type || c.size_bytes || c.shared_by_threads) f.caches.push_back(std::move(c));
   }
-}
-
-template <typename T>
-void put(nlohmann::json& j, std::string_view key, const std::optional<T>& v) {
-  if (v) j[std::string(key)] = *v;
 }
 
 }  // namespace
@@ -406,14 +396,14 @@ bool is_live_root(const fs::path& root) {
 std::optional<std::string> detect_arch(const fs::path& root) {
   if (is_live_root(root))
     if (auto m = uname_machine()) return m;
-  const auto text = read_text(under(root, "proc/cpuinfo"));
+  const auto text = read_cpu_file(under_root(root, "proc/cpuinfo"));
   if (!text) return std::nullopt;
   return arch_from_cpuinfo(parse_cpuinfo(*text));
 }
 
 CpuFacts read_cpu_facts(const fs::path& root) {
   CpuFacts f;
-  const auto text = read_text(under(root, "proc/cpuinfo"));
+  const auto text = read_cpu_file(under_root(root, "proc/cpuinfo"));
   const std::vector<Record> records = text ? parse_cpuinfo(*text) : std::vector<Record>{};
   const IsaFamily family = family_of(records);
 
@@ -428,19 +418,19 @@ CpuFacts read_cpu_facts(const fs::path& root) {
       records.begin(), records.end(), [](const Record& r) { return field(r, "processor"); }));
   if (processors > 0) {
     f.threads = processors;
-  } else if (auto online = read_text(under(root, "sys/devices/system/cpu/online"))) {
+  } else if (auto online = read_cpu_file(under_root(root, "sys/devices/system/cpu/online"))) {
     f.threads = count_cpu_list(*online);
   }
   read_topology(records, root, f);
 
-  const fs::path cpufreq = under(root, "sys/devices/system/cpu/cpu0/cpufreq");
+  const fs::path cpufreq = under_root(root, "sys/devices/system/cpu/cpu0/cpufreq");
   if (auto mhz = first_field(records, "cpu MHz")) f.mhz_current = parse_double(*mhz);
   if (!f.mhz_current) f.mhz_current = read_khz_as_mhz(cpufreq / "scaling_cur_freq");
   f.mhz_max = read_khz_as_mhz(cpufreq / "cpuinfo_max_freq");
   f.mhz_min = read_khz_as_mhz(cpufreq / "cpuinfo_min_freq");
 
   read_caches(root, f);
-  const auto nodes = numbered_entries(under(root, "sys/devices/system/node"), "node");
+  const auto nodes = numbered_entries(under_root(root, "sys/devices/system/node"), "node");
   if (!nodes.empty()) f.numa_nodes = static_cast<int>(nodes.size());
 
   if (family == IsaFamily::kX86) {
@@ -459,28 +449,28 @@ CpuFacts read_cpu_facts(const fs::path& root) {
 
 nlohmann::json to_json(const CpuFacts& f) {
   nlohmann::json j = nlohmann::json::object();
-  put(j, keys::kModel, f.model);
-  put(j, keys::kVendor, f.vendor);
-  put(j, keys::kArch, f.arch);
-  put(j, keys::kSockets, f.sockets);
-  put(j, keys::kCores, f.cores);
-  put(j, keys::kThreads, f.threads);
-  put(j, keys::kMhzCurrent, f.mhz_current);
-  put(j, keys::kMhzMax, f.mhz_max);
-  put(j, keys::kMhzMin, f.mhz_min);
+  put_if(j, keys::kModel, f.model);
+  put_if(j, keys::kVendor, f.vendor);
+  put_if(j, keys::kArch, f.arch);
+  put_if(j, keys::kSockets, f.sockets);
+  put_if(j, keys::kCores, f.cores);
+  put_if(j, keys::kThreads, f.threads);
+  put_if(j, keys::kMhzCurrent, f.mhz_current);
+  put_if(j, keys::kMhzMax, f.mhz_max);
+  put_if(j, keys::kMhzMin, f.mhz_min);
   if (!f.caches.empty()) {
     nlohmann::json caches = nlohmann::json::array();
     for (const auto& c : f.caches) {
       nlohmann::json cj = nlohmann::json::object();
-      put(cj, keys::kLevel, c.level);
-      put(cj, keys::kType, c.type);
-      put(cj, keys::kSizeBytes, c.size_bytes);
-      put(cj, keys::kSharedByThreads, c.shared_by_threads);
+      put_if(cj, keys::kLevel, c.level);
+      put_if(cj, keys::kType, c.type);
+      put_if(cj, keys::kSizeBytes, c.size_bytes);
+      put_if(cj, keys::kSharedByThreads, c.shared_by_threads);
       caches.push_back(std::move(cj));
     }
     j[std::string(keys::kCaches)] = std::move(caches);
   }
-  put(j, keys::kNumaNodes, f.numa_nodes);
+  put_if(j, keys::kNumaNodes, f.numa_nodes);
   if (!f.isa.empty()) j[std::string(keys::kIsa)] = f.isa;
   if (!f.flags.empty()) j[std::string(keys::kFlags)] = f.flags;
   return j;

@@ -1,5 +1,7 @@
 // Reads hostname, os-release, kernel release and container/WSL markers under a root prefix.
 #include "probe/host_info.h"
+#include "core/json_access.h"
+#include "core/text.h"
 
 #include <sys/utsname.h>
 
@@ -21,23 +23,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // Every file read here is a line or a few KiB; reading stops well past that.
-constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
+constexpr std::size_t kHostFileBytes = std::size_t{1} << 20;
 
-fs::path under(const fs::path& root, std::string_view rel) { return under_root(root, rel); }
-
-std::optional<std::string> read_text(const fs::path& p) { return read_text_file(p, kMaxFileBytes); }
+std::optional<std::string> read_host_file(const fs::path& p) {
+  return read_text_file(p, kHostFileBytes);
+}
 
 bool path_exists(const fs::path& p) {
   std::error_code ec;
   return fs::exists(fs::symlink_status(p, ec)) && !ec;
-}
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n\v\f";
-  const auto b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(kSpace);
-  return s.substr(b, e - b + 1);
 }
 
 std::string lower(std::string_view s) {
@@ -49,12 +43,12 @@ std::string lower(std::string_view s) {
 
 // The first non-empty, non-comment line of a file, trimmed and sanitised.
 std::optional<std::string> read_first_line(const fs::path& p) {
-  const auto text = read_text(p);
+  const auto text = read_host_file(p);
   if (!text) return std::nullopt;
   std::string_view rest(*text);
   while (!rest.empty()) {
     const auto nl = rest.find('\n');
-    const std::string_view line = trim(rest.substr(0, nl));
+    const std::string_view line = trim_space(rest.substr(0, nl));
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
     if (!line.empty() && line.front() != '#') return sanitize(line);
   }
@@ -63,7 +57,7 @@ std::optional<std::string> read_first_line(const fs::path& p) {
 
 // os-release value: shell-like quoting, "..." with backslash escapes or '...' verbatim.
 std::string unquote(std::string_view v) {
-  v = trim(v);
+  v = trim_space(v);
   if (v.size() >= 1 && (v.front() == '"' || v.front() == '\'')) {
     const char q = v.front();
     std::string out;
@@ -86,19 +80,19 @@ struct OsRelease {
 };
 
 std::optional<OsRelease> read_os_release(const fs::path& root) {
-  auto text = read_text(under(root, "etc/os-release"));
-  if (!text) text = read_text(under(root, "usr/lib/os-release"));
+  auto text = read_host_file(under_root(root, "etc/os-release"));
+  if (!text) text = read_host_file(under_root(root, "usr/lib/os-release"));
   if (!text) return std::nullopt;
   OsRelease r;
   std::string_view rest(*text);
   while (!rest.empty()) {
     const auto nl = rest.find('\n');
-    const std::string_view line = trim(rest.substr(0, nl));
+    const std::string_view line = trim_space(rest.substr(0, nl));
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
     if (line.empty() || line.front() == '#') continue;
     const auto eq = line.find('=');
     if (eq == std::string_view::npos) continue;
-    const std::string_view key = trim(line.substr(0, eq));
+    const std::string_view key = trim_space(line.substr(0, eq));
     std::optional<std::string>* slot = nullptr;
     if (key == "PRETTY_NAME")
       slot = &r.pretty_name;
@@ -144,7 +138,7 @@ ContainerFinding detect_container(const fs::path& root) {
   // proc/1/environ: NUL-separated; container= is set by podman, lxc, systemd-nspawn and others.
   std::optional<std::string> env_runtime;
   bool env_kubernetes = false;
-  if (const auto env = read_text(under(root, "proc/1/environ"))) {
+  if (const auto env = read_host_file(under_root(root, "proc/1/environ"))) {
     std::string_view rest(*env);
     while (!rest.empty()) {
       const auto nul = rest.find('\0');
@@ -152,7 +146,7 @@ ContainerFinding detect_container(const fs::path& root) {
       rest = nul == std::string_view::npos ? std::string_view{} : rest.substr(nul + 1);
       constexpr std::string_view kContainer = "container=";
       if (entry.substr(0, kContainer.size()) == kContainer) {
-        const std::string value = lower(trim(entry.substr(kContainer.size())));
+        const std::string value = lower(trim_space(entry.substr(kContainer.size())));
         if (!value.empty()) env_runtime = sanitize(value);
       } else if (entry.substr(0, 24) == "KUBERNETES_SERVICE_HOST=") {
         env_kubernetes = true;
@@ -162,10 +156,10 @@ ContainerFinding detect_container(const fs::path& root) {
   if (env_runtime && env_runtime->substr(0, 3) == "lxc") env_runtime = "lxc";  // lxc-libvirt
 
   std::optional<std::string> cgroup_runtime;
-  if (const auto cg = read_text(under(root, "proc/1/cgroup")))
+  if (const auto cg = read_host_file(under_root(root, "proc/1/cgroup")))
     cgroup_runtime = runtime_from_cgroup(*cg);
-  const bool dockerenv = path_exists(under(root, ".dockerenv"));
-  const bool containerenv = path_exists(under(root, "run/.containerenv"));
+  const bool dockerenv = path_exists(under_root(root, ".dockerenv"));
+  const bool containerenv = path_exists(under_root(root, "run/.containerenv"));
 
   ContainerFinding f;
   f.found = env_runtime || env_kubernetes || cgroup_runtime || dockerenv || containerenv;
@@ -180,11 +174,6 @@ ContainerFinding detect_container(const fs::path& root) {
   else
     f.runtime = cgroup_runtime;
   return f;
-}
-
-template <typename T>
-void put(nlohmann::json& j, std::string_view key, const std::optional<T>& v) {
-  if (v) j[std::string(key)] = *v;
 }
 
 }  // namespace
@@ -203,8 +192,8 @@ std::string_view to_string(Virtualization v) {
 
 HostFacts read_host_facts(const fs::path& root) {
   HostFacts h;
-  h.hostname = read_first_line(under(root, "proc/sys/kernel/hostname"));
-  if (!h.hostname) h.hostname = read_first_line(under(root, "etc/hostname"));
+  h.hostname = read_first_line(under_root(root, "proc/sys/kernel/hostname"));
+  if (!h.hostname) h.hostname = read_first_line(under_root(root, "etc/hostname"));
 
   if (const auto os = read_os_release(root)) {
     h.os = os->pretty_name ? os->pretty_name : os->name;
@@ -212,8 +201,8 @@ HostFacts read_host_facts(const fs::path& root) {
     h.os_version = os->version_id;
   }
 
-  const auto osrelease = read_text(under(root, "proc/sys/kernel/osrelease"));
-  if (osrelease && !trim(*osrelease).empty()) h.kernel = sanitize(trim(*osrelease));
+  const auto osrelease = read_host_file(under_root(root, "proc/sys/kernel/osrelease"));
+  if (osrelease && !trim_space(*osrelease).empty()) h.kernel = sanitize(trim_space(*osrelease));
   if (!h.kernel && is_live_root(root)) {
     struct utsname u {};
     if (uname(&u) == 0) h.kernel = sanitize_c_buffer(u.release, sizeof u.release);
@@ -227,7 +216,7 @@ HostFacts read_host_facts(const fs::path& root) {
 
   const ContainerFinding container = detect_container(root);
   h.container_runtime = container.runtime;
-  if (mentions_wsl(osrelease) || mentions_wsl(read_text(under(root, "proc/version"))))
+  if (mentions_wsl(osrelease) || mentions_wsl(read_host_file(under_root(root, "proc/version"))))
     h.virtualization = Virtualization::kWsl;
   else if (container.found)
     h.virtualization = Virtualization::kContainer;
@@ -236,15 +225,15 @@ HostFacts read_host_facts(const fs::path& root) {
 
 nlohmann::json to_json(const HostFacts& h) {
   nlohmann::json j = nlohmann::json::object();
-  put(j, keys::kHostname, h.hostname);
-  put(j, keys::kOs, h.os);
-  put(j, keys::kOsId, h.os_id);
-  put(j, keys::kOsVersion, h.os_version);
-  put(j, keys::kKernel, h.kernel);
-  put(j, keys::kArch, h.arch);
+  put_if(j, keys::kHostname, h.hostname);
+  put_if(j, keys::kOs, h.os);
+  put_if(j, keys::kOsId, h.os_id);
+  put_if(j, keys::kOsVersion, h.os_version);
+  put_if(j, keys::kKernel, h.kernel);
+  put_if(j, keys::kArch, h.arch);
   j[std::string(keys::kVirtualization)] = std::string(to_string(h.virtualization));
-  put(j, keys::kContainerRuntime, h.container_runtime);
-  put(j, keys::kHypervisor, h.hypervisor);
+  put_if(j, keys::kContainerRuntime, h.container_runtime);
+  put_if(j, keys::kHypervisor, h.hypervisor);
   return j;
 }
 

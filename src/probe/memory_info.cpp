@@ -1,5 +1,6 @@
 // Parses proc/meminfo ("Key:   value kB" lines) into byte counts.
 #include "probe/memory_info.h"
+#include "core/json_access.h"
 
 #include <array>
 #include <charconv>
@@ -19,9 +20,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // meminfo is a few KiB; reading stops well past that so a wrong file cannot exhaust memory.
-constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
+constexpr std::size_t kMeminfoBytes = std::size_t{1} << 20;
 
-std::optional<std::string> read_text(const fs::path& p) { return read_text_file(p, kMaxFileBytes); }
+std::optional<std::string> read_meminfo(const fs::path& p) {
+  return read_text_file(p, kMeminfoBytes);
+}
 
 // "   24684084 kB" → bytes; a value without unit is already bytes (the HugePages_* counts are
 // not asked for). nullopt when malformed or when the byte count would overflow.
@@ -47,16 +50,11 @@ std::optional<std::uint64_t> parse_amount(std::string_view s) {
   return v * mult;
 }
 
-template <typename T>
-void put(nlohmann::json& j, std::string_view key, const std::optional<T>& v) {
-  if (v) j[std::string(key)] = *v;
-}
-
 }  // namespace
 
 MemoryFacts read_memory_facts(const fs::path& root) {
   MemoryFacts m;
-  const auto text = read_text((root.empty() ? fs::path("/") : root) / "proc/meminfo");
+  const auto text = read_meminfo((root.empty() ? fs::path("/") : root) / "proc/meminfo");
   if (!text) return m;
   std::string_view rest(*text);
   while (!rest.empty()) {
@@ -82,10 +80,10 @@ MemoryFacts read_memory_facts(const fs::path& root) {
 
 nlohmann::json to_json(const MemoryFacts& m) {
   nlohmann::json j = nlohmann::json::object();
-  put(j, keys::kTotalBytes, m.total_bytes);
-  put(j, keys::kAvailableBytes, m.available_bytes);
-  put(j, keys::kFreeBytes, m.free_bytes);
-  put(j, keys::kSwapTotalBytes, m.swap_total_bytes);
+  put_if(j, keys::kTotalBytes, m.total_bytes);
+  put_if(j, keys::kAvailableBytes, m.available_bytes);
+  put_if(j, keys::kFreeBytes, m.free_bytes);
+  put_if(j, keys::kSwapTotalBytes, m.swap_total_bytes);
   return j;
 }
 

@@ -25,7 +25,7 @@ std::vector<DeviceFacts> cuda_devices(const Observations& obs) {
   return out;
 }
 
-Verdict start(const Requirement& r, std::string words, std::string device = "") {
+Verdict start_multigpu(const Requirement& r, std::string words, std::string device = "") {
   Verdict v;
   v.id = r.id;
   v.kind = r.kind;
@@ -146,7 +146,7 @@ std::vector<Verdict> judge_p2p(const Requirement& r, const Observations& obs) {
       "p2p {:g} MiB {}, {} engine, peer access {}", static_cast<double>(r.bytes) / (1 << 20),
       r.bidirectional ? "bi" : "uni", r.engine, r.peer_access ? "on" : "off");
   if (cuda.size() < 2) {
-    Verdict v = start(r, what + ": " + criterion_words(r));
+    Verdict v = start_multigpu(r, what + ": " + criterion_words(r));
     v.outcome = Outcome::kUnmet;
     v.reason = why_too_few(cuda, obs);
     return {v};
@@ -154,7 +154,7 @@ std::vector<Verdict> judge_p2p(const Requirement& r, const Observations& obs) {
   std::vector<Verdict> out;
   for (const auto& [src, dst] : p2p_pairs(r, cuda)) {
     const std::string pair = src + "->" + dst;
-    Verdict v = start(r, fmt::format("{} {}: {}", what, pair, criterion_words(r)), pair);
+    Verdict v = start_multigpu(r, fmt::format("{} {}: {}", what, pair, criterion_words(r)), pair);
     const Json* rec = nullptr;
     for (const auto& x : obs.results) {
       const Json s = x.value(std::string(k::kShape), Json::object());
@@ -199,9 +199,9 @@ std::vector<Verdict> judge_p2p(const Requirement& r, const Observations& obs) {
 
 std::vector<Verdict> judge_allreduce(const Requirement& r, const Observations& obs) {
   const auto cuda = cuda_devices(obs);
-  Verdict v =
-      start(r, fmt::format("all-reduce f32 {:g} MiB per GPU over every CUDA device, busbw {}",
-                           static_cast<double>(r.bytes) / (1 << 20), criterion_words(r)));
+  Verdict v = start_multigpu(
+      r, fmt::format("all-reduce f32 {:g} MiB per GPU over every CUDA device, busbw {}",
+                     static_cast<double>(r.bytes) / (1 << 20), criterion_words(r)));
   if (cuda.size() < 2) {
     v.outcome = Outcome::kUnmet;
     v.reason = why_too_few(cuda, obs);
@@ -226,9 +226,10 @@ std::vector<Verdict> judge_allreduce(const Requirement& r, const Observations& o
 }
 
 std::vector<Verdict> judge_siblings(const Requirement& r, const Observations& obs) {
-  Verdict base = start(r, fmt::format("no GPU more than {:g} % below the median of its same-model "
-                                      "siblings in doctor's load run",
-                                      100 * r.value));
+  Verdict base =
+      start_multigpu(r, fmt::format("no GPU more than {:g} % below the median of its same-model "
+                                    "siblings in doctor's load run",
+                                    100 * r.value));
   base.unit = "fraction";
   const Json* cuda = nullptr;
   for (const auto& b : obs.backends)

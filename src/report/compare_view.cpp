@@ -51,11 +51,6 @@ std::string describe(const Json& d) {
   return out;
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
@@ -95,7 +90,7 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
         if (verdict == "same" && all_same) continue;
         std::vector<std::string> notes;
         if (auto reason = text_at(r, k::kReason); !reason.empty()) notes.push_back(reason);
-        t.add({upper(std::string(verdict)), text_at(r, k::kOp), text_at(r, k::kDtype),
+        t.add({upper_case(std::string(verdict)), text_at(r, k::kOp), text_at(r, k::kDtype),
                shape_label(r.value(std::string(k::kShape), Json::object())),
                text_at(r, k::kTransfers) == "included" ? "incl." : "", value_text(r, k::kBase),
                value_text(r, k::kNew), percent(r, k::kChange, true),

@@ -51,11 +51,6 @@ std::size_t area_of(std::string_view id) {
   return a.size() - 1;
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // A finding of one part per device ("cuda0: ...; cuda1: ..."), as a check joins its findings:
 // one line each, so a machine of eight GPUs reads as eight lines. Any other finding stays whole.
 std::vector<std::string> per_device_lines(const std::string& finding) {
@@ -123,7 +118,7 @@ void checks_view(TextView& view, const Json& checks, bool details, bool problems
         for (const auto& e : c.value(std::string(k::kEvidence), Json::array()))
           notes.push_back("evidence: " + scalar_text(e));
       if (!problem && !details) notes.assign(lines.begin() + 1, lines.end());
-      t.add({upper(status), id, problem || details ? "" : lines.front()}, std::move(notes));
+      t.add({upper_case(status), id, problem || details ? "" : lines.front()}, std::move(notes));
     }
     if (t.rows.empty()) continue;
     view.text(std::string(areas()[a].title), 0, 0, Tone::kBold);

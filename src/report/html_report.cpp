@@ -10,6 +10,7 @@
 #include "report/svg_charts.h"
 #include "report/units.h"
 #include "report/view_model.h"
+#include "report/views.h"
 
 #include <fmt/format.h>
 
@@ -40,12 +41,6 @@ td.fail,td.failed,td.mismatch,td.unmet{background:#fbe0e0}
 details{margin:2px 0}summary{cursor:pointer;font-weight:bold}p.note{margin:-8px 0 16px;color:#333}
 )";
 
-std::string str(const nlohmann::json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return {};
-  return scalar_text(*it);
-}
-
 double num(const nlohmann::json& obj, std::string_view key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_number() ? it->get<double>() : 0.0;
@@ -55,7 +50,7 @@ double num(const nlohmann::json& obj, std::string_view key) {
 std::vector<std::string> devices_of(const nlohmann::json& results) {
   std::vector<std::string> out;
   for (const auto& r : results) {
-    std::string d = str(r, k::kDevice);
+    std::string d = text_at(r, k::kDevice);
     if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
   }
   return out;
@@ -74,8 +69,8 @@ std::vector<std::string> device_legend(const nlohmann::json& results,
   for (const auto& d : devices) {
     std::string name;
     for (const auto& r : results)
-      if (str(r, k::kDevice) == d) {
-        name = str(r, k::kDeviceName);
+      if (text_at(r, k::kDevice) == d) {
+        name = text_at(r, k::kDeviceName);
         break;
       }
     std::string label = name.empty() ? d : d + " " + name;
@@ -94,27 +89,27 @@ std::string throughput_charts(const nlohmann::json& results) {
   std::vector<std::string> ops;
   std::map<std::string, BarChart> charts;
   for (const auto& r : results) {
-    if (str(r, k::kStatus) != "ok" || str(r, k::kTransfers) != "excluded") continue;
+    if (text_at(r, k::kStatus) != "ok" || text_at(r, k::kTransfers) != "excluded") continue;
     auto tp = r.find(k::kThroughput);
     if (tp == r.end()) continue;
-    std::string op = str(r, k::kOp);
+    std::string op = text_at(r, k::kOp);
     auto [it, fresh] = charts.try_emplace(op);
     BarChart& c = it->second;
     if (fresh) {
       ops.push_back(op);
       c.title = fmt::format("{} throughput (device time)", op);
-      c.unit = str(*tp, k::kUnit);
+      c.unit = text_at(*tp, k::kUnit);
       c.kind = "throughput";
       c.series = legend;
     }
-    std::string group = fmt::format("{} {}", str(r, k::kDtype), shape_label(r[k::kShape]));
+    std::string group = fmt::format("{} {}", text_at(r, k::kDtype), shape_label(r[k::kShape]));
     auto g = std::find_if(c.groups.begin(), c.groups.end(),
                           [&](const BarGroup& b) { return b.label == group; });
     if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});
     double v = num(*tp, k::kValue);
-    g->bars.push_back({index_of(devices, str(r, k::kDevice)), v,
-                       fmt::format("{} {} {}: {:.4g} {} ({})", str(r, k::kDevice), op, group, v,
-                                   c.unit, str(r, k::kImpl)),
+    g->bars.push_back({index_of(devices, text_at(r, k::kDevice)), v,
+                       fmt::format("{} {} {}: {:.4g} {} ({})", text_at(r, k::kDevice), op, group, v,
+                                   c.unit, text_at(r, k::kImpl)),
                        ""});
   }
   std::string out;
@@ -134,12 +129,12 @@ std::string speedup_chart(const nlohmann::json& results) {
   for (const auto& r : results) {
     auto sp = r.find(k::kSpeedupVsCpu);
     if (sp == r.end() || !sp->is_number() || sp->get<double>() <= 0) continue;
-    std::string group = fmt::format("{} {} {} {}", str(r, k::kDevice), str(r, k::kOp),
-                                    str(r, k::kDtype), shape_label(r[k::kShape]));
+    std::string group = fmt::format("{} {} {} {}", text_at(r, k::kDevice), text_at(r, k::kOp),
+                                    text_at(r, k::kDtype), shape_label(r[k::kShape]));
     auto g = std::find_if(c.groups.begin(), c.groups.end(),
                           [&](const BarGroup& b) { return b.label == group; });
     if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});
-    bool included = str(r, k::kTransfers) == "included";
+    bool included = text_at(r, k::kTransfers) == "included";
     g->bars.push_back({included ? 1u : 0u, sp->get<double>(),
                        fmt::format("{}, {}: {:.3g}\xC3\x97", group, c.series[included ? 1 : 0],
                                    sp->get<double>()),
@@ -166,19 +161,19 @@ std::string sweep_charts(const nlohmann::json& sweep) {
   auto all = sweep.find(k::kSeries);
   if (all == sweep.end() || !all->is_array()) return {};
   for (const auto& s : *all) {
-    std::string label =
-        fmt::format("{} ({}) {}{}{}", str(s, k::kDevice), str(s, k::kDeviceName), str(s, k::kDtype),
-                    s.contains(k::kLayout) ? " " : "", str(s, k::kLayout));
+    std::string label = fmt::format("{} ({}) {}{}{}", text_at(s, k::kDevice),
+                                    text_at(s, k::kDeviceName), text_at(s, k::kDtype),
+                                    s.contains(k::kLayout) ? " " : "", text_at(s, k::kLayout));
     auto g = std::find_if(groups.begin(), groups.end(),
                           [&](const Group& x) { return x.label == label; });
     if (g == groups.end()) g = groups.insert(groups.end(), Group{label});
-    (str(s, k::kTransfers) == "included" ? g->included : g->excluded) = &s;
+    (text_at(s, k::kTransfers) == "included" ? g->included : g->excluded) = &s;
   }
-  std::string op = str(sweep, k::kOp), out;
+  std::string op = text_at(sweep, k::kOp), out;
   for (const auto& g : groups) {
     CurveChart c;
     c.title = fmt::format("{} sweep on {}", op, g.label);
-    c.x_label = fmt::format("size ({})", str(sweep, k::kParameter));
+    c.x_label = fmt::format("size ({})", text_at(sweep, k::kParameter));
     c.y_label = "median time per run";
     c.kind = "sweep";
     Curve cpu{"CPU", {}, false};
@@ -194,7 +189,7 @@ std::string sweep_charts(const nlohmann::json& sweep) {
     auto add = [&](Curve& curve, const nlohmann::json* s, std::size_t colour, const char* what) {
       if (!s) return;
       for (const auto& p : s->value(std::string(k::kPoints), nlohmann::json::array()))
-        if (str(p, k::kStatus) == "ok" && num(p, k::kMedian) > 0)
+        if (text_at(p, k::kStatus) == "ok" && num(p, k::kMedian) > 0)
           curve.points.push_back({num(p, k::kSize), num(p, k::kMedian), num(p, k::kMin),
                                   num(p, k::kMax),
                                   fmt::format("{} {}: {}", what, size_label(num(p, k::kSize)),
@@ -220,25 +215,26 @@ std::string sweep_charts(const nlohmann::json& sweep) {
 // The profile's verdicts, one coloured bar each: met, unmet, skip.
 std::string verdict_chart(const nlohmann::json& q) {
   BarChart c;
-  c.title =
-      fmt::format("qualify {}: {}", q.contains(k::kProfile) ? str(q[k::kProfile], k::kName) : "",
-                  str(q, k::kVerdict));
+  c.title = fmt::format("qualify {}: {}",
+                        q.contains(k::kProfile) ? text_at(q[k::kProfile], k::kName) : "",
+                        text_at(q, k::kVerdict));
   c.unit = "verdict per requirement";
   c.kind = "verdict";
   c.axis = false;
   c.series = {"met", "unmet", "skip"};
   c.colours = {"#2ca02c", "#d62728", "#999999"};
   for (const auto& v : q.value(std::string(k::kVerdicts), nlohmann::json::array())) {
-    std::string verdict = str(v, k::kVerdict);
+    std::string verdict = text_at(v, k::kVerdict);
     std::size_t i = verdict == "met" ? 0 : verdict == "unmet" ? 1 : 2;
-    std::string label = str(v, k::kId);
-    if (auto d = str(v, k::kDevice); !d.empty()) label += " (" + d + ")";
-    std::string tip = fmt::format("{}: {} (measured {}, threshold {}{}{})", str(v, k::kRequirement),
-                                  verdict, str(v, k::kMeasured), str(v, k::kThreshold),
-                                  v.contains(k::kUnit) ? " " : "", str(v, k::kUnit));
-    std::string text = fmt::format("{}: {}{}{}", verdict, str(v, k::kMeasured),
-                                   v.contains(k::kUnit) ? " " : "", str(v, k::kUnit));
-    if (auto reason = str(v, k::kReason); !reason.empty()) {
+    std::string label = text_at(v, k::kId);
+    if (auto d = text_at(v, k::kDevice); !d.empty()) label += " (" + d + ")";
+    std::string tip =
+        fmt::format("{}: {} (measured {}, threshold {}{}{})", text_at(v, k::kRequirement), verdict,
+                    text_at(v, k::kMeasured), text_at(v, k::kThreshold),
+                    v.contains(k::kUnit) ? " " : "", text_at(v, k::kUnit));
+    std::string text = fmt::format("{}: {}{}{}", verdict, text_at(v, k::kMeasured),
+                                   v.contains(k::kUnit) ? " " : "", text_at(v, k::kUnit));
+    if (auto reason = text_at(v, k::kReason); !reason.empty()) {
       tip += "; " + reason;
       text = verdict + ": " + reason;
     }
@@ -284,7 +280,7 @@ std::string facts_html(const KeyValueSection& s, bool open) {
 }  // namespace
 
 std::string render_html(const nlohmann::json& doc) {
-  const std::string command = str(doc, k::kCommand);
+  const std::string command = text_at(doc, k::kCommand);
   const nlohmann::json none = nlohmann::json::object();
   const auto& prov = doc.contains(k::kProvenance) ? doc[k::kProvenance] : none;
   const auto& host = doc.contains(k::kHost) ? doc[k::kHost] : none;
@@ -292,13 +288,13 @@ std::string render_html(const nlohmann::json& doc) {
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>gpucheck {} {}</title>\n<style>{}</style>\n</head>\n<body>\n<h1>gpucheck {}</h1>\n",
-      html_escape(command), html_escape(str(host, k::kHostname)), kStyle, html_escape(command));
+      html_escape(command), html_escape(text_at(host, k::kHostname)), kStyle, html_escape(command));
   std::string argv;
   for (const auto& a : prov.value(std::string(k::kArgv), nlohmann::json::array()))
     argv += (argv.empty() ? "" : " ") + scalar_text(a);
   out += fmt::format("<p class=\"meta\">{} · {} · gpucheck {} · <code>{}</code></p>\n",
-                     html_escape(str(host, k::kHostname)), html_escape(str(prov, k::kTime)),
-                     html_escape(str(prov, k::kGpucheckVersion)), html_escape(argv));
+                     html_escape(text_at(host, k::kHostname)), html_escape(text_at(prov, k::kTime)),
+                     html_escape(text_at(prov, k::kGpucheckVersion)), html_escape(argv));
   if (auto e = doc.find(k::kErrors); e != doc.end() && e->is_array() && !e->empty()) {
     out += "<ul class=\"errors\">\n";
     for (const auto& m : *e) out += "<li>" + html_escape(scalar_text(m)) + "</li>\n";

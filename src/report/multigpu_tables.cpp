@@ -1,5 +1,6 @@
 // Matrices and size tables of multi-GPU records, and the topology matrix of a probe.
 #include "report/multigpu_tables.h"
+#include "core/json_access.h"
 
 #include "core/json_keys.h"
 
@@ -17,15 +18,10 @@ using Json = nlohmann::json;
 
 namespace {
 
-std::string text(const Json& o, std::string_view key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // A record's value for a cell: the figure when ok, else its status in capitals (a mismatch must
 // stand out in a matrix of numbers).
 std::string cell_text(const Json& r, bool latency) {
-  const std::string status = text(r, k::kStatus);
+  const std::string status = string_member(r, k::kStatus);
   if (status != "ok") {
     std::string s = status;
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -93,15 +89,16 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
       {}};
   for (const auto& r : results) {
     const Json shape = r.value(std::string(k::kShape), Json::object());
-    const std::string op = text(r, k::kOp);
+    const std::string op = string_member(r, k::kOp);
     if (op == "p2p") {
       Kind kind{shape.value(std::string(k::kBytes), std::uint64_t{0}),
-                shape.value(std::string(k::kBidirectional), false), text(shape, k::kEngine),
-                shape.value(std::string(k::kPeerAccess), true)};
-      copies[kind][{text(shape, k::kSrc), text(shape, k::kDst)}] = cell_text(r, false);
-    } else if (op == "latency" && text(shape, k::kMode) == "p2p") {
+                shape.value(std::string(k::kBidirectional), false),
+                string_member(shape, k::kEngine), shape.value(std::string(k::kPeerAccess), true)};
+      copies[kind][{string_member(shape, k::kSrc), string_member(shape, k::kDst)}] =
+          cell_text(r, false);
+    } else if (op == "latency" && string_member(shape, k::kMode) == "p2p") {
       latency[shape.value(std::string(k::kPeerAccess), true)]
-             [{text(shape, k::kSrc), text(shape, k::kDst)}] = cell_text(r, true);
+             [{string_member(shape, k::kSrc), string_member(shape, k::kDst)}] = cell_text(r, true);
     } else if (op == "allreduce") {
       std::string devices;
       for (const auto& d : shape.value(std::string(k::kDevices), Json::array()))
@@ -113,10 +110,10 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
         algbw = fmt::format("{:.1f}", a->get<double>());
       if (auto b = r.find(k::kBusbw); b != r.end() && b->is_number())
         busbw = fmt::format("{:.1f}", b->get<double>());
-      std::string status = text(r, k::kStatus);
+      std::string status = string_member(r, k::kStatus);
       allreduce.rows.push_back(
           {fmt::format("{}", shape.value(std::string(k::kBytes), std::uint64_t{0})), devices,
-           time_us, algbw, busbw, status == "ok" ? "ok" : status, text(r, k::kReason)});
+           time_us, algbw, busbw, status == "ok" ? "ok" : status, string_member(r, k::kReason)});
     }
   }
   std::vector<TableSection> out;
@@ -142,7 +139,7 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
 std::vector<TableSection> topology_tables(const Json& backends) {
   std::vector<TableSection> out;
   for (const auto& b : backends) {
-    if (text(b, k::kName) != "cuda") continue;
+    if (string_member(b, k::kName) != "cuda") continue;
     const Json nvml = b.value(std::string(k::kNvml), Json::object());
     const Json pairs = nvml.value(std::string(k::kPairs), Json::array());
     if (pairs.empty()) continue;
@@ -151,21 +148,23 @@ std::vector<TableSection> topology_tables(const Json& backends) {
     std::map<std::string, Json> fields_of;
     for (const auto& d : b.value(std::string(k::kDevices), Json::array()))
       if (d.contains(k::kPciBusId)) {
-        name_of[text(d, k::kPciBusId)] = text(d, k::kDevice);
-        fields_of[text(d, k::kPciBusId)] = d.value(std::string(k::kProperties), Json::object())
-                                               .value(std::string(k::kNvml), Json::object());
+        name_of[string_member(d, k::kPciBusId)] = string_member(d, k::kDevice);
+        fields_of[string_member(d, k::kPciBusId)] =
+            d.value(std::string(k::kProperties), Json::object())
+                .value(std::string(k::kNvml), Json::object());
       }
     // GPUs CUDA does not see (no driver, hidden): NVML's own fields.
     for (auto list : {k::kDevices, k::kUnmatched})
       for (const auto& f : nvml.value(std::string(list), Json::array()))
-        if (f.contains(k::kPciBusId) && !fields_of.count(text(f, k::kPciBusId)))
-          fields_of[text(f, k::kPciBusId)] = f;
+        if (f.contains(k::kPciBusId) && !fields_of.count(string_member(f, k::kPciBusId)))
+          fields_of[string_member(f, k::kPciBusId)] = f;
     std::set<std::string> pcis;
     std::map<std::pair<std::string, std::string>, std::string> label;
     for (const auto& p : pairs) {
-      pcis.insert(text(p, k::kGpu));
-      pcis.insert(text(p, k::kPeer));
-      label[{text(p, k::kGpu), text(p, k::kPeer)}] = text(p, k::kTopology);
+      pcis.insert(string_member(p, k::kGpu));
+      pcis.insert(string_member(p, k::kPeer));
+      label[{string_member(p, k::kGpu), string_member(p, k::kPeer)}] =
+          string_member(p, k::kTopology);
     }
     auto display = [&](const std::string& pci) {
       auto it = name_of.find(pci);
@@ -182,7 +181,7 @@ std::vector<TableSection> topology_tables(const Json& backends) {
         row.push_back(a == c ? "X" : it == label.end() ? "" : it->second);
       }
       const Json f = fields_of.count(a) ? fields_of[a] : Json::object();
-      row.push_back(text(f, "cpu_affinity"));
+      row.push_back(string_member(f, "cpu_affinity"));
       row.push_back(f.contains("numa_node") ? fmt::format("{}", f["numa_node"].dump()) : "");
       t.rows.push_back(std::move(row));
     }

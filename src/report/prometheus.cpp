@@ -1,6 +1,7 @@
 // Metrics from a probe, bench, doctor, qualify or stress document, for node_exporter's textfile
 // collector: gauges named gpucheck_*, labels escaped, one sample per series.
 #include "report/prometheus.h"
+#include "report/views.h"
 
 #include "core/json_keys.h"
 #include "core/shape_text.h"
@@ -20,12 +21,6 @@ namespace gpucheck::report {
 namespace k = keys;
 
 namespace {
-
-std::string str(const nlohmann::json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return {};
-  return scalar_text(*it);
-}
 
 std::string number(double v) {
   if (std::isnan(v)) return "NaN";
@@ -103,17 +98,17 @@ void add_backends(PromMetrics& m, const nlohmann::json& backends) {
            "Remapped memory rows (NVML): correctable, uncorrectable; pending, failure as 0/1");
   const GpuMap gpus = GpuMap::from_backends(backends);
   for (const auto& b : backends) {
-    std::string name = str(b, k::kName);
+    std::string name = text_at(b, k::kName);
     state_set(m, "gpucheck_backend_status", {{"backend", name}}, "status",
-              {"available", "unavailable", "failed", "not_built"}, str(b, k::kStatus));
+              {"available", "unavailable", "failed", "not_built"}, text_at(b, k::kStatus));
     for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array())) {
-      const std::string device = str(d, k::kDevice);
+      const std::string device = text_at(d, k::kDevice);
       m.sample("gpucheck_device_info",
                {{"backend", name},
                 {"device", device},
                 {"uuid", gpus.uuid(device)},
-                {"pci_bus_id", str(d, k::kPciBusId)},
-                {"name", str(d, k::kDeviceName)}},
+                {"pci_bus_id", text_at(d, k::kPciBusId)},
+                {"name", text_at(d, k::kDeviceName)}},
                1);
       auto props = d.find(k::kProperties);
       if (props == d.end() || !props->contains(k::kNvml)) continue;
@@ -125,7 +120,9 @@ void add_backends(PromMetrics& m, const nlohmann::json& backends) {
       for (auto list : {k::kDevices, k::kUnmatched})
         for (const auto& nd : nvml->value(std::string(list), nlohmann::json::array()))
           add_gpu_readings(
-              m, {{"device", "nvml" + str(nd, k::kIndex)}, {"uuid", str(nd, k::kDeviceUuid)}}, nd);
+              m,
+              {{"device", "nvml" + text_at(nd, k::kIndex)}, {"uuid", text_at(nd, k::kDeviceUuid)}},
+              nd);
   }
 }
 
@@ -143,25 +140,25 @@ void add_results(PromMetrics& m, const nlohmann::json& results) {
   std::vector<std::string> order;
   const GpuMap gpus = GpuMap::from_results(results);
   for (const auto& r : results) {
-    std::string device = str(r, k::kDevice), status = str(r, k::kStatus);
+    std::string device = text_at(r, k::kDevice), status = text_at(r, k::kStatus);
     if (!counts.count(device)) {
       order.push_back(device);
       m.sample("gpucheck_bench_device_info",
                {{"device", device},
                 {"uuid", gpus.uuid(device)},
-                {"backend", str(r, k::kBackend)},
-                {"name", str(r, k::kDeviceName)}},
+                {"backend", text_at(r, k::kBackend)},
+                {"name", text_at(r, k::kDeviceName)}},
                1);
     }
     ++counts[device][status];
     if (status != "ok") continue;
     PromLabels labels{{"device", device},
                       {"uuid", gpus.uuid(device)},
-                      {"op", str(r, k::kOp)},
-                      {"dtype", str(r, k::kDtype)},
+                      {"op", text_at(r, k::kOp)},
+                      {"dtype", text_at(r, k::kDtype)},
                       {"shape", r.contains(k::kShape) ? shape_text(r[k::kShape]) : ""},
-                      {"transfers", str(r, k::kTransfers)},
-                      {"impl", str(r, k::kImpl)}};
+                      {"transfers", text_at(r, k::kTransfers)},
+                      {"impl", text_at(r, k::kImpl)}};
     if (auto t = r.find(k::kTimeS); t != r.end() && t->contains(k::kMedian))
       m.sample("gpucheck_bench_median_seconds", labels, (*t)[k::kMedian].get<double>());
     if (auto tp = r.find(k::kThroughput); tp != r.end()) {
@@ -188,9 +185,10 @@ void add_sweep(PromMetrics& m, const nlohmann::json& sweep, const GpuMap& gpus) 
   m.family("gpucheck_sweep_break_even_size",
            "Smallest swept size from which the device beats the CPU (elements, m=n=k or batch)");
   for (const auto& s : sweep.value(std::string(k::kSeries), nlohmann::json::array())) {
-    PromLabels labels{{"device", str(s, k::kDevice)}, {"uuid", gpus.uuid(str(s, k::kDevice))},
-                      {"op", str(sweep, k::kOp)},     {"dtype", str(s, k::kDtype)},
-                      {"layout", str(s, k::kLayout)}, {"transfers", str(s, k::kTransfers)}};
+    PromLabels labels{
+        {"device", text_at(s, k::kDevice)}, {"uuid", gpus.uuid(text_at(s, k::kDevice))},
+        {"op", text_at(sweep, k::kOp)},     {"dtype", text_at(s, k::kDtype)},
+        {"layout", text_at(s, k::kLayout)}, {"transfers", text_at(s, k::kTransfers)}};
     auto be = s.find(k::kBreakEven);
     bool found = be != s.end() && be->is_number();
     m.sample("gpucheck_sweep_break_even_found", labels, found ? 1 : 0);
@@ -208,13 +206,14 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
   const std::vector<std::string_view> states{"pass", "info", "warn", "fail", "skip"};
   std::map<std::string, int> counts;
   for (const auto& c : checks) {
-    std::string status = str(c, k::kStatus);
+    std::string status = text_at(c, k::kStatus);
     ++counts[status];
-    state_set(m, "gpucheck_doctor_check_status", {{"check", str(c, k::kId)}}, "status", states,
+    state_set(m, "gpucheck_doctor_check_status", {{"check", text_at(c, k::kId)}}, "status", states,
               status);
-    if (const std::string code = str(c, k::kCode); !code.empty())
+    if (const std::string code = text_at(c, k::kCode); !code.empty())
       m.sample("gpucheck_doctor_check_fault",
-               {{"check", str(c, k::kId)}, {"code", code}, {"action", str(c, k::kAction)}}, 1);
+               {{"check", text_at(c, k::kId)}, {"code", code}, {"action", text_at(c, k::kAction)}},
+               1);
   }
   for (auto s : states)
     m.sample("gpucheck_doctor_checks", {{"status", std::string(s)}}, counts[std::string(s)]);
@@ -227,7 +226,7 @@ void add_health(PromMetrics& m, const nlohmann::json& h) {
   m.family("gpucheck_doctor_unacknowledged_events",
            "State-file events (e.g. an Xid) not yet acknowledged with doctor --ack");
   state_set(m, "gpucheck_doctor_health", {}, "verdict", {"healthy", "unhealthy", "unknown"},
-            str(h, k::kVerdict));
+            text_at(h, k::kVerdict));
   if (auto u = h.find(k::kUnacknowledged); u != h.end() && u->is_array())
     m.sample("gpucheck_doctor_unacknowledged_events", {}, static_cast<double>(u->size()));
 }
@@ -237,8 +236,9 @@ void add_qualify(PromMetrics& m, const nlohmann::json& q) {
   m.family("gpucheck_qualify_requirements", "Requirements per verdict");
   m.family("gpucheck_qualify_verdict", "Verdict of one requirement (1 for the actual one)");
   m.family("gpucheck_qualify_measured", "The measured value a requirement was judged on");
-  std::string profile = q.contains(k::kProfile) ? str(q[k::kProfile], k::kName) : "";
-  m.sample("gpucheck_qualify_met", {{"profile", profile}}, str(q, k::kVerdict) == "met" ? 1 : 0);
+  std::string profile = q.contains(k::kProfile) ? text_at(q[k::kProfile], k::kName) : "";
+  m.sample("gpucheck_qualify_met", {{"profile", profile}},
+           text_at(q, k::kVerdict) == "met" ? 1 : 0);
   const std::vector<std::string_view> verdicts{"met", "unmet", "skip"};
   if (auto s = q.find(k::kSummary); s != q.end())
     for (auto v : verdicts)
@@ -246,12 +246,12 @@ void add_qualify(PromMetrics& m, const nlohmann::json& q) {
                s->value(std::string(v), 0.0));
   for (const auto& v : q.value(std::string(k::kVerdicts), nlohmann::json::array())) {
     PromLabels labels{{"profile", profile},
-                      {"requirement", str(v, k::kId)},
-                      {"kind", str(v, k::kKind)},
-                      {"device", str(v, k::kDevice)}};
-    state_set(m, "gpucheck_qualify_verdict", labels, "verdict", verdicts, str(v, k::kVerdict));
+                      {"requirement", text_at(v, k::kId)},
+                      {"kind", text_at(v, k::kKind)},
+                      {"device", text_at(v, k::kDevice)}};
+    state_set(m, "gpucheck_qualify_verdict", labels, "verdict", verdicts, text_at(v, k::kVerdict));
     if (auto me = v.find(k::kMeasured); me != v.end() && me->is_number()) {
-      labels.emplace_back("unit", str(v, k::kUnit));
+      labels.emplace_back("unit", text_at(v, k::kUnit));
       m.sample("gpucheck_qualify_measured", labels, me->get<double>());
     }
   }
@@ -272,30 +272,30 @@ void add_stress(PromMetrics& m, const nlohmann::json& s) {
            "Floating-point operations per second under sustained load, by window: sustained, "
            "lowest");
   state_set(m, "gpucheck_stress_verdict", {}, "verdict", {"pass", "fail", "stopped"},
-            str(s, k::kVerdict));
+            text_at(s, k::kVerdict));
   for (const auto& d : s.value(std::string(k::kDevices), nlohmann::json::array())) {
-    const PromLabels device{{"device", str(d, k::kDevice)},
-                            {"uuid", str(d, k::kDeviceUuid)},
-                            {"pci_bus_id", str(d, k::kPciBusId)}};
+    const PromLabels device{{"device", text_at(d, k::kDevice)},
+                            {"uuid", text_at(d, k::kDeviceUuid)},
+                            {"pci_bus_id", text_at(d, k::kPciBusId)}};
     PromLabels named = device;
-    named.emplace_back("name", str(d, k::kDeviceName));
+    named.emplace_back("name", text_at(d, k::kDeviceName));
     state_set(m, "gpucheck_stress_device_verdict", named, "verdict", {"pass", "fail"},
-              str(d, k::kVerdict));
+              text_at(d, k::kVerdict));
     for (const auto& c : d.value(std::string(k::kChecks), nlohmann::json::array())) {
       PromLabels labels = device;
-      labels.emplace_back("check", str(c, k::kId));
+      labels.emplace_back("check", text_at(c, k::kId));
       state_set(m, "gpucheck_stress_check_status", labels, "status", {"pass", "fail", "skip"},
-                str(c, k::kStatus));
+                text_at(c, k::kStatus));
     }
     for (const auto& r : d.value(std::string(k::kRecords), nlohmann::json::array())) {
       PromLabels labels = device;
-      labels.emplace_back("test", str(r, k::kTest));
-      labels.emplace_back("dtype", str(r, k::kDtype));
+      labels.emplace_back("test", text_at(r, k::kTest));
+      labels.emplace_back("dtype", text_at(r, k::kDtype));
       state_set(m, "gpucheck_stress_test_status", labels, "status",
-                {"ok", "unsupported", "failed", "mismatch"}, str(r, k::kStatus));
+                {"ok", "unsupported", "failed", "mismatch"}, text_at(r, k::kStatus));
       auto tp = r.find(k::kThroughput);
       if (tp == r.end() || !tp->is_object()) continue;
-      const bool bytes = str(*tp, k::kUnit) == "GB/s";
+      const bool bytes = text_at(*tp, k::kUnit) == "GB/s";
       const std::string family = bytes ? "gpucheck_stress_throughput_bytes_per_second"
                                        : "gpucheck_stress_throughput_flop_per_second";
       for (auto [key, window] : {std::pair{k::kValue, "sustained"}, {k::kMinWindow, "lowest"}}) {
@@ -379,8 +379,8 @@ std::string render_prometheus(const nlohmann::json& doc) {
   PromMetrics m;
   m.family("gpucheck_info", "The gpucheck run this file comes from (always 1)");
   std::string version =
-      doc.contains(k::kProvenance) ? str(doc[k::kProvenance], k::kGpucheckVersion) : "";
-  m.sample("gpucheck_info", {{"command", str(doc, k::kCommand)}, {"version", version}}, 1);
+      doc.contains(k::kProvenance) ? text_at(doc[k::kProvenance], k::kGpucheckVersion) : "";
+  m.sample("gpucheck_info", {{"command", text_at(doc, k::kCommand)}, {"version", version}}, 1);
   if (auto b = doc.find(k::kBackends); b != doc.end() && b->is_array()) add_backends(m, *b);
   if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) add_results(m, *r);
   if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object())

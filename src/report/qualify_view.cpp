@@ -29,11 +29,6 @@ std::string measured_text(const Json& v) {
   return number + (unit.empty() ? "" : " " + unit);
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 void qualify_view(TextView& view, const Json& doc, const ViewOptions& o) {
@@ -55,7 +50,7 @@ void qualify_view(TextView& view, const Json& doc, const ViewOptions& o) {
       notes.push_back("required: " + text_at(v, k::kRequirement));
       if (auto reason = text_at(v, k::kReason); !reason.empty()) notes.push_back(reason);
     }
-    t.add({upper(verdict), text_at(v, k::kId), text_at(v, k::kDevice), measured_text(v)},
+    t.add({upper_case(verdict), text_at(v, k::kId), text_at(v, k::kDevice), measured_text(v)},
           std::move(notes));
   }
   view.table(std::move(t));

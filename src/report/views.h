@@ -13,6 +13,8 @@ namespace gpucheck::report {
 
 // obj[key] as text ("" when absent or null); numbers as scalar_text writes them.
 std::string text_at(const nlohmann::json& obj, std::string_view key);
+// s in capitals (ASCII): verdicts and statuses as the views print them.
+std::string upper_case(std::string s);
 // obj[key] as a number, when it is one.
 std::optional<double> number_at(const nlohmann::json& obj, std::string_view key);
 // A JSON value for people: units from the key's suffix (_bytes, _mhz, _mw, _c, ...), bitfields

@@ -7,6 +7,7 @@
 #include "report/views.h"
 
 #include <fmt/format.h>
+#include <cctype>
 
 #include <algorithm>
 #include <cmath>
@@ -104,6 +105,11 @@ void tree(TextView& view, const nlohmann::json& value, std::size_t indent) {
 }
 
 }  // namespace
+
+std::string upper_case(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 
 std::string text_at(const nlohmann::json& obj, std::string_view key) {
   if (!obj.is_object()) return {};

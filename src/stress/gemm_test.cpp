@@ -40,7 +40,7 @@ constexpr double kDownloadShare = 0.003;
 // Device memory left beside the result buffers (library workspaces, the context's growth).
 constexpr std::uint64_t kSlackBytes = std::uint64_t{256} << 20;
 
-std::uint64_t host_checksum(const void* data, std::size_t words) {
+std::uint64_t gemm_host_checksum(const void* data, std::size_t words) {
   const auto* w = static_cast<const std::uint64_t*>(data);
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < words; ++i) sum += stress_math::checksum_term(w[i], i);
@@ -282,7 +282,7 @@ class GemmStress {
     t_download_ = ctx_.now_s() - t0;
     ref_host_ = bench::make_output(dtype_, elements_);
     std::memcpy(ref_host_.data(), pinned_->data(), bytes_);
-    const std::uint64_t host_sum = host_checksum(pinned_->data(), padded_ / 8);
+    const std::uint64_t host_sum = gemm_host_checksum(pinned_->data(), padded_ / 8);
     if (host_sum != ref_sum_)
       throw std::runtime_error(fmt::format(
           "the device's checksum of the first result ({:#x}) differs from the host's of the same "

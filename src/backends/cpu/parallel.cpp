@@ -41,13 +41,6 @@ inline void cpu_relax() {
 // instead of deadlocking on the pool's mutex or oversubscribing the cores.
 thread_local bool t_in_region = false;
 
-// A participant's claim word, alone on its cache line: the region's generation (32 bits), the end
-// of the participant's slice (16 bits) and its next unclaimed part (16 bits). The generation makes
-// a claim by a worker that woke for an earlier region fail instead of taking a part of this one.
-struct alignas(64) Slice {
-  std::atomic<std::uint64_t> word{0};
-};
-
 constexpr std::uint64_t slice_word(std::uint32_t generation, std::uint32_t end,
                                    std::uint32_t next) {
   return (std::uint64_t{generation} << 32) | (std::uint64_t{end} << 16) | next;
@@ -55,12 +48,26 @@ constexpr std::uint64_t slice_word(std::uint32_t generation, std::uint32_t end,
 
 }  // namespace
 
+// Named, not anonymous: ThreadPool::State (a member type, so external linkage) holds these, and a
+// member of an anonymous-namespace type would give it internal linkage in a unity build.
+namespace pool_detail {
+
+// A participant's claim word, alone on its cache line: the region's generation (32 bits), the end
+// of the participant's slice (16 bits) and its next unclaimed part (16 bits). The generation makes
+// a claim by a worker that woke for an earlier region fail instead of taking a part of this one.
+struct alignas(64) Slice {
+  std::atomic<std::uint64_t> word{0};
+};
+
+}  // namespace pool_detail
+
 int resolve_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   return std::clamp(threads, 1, kMaxThreads);
 }
 
 struct ThreadPool::State {
+  using Slice = pool_detail::Slice;
   explicit State(int threads) : slices(static_cast<std::size_t>(threads)) {}
 
   std::mutex run_mutex;  // one region at a time

@@ -26,6 +26,15 @@ extern "C" {
 using HandleByStringFn = nvml::Return (*)(const char*, nvml::Device*);
 }
 
+constexpr unsigned long long kThrottleBits =
+    nvml::kEventHwSlowdown | nvml::kEventSwThermalSlowdown | nvml::kEventHwThermalSlowdown |
+    nvml::kEventHwPowerBrakeSlowdown;
+
+}  // namespace
+
+// Named, not anonymous: NvmlSampler::Impl (a member type, so external linkage) holds these.
+namespace sampler_detail {
+
 using Clock = std::chrono::steady_clock;
 
 struct Sample {
@@ -54,11 +63,11 @@ struct Stat {
   }
 };
 
-constexpr unsigned long long kThrottleBits =
-    nvml::kEventHwSlowdown | nvml::kEventSwThermalSlowdown | nvml::kEventHwThermalSlowdown |
-    nvml::kEventHwPowerBrakeSlowdown;
+}  // namespace sampler_detail
 
-}  // namespace
+using sampler_detail::Clock;
+using sampler_detail::Sample;
+using sampler_detail::Stat;
 
 struct NvmlSampler::Impl {
   nvml::ShutdownFn shutdown = nullptr;
