@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 namespace gpucheck::app {
 
@@ -154,7 +155,11 @@ FrameworkBenchResult run_framework_benches(const std::vector<FrameworkChoice>& f
       job.cells = plan.cells;
       job.policy = options.policy;
       job.seed = options.seed;
-      job.threads = options.threads;
+      // gpucheck's CPU kernels use every hardware thread unless --threads says otherwise; the
+      // framework gets as many (torch alone would take the physical cores).
+      job.threads = options.threads > 0
+                        ? options.threads
+                        : static_cast<int>(std::thread::hardware_concurrency());
       job.startup_timeout = std::chrono::duration<double>(options.timeout_s);
       spdlog::info("bench: {} on {} ({}, {} cells)", fw.framework, plan.device, fw.python,
                    job.cells.size());

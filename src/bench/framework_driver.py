@@ -125,7 +125,9 @@ class Torch:
             torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
             if hasattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction"):
                 torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
-            torch.backends.cudnn.benchmark = False
+            # cuDNN's autotuner is off, as in torch by default; GPUCHECK_TORCH_CUDNN_BENCHMARK=1
+            # turns it on (as peers.py and many training scripts do) and the impl says so.
+            torch.backends.cudnn.benchmark = os.environ.get("GPUCHECK_TORCH_CUDNN_BENCHMARK") == "1"
             self.device_name = torch.cuda.get_device_name(self.dev)
         else:
             self.dev = torch.device("cpu")
@@ -191,6 +193,13 @@ class Torch:
     def pinned(self, t):
         return t.pin_memory() if self.cuda else t
 
+    def pin_like(self, h):
+        """Pinned host memory with h's strides (channels_last views stay so), so an upload is
+        one plain copy."""
+        if h.is_contiguous():
+            return h.pin_memory()
+        return h.permute(0, 2, 3, 1).contiguous().pin_memory().permute(0, 3, 1, 2)
+
     # Each op: host inputs -> (launch on resident data, resident output getter, end-to-end step)
     def op_fn(self, op, dtype, shape, hosts):
         torch = self.torch
@@ -243,8 +252,7 @@ class Torch:
         self.sync()
         records.append((times, cut, self.raw(result()) if want_raw else None))
         if self.cuda:
-            pinned_in = [self.pinned(h.contiguous()) if h.is_contiguous() else
-                         self.pinned(h) for h in hosts]
+            pinned_in = [self.pin_like(h) for h in hosts]
             box = {}
 
             def end_to_end():
