@@ -389,7 +389,7 @@ class Runner {
     // The child failed: every cell it did not answer says how, loudly.
     std::string how = protocol_error;
     if (how.empty()) {
-      how = fmt::format("{} {}", who, res.describe(limits.timeout, limits.max_output));
+      how = fmt::format("{}: {}", who, res.describe(limits.timeout, limits.max_output));
       if (res.end == ChildResult::End::kExited && res.exit_code == 0)
         how += " without finishing its cells";
     }
