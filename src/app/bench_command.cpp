@@ -360,7 +360,8 @@ ExitCode run_bench(const BenchOptions& given) {
                       [&](const BenchTarget& t) { return t.device == p.device; }))
         framework_plans.push_back(p);
     FrameworkBenchOptions fo{policy, o.seed, threads, o.framework_timeout_s};
-    auto fr = run_framework_benches(frameworks, framework_plans, results, fo);
+    auto fr = run_framework_benches(frameworks, framework_plans, results, fo, progress);
+    progress.clear();
     for (auto& r : fr.records) results.push_back(std::move(r));
     for (const auto& m : fr.notes) spdlog::warn("{}", m);
     for (const auto& m : fr.errors) {

@@ -141,8 +141,15 @@ std::optional<std::string> device_name_of(const nlohmann::json& results,
 FrameworkBenchResult run_framework_benches(const std::vector<FrameworkChoice>& frameworks,
                                            const std::vector<bench::BenchPlan>& plans,
                                            const nlohmann::json& own_results,
-                                           const FrameworkBenchOptions& options) {
+                                           const FrameworkBenchOptions& options,
+                                           Progress& progress) {
   FrameworkBenchResult out;
+  // Every framework on every device, each cell once a round: the units of the progress line.
+  std::size_t total = 0, done = 0;
+  for (const auto& plan : plans)
+    if (plan.backend == "cpu" || plan.backend == "cuda")
+      total += plan.cells.size() * frameworks.size() *
+               static_cast<std::size_t>(bench::effective_rounds(options.policy));
   for (const auto& fw : frameworks) {
     for (const auto& plan : plans) {
       if (plan.backend != "cpu" && plan.backend != "cuda") continue;  // no framework there
@@ -157,12 +164,15 @@ FrameworkBenchResult run_framework_benches(const std::vector<FrameworkChoice>& f
       job.seed = options.seed;
       // gpucheck's CPU kernels use every hardware thread unless --threads says otherwise; the
       // framework gets as many (torch alone would take the physical cores).
-      job.threads = options.threads > 0
-                        ? options.threads
-                        : static_cast<int>(std::thread::hardware_concurrency());
+      job.threads = options.threads > 0 ? options.threads
+                                        : static_cast<int>(std::thread::hardware_concurrency());
       job.startup_timeout = std::chrono::duration<double>(options.timeout_s);
       spdlog::info("bench: {} on {} ({}, {} cells)", fw.framework, plan.device, fw.python,
                    job.cells.size());
+      const std::string where = fw.framework + " " + plan.device;
+      job.cell_started = [&](const bench::Cell& c) {
+        progress.update({where, bench::describe(c), done++, total});
+      };
       bench::FrameworkRun run = bench::run_framework(job);
       if (run.unavailable) {
         const std::string m = fmt::format("--framework {} on {} ({}): {}", fw.framework,

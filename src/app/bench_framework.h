@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/bench_devices.h"
+#include "app/progress.h"
 #include "bench/cell.h"
 #include "bench/reps.h"
 #include "core/environment.h"
@@ -50,7 +51,8 @@ struct FrameworkBenchResult {
 FrameworkBenchResult run_framework_benches(const std::vector<FrameworkChoice>& frameworks,
                                            const std::vector<bench::BenchPlan>& plans,
                                            const nlohmann::json& own_results,
-                                           const FrameworkBenchOptions& options);
+                                           const FrameworkBenchOptions& options,
+                                           Progress& progress);
 
 // Adds vs_gpucheck to each ok framework record whose workload gpucheck's own kernel ran on the
 // same device with the same transfers: {ratio: gpucheck's median time / the framework's, impl:

@@ -302,7 +302,20 @@ class Runner {
     limits.timeout = std::chrono::duration<double>(job_.startup_timeout.count() +
                                                    cell_s * static_cast<double>(batch.size()));
     limits.max_output = 4u << 20;
-    const ChildResult res = run_children({spec}, limits).front();
+    // The heartbeats as they come, for the progress line.
+    std::string pending;
+    const auto watch = [&](std::size_t, std::string_view chunk) {
+      if (!job_.cell_started) return;
+      pending.append(chunk);
+      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+        const auto m = nlohmann::json::parse(pending.substr(0, nl), nullptr, false);
+        pending.erase(0, nl + 1);
+        if (m.is_object() && m.contains("started") && m["started"].is_number_unsigned() &&
+            m["started"].get<std::size_t>() < batch.size())
+          job_.cell_started(job_.cells[batch[m["started"].get<std::size_t>()]]);
+      }
+    };
+    const ChildResult res = run_children({spec}, limits, watch).front();
     collect(batch, dir.path(), res, limits);
   }
 

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,6 +51,8 @@ struct FrameworkJob {
   std::chrono::duration<double> startup_timeout{120.0};
   // The child's environment changes (value set, nullopt unset) on top of gpucheck's own.
   std::map<std::string, std::optional<std::string>> env;
+  // Called as the child starts a run of a cell (each round), for a progress line.
+  std::function<void(const Cell& cell)> cell_started;
   // Inputs of one child at most (bytes on disk); more cells run in further children.
   std::uint64_t max_batch_bytes = std::uint64_t{1} << 30;
 };

@@ -15,6 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 using gpucheck::testing::run_gpucheck;
 using gpucheck::testing::run_program;
+using gpucheck::testing::write_temp_file;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
@@ -44,9 +45,13 @@ std::map<std::string, std::optional<std::string>> system_python_env() {
           {"HOME", "/nonexistent-home"}};
 }
 
+// One run of the real torch (its import alone takes seconds), read three ways: the records,
+// the table of the saved document and the schema.
 TEST(FrameworkBenchCli, DebianTorchRunsBesideGpucheckOnTheCpuAndIsVerified) {
   if (!debian_torch()) GTEST_SKIP() << "Debian's python3-torch is not installed";
-  auto args = quick({"--framework", "torch", "--ops", "exp,gemm,conv,copy,seedloop", "--json"});
+  // The seed loop's size is fixed (230,400 floats, 1000 calls): the unit test runs it smaller.
+  auto args = quick(
+      {"--framework", "torch", "--ops", "exp,gemm,conv,copy", "--dtype", "f32,f64", "--json"});
   auto r = run_gpucheck(args, system_python_env());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const Json results = Json::parse(r.out)["results"];
@@ -71,31 +76,26 @@ TEST(FrameworkBenchCli, DebianTorchRunsBesideGpucheckOnTheCpuAndIsVerified) {
       EXPECT_NE(rec["vs_gpucheck"]["impl"], rec["impl"]);
     }
   }
-  // gpucheck's exp and gemm in f32 and f64, conv in two layouts, copy and the seed loop, each
-  // with torch's twin; torch may run dtypes gpucheck's CPU kernels have not (bf16).
-  EXPECT_EQ(own, 8u);
-  EXPECT_GE(torch, 8u);
-  EXPECT_EQ(ratios, 8u);
-}
+  // exp and gemm in f32 and f64, conv in two layouts (gpucheck's CPU conv is f32 only: its f64
+  // is unsupported, and so torch's too is asked for but compared with nothing), and the copy.
+  EXPECT_GE(own, 7u);
+  EXPECT_GE(torch, 7u);
+  EXPECT_EQ(ratios, 7u);
 
-TEST(FrameworkBenchCli, TheTableShowsTheFrameworkRowsWithTheirRatio) {
-  if (!debian_torch()) GTEST_SKIP() << "Debian's python3-torch is not installed";
-  auto r = run_gpucheck(quick({"--framework", "torch", "--ops", "gemm", "--dtype", "f32"}),
-                        system_python_env());
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_THAT(r.out, HasSubstr("cpu torch"));
-  EXPECT_THAT(r.out, HasSubstr("gpucheck's"));
-}
+  const std::string saved = write_temp_file("framework_bench.json", r.out);
+  auto table = run_gpucheck({"report", "show", saved});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("cpu torch"));
+  EXPECT_THAT(table.out, HasSubstr("torch f32 gemm: "));
+  EXPECT_THAT(table.out, HasSubstr("gpucheck's openblas"));
 
-TEST(FrameworkBenchCli, TheDocumentMatchesTheSchema) {
-  if (!debian_torch()) GTEST_SKIP() << "Debian's python3-torch is not installed";
-  auto args = quick({"--framework", "torch", "--ops", "exp", "--json"});
-  args.insert(args.begin(), {std::string(GPUCHECK_SOURCE_DIR) + "/tests/cli/validate_schema.py",
-                             std::string(GPUCHECK_SOURCE_DIR) + "/schema/gpucheck.schema.json",
-                             "--", GPUCHECK_BINARY});
-  auto r = run_program("python3", args, system_python_env());
-  if (r.exit_code == 77) GTEST_SKIP() << "python3-jsonschema is not installed";
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto schema =
+      run_program("python3", {std::string(GPUCHECK_SOURCE_DIR) + "/tests/cli/validate_schema.py",
+                              std::string(GPUCHECK_SOURCE_DIR) + "/schema/gpucheck.schema.json",
+                              "--", GPUCHECK_BINARY, "report", "show", saved, "--json"});
+  if (schema.exit_code != 77) {
+    EXPECT_EQ(schema.exit_code, 0) << schema.err;
+  }
 }
 
 TEST(FrameworkBenchCli, BadNamesAndInterpretersAreUsageErrors) {
@@ -137,7 +137,8 @@ TEST(FrameworkBenchCli, AHangingInterpreterIsKilledAndTheRunFails) {
   EXPECT_LT(s, 20);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   bool failed = false;
-  for (const auto& rec : Json::parse(r.out)["results"])
+  const Json doc = Json::parse(r.out);  // alive through the loop
+  for (const auto& rec : doc["results"])
     if (rec.contains("framework")) {
       failed = true;
       EXPECT_EQ(rec["status"], "failed");

@@ -48,7 +48,7 @@ FrameworkJob job(const std::string& framework, const std::string& python,
   j.backend = device == "cpu" ? "cpu" : "cuda";
   j.device_name = "test device";
   j.policy.warmup = 1;
-  j.policy.reps = 2;
+  j.policy.reps = 4;  // 2 rounds of 2, as the engine splits them
   j.policy.rounds = 2;
   j.seed = 7;
   j.threads = 1;
