@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 
 namespace gpucheck::app {
 
@@ -162,10 +161,10 @@ FrameworkBenchResult run_framework_benches(const std::vector<FrameworkChoice>& f
       job.cells = plan.cells;
       job.policy = options.policy;
       job.seed = options.seed;
-      // gpucheck's CPU kernels use every hardware thread unless --threads says otherwise; the
-      // framework gets as many (torch alone would take the physical cores).
-      job.threads = options.threads > 0 ? options.threads
-                                        : static_cast<int>(std::thread::hardware_concurrency());
+      // --threads, when given, binds the framework too; else it keeps its own default (torch:
+      // the physical cores), as its users get it, and impl says how many it used. Forcing every
+      // hardware thread on torch's OpenMP made its exp 100x slower on a loaded 2-vCPU VM.
+      job.threads = options.threads;
       job.startup_timeout = std::chrono::duration<double>(options.timeout_s);
       spdlog::info("bench: {} on {} ({}, {} cells)", fw.framework, plan.device, fw.python,
                    job.cells.size());

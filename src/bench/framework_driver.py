@@ -133,7 +133,7 @@ class Torch:
             self.dev = torch.device("cpu")
             if job.get("threads"):
                 torch.set_num_threads(job["threads"])
-            self.device_name = "cpu (%d threads)" % torch.get_num_threads()
+            self.device_name = "cpu"
         self.tf32 = False
         self.set_tf32(False)
         self.version = torch.__version__
@@ -143,7 +143,8 @@ class Torch:
 
     def settings(self):
         if not self.cuda:
-            return "CPU, %d threads" % self.torch.get_num_threads()
+            n = self.torch.get_num_threads()
+            return "CPU, %d thread%s" % (n, "" if n == 1 else "s")
         cudnn = self.torch.backends.cudnn
         return "cudnn.benchmark %s, TF32 off unless tf32" % ("on" if cudnn.benchmark else "off")
 

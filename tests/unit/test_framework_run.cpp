@@ -199,6 +199,30 @@ TEST(FrameworkRun, JaxPathRunsOnTheCpuAndAGpu) {
   }
 }
 
+TEST(FrameworkRun, TensorflowPathRunsOnAGpuAndSaysWhyNotOnTheCpu) {
+  if (!python_has("numpy")) GTEST_SKIP() << "python3-numpy is not installed";
+  for (const std::string device : {"cpu", "cuda0"}) {
+    auto j = fake_module_job("tensorflow", device);
+    j.cells = {cell(Op::kExp, DType::kF32, gpucheck::ExpShape{1000}),
+               cell(Op::kGemm, DType::kF16, gpucheck::GemmShape{24, 16, 20}),
+               cell(Op::kConv, DType::kF32, conv(Layout::kNhwc)),
+               cell(Op::kConv, DType::kF32, conv(Layout::kNchw)),
+               cell(Op::kCopy, DType::kF32, gpucheck::CopyShape{1000}),
+               cell(Op::kSeedloop, DType::kF32, gpucheck::bench::SeedloopShape{512, 5, true})};
+    const FrameworkRun run = gpucheck::bench::run_framework(j);
+    ASSERT_FALSE(run.unavailable) << *run.unavailable;
+    auto recs = by_key(run);
+    for (const char* key : {"exp f32 excluded", "gemm f16 excluded", "conv f32 excluded nhwc",
+                            "seedloop f32 included"}) {
+      ASSERT_TRUE(recs.contains(key)) << device << " " << key;
+      EXPECT_EQ(recs[key]["status"], "ok") << recs[key].dump(2);
+      EXPECT_EQ(recs[key]["framework"]["device"], device == "cpu" ? "/CPU:0" : "/GPU:0");
+    }
+    EXPECT_EQ(recs["conv f32 excluded nchw"]["status"], device == "cpu" ? "unsupported" : "ok");
+    EXPECT_EQ(recs["copy - excluded h2h"]["status"], "unsupported");
+  }
+}
+
 // Interpreters that misbehave: each ends in failed or mismatch records that say how.
 FrameworkRun run_interpreter(const std::string& name, double timeout_s = 60) {
   auto j = job("torch", (kFixtures / "interpreters" / name).string());
