@@ -41,7 +41,7 @@ struct Running {
 
 std::vector<std::string> make_environment(const ChildSpec& spec) {
   std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
+  for (char** e = spec.inherit_environment ? environ : nullptr; e && *e; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
     if (spec.env.count(name) == 0) env.push_back(std::move(entry));
