@@ -3,6 +3,7 @@
 // run at the same time (bench_multi.h), the CPU baseline alone first.
 #include "app/backend_probes.h"
 #include "app/bench_devices.h"
+#include "app/bench_framework.h"
 #include "app/bench_multi.h"
 #include "app/bench_run.h"
 #include "app/cli_common.h"
@@ -52,7 +53,9 @@ struct BenchOptions {
   bool no_baseline = false;
   double probe_timeout_s = 60;
   std::vector<std::string> argv;
-  std::string sweep, sweep_max;  // --sweep exp|gemm|conv, --sweep-max N
+  std::string sweep, sweep_max;    // --sweep exp|gemm|conv, --sweep-max N
+  std::string frameworks, python;  // --framework LIST, --python PATH
+  double framework_timeout_s = 120;
   bool reps_given = false, warmup_given = false, max_time_given = false;
 };
 
@@ -226,6 +229,14 @@ ExitCode run_bench(const BenchOptions& given) {
   if (names.empty()) throw UsageError("--device: empty list");
 
   EnvMap env = current_environment();
+  std::vector<std::string> frameworks_missing;
+  std::vector<FrameworkChoice> frameworks;
+  if (!o.frameworks.empty()) {
+    if (sweep) throw UsageError("--framework: not with --sweep");
+    frameworks = choose_frameworks(o.frameworks, o.python, env, &frameworks_missing);
+  } else if (!o.python.empty()) {
+    throw UsageError("--python: only with --framework");
+  }
   nlohmann::json backends = nlohmann::json::array();
   if (needs_probe(names)) {
     ChildLimits limits;
@@ -287,6 +298,11 @@ ExitCode run_bench(const BenchOptions& given) {
     errors.push_back(m);
   }
   ExitCode code = res.missing.empty() ? ExitCode::kOk : ExitCode::kDeviceMissing;
+  for (const auto& m : frameworks_missing) {
+    spdlog::error("{}", m);
+    errors.push_back(m);
+    code = worse_exit(code, ExitCode::kDeviceMissing);
+  }
   Progress progress = Progress::for_stderr("bench", o.out.quiet);
   std::vector<bench::BenchPlan> every_plan = plans;
   if (group.plan) every_plan.push_back(*group.plan);
@@ -336,7 +352,26 @@ ExitCode run_bench(const BenchOptions& given) {
     collect(group_target, run, nlohmann::json::array());
   }
   progress.clear();
+  if (!frameworks.empty()) {
+    // After gpucheck's own kernels, one framework child at a time, on the devices as named.
+    std::vector<bench::BenchPlan> framework_plans;
+    for (const auto& p : plans)
+      if (std::any_of(selected.begin(), selected.end(),
+                      [&](const BenchTarget& t) { return t.device == p.device; }))
+        framework_plans.push_back(p);
+    FrameworkBenchOptions fo{policy, o.seed, threads, o.framework_timeout_s};
+    auto fr = run_framework_benches(frameworks, framework_plans, results, fo, progress);
+    progress.clear();
+    for (auto& r : fr.records) results.push_back(std::move(r));
+    for (const auto& m : fr.notes) spdlog::warn("{}", m);
+    for (const auto& m : fr.errors) {
+      spdlog::error("{}", m);
+      errors.push_back(m);
+      code = worse_exit(code, ExitCode::kDeviceMissing);
+    }
+  }
   report::add_speedups(results);
+  add_framework_ratios(results);
   for (const auto& r : results) {
     std::string status = r.value(std::string(k::kStatus), "");
     if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
@@ -422,6 +457,21 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_flag("--serial", o->serial,
                 "Benchmark one device after another (default: distinct GPUs at the same time)");
   add_probe_timeout_option(*cmd, o->probe_timeout_s);
+  cmd->add_option("--framework", o->frameworks,
+                  "Also run the workloads through Python frameworks, after gpucheck's own "
+                  "kernels: torch, jax, cupy, tensorflow, or all installed; verified by gpucheck")
+      ->type_name("LIST");
+  cmd->add_option("--python", o->python,
+                  "The interpreter --framework runs (default: each Python environment found, "
+                  "the first that has the framework)")
+      ->type_name("PATH");
+  cmd->add_option("--framework-timeout", o->framework_timeout_s,
+                  "How long a framework child may take to import and open its device, and may "
+                  "stay silent beyond its cell's own time, before it is killed: " +
+                      duration_help())
+      ->transform(duration_validator())
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_option("--sweep", o->sweep,
                   "Break-even sweep of one op (exp, gemm, conv) over a range of sizes on the CPU "
                   "and each device (5 reps, 1 warm-up unless given)")

@@ -34,6 +34,18 @@ bool included(const Json& r) {
   return text_at(r, k::kTransfers) == "included";
 }
 
+// bench --framework: a record measured through a Python framework (its name), or empty.
+std::string framework_of(const Json& r) {
+  auto f = r.find("framework");
+  return f != r.end() && f->is_object() ? text_at(*f, k::kName) : std::string();
+}
+
+// "cpu", or "cpu torch" for a framework's record beside gpucheck's own on that device.
+std::string device_label(const Json& r) {
+  const std::string fw = framework_of(r);
+  return text_at(r, k::kDevice) + (fw.empty() ? "" : " " + fw);
+}
+
 // The work of a record, to judge whether it can keep a GPU busy: the medium preset's sizes
 // (configs/default.toml) are where an H100/H200 comes near its peak (docs/PERFORMANCE.md); the
 // small preset's GEMM 512 reaches 11 TFLOP/s of ~700 and its 1 MiB copy 294 of ~4000 GB/s.
@@ -103,6 +115,11 @@ std::vector<std::string> notes_of(const Cell& c) {
     if (r->contains(k::kScaledFrom) && r == &c.any())
       notes.push_back("scaled down from " + shape_label((*r)[k::kScaledFrom]) +
                       " to fit the memory rule");
+    if (auto vs = r->find("vs_gpucheck"); vs != r->end() && vs->is_object())
+      if (auto x = number_at(*vs, "ratio"))
+        notes.push_back(fmt::format("{}{} {} {}: {} gpucheck's {}", what, framework_of(*r),
+                                    text_at(*r, k::kDtype), text_at(*r, k::kOp), format_speedup(*x),
+                                    text_at(*vs, k::kImpl)));
     const Json t = r->value(std::string(k::kTimeS), Json::object());
     if (t.value(std::string(k::kTruncated), false))
       notes.push_back(what + "cut short at --max-time: fewer repetitions than planned");
@@ -173,7 +190,7 @@ void op_tables(TextView& view, const Json& results, bool* any_small) {
       }
       std::string status = status_text(c.excluded);
       if (status.empty()) status = status_text(c.included);
-      t.add({text_at(r, k::kDevice), text_at(r, k::kDtype), size, status, median_text(main),
+      t.add({device_label(r), text_at(r, k::kDtype), size, status, median_text(main),
              rate_text(main), speedup_text(c.excluded), c.excluded ? median_text(c.included) : "",
              c.excluded ? speedup_text(c.included) : ""},
             notes_of(c));
@@ -199,6 +216,7 @@ void gpu_versus_cpu(TextView& view, const Json& results) {
   std::map<std::string, Group> groups;
   for (const auto& r : results) {
     if (!accelerator(r) || included(r) || !number_at(r, k::kSpeedupVsCpu)) continue;
+    if (!framework_of(r).empty()) continue;  // the answer is about gpucheck's own kernels
     const std::string shape = shape_label(r.value(std::string(k::kShape), Json::object()));
     const std::string key = text_at(r, k::kOp) + " " + shape;
     auto [g, fresh] = groups.try_emplace(key);

@@ -20,8 +20,10 @@ nlohmann::json workload_shape(const nlohmann::json& r) {
 const nlohmann::json* find_baseline(const nlohmann::json& results, const nlohmann::json& r,
                                     const std::string& dtype) {
   for (const auto& c : results) {
-    if (c.value(std::string(k::kBackend), "") != "cpu" || c.value(std::string(k::kStatus), "") != "ok")
+    if (c.value(std::string(k::kBackend), "") != "cpu" ||
+        c.value(std::string(k::kStatus), "") != "ok")
       continue;
+    if (c.contains("framework")) continue;  // a framework on the CPU is no baseline
     if (c.value(std::string(k::kOp), "") != r.value(std::string(k::kOp), "")) continue;
     if (c.value(std::string(k::kDtype), "") != dtype) continue;
     if (workload_shape(c) != workload_shape(r)) continue;
@@ -34,7 +36,8 @@ const nlohmann::json* find_baseline(const nlohmann::json& results, const nlohman
 
 void add_speedups(nlohmann::json& results) {
   for (auto& r : results) {
-    if (r.value(std::string(k::kBackend), "") == "cpu" || r.value(std::string(k::kStatus), "") != "ok")
+    if (r.value(std::string(k::kBackend), "") == "cpu" ||
+        r.value(std::string(k::kStatus), "") != "ok")
       continue;
     if (!r.contains(k::kDtype) || !r.contains(k::kTimeS)) continue;
     std::string dtype = r[k::kDtype];

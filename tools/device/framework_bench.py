@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""`gpucheck bench --framework torch` beside peers.py on the GPU machine, in one call.
+
+  python3 tools/device/framework_bench.py --gpucheck G --python /opt/torch/.venv/bin/python \
+      --peers .devrun/perf/peers.py [--rounds 3] [--out DIR]
+
+Runs, in alternating rounds, gpucheck's bench of cuda0 with torch as its framework (gpucheck's
+inputs, torch's kernels, gpucheck's verification) and peers.py's torch measurements of the same
+workloads (20 repetitions after 3 warm-ups, CUDA events, median) in the same interpreter, then
+prints per workload torch-through-gpucheck, peers.py and their ratio (peers.py's time over
+gpucheck's torch time, median of the rounds; 1.00 = the same figure; the acceptance band is
+0.95-1.05), and gpucheck's own kernel's figure
+beside them. cuDNN's autotuner is on for both (peers.py turns it on; gpucheck's torch child
+gets GPUCHECK_TORCH_CUDNN_BENCHMARK=1).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+# peers.py also times numpy on the CPU for exp and f32 GEMM: sizes that keep a round short.
+GEMM, EXP, CONV = "4096,8192", "67108864", "32,64,56,56,64,3,3,1,1"
+DTYPES = "f32,tf32,f16,bf16"
+
+
+def run(cmd, env=None):
+    print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode not in (0, 1):
+        sys.stderr.write(p.stderr[-4000:])
+        raise SystemExit("%s exited %d" % (cmd[0], p.returncode))
+    return p.stdout
+
+
+def key_of_gpucheck(r):
+    s, op = r["shape"], r["op"]
+    if op == "gemm":
+        return ("gemm", r["dtype"], s["m"])
+    if op == "exp":
+        return ("exp", r["dtype"], s["n"])
+    if op == "conv":
+        return ("conv", r["dtype"], s["layout"])
+    if op == "seedloop":
+        return ("seedloop", "d2h" if s["d2h_each_call"] else "resident", s["n"])
+    return None
+
+
+def key_of_peer(r):
+    op = r.get("op")
+    if op == "gemm":
+        return ("gemm", r["dtype"], r["m"])
+    if op == "exp" and r.get("transfers") == "excluded":
+        return ("exp", r["dtype"], r["n"])
+    if op == "conv":
+        return ("conv", r["dtype"], r["layout"])
+    if op == "seedloop" and "d2h_each_call" in r:
+        return ("seedloop", "d2h" if r["d2h_each_call"] else "resident", r["n"])
+    return None
+
+
+def main():
+    a = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("--gpucheck", required=True)
+    a.add_argument("--python", required=True, help="the interpreter with torch")
+    a.add_argument("--peers", required=True, help="shared/tools/peers.py, copied along")
+    a.add_argument("--rounds", type=int, default=3)
+    a.add_argument("--out", default=os.environ.get("OUT"))
+    o = a.parse_args()
+    env = dict(os.environ, GPUCHECK_TORCH_CUDNN_BENCHMARK="1")
+    times = {}  # key -> {"torch": [s...], "peer": [...], "own": [...]}
+    for rnd in range(o.rounds):
+        doc = json.loads(run([o.gpucheck, "bench", "--device", "cuda0", "--no-baseline",
+                              "--framework", "torch", "--python", o.python, "--ops",
+                              "gemm,exp,conv,seedloop", "--gemm", GEMM, "--exp", EXP, "--conv",
+                              CONV, "--layout", "nchw,nhwc", "--dtype", DTYPES, "--reps", "20",
+                              "--warmup", "3", "--min-time", "0", "--rounds", "1", "--json"],
+                             env))
+        if o.out:
+            with open(os.path.join(o.out, "gpucheck-%d.json" % rnd), "w") as f:
+                json.dump(doc, f)
+        for r in doc["results"]:
+            if r.get("status") != "ok":
+                continue
+            if r.get("transfers") != "excluded" and r.get("op") != "seedloop":
+                continue  # peers.py times the op alone (the seed loop's copy is its own shape)
+            k = key_of_gpucheck(r)
+            if k:
+                who = "torch" if "framework" in r else "own"
+                times.setdefault(k, {}).setdefault(who, []).append(r["time_s"]["median"])
+        out = run([o.python, o.peers, "--ops", "gemm,exp,conv,seedloop", "--gemm", GEMM,
+                   "--exp", EXP, "--conv", CONV, "--dtypes", DTYPES, "--reps", "20"])
+        if o.out:
+            with open(os.path.join(o.out, "peers-%d.jsonl" % rnd), "w") as f:
+                f.write(out)
+        for line in out.splitlines():
+            r = json.loads(line)
+            if r.get("peer") != "torch" or r.get("device") != "cuda0":
+                continue
+            k = key_of_peer(r)
+            if k:
+                t = r.get("median_s", r.get("per_call_s"))
+                times.setdefault(k, {}).setdefault("peer", []).append(t)
+    print("| workload | gpucheck's torch (ms) | peers.py torch (ms) | ratio | gpucheck's kernel (ms) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for k in sorted(times, key=str):
+        v = times[k]
+        if "torch" not in v or "peer" not in v:
+            continue
+        ratios = [p / t for t, p in zip(v["torch"], v["peer"])]
+        own = statistics.median(v["own"]) * 1e3 if "own" in v else float("nan")
+        print("| %s | %.4f | %.4f | %.3f (%.3f-%.3f) | %.4f |"
+              % (" ".join(map(str, k)), statistics.median(v["torch"]) * 1e3,
+                 statistics.median(v["peer"]) * 1e3, statistics.median(ratios), min(ratios),
+                 max(ratios), own))
+
+
+if __name__ == "__main__":
+    main()
