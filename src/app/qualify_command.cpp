@@ -131,6 +131,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   nlohmann::json doc = make_document("qualify", o.argv, env);
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
+  const auto first_reading = std::chrono::steady_clock::now();
   nlohmann::json facts = probe_sections(o.sysroot, env, limits);
   doc.update(facts);
 
@@ -148,6 +149,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
     obs.backends = facts[k::kBackends];
   }
   if (needs(profile, q::Kind::kDoctor)) {
+    add_infiniband_counters_after(facts, o.sysroot, first_reading);
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
   }

@@ -31,6 +31,10 @@ const std::vector<std::string_view>& quick_check_ids() {
       "nvidia_persistence_mode",
       "nvidia_xid",
       "nvlink_links",  // link states from the probe: no load
+      "infiniband_ports",
+      "infiniband_errors",  // deltas against the state file
+      "gpudirect_rdma",
+      "infiniband_gpu_affinity",
       "cublas_library",
       "cudnn_library",
   };
