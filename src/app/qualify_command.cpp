@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "core/install_dirs.h"
 #include "core/json_keys.h"
+#include "core/json_keys_infiniband.h"
 #include "core/output_file.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
@@ -138,6 +139,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   q::Observations obs;
   obs.backends = facts[k::kBackends];
   obs.memory = facts[k::kMemory];
+  obs.infiniband = facts[k::kInfiniband];
   obs.skus = o.skus.empty() ? &q::builtin_skus() : &skus;
   obs.pci_device_id = [&](const std::string& bus) { return q::read_pci_device_id(o.sysroot, bus); };
   if (needs(profile, q::Kind::kDoctor) || needs(profile, q::Kind::kSiblings)) {
