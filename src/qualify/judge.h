@@ -57,12 +57,13 @@ std::optional<std::vector<long>> version_tuple(std::string_view text);
 int compare_versions(const std::vector<long>& a, const std::vector<long>& b);
 
 struct Observations {
-  nlohmann::json backends = nlohmann::json::array();     // probe's sections
-  nlohmann::json memory = nlohmann::json::object();      // probe's memory section (the CPU's)
-  nlohmann::json checks = nlohmann::json::array();       // doctor's results
-  nlohmann::json results = nlohmann::json::array();      // bench records, speedups added
-  nlohmann::json stress = nlohmann::json::object();      // the stress run's section
-  nlohmann::json infiniband = nlohmann::json::object();  // probe's infiniband section
+  nlohmann::json backends = nlohmann::json::array();  // probe's sections
+  nlohmann::json memory = nlohmann::json::object();   // probe's memory section (the CPU's)
+  nlohmann::json checks = nlohmann::json::array();    // doctor's results
+  nlohmann::json results = nlohmann::json::array();   // bench records, speedups added
+  nlohmann::json stress = nlohmann::json::object();   // the stress run's section
+  // The probe's infiniband section.
+  nlohmann::json infiniband = nlohmann::json::object();
   const std::vector<Sku>* skus = nullptr;
   // The PCI device id ("0x2330") of a PCI bus id, read from sysfs; nullopt when unknown.
   std::function<std::optional<std::string>(const std::string&)> pci_device_id;
