@@ -50,7 +50,7 @@ TEST(InfinibandCli, ProbeListsAdaptersPortsAndTheNearestAdapterPerGpu) {
 TEST(InfinibandCli, ProbeTextViewHasAnRdmaLineAndDetailsEveryField) {
   auto r = run_gpucheck({"probe", "--sysroot", ib_root("healthy")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("mlx5_0/1 InfiniBand ACTIVE 400 Gb/sec (4X NDR)"));
+  EXPECT_THAT(r.out, HasSubstr("mlx5_0/1 InfiniBand ibp26s0 ACTIVE 400 Gb/sec (4X NDR)"));
   EXPECT_THAT(r.out, HasSubstr("mlx5_2/1 RoCE ens6f0np0 ACTIVE"));
   EXPECT_THAT(r.out, HasSubstr("GPUDirect: nvidia_peermem"));
   r = run_gpucheck({"probe", "--full", "--sysroot", ib_root("healthy")});
