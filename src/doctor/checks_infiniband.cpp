@@ -205,7 +205,9 @@ Readings error_counters(const Json& per_port) {
     if (!counters.is_object()) continue;
     auto& slot = out[port];
     for (const auto& [name, cls] : kErrorCounters)
-      if (auto it = counters.find(name); it != counters.end() && it->is_number_unsigned())
+      if (auto it = counters.find(name);
+          it != counters.end() &&
+          (it->is_number_unsigned() || (it->is_number_integer() && it->get<long long>() >= 0)))
         slot[std::string(name)] = it->get<std::uint64_t>();
   }
   return out;

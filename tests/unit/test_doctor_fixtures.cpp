@@ -86,7 +86,8 @@ SystemView view_of(const Case& k, const Json& c) {
     if (c.contains("infiniband_after")) {
       const Json& after = c["infiniband_after"];
       Json ports = probe::read_infiniband_counters(v.root);
-      for (const auto& [port, grow] : after.value("grow", Json::object()).items())
+      const Json grown = after.value("grow", Json::object());  // kept alive through the loop
+      for (const auto& [port, grow] : grown.items())
         for (const auto& [name, n] : grow.items())
           ports[port][name] = ports[port].value(name, std::uint64_t{0}) + n.get<std::uint64_t>();
       ib["counters_after_load"] = {{"interval_s", after.value("interval_s", 10.0)},
