@@ -46,6 +46,14 @@ TEST(QualifyInfiniband, ParsesItsKeysAndRefusesOthers) {
   EXPECT_THROW(requirement("rate_gbps_min = -1\n"), gpucheck::UsageError);
 }
 
+TEST(QualifyInfiniband, ShippedProfileLoads) {
+  const auto p =
+      q::load_profile(std::string(GPUCHECK_SOURCE_DIR) + "/configs/qualify/infiniband-ndr.toml");
+  ASSERT_FALSE(p.requirements.empty());
+  EXPECT_EQ(p.requirements[0].kind, q::Kind::kInfiniband);
+  EXPECT_EQ(p.requirements[0].value, 400);
+}
+
 TEST(QualifyInfiniband, EveryPortAtTheRateAndEnoughOfThem) {
   const auto r = requirement("rate_gbps_min = 400\nports_min = 2\nlink_layer = \"InfiniBand\"\n");
   auto v = q::judge(r, observed("healthy"));
