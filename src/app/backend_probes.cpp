@@ -5,9 +5,11 @@
 #include "core/errors.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
+#include "core/json_keys_infiniband.h"
 #include "core/sanitize.h"
 #include "probe/cpu_info.h"
 #include "probe/host_info.h"
+#include "probe/infiniband.h"
 #include "probe/memory_info.h"
 #if GPUCHECK_HAVE_OPENCL
 #include "backends/opencl/icd_isolation.h"
@@ -98,6 +100,7 @@ nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& e
   return {{k::kHost, probe::to_json(probe::read_host_facts(root))},
           {k::kCpu, probe::to_json(probe::read_cpu_facts(root))},
           {k::kMemory, probe::to_json(probe::read_memory_facts(root))},
+          {k::kInfiniband, probe::to_json(probe::read_infiniband_facts(root))},
           {k::kBackends, probe_backends(env, limits)}};
 }
 

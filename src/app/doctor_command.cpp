@@ -8,6 +8,7 @@
 #include "core/files.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
+#include "core/json_keys_infiniband.h"
 #include "core/output_file.h"
 #include "doctor/health.h"
 #include "doctor/health_state.h"
@@ -60,7 +61,7 @@ struct DoctorOptions {
 
 // The probe document's facts sections: what the checks read and the report repeats.
 constexpr std::string_view kFactSections[] = {keys::kHost, keys::kCpu, keys::kMemory,
-                                              keys::kBackends};
+                                              keys::kInfiniband, keys::kBackends};
 
 nlohmann::json load_facts(const std::string& path) {
   nlohmann::json doc =
@@ -82,9 +83,12 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool lo
                            double probe_timeout_s) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
+  const auto first_reading = std::chrono::steady_clock::now();
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
   if (load && !opts.no_load)
     add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds, opts.out.quiet);
+  // --quick judges the port counters against its state file, without waiting for growth.
+  if (!opts.quick) add_infiniband_counters_after(facts, opts.sysroot, first_reading);
   // --quick runs no benchmark: the BLAS kernel's cost is two CPU GEMM children.
   if (!opts.no_load && !opts.quick) add_cpu_blas_cost(facts[keys::kBackends]);
   return facts;

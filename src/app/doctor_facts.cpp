@@ -6,7 +6,9 @@
 #include "backends/cpu/blas_kernel.h"
 #include "bench/cell.h"
 #include "core/json_keys.h"
+#include "core/json_keys_infiniband.h"
 #include "doctor/under_load.h"
+#include "probe/infiniband.h"
 
 #include <fmt/format.h>
 
@@ -76,6 +78,18 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet
             std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
     }
   }
+}
+
+void add_infiniband_counters_after(nlohmann::json& facts, const std::filesystem::path& root,
+                                   std::chrono::steady_clock::time_point first) {
+  auto ib = facts.find(keys::kInfiniband);
+  if (ib == facts.end() || !ib->is_object() ||
+      ib->value(std::string(keys::kDevices), nlohmann::json::array()).empty())
+    return;
+  (*ib)[keys::kCountersAfterLoad] = {
+      {keys::kIntervalS,
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count()},
+      {keys::kPorts, probe::read_infiniband_counters(root)}};
 }
 
 namespace {

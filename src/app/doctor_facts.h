@@ -4,12 +4,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <filesystem>
+
 namespace gpucheck::app {
 
 // Adds backends[cuda].under_load (doctor::run_cuda_load) to an available CUDA section, the peer
 // copies between its GPUs (p2p_under_load) with two or more, and, where NVML lists NVLinks, their
 // error counters read again after the load (counters_after_load); progress on stderr unless quiet.
 void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet);
+
+// Reads the InfiniBand/RoCE port counters under root again and adds them to the facts'
+// infiniband section as counters_after_load {interval_s, ports}, interval_s counted from
+// `first` (taken before the probe read them): infiniband_errors judges what grew in between.
+// Nothing when the section lists no adapter.
+void add_infiniband_counters_after(nlohmann::json& facts, const std::filesystem::path& root,
+                                   std::chrono::steady_clock::time_point first);
 
 // When OPENBLAS_CORETYPE in the environment holds OpenBLAS below the CPU's ISA (kept: it may work
 // around a bug), measures what that costs: GEMM f32 1024 in two CPU bench children, one with the

@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "core/install_dirs.h"
 #include "core/json_keys.h"
+#include "core/json_keys_infiniband.h"
 #include "core/output_file.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
@@ -131,12 +132,14 @@ ExitCode run_qualify(const QualifyOptions& o) {
   nlohmann::json doc = make_document("qualify", o.argv, env);
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
+  const auto first_reading = std::chrono::steady_clock::now();
   nlohmann::json facts = probe_sections(o.sysroot, env, limits);
   doc.update(facts);
 
   q::Observations obs;
   obs.backends = facts[k::kBackends];
   obs.memory = facts[k::kMemory];
+  obs.infiniband = facts[k::kInfiniband];
   obs.skus = o.skus.empty() ? &q::builtin_skus() : &skus;
   obs.pci_device_id = [&](const std::string& bus) { return q::read_pci_device_id(o.sysroot, bus); };
   if (needs(profile, q::Kind::kDoctor) || needs(profile, q::Kind::kSiblings)) {
@@ -148,6 +151,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
     obs.backends = facts[k::kBackends];
   }
   if (needs(profile, q::Kind::kDoctor)) {
+    add_infiniband_counters_after(facts, o.sysroot, first_reading);
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
   }

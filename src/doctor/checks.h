@@ -76,6 +76,13 @@ CheckResult check_nvlink_errors(const SystemView& view);
 CheckResult check_p2p_access(const SystemView& view);
 CheckResult check_gpu_siblings(const SystemView& view);
 
+// InfiniBand / RoCE ports and GPUDirect RDMA, from the probe's infiniband section
+// (checks_infiniband.cpp)
+CheckResult check_infiniband_ports(const SystemView& view);
+CheckResult check_infiniband_errors(const SystemView& view);
+CheckResult check_gpudirect_rdma(const SystemView& view);
+CheckResult check_infiniband_gpu_affinity(const SystemView& view);
+
 // CUDA libraries and the frameworks' CUDA builds (checks_cuda_libraries.cpp)
 CheckResult check_cublas_library(const SystemView& view);
 CheckResult check_cudnn_library(const SystemView& view);

@@ -12,7 +12,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -223,6 +225,45 @@ std::optional<double> reading_interval(const Json& cuda, const Json& after) {
   return std::nullopt;
 }
 
+// The state nvlink_errors keeps for doctor's state file: this boot, the seconds since boot
+// (/proc/uptime) and every active link's counters by "<pci bus id>/<link>".
+struct NvlinkState {
+  std::string boot;
+  std::optional<double> uptime_s;
+  Json counts = Json::object();
+};
+
+std::string first_line(const SystemView& view, std::string_view path) {
+  std::string s = view.read_file(path).value_or("");
+  s = s.substr(0, s.find('\n'));
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s;
+}
+
+std::optional<double> uptime_s(const SystemView& view) {
+  const std::string s = first_line(view, "/proc/uptime");
+  double v = 0;
+  if (std::sscanf(s.c_str(), "%lf", &v) != 1 || !(v > 0)) return std::nullopt;
+  return v;
+}
+
+NvlinkLinkGrowth link_growth(const std::vector<NvmlGpu>& gpus, const Json& link, const Json& before,
+                             const Json& now) {
+  NvlinkLinkGrowth lg{link.value(std::string(k::kLink), 0u), remote_of(gpus, link), {}, {}};
+  for (const char* name : kCounterNames) {
+    if (!before.contains(name) || !now.contains(name) || !before[name].is_number_integer() ||
+        !now[name].is_number_integer())
+      continue;
+    const auto a = before[name].get<unsigned long long>();
+    const auto b = now[name].get<unsigned long long>();
+    if (b < a)
+      lg.went_back.push_back(fmt::format("{} counter went back from {} to {}", name, a, b));
+    else
+      lg.growth[name] = b - a;
+  }
+  return lg;
+}
+
 }  // namespace
 
 CheckResult check_nvlink_errors(const SystemView& view) {
@@ -233,10 +274,53 @@ CheckResult check_nvlink_errors(const SystemView& view) {
   for (const auto& g : gpus)
     for (const auto& l : links_of(g)) links += active(l) ? 1 : 0;
   if (links == 0) return not_applicable("no active NVLink (NVML lists none)", evidence);
-  if (!cuda.contains(k::kCountersAfterLoad))
-    throw NotObservable(
-        "the NVLink error counters were read once (doctor --no-load, or facts from a saved "
-        "probe): growth needs a second reading after doctor's load");
+  // What the state file keeps: the probe's reading (doctor --quick takes no second one).
+  NvlinkState now{first_line(view, "/proc/sys/kernel/random/boot_id"), uptime_s(view), {}};
+  for (const auto& g : gpus)
+    for (const auto& l : links_of(g))
+      if (active(l))
+        now.counts[fmt::format("{}/{}", text(*g.fields, k::kPciBusId),
+                               l.value(std::string(k::kLink), 0u))] =
+            l.value(std::string(k::kErrorCounters), Json::object());
+  auto with_state = [&](CheckResult r) {
+    r.state = {{"boot_id", now.boot}, {"counts", now.counts}};
+    if (now.uptime_s) r.state["uptime_s"] = *now.uptime_s;
+    return r;
+  };
+  if (!cuda.contains(k::kCountersAfterLoad)) {
+    // doctor --quick: growth since the last run of this boot, per second of uptime between them.
+    const Json saved = view.saved_state.value("nvlink_errors", Json::object());
+    const auto saved_uptime = number_at(saved, "uptime_s");
+    if (now.boot.empty() || saved.value("boot_id", std::string()) != now.boot || !saved_uptime ||
+        !now.uptime_s || *now.uptime_s <= *saved_uptime)
+      return with_state(
+          skip("the NVLink error counters were read once (doctor --no-load, --quick without an "
+               "earlier run of this boot in the state file, or facts from a saved probe): growth "
+               "needs a second reading",
+               evidence));
+    const double seconds = *now.uptime_s - *saved_uptime;
+    const Json before = saved.value("counts", Json::object());
+    std::vector<NvlinkGpuGrowth> growth;
+    for (const auto& g : gpus) {
+      NvlinkGpuGrowth gpu{cuda_id(g).empty() ? g.label : cuda_id(g), {}};
+      for (const auto& l : links_of(g)) {
+        const std::string key =
+            fmt::format("{}/{}", text(*g.fields, k::kPciBusId), l.value(std::string(k::kLink), 0u));
+        if (!active(l) || !before.contains(key)) continue;
+        gpu.links.push_back(link_growth(gpus, l, before[key], now.counts[key]));
+      }
+      if (!gpu.links.empty()) growth.push_back(std::move(gpu));
+    }
+    if (growth.empty())
+      return with_state(skip("no active NVLink of the state file's run is active now", evidence));
+    evidence.push_back(fmt::format(
+        "read by the probe and compared with the state file's reading {:.0f} s earlier", seconds));
+    NvlinkJudgement j = judge_nvlink_growth(growth, seconds, "since the last run (state file)");
+    evidence.insert(evidence.end(), j.links.begin(), j.links.end());
+    CheckResult r = combine(j.findings, evidence, "");
+    r.finding = fmt::format("since the last run (state file, {:.0f} s): {}", seconds, r.finding);
+    return with_state(std::move(r));
+  }
   const Json& after = cuda[std::string(k::kCountersAfterLoad)];
   if (!after.value(k::kLoaded, false))
     throw NotObservable("the second reading of the NVLink counters failed: " +
@@ -264,28 +348,22 @@ CheckResult check_nvlink_errors(const SystemView& view) {
     for (const auto& l : links_of(g)) {
       if (!active(l)) continue;
       const unsigned link = l.value(std::string(k::kLink), 0u);
-      const Json before = l.value(std::string(k::kErrorCounters), Json::object());
-      const Json* now = nullptr;
+      const Json* later_link = nullptr;
       for (const auto& c : array_at(*later, k::kLinks))
-        if (c.value(std::string(k::kLink), 0u) == link) now = &c;
-      if (now == nullptr) {
+        if (c.value(std::string(k::kLink), 0u) == link) later_link = &c;
+      if (later_link == nullptr) {
         lost.push_back({CheckStatus::kWarn, "GC-NVLINK-LOST"_gc,
                         fmt::format("{}: NVLink {} was active at the probe but not after the load",
                                     g.label, link),
                         "nvidia-smi nvlink -s -i <index>; dmesg | grep -i xid (Xid 74)"});
         continue;
       }
-      NvlinkLinkGrowth lg{link, remote_of(gpus, l), {}, {}};
-      for (const char* name : kCounterNames) {
-        if (!before.contains(name) || !now->contains(name)) continue;
-        const auto a = before[name].get<unsigned long long>();
-        const auto b = (*now)[name].get<unsigned long long>();
-        if (b < a)
-          lg.went_back.push_back(fmt::format("{} counter went back from {} to {}", name, a, b));
-        else
-          lg.growth[name] = b - a;
-      }
-      gpu.links.push_back(std::move(lg));
+      gpu.links.push_back(link_growth(
+          gpus, l, l.value(std::string(k::kErrorCounters), Json::object()), *later_link));
+      // The state file keeps the latest reading.
+      Json& kept = now.counts[fmt::format("{}/{}", text(*g.fields, k::kPciBusId), link)];
+      for (const char* name : kCounterNames)
+        if (later_link->contains(name)) kept[name] = (*later_link)[name];
     }
     if (!gpu.links.empty()) growth.push_back(std::move(gpu));
   }
@@ -294,7 +372,7 @@ CheckResult check_nvlink_errors(const SystemView& view) {
   NvlinkJudgement j = judge_nvlink_growth(growth, seconds, during);
   evidence.insert(evidence.end(), j.links.begin(), j.links.end());
   j.findings.insert(j.findings.end(), lost.begin(), lost.end());
-  return combine(j.findings, evidence, "");
+  return with_state(combine(j.findings, evidence, ""));
 }
 
 // ---- p2p_access ----

@@ -30,7 +30,12 @@ const std::vector<std::string_view>& quick_check_ids() {
       "nvidia_ecc",
       "nvidia_persistence_mode",
       "nvidia_xid",
-      "nvlink_links",  // link states from the probe: no load
+      "nvlink_links",   // link states from the probe: no load
+      "nvlink_errors",  // growth since the state file's reading, per second of uptime
+      "infiniband_ports",
+      "infiniband_errors",  // deltas against the state file
+      "gpudirect_rdma",
+      "infiniband_gpu_affinity",
       "cublas_library",
       "cudnn_library",
   };

@@ -4,6 +4,7 @@
 #include "core/json_keys.h"
 #include "core/safe_regex.h"
 #include "qualify/judge_bench.h"
+#include "qualify/judge_infiniband.h"
 #include "qualify/judge_multigpu.h"
 #include "qualify/judge_stress.h"
 #include "qualify/toml_reader.h"
@@ -265,6 +266,8 @@ std::vector<Verdict> judge(const Requirement& r, const Observations& obs) {
       return judge_allreduce(r, obs);
     case Kind::kSiblings:
       return judge_siblings(r, obs);
+    case Kind::kInfiniband:
+      return judge_infiniband(r, obs);
   }
   return {};
 }

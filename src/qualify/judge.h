@@ -62,6 +62,8 @@ struct Observations {
   nlohmann::json checks = nlohmann::json::array();    // doctor's results
   nlohmann::json results = nlohmann::json::array();   // bench records, speedups added
   nlohmann::json stress = nlohmann::json::object();   // the stress run's section
+  // The probe's infiniband section.
+  nlohmann::json infiniband = nlohmann::json::object();
   const std::vector<Sku>* skus = nullptr;
   // The PCI device id ("0x2330") of a PCI bus id, read from sysfs; nullopt when unknown.
   std::function<std::optional<std::string>(const std::string&)> pci_device_id;

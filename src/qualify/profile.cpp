@@ -288,6 +288,14 @@ void read_siblings(TableReader& r, Requirement& q) {
   r.reject_unknown({"kind", "id", "max_deviation"});
 }
 
+void read_infiniband(TableReader& r, Requirement& q) {
+  if (auto v = r.number("rate_gbps_min", false, true)) q.value = *v;
+  q.devices_min = r.integer("ports_min", 1, 1024).value_or(1);
+  q.link_layer = r.one_of("link_layer", {"any", "InfiniBand", "Ethernet"}, "any");
+  if (q.link_layer == "any") q.link_layer.clear();
+  r.reject_unknown({"kind", "id", "rate_gbps_min", "ports_min", "link_layer"});
+}
+
 // A time a profile gives: within the limits every duration flag has (core/duration.h).
 double seconds(TableReader& r, std::string_view key, double value, bool allow_zero) {
   if (auto why = duration_refusal(value, {kMaxDurationS, allow_zero})) r.fail_value(key, *why);
@@ -327,6 +335,8 @@ std::string_view to_string(Kind k) {
       return "siblings";
     case Kind::kStress:
       return "stress";
+    case Kind::kInfiniband:
+      return "infiniband";
   }
   return "backend";
 }
@@ -363,8 +373,8 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
     TableReader r(*node.as_table(), fmt::format("require[{}]", index), path);
     Requirement q;
     q.line = static_cast<int>(node.source().begin.line);
-    std::string kind = r.one_of(
-        "kind", {"backend", "device", "doctor", "bench", "p2p", "allreduce", "siblings", "stress"});
+    std::string kind = r.one_of("kind", {"backend", "device", "doctor", "bench", "p2p", "allreduce",
+                                         "siblings", "stress", "infiniband"});
     static const std::regex id_form(R"(^[a-z][a-z0-9_]*$)");
     if (auto id = r.string("id")) {
       if (!std::regex_match(*id, id_form)) r.fail_at(*r.take("id"), "id", "lower_snake_case");
@@ -391,6 +401,9 @@ Profile parse_profile(std::string_view toml_text, const std::string& path) {
     } else if (kind == "siblings") {
       q.kind = Kind::kSiblings;
       read_siblings(r, q);
+    } else if (kind == "infiniband") {
+      q.kind = Kind::kInfiniband;
+      read_infiniband(r, q);
     } else if (kind == "bench") {
       q.kind = Kind::kBench;
       read_bench(r, q, path);

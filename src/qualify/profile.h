@@ -14,8 +14,19 @@
 
 namespace gpucheck::qualify {
 
-// kP2p, kAllreduce, kSiblings: the GPUs of a machine together; kStress: a stress run.
-enum class Kind { kBackend, kDevice, kDoctor, kBench, kP2p, kAllreduce, kSiblings, kStress };
+// kP2p, kAllreduce, kSiblings: the GPUs of a machine together; kStress: a stress run;
+// kInfiniband: the node's InfiniBand/RoCE ports.
+enum class Kind {
+  kBackend,
+  kDevice,
+  kDoctor,
+  kBench,
+  kP2p,
+  kAllreduce,
+  kSiblings,
+  kStress,
+  kInfiniband
+};
 std::string_view to_string(Kind k);
 
 // Which devices a device or bench requirement is about.
@@ -74,6 +85,10 @@ struct Requirement {
   std::string engine = "ce";
   // siblings: the largest fraction a GPU may fall below the median of its same-model siblings
   // in doctor's load run (value holds it), judged past each GPU's own noise (at least 1 %).
+  // infiniband: every enabled port of the link layer ("InfiniBand", "Ethernet", empty: any)
+  // ACTIVE at rate_gbps_min or more (value holds it; 0: any rate), and at least ports_min
+  // (devices_min holds it) such ports.
+  std::string link_layer;
 };
 
 // [bench] of the profile: the repetition policy of every bench it runs.

@@ -37,6 +37,7 @@ const std::vector<Area>& areas() {
       {"NVIDIA GPUs",
        {"nvidia_", "nvswitch_", "pcie_", "clocks_", "nvlink_", "p2p_", "nccl_", "gpu_", "mig_"}},
       {"CUDA libraries", {"cublas_", "cudnn_"}},
+      {"InfiniBand / RoCE and GPUDirect", {"infiniband_", "gpudirect_"}},
       {"Python frameworks", {"framework_", "pytorch_", "jax_", "cupy_"}},
       {"Other checks", {""}},
   };

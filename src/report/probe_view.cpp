@@ -4,7 +4,9 @@
 #include "core/errors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/json_keys_infiniband.h"
 #include "core/json_keys_vulkan.h"
+#include "report/infiniband_items.h"
 #include "report/multigpu_tables.h"
 #include "report/same_gpu.h"
 #include "report/stack_versions.h"
@@ -463,6 +465,8 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
       items.push_back(format_memory(static_cast<std::uint64_t>(*a)) + " available");
     view.flow("memory", items, 0, kLabel);
   }
+  if (auto rdma = infiniband_items(member_or_empty(doc, k::kInfiniband)); !rdma.empty())
+    view.flow("rdma", rdma, 0, kLabel);
   view.blank();
   view.heading("backends");
   for (const auto& b : backends) view.flow(text_at(b, k::kName), backend_items(b), 2, kLabel);

@@ -3,8 +3,11 @@
 #include "stress/verdict.h"
 
 #include "core/json_keys.h"
+#include "core/json_keys_nvlink.h"
+#include "doctor/nvlink_rates.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -206,13 +209,73 @@ RuleResult rule_windows(const VerdictInput& in, double drop) {
           fmt::format("no window more than {:.0f} % below the first", 100 * drop)};
 }
 
+// The NVLink counters' growth by kind, judged as doctor's nvlink_errors judges it: replays and
+// recoveries are DCGM failures, CRC and corrected ECC-data errors are rates against the healthy
+// band per link and DCGM's 100/s per GPU. The telemetry sums the GPU's active links, so the rate
+// per link is their average (a single bad link shows in doctor's per-link reading). Empty when
+// nothing grew; nullopt without per-kind counters (an older child): the total is said instead.
+std::optional<std::string> nvlink_note(const Json& t) {
+  auto growth = [&](std::string_view name) -> std::optional<std::uint64_t> {
+    auto b = counter(t, k::kBefore, name), a = counter(t, k::kAfter, name);
+    if (!a || !b) return std::nullopt;
+    return *a >= *b ? *a - *b : 0;
+  };
+  const auto links = counter(t, k::kAfter, k::kCounterNvlinkActiveLinks);
+  const auto replay = growth(k::kCounterNvlinkReplay), recovery = growth(k::kCounterNvlinkRecovery);
+  const auto flit = growth(k::kCounterNvlinkCrcFlit), data = growth(k::kCounterNvlinkCrcData);
+  const auto ecc = growth(k::kCounterNvlinkEccData);
+  if (!links || !replay || !recovery || !flit || !data || !ecc) return std::nullopt;
+  if (*replay + *recovery + *flit + *data + *ecc == 0) return std::string();
+  const Json* samples = find_path(t, {k::kSamples});
+  const Json* interval = find_path(t, {k::kIntervalMs});
+  const double seconds = samples && interval && samples->is_number() && interval->is_number()
+                             ? samples->get<double>() * interval->get<double>() / 1000.0
+                             : 0.0;
+  std::vector<std::string> parts;
+  if (*replay + *recovery > 0)
+    parts.push_back(fmt::format("replay +{}, recovery +{} (DCGM: a failure; doctor fails the link)",
+                                *replay, *recovery));
+  std::string worst;
+  double worst_rate = 0;
+  for (auto [label, grew] :
+       {std::pair{"CRC-flit", *flit}, std::pair{"CRC-data", *data}, std::pair{"ECC-data", *ecc}}) {
+    if (grew == 0) continue;
+    if (seconds <= 0) {
+      parts.push_back(fmt::format("{} +{}", label, grew));
+      continue;
+    }
+    const double rate = static_cast<double>(grew) / seconds;
+    parts.push_back(fmt::format("{} +{}{} ({}/s on the GPU, {}/s per link on average)", label, grew,
+                                std::string_view(label) == "ECC-data" ? " corrected" : "",
+                                doctor::rate_text(rate),
+                                doctor::rate_text(rate / static_cast<double>(*links))));
+    if (rate > worst_rate) worst_rate = rate, worst = label;
+  }
+  std::string verdict;
+  if (!worst.empty()) {
+    if (worst_rate >= doctor::kNvlinkCrcLimitPerS)
+      verdict =
+          fmt::format("; {} reaches DCGM's limit of {:g}/s", worst, doctor::kNvlinkCrcLimitPerS);
+    else if (worst_rate / static_cast<double>(*links) > doctor::kNvlinkHealthyBandPerS)
+      verdict = fmt::format("; {} above the healthy {:g}/s per link (DCGM's limit {:g}/s)", worst,
+                            doctor::kNvlinkHealthyBandPerS, doctor::kNvlinkCrcLimitPerS);
+    else
+      verdict = fmt::format("; within the healthy {:g}/s per link (DCGM's limit {:g}/s)",
+                            doctor::kNvlinkHealthyBandPerS, doctor::kNvlinkCrcLimitPerS);
+  }
+  return fmt::format("NVLink: {} active links, {}{}", *links, fmt::join(parts, ", "), verdict);
+}
+
 std::vector<std::string> notes_of(const VerdictInput& in, const Json* t) {
   std::vector<std::string> notes;
   if (t != nullptr) {
     if (const double s = reason_seconds(*t, "sw_power_cap"); s > 0)
       notes.push_back(fmt::format("at the power cap for {:.1f} s (normal under full load)", s));
+    const auto nvlink = nvlink_note(*t);
+    if (nvlink && !nvlink->empty()) notes.push_back(*nvlink);
     for (auto name :
          {k::kCounterPcieReplay, k::kCounterNvlinkErrors, k::kCounterEccVolatileCorrected}) {
+      if (name == k::kCounterNvlinkErrors && nvlink) continue;  // said by kind above
       auto b = counter(*t, k::kBefore, name), a = counter(*t, k::kAfter, name);
       if (a && b && *a > *b) notes.push_back(fmt::format("{} grew by {}", name, *a - *b));
     }

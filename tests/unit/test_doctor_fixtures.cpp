@@ -4,6 +4,7 @@
 // exact status; every check has a pass (its healthy status) and a fail (WARN or FAIL) case.
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
+#include "probe/infiniband.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -78,6 +79,23 @@ SystemView view_of(const Case& k, const Json& c) {
   v.identity.gids = c.value("gids", std::vector<std::uint32_t>{1000});
   const Json stats = c.value("stat", Json::object());
   for (const auto& [path, s] : stats.items()) v.stat_overrides[path] = stat_of(s);
+  // The infiniband section as the probe reads root/'s sysfs; a second reading of its counters
+  // with `grow` added ("mlx5_0/1": {"symbol_error": 2}) as doctor takes one after its load.
+  if (c.value("probe_infiniband", false)) {
+    Json ib = probe::to_json(probe::read_infiniband_facts(v.root));
+    if (c.contains("infiniband_after")) {
+      const Json& after = c["infiniband_after"];
+      Json ports = probe::read_infiniband_counters(v.root);
+      const Json grown = after.value("grow", Json::object());  // kept alive through the loop
+      for (const auto& [port, grow] : grown.items())
+        for (const auto& [name, n] : grow.items())
+          ports[port][name] = ports[port].value(name, std::uint64_t{0}) + n.get<std::uint64_t>();
+      ib["counters_after_load"] = {{"interval_s", after.value("interval_s", 10.0)},
+                                   {"ports", std::move(ports)}};
+    }
+    v.facts["infiniband"] = std::move(ib);
+  }
+  v.saved_state = c.value("saved_state", Json::object());
   return v;
 }
 

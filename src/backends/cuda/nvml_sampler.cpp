@@ -6,6 +6,7 @@
 #include "backends/cuda/nvml_links.h"
 #include "backends/cuda/nvml_probe.h"
 #include "core/json_keys.h"
+#include "core/json_keys_nvlink.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -331,6 +332,19 @@ std::map<std::string, std::uint64_t> NvmlSampler::counters() const {
         if (auto it = l.find(name); it != l.end() && it->is_number_unsigned())
           sum += it->get<std::uint64_t>();
     out[std::string(k::kCounterNvlinkErrors)] = sum;
+    // And per kind, so stress judges replays, recoveries and CRC/ECC rates as doctor does.
+    for (auto [key, name] : {std::pair{k::kCounterNvlinkReplay, "replay"},
+                             std::pair{k::kCounterNvlinkRecovery, "recovery"},
+                             std::pair{k::kCounterNvlinkCrcFlit, "crc_flit"},
+                             std::pair{k::kCounterNvlinkCrcData, "crc_data"},
+                             std::pair{k::kCounterNvlinkEccData, "ecc_data"}}) {
+      std::uint64_t kind = 0;
+      for (const auto& l : links)
+        if (auto it = l.find(name); it != l.end() && it->is_number_unsigned())
+          kind += it->get<std::uint64_t>();
+      out[std::string(key)] = kind;
+    }
+    out[std::string(k::kCounterNvlinkActiveLinks)] = links.size();
   }
   // Time the clocks were held down by each policy since the driver loaded.
   for (auto [name, policy] :
