@@ -52,6 +52,22 @@ TEST(PhysicalKey, SameGpuThroughCudaAndOpenCl) {
   EXPECT_TRUE(physical_keys({"cuda7", "cuda"}, b).empty());
 }
 
+// lavapipe is the host's cores; NVIDIA's Vulkan face of cuda0 has its bus id and UUID.
+TEST(PhysicalKey, VulkanCpuDeviceIsTheCpuAndAGpuIsMatchedToItsCudaFace) {
+  const Json b = Json::parse(R"([
+    {"name": "vulkan", "status": "available", "devices": [
+      {"device": "vulkan0", "device_uuid": "0a3df10b-faf5-5512-4744-8c9f8b5bb5da",
+       "pci_bus_id": "0000:17:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan1", "device_uuid": "6d657361-3232-2e33-2e36-000000000000",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_CPU"}}]}
+  ])");
+  using V = std::vector<std::string>;
+  EXPECT_EQ(physical_keys({"vulkan0", "vulkan"}, b),
+            (V{"pci:0000:17:00.0", "uuid:0a3df10b-faf5-5512-4744-8c9f8b5bb5da"}));
+  EXPECT_EQ(physical_keys({"vulkan1", "vulkan"}, b), V{"cpu"});
+}
+
 TEST(ConcurrencyWaves, DistinctGpusTogetherCpuFirstAndAlone) {
   const auto w = concurrency_waves(targets({"cpu", "cuda0", "cuda1"}), backends(), false);
   ASSERT_EQ(w.size(), 2u);
