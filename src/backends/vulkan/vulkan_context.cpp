@@ -125,6 +125,7 @@ std::unique_ptr<Context> Context::open(std::size_t index, bool hide_float16) {
     caps.float16_missing +=
         std::string(caps.float16_missing.empty() ? "" : " and ") + "storageBuffer16BitAccess";
   caps.cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  caps.int64 = feature(c->description_, "shader_int64");
   caps.timestamp_bits = families[c->family_].timestampValidBits;
   caps.timestamp_period_ns = props.limits.timestampPeriod;
   for (std::uint32_t h = 0; h < c->memory_.memoryHeapCount; ++h)
@@ -162,6 +163,9 @@ std::unique_ptr<Context> Context::open(std::size_t index, bool hide_float16) {
   di.pQueueCreateInfos = &qi;
   di.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
   di.ppEnabledExtensionNames = extensions.data();
+  VkPhysicalDeviceFeatures base_features{};
+  base_features.shaderInt64 = caps.int64 ? VK_TRUE : VK_FALSE;
+  di.pEnabledFeatures = &base_features;
   if (caps.float16) di.pNext = &float16;
   auto create_device = instance_fn<PFN_vkCreateDevice>(L, inst, "vkCreateDevice");
   GC_VK_CHECK(create_device(c->physical_, &di, nullptr, &c->device_));

@@ -73,6 +73,7 @@ struct Capabilities {
   bool float16 = false;              // shaderFloat16 and storageBuffer16BitAccess, both enabled
   std::string float16_missing;       // which of them the device lacks
   bool cpu = false;                  // VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe, SwiftShader)
+  bool int64 = false;                // shaderInt64, enabled: the stress shaders need it
   std::uint32_t timestamp_bits = 0;  // of the queue family; 0: no timestamps there
   double timestamp_period_ns = 0;
   std::uint64_t device_local_heap = 0;  // the largest DEVICE_LOCAL heap's size

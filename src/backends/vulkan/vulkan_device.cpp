@@ -26,6 +26,9 @@ namespace k = keys;
 constexpr std::uint32_t kExpGroup = 256;
 // Work groups of the grid-stride exp at most: enough to fill any GPU several times over.
 constexpr std::uint32_t kExpGroupsMax = 16384;
+constexpr std::uint32_t kStressGroup = 256;
+// The stress shaders' groups at most: the one-group fold reads this many partials.
+constexpr std::size_t kStressGroupsMax = 4096;
 
 class VkDeviceBuffer final : public DeviceBuffer {
  public:
@@ -277,16 +280,64 @@ class VulkanDevice final : public Device {
   }
   void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
                 std::size_t slot) override {
-    (void)src, (void)words, (void)sums, (void)slot;
-    throw std::runtime_error("the Vulkan backend has no stress shaders (checksum)");
+    check_buffer_range(src, 0, words * 8);
+    check_buffer_range(sums, slot * 8, 8);
+    const std::uint32_t groups = stress_groups(words);
+    const VkBuffer parts = partials(std::size_t{groups} * 8);
+    stress(0, groups, {buf(src), parts, parts}, {words, 0, 0, 0, 0, 0});
+    stress(1, 1, {parts, parts, buf(sums)}, {groups, slot, 0, 0, 0, 0});
   }
-  void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word, MemPattern check,
-               MemPattern write, DeviceBuffer& result) override {
-    (void)buf, (void)words, (void)first_word, (void)check, (void)write, (void)result;
-    throw std::runtime_error("the Vulkan backend has no stress shaders (memtest)");
+  void memtest(DeviceBuffer& words_buf, std::size_t words, std::uint64_t first_word,
+               MemPattern check, MemPattern write, DeviceBuffer& result) override {
+    check_buffer_range(words_buf, 0, words * 8);
+    check_buffer_range(result, 0, 16);
+    const std::uint32_t groups = stress_groups(words);
+    const VkBuffer parts = partials(std::size_t{groups} * 16);
+    stress(2, groups, {buf(words_buf), parts, parts},
+           {words, first_word, check.param, write.param, static_cast<std::uint32_t>(check.kind),
+            static_cast<std::uint32_t>(write.kind)});
+    stress(3, 1, {parts, parts, buf(result)}, {groups, 0, 0, 0, 0, 0});
   }
 
  private:
+  // shaders/stress.comp's push constants, in its std430 layout.
+  struct StressPush {
+    std::uint64_t n, first, check_param, write_param;
+    std::uint32_t check_kind, write_kind;
+  };
+  static_assert(sizeof(StressPush) == 40, "shaders/stress.comp's push constants");
+
+  // The stress shader's work group: a power of two up to 256 the device allows.
+  std::uint32_t stress_group() const {
+    const auto& c = rt_->caps();
+    std::uint32_t wg = 1;
+    while (wg * 2 <= std::min({kStressGroup, c.max_group_x, c.max_group_invocations})) wg *= 2;
+    return wg;
+  }
+  std::uint32_t stress_groups(std::size_t words) const {
+    const std::size_t wg = stress_group();
+    return static_cast<std::uint32_t>(
+        std::clamp<std::size_t>((words + wg - 1) / wg, 1, kStressGroupsMax));
+  }
+
+  // Unused bindings name a valid buffer too: before specialization every mode reaches them.
+  void stress(std::uint32_t mode, std::uint32_t groups, const Bindings& bindings,
+              const StressPush& push) {
+    if (!rt_->caps().int64)
+      throw std::runtime_error("the device lacks shaderInt64, which the stress shaders need");
+    rt_->dispatch(Shader::kStress, {stress_group(), mode}, bindings, &push, sizeof push,
+                  {groups, 1, 1});
+  }
+
+  // The per-group results of the stress shaders, grown to at least `bytes`.
+  VkBuffer partials(std::size_t bytes) {
+    if (!partials_ || partials_->bytes() < bytes) {
+      partials_.reset();
+      partials_ = allocate(bytes);
+    }
+    return buf(*partials_);
+  }
+
   GemmLimits limits() const {
     const auto& c = rt_->caps();
     return {c.max_group_x, c.max_group_invocations, c.max_shared_bytes};
@@ -297,6 +348,7 @@ class VulkanDevice final : public Device {
   nlohmann::json context_;
   GemmConfig gemm_;
   mutable std::optional<TimingSource> region_timing_;  // see context()
+  std::unique_ptr<DeviceBuffer> partials_;             // after rt_: released before it
 };
 
 }  // namespace

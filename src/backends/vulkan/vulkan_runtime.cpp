@@ -20,7 +20,8 @@ namespace {
 constexpr std::size_t kSlabBytes = std::size_t{16} << 20;
 constexpr std::size_t kStagingAlign = 256;
 constexpr std::uint32_t kSetsPerPool = 256;
-constexpr std::uint32_t kPushBytes = 16;
+// Within the 128 bytes every device offers; the stress shader takes 40.
+constexpr std::uint32_t kPushBytes = 64;
 
 std::size_t align_up(std::size_t v, std::size_t to) {
   return (v + to - 1) / to * to;
@@ -328,7 +329,7 @@ void Runtime::dispatch(Shader shader, const std::vector<std::uint32_t>& constant
                        const Bindings& bindings, const void* push, std::size_t push_bytes,
                        std::array<std::uint32_t, 3> groups) {
   if (push_bytes > kPushBytes)
-    throw std::logic_error("push constants beyond the layout's 16 bytes");
+    throw std::logic_error("push constants beyond the pipeline layout's range");
   const auto& f = ctx_->fn();
   const VkPipeline p = pipeline(shader, constants);
   const bool any =
