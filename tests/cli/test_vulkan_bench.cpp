@@ -1,7 +1,9 @@
-// `gpucheck bench` on vulkan0 (lavapipe in CI): every op verified at tiny sizes, both transfer
-// records, every copy path, a planted error caught, f16 unsupported on a device without it, and
-// `--device all` taking Vulkan devices in. Skips, saying why, where no Vulkan device exists.
+// `gpucheck bench` and `stress` on vulkan0 (lavapipe in CI): every op verified at tiny sizes,
+// both transfer records, every copy path, a planted error caught, f16 unsupported on a device
+// without it, `--device all` taking Vulkan devices in; the stress shaders agree with the host's
+// math and find a planted memory fault. Skips, saying why, where no Vulkan device exists.
 #include "run_gpucheck.h"
+#include "stress_cli_util.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -176,6 +178,43 @@ TEST(VulkanBench, AllTakesVulkanDevicesIn) {
       {"bench", "--device", stable, "--ops", "latency", "--reps", "1", "--warmup", "0", "--json"});
   EXPECT_EQ(s.exit_code, 0) << s.err;
   EXPECT_FALSE(vulkan_records(s.out).empty()) << s.out;
+}
+
+// Tiny memory: lavapipe's 64-bit shader arithmetic runs on the CPU.
+std::vector<std::string> stress_args(std::vector<std::string> args) {
+  for (const char* a :
+       {"--device", "vulkan0", "--gemm", "64", "--memory-fraction", "0.001", "--json"})
+    args.emplace_back(a);
+  return args;
+}
+
+// A checksum or memory-test shader that disagreed with stress_math.h would fail the GEMM's
+// first checked result or report mismatches here.
+TEST(VulkanStress, GemmMemoryAndCopyPassOnVulkan0) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(stress_args({"stress", "--duration", "4s"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const Json doc = Json::parse(r.out);
+  const Json& dev = stress_device(doc, "vulkan0");
+  EXPECT_EQ(dev.at("verdict"), "pass") << dev.dump();
+  ASSERT_EQ(dev.at("records").size(), 3u);
+  for (const auto& rec : dev.at("records")) EXPECT_EQ(rec.at("status"), "ok") << rec.dump();
+  EXPECT_EQ(dev["records"][0].at("impl"), "shader");
+  EXPECT_GT(dev["records"][0].at("checking").at("results_checksummed").get<int>(), 0);
+  EXPECT_GE(dev["records"][1].at("memory").at("passes").get<int>(), 1);
+}
+
+TEST(VulkanStress, APlantedMemoryWordIsFoundByTheVulkanShaders) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(stress_args({"stress", "--tests", "memory", "--duration", "2s"}),
+                                   {{"GPUCHECK_TEST_STRESS_FAULT", "vulkan0:memory_word@2"}});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const Json doc = Json::parse(r.out);
+  const Json& dev = stress_device(doc, "vulkan0");
+  EXPECT_EQ(dev.at("verdict"), "fail");
+  EXPECT_EQ(dev["records"][0].at("memory").at("mismatches"), 1) << dev.dump();
 }
 
 }  // namespace
