@@ -26,6 +26,9 @@ namespace k = keys;
 constexpr std::uint32_t kExpGroup = 256;
 // Work groups of the grid-stride exp at most: enough to fill any GPU several times over.
 constexpr std::uint32_t kExpGroupsMax = 16384;
+// On a CPU implementation each work group costs a fixed start-up on one thread: a few per core,
+// each looping over many elements, beat one element per invocation.
+constexpr std::uint32_t kExpGroupsMaxCpu = 64;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
 constexpr std::size_t kStressGroupsMax = 4096;
@@ -161,7 +164,8 @@ class VulkanDevice final : public Device {
     const std::uint32_t group = std::min({kExpGroup, c.max_group_x, c.max_group_invocations});
     const std::uint32_t count = to_u32(n, "exp length");
     const std::uint32_t groups =
-        std::min({(count + group - 1) / group, kExpGroupsMax, c.max_group_count_x});
+        std::min({(count + group - 1) / group, c.cpu ? kExpGroupsMaxCpu : kExpGroupsMax,
+                  c.max_group_count_x});
     rt_->dispatch(dtype == DType::kF16 ? Shader::kExpF16 : Shader::kExpF32, {group},
                   {buf(x), buf(y), VK_NULL_HANDLE}, &count, sizeof count, {groups, 1, 1});
   }
