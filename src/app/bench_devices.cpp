@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 
@@ -99,22 +100,43 @@ bool is_opencl_gpu(const nlohmann::json& device) {
 
 std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends) {
   std::vector<BenchTarget> out;
-  std::vector<std::string> cuda_buses;
+  std::vector<std::string> taken_buses;  // lower case: CUDA writes hex digits in upper case
+  auto lower = [](std::string v) {
+    std::transform(v.begin(), v.end(), v.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return v;
+  };
   for (const auto& b : backends)
     if (b.value(std::string(k::kName), "") == "cuda")
       for (const auto& d : devices_of(b)) {
         out.push_back({d.value(std::string(k::kDevice), ""), "cuda"});
-        cuda_buses.push_back(d.value(std::string(k::kPciBusId), ""));
+        taken_buses.push_back(lower(d.value(std::string(k::kPciBusId), "")));
       }
   for (const auto& b : backends)
     if (b.value(std::string(k::kName), "") == "opencl")
       for (const auto& d : devices_of(b)) {
-        const std::string bus = d.value(std::string(k::kPciBusId), "");
+        const std::string bus = lower(d.value(std::string(k::kPciBusId), ""));
         if (!is_opencl_gpu(d)) continue;
         if (!bus.empty() &&
-            std::find(cuda_buses.begin(), cuda_buses.end(), bus) != cuda_buses.end())
+            std::find(taken_buses.begin(), taken_buses.end(), bus) != taken_buses.end())
           continue;
         out.push_back({d.value(std::string(k::kDevice), ""), "opencl"});
+        if (!bus.empty()) taken_buses.push_back(bus);
+      }
+  // A Vulkan GPU that no earlier backend reached (AMD without ROCm, Intel without Level Zero).
+  for (const auto& b : backends)
+    if (b.value(std::string(k::kName), "") == "vulkan")
+      for (const auto& d : devices_of(b)) {
+        const std::string bus = lower(d.value(std::string(k::kPciBusId), ""));
+        const auto type =
+            d.value(std::string(k::kProperties), nlohmann::json::object()).value("device_type", "");
+        if (type != "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" &&
+            type != "VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU")
+          continue;
+        if (bus.empty() ||
+            std::find(taken_buses.begin(), taken_buses.end(), bus) != taken_buses.end())
+          continue;
+        out.push_back({d.value(std::string(k::kDevice), ""), "vulkan"});
       }
   return out;
 }

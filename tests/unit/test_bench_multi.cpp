@@ -3,6 +3,8 @@
 // of the work between CUDA devices, with the records that say why it cannot run.
 #include "app/bench_multi.h"
 
+#include "app/bench_devices.h"
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -66,6 +68,21 @@ TEST(PhysicalKey, VulkanCpuDeviceIsTheCpuAndAGpuIsMatchedToItsCudaFace) {
   EXPECT_EQ(physical_keys({"vulkan0", "vulkan"}, b),
             (V{"pci:0000:17:00.0", "uuid:0a3df10b-faf5-5512-4744-8c9f8b5bb5da"}));
   EXPECT_EQ(physical_keys({"vulkan1", "vulkan"}, b), V{"cpu"});
+}
+
+// stress --device all: every GPU once. NVIDIA's OpenCL and Vulkan faces of a CUDA GPU (bus ids
+// in lower case, CUDA's in upper) and lavapipe are left out; a GPU only Vulkan reaches is in.
+TEST(GpuTargets, EachGpuOnceAndVulkanOnlyForGpusNoOtherBackendReaches) {
+  Json b = backends();
+  b.push_back(Json::parse(R"({"name": "vulkan", "status": "available", "devices": [
+      {"device": "vulkan0", "pci_bus_id": "0000:2a:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan1", "pci_bus_id": "0000:c1:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan2", "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_CPU"}}]})"));
+  std::vector<std::string> names;
+  for (const auto& t : gpu_targets(b)) names.push_back(t.device);
+  EXPECT_EQ(names, (std::vector<std::string>{"cuda0", "cuda1", "opencl1", "vulkan1"}));
 }
 
 TEST(ConcurrencyWaves, DistinctGpusTogetherCpuFirstAndAlone) {
