@@ -148,6 +148,30 @@ TEST(VulkanBench, DeviceWithoutFloat16GivesUnsupportedF16Records) {
   }
 }
 
+// Other GEMM parameters (the tuner's hook) run, verify and are named in the record; ones that
+// do not parse or fit fail the cell, naming the variable.
+TEST(VulkanBench, GemmParametersFromTheHookRunOrFailNamingIt) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(quick({"bench", "--ops", "gemm"}),
+                                   {{"GPUCHECK_TEST_GEMM_PARAMS", "wx=8,wy=4,tm=2,tn=8,bk=4"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& rec : vulkan_records(r.out)) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "ok");
+    const Json& p = rec.at("context").at("tuning_parameters").at("parameters");
+    EXPECT_EQ(p, Json::parse(R"({"wx": 8, "wy": 4, "tm": 2, "tn": 8, "bk": 4})"));
+  }
+  const RunResult bad = run_gpucheck(quick({"bench", "--ops", "gemm"}),
+                                     {{"GPUCHECK_TEST_GEMM_PARAMS", "wx=8,tile=4"}});
+  const auto recs = vulkan_records(bad.out);
+  ASSERT_FALSE(recs.empty()) << bad.err;
+  EXPECT_EQ(recs[0].at("status"), "failed");
+  EXPECT_NE(recs[0].value("reason", "").find("GPUCHECK_TEST_GEMM_PARAMS: unknown parameter 'tile'"),
+            std::string::npos)
+      << recs[0].dump();
+}
+
 TEST(VulkanBench, PlantedWrongValueIsAMismatch) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
