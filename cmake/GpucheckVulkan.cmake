@@ -1,6 +1,7 @@
 # Finds what the Vulkan backend needs at build time: the Khronos headers only (libvulkan.so.1 is
-# opened at run time). AUTO builds it where the headers exist, ON insists, OFF skips it. glslc is
-# looked for too (GPUCHECK_GLSLC) for the compute shaders; the probe does not need it.
+# opened at run time). AUTO builds it where the headers exist, ON insists, OFF skips it. glslc
+# (GPUCHECK_GLSLC) compiles the compute shaders bench runs: without it AUTO builds probe and
+# doctor only (bench then says the build lacks the shaders), and ON stops.
 set(GPUCHECK_HAVE_VULKAN_HEADERS OFF)
 if(NOT GPUCHECK_WITH_VULKAN MATCHES "^(AUTO|ON|OFF)$")
   message(FATAL_ERROR "GPUCHECK_WITH_VULKAN must be AUTO, ON or OFF, not '${GPUCHECK_WITH_VULKAN}'")
@@ -11,6 +12,13 @@ if(NOT GPUCHECK_WITH_VULKAN STREQUAL "OFF")
   find_program(GPUCHECK_GLSLC NAMES glslc DOC "GLSL to SPIR-V compiler (shaderc) for the shaders")
   if(GPUCHECK_VULKAN_INCLUDE_DIR AND EXISTS "${GPUCHECK_VULKAN_INCLUDE_DIR}/vulkan/vulkan.h")
     set(GPUCHECK_HAVE_VULKAN_HEADERS ON)
+    if(NOT GPUCHECK_GLSLC AND GPUCHECK_WITH_VULKAN STREQUAL "ON")
+      message(FATAL_ERROR "GPUCHECK_WITH_VULKAN=ON but glslc was not found: install it for the "
+                          "compute shaders (Debian: apt install glslc)")
+    elseif(NOT GPUCHECK_GLSLC)
+      message(STATUS "gpucheck: Vulkan bench off: glslc not found (Debian: apt install glslc); "
+                     "probe and doctor are built")
+    endif()
     file(STRINGS "${GPUCHECK_VULKAN_INCLUDE_DIR}/vulkan/vulkan_core.h" _gc_vk_header
          REGEX "^#define VK_HEADER_VERSION [0-9]+")
     string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _gc_vk_header "${_gc_vk_header}")

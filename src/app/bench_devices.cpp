@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 
@@ -20,7 +21,7 @@ namespace {
 // The backend a device name belongs to, by its form; empty when the form is unknown.
 std::string backend_of(const std::string& name) {
   static const std::regex flat(R"(^(cpu|cuda[0-9]+|opencl[0-9]+|vulkan[0-9]+|test_[a-z]+[0-9]+)$)");
-  static const std::regex stable(R"(^(cuda|opencl):.+$)");
+  static const std::regex stable(R"(^(cuda|opencl|vulkan):.+$)");
   std::smatch m;
   if (name == "cpu") return "cpu";
   if (std::regex_match(name, m, flat)) {
@@ -46,24 +47,17 @@ std::vector<std::pair<std::string, std::string>> found_devices(const nlohmann::j
   return out;
 }
 
-// Backends whose devices probe and doctor report but that have no benchmarks yet: left out of
-// "all", and a usage error when named.
-bool has_benchmarks(const std::string& backend) {
-  return backend != "vulkan";
-}
-
 std::string valid_list(const nlohmann::json& backends) {
   std::vector<std::string> names{"cpu", "all"};
   for (const auto& [id, backend] : found_devices(backends))
-    if (has_benchmarks(backend) && std::find(names.begin(), names.end(), id) == names.end())
-      names.push_back(id);
+    if (std::find(names.begin(), names.end(), id) == names.end()) names.push_back(id);
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   std::string built;
   for (const auto& b : built_backend_names()) built += (built.empty() ? "" : ", ") + b;
   return fmt::format(
       "valid devices here: {} (backends built: {}; stable forms: cuda:<uuid>, "
-      "opencl:<pci-bus-id>)",
+      "opencl:<pci-bus-id>, vulkan:<pci-bus-id>)",
       out, built);
 }
 
@@ -106,22 +100,43 @@ bool is_opencl_gpu(const nlohmann::json& device) {
 
 std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends) {
   std::vector<BenchTarget> out;
-  std::vector<std::string> cuda_buses;
+  std::vector<std::string> taken_buses;  // lower case: CUDA writes hex digits in upper case
+  auto lower = [](std::string v) {
+    std::transform(v.begin(), v.end(), v.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return v;
+  };
   for (const auto& b : backends)
     if (b.value(std::string(k::kName), "") == "cuda")
       for (const auto& d : devices_of(b)) {
         out.push_back({d.value(std::string(k::kDevice), ""), "cuda"});
-        cuda_buses.push_back(d.value(std::string(k::kPciBusId), ""));
+        taken_buses.push_back(lower(d.value(std::string(k::kPciBusId), "")));
       }
   for (const auto& b : backends)
     if (b.value(std::string(k::kName), "") == "opencl")
       for (const auto& d : devices_of(b)) {
-        const std::string bus = d.value(std::string(k::kPciBusId), "");
+        const std::string bus = lower(d.value(std::string(k::kPciBusId), ""));
         if (!is_opencl_gpu(d)) continue;
         if (!bus.empty() &&
-            std::find(cuda_buses.begin(), cuda_buses.end(), bus) != cuda_buses.end())
+            std::find(taken_buses.begin(), taken_buses.end(), bus) != taken_buses.end())
           continue;
         out.push_back({d.value(std::string(k::kDevice), ""), "opencl"});
+        if (!bus.empty()) taken_buses.push_back(bus);
+      }
+  // A Vulkan GPU that no earlier backend reached (AMD without ROCm, Intel without Level Zero).
+  for (const auto& b : backends)
+    if (b.value(std::string(k::kName), "") == "vulkan")
+      for (const auto& d : devices_of(b)) {
+        const std::string bus = lower(d.value(std::string(k::kPciBusId), ""));
+        const auto type =
+            d.value(std::string(k::kProperties), nlohmann::json::object()).value("device_type", "");
+        if (type != "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" &&
+            type != "VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU")
+          continue;
+        if (bus.empty() ||
+            std::find(taken_buses.begin(), taken_buses.end(), bus) != taken_buses.end())
+          continue;
+        out.push_back({d.value(std::string(k::kDevice), ""), "vulkan"});
       }
   return out;
 }
@@ -156,8 +171,7 @@ DeviceResolution resolve_devices(const std::vector<std::string>& names,
     if (name == "all") {
       add("cpu", "cpu");
       for (const auto& [id, backend] : found_devices(backends))
-        if (backend != "cpu" && backend.rfind("test_", 0) != 0 && has_benchmarks(backend))
-          add(id, backend);
+        if (backend != "cpu" && backend.rfind("test_", 0) != 0) add(id, backend);
       continue;
     }
     std::string backend = backend_of(name);
@@ -169,11 +183,6 @@ DeviceResolution resolve_devices(const std::vector<std::string>& names,
       throw UsageError(
           fmt::format("--device: '{}': the {} backend is not built into this gpucheck; {}", name,
                       backend, valid_list(backends)));
-    if (!has_benchmarks(backend))
-      throw UsageError(fmt::format(
-          "--device: '{}': the {} backend has no benchmarks yet (probe and doctor report its "
-          "devices); {}",
-          name, backend, valid_list(backends)));
     if (backend == "cpu") {
       add("cpu", "cpu", name);
       continue;

@@ -29,7 +29,8 @@ DeviceResolution resolve_devices(const std::vector<std::string>& names,
                                  const nlohmann::json& backends);
 
 // Every GPU once, for `stress --device all`: the CUDA devices, then OpenCL GPU devices whose PCI
-// bus id no CUDA device has (NVIDIA's OpenCL lists the same cards). Empty when there is none.
+// bus id no CUDA device has (NVIDIA's OpenCL lists the same cards), then Vulkan GPUs whose bus id
+// neither has (bus ids compared in lower case). Empty when there is none.
 std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends);
 
 }  // namespace gpucheck::app

@@ -47,6 +47,9 @@ std::vector<std::string> physical_keys(const BenchTarget& t, const nlohmann::jso
     for (const auto& f : flags)
       if (f == "CL_DEVICE_TYPE_CPU") return {"cpu"};
   }
+  // lavapipe, SwiftShader: the host's cores, which a concurrent GPU child's host side needs.
+  if (t.backend == "vulkan" && props.value("device_type", "") == "VK_PHYSICAL_DEVICE_TYPE_CPU")
+    return {"cpu"};
   std::string uuid = lower(d->value(std::string(k::kDeviceUuid), ""));
   if (uuid.rfind("gpu-", 0) == 0) uuid = uuid.substr(4);
   if (uuid.rfind("mig-", 0) == 0) return {};  // a MIG slice shares its GPU: never concurrent

@@ -107,6 +107,7 @@ DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
   if (r.driver_min) {
     std::string version;
     if (d.backend == "opencl") version = d.properties.value("cl_driver_version", "");
+    if (d.backend == "vulkan") version = d.properties.value("driver_version", "");
     for (const auto& b : obs.backends)
       if (d.backend == "cuda" && b.value(std::string(k::kName), "") == "cuda" &&
           b.contains(k::kNvml))

@@ -29,7 +29,7 @@ namespace {
 
 namespace k = keys;
 
-const std::vector<std::string> kBackends{"cpu", "cuda", "opencl", "metal"};
+const std::vector<std::string> kBackends{"cpu", "cuda", "opencl", "vulkan", "metal"};
 
 // The file column of the pattern's character `offset` in the string value `value`: TOML literal
 // strings hold the pattern as it is, basic strings escape backslashes and quotes, multi-line
@@ -70,11 +70,12 @@ void read_selector(TableReader& r, Requirement& q) {
   else if (d == "each")
     q.selector = Selector::kEach;
   else {
-    static const std::regex named(R"(^(cpu|cuda[0-9]+|opencl[0-9]+|(cuda|opencl):.+)$)");
+    static const std::regex named(
+        R"(^(cpu|cuda[0-9]+|opencl[0-9]+|vulkan[0-9]+|(cuda|opencl|vulkan):.+)$)");
     if (!std::regex_match(d, named))
-      r.fail_at(
-          *r.take("device"), "device",
-          "\"any\", \"each\" or a device: cpu, cuda0, opencl0, cuda:<uuid>, opencl:<pci-bus-id>");
+      r.fail_at(*r.take("device"), "device",
+                "\"any\", \"each\" or a device: cpu, cuda0, opencl0, vulkan0, cuda:<uuid>, "
+                "opencl:<pci-bus-id>, vulkan:<pci-bus-id>");
     q.selector = Selector::kNamed;
     if (r.has("backend")) r.fail_value("backend", "restricts device = \"any\" or \"each\" only");
   }

@@ -148,7 +148,7 @@ TEST(QualifyProfile, StructureErrors) {
   EXPECT_THAT(error_of("[[require]]\nkind = \"bench\"\ndevice = \"gpu0\"\n"),
               HasSubstr("require[1].device: expected \"any\", \"each\" or a device"));
   EXPECT_THAT(error_of("[[require]]\nkind = \"backend\"\nname = \"rocm\"\navailable = true\n"),
-              HasSubstr("require[1].name: expected one of cpu, cuda, opencl, metal"));
+              HasSubstr("require[1].name: expected one of cpu, cuda, opencl, vulkan, metal"));
 }
 
 TEST(QualifySkus, EmbeddedTableLoadsWithHopperEntries) {

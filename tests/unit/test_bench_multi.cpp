@@ -3,6 +3,8 @@
 // of the work between CUDA devices, with the records that say why it cannot run.
 #include "app/bench_multi.h"
 
+#include "app/bench_devices.h"
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -50,6 +52,37 @@ TEST(PhysicalKey, SameGpuThroughCudaAndOpenCl) {
   EXPECT_EQ(physical_keys({"opencl2", "opencl"}, b), V{"pci:0000:2a:00.0"});  // case folded
   EXPECT_TRUE(physical_keys({"opencl3", "opencl"}, b).empty());               // unknown: alone
   EXPECT_TRUE(physical_keys({"cuda7", "cuda"}, b).empty());
+}
+
+// lavapipe is the host's cores; NVIDIA's Vulkan face of cuda0 has its bus id and UUID.
+TEST(PhysicalKey, VulkanCpuDeviceIsTheCpuAndAGpuIsMatchedToItsCudaFace) {
+  const Json b = Json::parse(R"([
+    {"name": "vulkan", "status": "available", "devices": [
+      {"device": "vulkan0", "device_uuid": "0a3df10b-faf5-5512-4744-8c9f8b5bb5da",
+       "pci_bus_id": "0000:17:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan1", "device_uuid": "6d657361-3232-2e33-2e36-000000000000",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_CPU"}}]}
+  ])");
+  using V = std::vector<std::string>;
+  EXPECT_EQ(physical_keys({"vulkan0", "vulkan"}, b),
+            (V{"pci:0000:17:00.0", "uuid:0a3df10b-faf5-5512-4744-8c9f8b5bb5da"}));
+  EXPECT_EQ(physical_keys({"vulkan1", "vulkan"}, b), V{"cpu"});
+}
+
+// stress --device all: every GPU once. NVIDIA's OpenCL and Vulkan faces of a CUDA GPU (bus ids
+// in lower case, CUDA's in upper) and lavapipe are left out; a GPU only Vulkan reaches is in.
+TEST(GpuTargets, EachGpuOnceAndVulkanOnlyForGpusNoOtherBackendReaches) {
+  Json b = backends();
+  b.push_back(Json::parse(R"({"name": "vulkan", "status": "available", "devices": [
+      {"device": "vulkan0", "pci_bus_id": "0000:2a:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan1", "pci_bus_id": "0000:c1:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan2", "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_CPU"}}]})"));
+  std::vector<std::string> names;
+  for (const auto& t : gpu_targets(b)) names.push_back(t.device);
+  EXPECT_EQ(names, (std::vector<std::string>{"cuda0", "cuda1", "opencl1", "vulkan1"}));
 }
 
 TEST(ConcurrencyWaves, DistinctGpusTogetherCpuFirstAndAlone) {

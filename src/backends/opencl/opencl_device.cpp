@@ -3,6 +3,7 @@
 // device time from profiling events.
 #include "backends/opencl/opencl_device.h"
 
+#include "backends/device_index.h"
 #include "backends/opencl/cl_errors.h"
 #include "backends/opencl/clblast_library.h"
 #include "backends/opencl/gemm_choice.h"
@@ -18,7 +19,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -899,20 +899,13 @@ class OpenClDevice final : public Device {
 std::unique_ptr<Device> make_opencl_device(const std::string& device_id,
                                            const DeviceOptions& options) {
   (void)options;
-  constexpr std::string_view kPrefix = "opencl";
-  if (!device_id.starts_with(kPrefix) || device_id.size() == kPrefix.size()) return nullptr;
-  std::size_t index = 0;
-  const char* first = device_id.data() + kPrefix.size();
-  const char* last = device_id.data() + device_id.size();
-  auto parsed = std::from_chars(first, last, index);
-  if (parsed.ec != std::errc() || parsed.ptr != last) return nullptr;
+  const auto found = flat_device_index(device_id, "opencl");
+  if (!found) return nullptr;
+  const std::size_t index = *found;
 
   std::string error;
   auto lib = OpenClLibrary::open(kLoaderSoname, &error);
-  if (!lib)
-    throw std::runtime_error(error.starts_with(std::string(kLoaderSoname) + ":")
-                                 ? error
-                                 : fmt::format("{}: {}", kLoaderSoname, error));
+  if (!lib) throw std::runtime_error(loader_error(kLoaderSoname, error));
   if (!lib->bench_missing().empty())
     throw std::runtime_error(
         fmt::format("{}: missing symbols: {}", lib->path(), lib->bench_missing()));

@@ -125,6 +125,9 @@ std::string vk_result_text(std::int64_t code) {
 }
 
 void throw_vk_error(std::int64_t code, const char* call, const char* file, int line) {
+  // A lost device stays lost: bench ends the device's child instead of failing every cell.
+  if (code == VK_ERROR_DEVICE_LOST)
+    throw DeviceLostError("Vulkan", code, std::string(vk_result_name(code)), call, file, line);
   throw ApiError("Vulkan", code, std::string(vk_result_name(code)), call, file, line);
 }
 

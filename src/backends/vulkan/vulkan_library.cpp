@@ -2,9 +2,11 @@
 // vkGetInstanceProcAddr.
 #include "backends/vulkan/vulkan_library.h"
 
+#include "backends/vulkan/vk_names.h"
 #include "core/errors.h"
 #include "core/sanitize.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,52 @@ InstanceFunctions InstanceFunctions::load(const VulkanLibrary& lib, VkInstance i
                 &f.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR, nullptr);
 #endif
   return f;
+}
+
+std::unique_ptr<Instance> create_instance(const VulkanLibrary& lib, std::uint32_t instance_version,
+                                          const std::vector<std::string>& extensions) {
+  auto has = [&](const char* e) {
+    return std::find(extensions.begin(), extensions.end(), e) != extensions.end();
+  };
+  std::vector<const char*> enable;
+  const bool khr_props2 = instance_version < VK_API_VERSION_1_1 &&
+                          has(VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME);
+  if (khr_props2) enable.push_back(VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME);
+  VkInstanceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  if (has(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+    enable.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+    info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+  }
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "gpucheck";
+  app.apiVersion = std::min<std::uint32_t>(instance_version, VK_API_VERSION_1_3);
+  info.pApplicationInfo = &app;
+  info.enabledExtensionCount = static_cast<std::uint32_t>(enable.size());
+  info.ppEnabledExtensionNames = enable.data();
+  VkInstance handle = VK_NULL_HANDLE;
+  GC_VK_CHECK(lib.vkCreateInstance(&info, nullptr, &handle));
+  // Destroyed by the Instance even when loading an entry point throws.
+  PFN_vkDestroyInstance destroy = nullptr;
+  instance_proc(lib, handle, "vkDestroyInstance", &destroy, nullptr);
+  try {
+    return std::make_unique<Instance>(handle, InstanceFunctions::load(lib, handle, khr_props2));
+  } catch (...) {
+    if (destroy != nullptr) destroy(handle, nullptr);
+    throw;
+  }
+}
+
+std::vector<VkPhysicalDevice> physical_devices(const Instance& instance) {
+  std::uint32_t count = 0;
+  GC_VK_CHECK(instance.fns().vkEnumeratePhysicalDevices(instance.handle(), &count, nullptr));
+  std::vector<VkPhysicalDevice> devices(count);
+  if (count > 0)
+    GC_VK_CHECK(
+        instance.fns().vkEnumeratePhysicalDevices(instance.handle(), &count, devices.data()));
+  devices.resize(std::min<std::size_t>(count, devices.size()));
+  return devices;
 }
 
 }  // namespace gpucheck::vulkan

@@ -6,8 +6,10 @@
 #include "backends/vulkan/vk_headers.h"
 #include "core/dynamic_library.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace gpucheck::vulkan {
 
@@ -74,5 +76,14 @@ class Instance {
   VkInstance handle_;
   InstanceFunctions fns_;
 };
+
+// The instance probe and bench enumerate with, so that both number the devices alike: the
+// loader's version up to 1.3, and the extensions that widen what it sees (properties2 on a 1.0
+// loader, portability drivers) where `extensions` (the loader's) has them. Throws ApiError.
+std::unique_ptr<Instance> create_instance(const VulkanLibrary& lib, std::uint32_t instance_version,
+                                          const std::vector<std::string>& extensions);
+
+// vkEnumeratePhysicalDevices, in the loader's order (vulkan0, vulkan1, ...). Throws ApiError.
+std::vector<VkPhysicalDevice> physical_devices(const Instance& instance);
 
 }  // namespace gpucheck::vulkan

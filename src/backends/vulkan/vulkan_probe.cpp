@@ -58,38 +58,12 @@ std::vector<std::string> instance_extensions(const VulkanLibrary& lib, Json* err
   return out;
 }
 
-// Creates the instance the probe enumerates with: the loader's version up to 1.3, and the
-// extensions that widen what it sees (properties2 on a 1.0 loader, portability drivers).
 void enumerate(const VulkanLibrary& lib, std::uint32_t instance_version, Json* out) {
   Json errors = Json::array();
   const auto ext = instance_extensions(lib, &errors);
-  auto has = [&](const char* e) { return std::find(ext.begin(), ext.end(), e) != ext.end(); };
-  std::vector<const char*> enable;
-  const bool khr_props2 = instance_version < VK_API_VERSION_1_1 &&
-                          has(VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME);
-  if (khr_props2) enable.push_back(VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME);
-  VkInstanceCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  if (has(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
-    enable.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
-    info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
-  }
-  VkApplicationInfo app{};
-  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-  app.pApplicationName = "gpucheck";
-  app.apiVersion = std::min<std::uint32_t>(instance_version, VK_API_VERSION_1_3);
-  info.pApplicationInfo = &app;
-  info.enabledExtensionCount = static_cast<std::uint32_t>(enable.size());
-  info.ppEnabledExtensionNames = enable.data();
-  VkInstance handle = VK_NULL_HANDLE;
-  GC_VK_CHECK(lib.vkCreateInstance(&info, nullptr, &handle));
-  Instance instance(handle, InstanceFunctions::load(lib, handle, khr_props2));
-  const auto& fns = instance.fns();
-  std::uint32_t count = 0;
-  GC_VK_CHECK(fns.vkEnumeratePhysicalDevices(handle, &count, nullptr));
-  std::vector<VkPhysicalDevice> devices(count);
-  if (count > 0) GC_VK_CHECK(fns.vkEnumeratePhysicalDevices(handle, &count, devices.data()));
-  devices.resize(std::min<std::size_t>(count, devices.size()));
+  const auto instance = create_instance(lib, instance_version, ext);
+  const auto& fns = instance->fns();
+  const std::vector<VkPhysicalDevice> devices = physical_devices(*instance);
   int index = 0;
   for (VkPhysicalDevice d : devices)
     (*out)[k::kDevices].push_back(describe_device(fns, d, index++));

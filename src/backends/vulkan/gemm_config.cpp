@@ -1,0 +1,70 @@
+// Checking, defaulting and parsing the GEMM shader's parameters.
+#include "backends/vulkan/gemm_config.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <sstream>
+
+namespace gpucheck::vulkan {
+
+nlohmann::json GemmConfig::to_json() const {
+  return {{"wx", wx}, {"wy", wy}, {"tm", tm}, {"tn", tn}, {"bk", bk}};
+}
+
+std::optional<std::string> gemm_config_misfit(const GemmConfig& p, const GemmLimits& limits) {
+  for (std::uint32_t v : {p.wx, p.wy, p.tm, p.tn, p.bk})
+    if (v == 0 || v > 64) return fmt::format("every parameter must be 1 to 64, not {}", v);
+  if (p.wx > limits.max_group_x || p.wy > limits.max_group_x ||
+      p.wx * p.wy > limits.max_invocations)
+    return fmt::format("a {}x{} work group exceeds the device's (at most {} a side, {} in all)",
+                       p.wx, p.wy, limits.max_group_x, limits.max_invocations);
+  if (p.shared_bytes() > limits.max_shared_bytes)
+    return fmt::format("the tiles need {} bytes of shared memory; the device has {}",
+                       p.shared_bytes(), limits.max_shared_bytes);
+  return std::nullopt;
+}
+
+GemmConfig default_gemm_config(const GemmLimits& limits) {
+  GemmConfig p;
+  while (gemm_config_misfit(p, limits) && p.wx > 1) {
+    p.wx /= 2;
+    p.wy /= 2;
+  }
+  while (gemm_config_misfit(p, limits) && p.bk > 1) p.bk /= 2;
+  return p;
+}
+
+std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmLimits& limits,
+                                            std::string* why) {
+  GemmConfig p;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const auto eq = item.find('=');
+    std::uint32_t v = 0;
+    const char* end = item.data() + item.size();
+    if (eq == std::string::npos || std::from_chars(item.data() + eq + 1, end, v).ptr != end) {
+      *why = fmt::format("'{}' is not key=number", item);
+      return std::nullopt;
+    }
+    const std::string key = item.substr(0, eq);
+    std::uint32_t* field = key == "wx"   ? &p.wx
+                           : key == "wy" ? &p.wy
+                           : key == "tm" ? &p.tm
+                           : key == "tn" ? &p.tn
+                           : key == "bk" ? &p.bk
+                                         : nullptr;
+    if (field == nullptr) {
+      *why = fmt::format("unknown parameter '{}' (wx, wy, tm, tn, bk)", key);
+      return std::nullopt;
+    }
+    *field = v;
+  }
+  if (auto misfit = gemm_config_misfit(p, limits)) {
+    *why = *misfit;
+    return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace gpucheck::vulkan

@@ -1,0 +1,46 @@
+// The parameters of the tiled GEMM shader (shaders/gemm.comp), its specialization constants:
+// a work group of wx × wy invocations, each summing tm × tn elements of C, stepping by bk along k.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpucheck::vulkan {
+
+// What a parameter set must fit on the device.
+struct GemmLimits {
+  std::uint32_t max_group_x = 1;       // maxComputeWorkGroupSize[0] (and [1], checked alike)
+  std::uint32_t max_invocations = 1;   // maxComputeWorkGroupInvocations
+  std::uint32_t max_shared_bytes = 0;  // maxComputeSharedMemorySize
+};
+
+struct GemmConfig {
+  std::uint32_t wx = 16, wy = 16, tm = 4, tn = 4, bk = 16;
+
+  std::uint32_t block_m() const { return wy * tm; }
+  std::uint32_t block_n() const { return wx * tn; }
+  std::size_t shared_bytes() const {
+    return std::size_t{bk} * (block_m() + block_n()) * sizeof(float);
+  }
+  // In the shader's constant_id order.
+  std::vector<std::uint32_t> constants() const { return {wx, wy, tm, tn, bk}; }
+  nlohmann::json to_json() const;
+};
+
+// Why p does not fit the device; nullopt when it does.
+std::optional<std::string> gemm_config_misfit(const GemmConfig& p, const GemmLimits& limits);
+
+// 16×16 invocations of 4×4 sums (64×64 tiles, bk 16), or the largest smaller square work group
+// the device allows.
+GemmConfig default_gemm_config(const GemmLimits& limits);
+
+// "wx=8,wy=8,tm=4,tn=4,bk=8" (missing keys keep their defaults); nullopt and *why on text that
+// does not parse or parameters that do not fit.
+std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmLimits& limits,
+                                            std::string* why);
+
+}  // namespace gpucheck::vulkan

@@ -1,0 +1,70 @@
+// C[m×n] = A[m×k] · B[k×n], row-major, f32 sums (fma). Tiled through shared memory: a work group
+// of WX × WY invocations computes a BM × BN tile of C (BM = WY·TM, BN = WX·TN), stepping along k
+// by BK; each invocation keeps TM × TN sums in registers, its rows and columns strided by WY and
+// WX so that neighbouring invocations read neighbouring shared words. The parameters are
+// specialization constants: one SPIR-V module serves every parameter set. Edges are checked, so
+// any shape runs.
+#version 450
+
+layout(local_size_x_id = 0, local_size_y_id = 1) in;
+layout(constant_id = 2) const uint TM = 4;
+layout(constant_id = 3) const uint TN = 4;
+layout(constant_id = 4) const uint BK = 16;
+
+const uint WX = gl_WorkGroupSize.x;
+const uint WY = gl_WorkGroupSize.y;
+const uint BM = WY * TM;
+const uint BN = WX * TN;
+
+layout(push_constant) uniform Params { uint m; uint n; uint k; } p;
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 1) readonly buffer B { float b[]; };
+layout(std430, binding = 2) writeonly buffer C { float c[]; };
+
+shared float as[BK * BM];  // as[kk * BM + row]
+shared float bs[BK * BN];  // bs[kk * BN + col]
+
+void main() {
+  const uint tx = gl_LocalInvocationID.x;
+  const uint ty = gl_LocalInvocationID.y;
+  const uint tid = ty * WX + tx;
+  const uint threads = WX * WY;
+  const uint row0 = gl_WorkGroupID.y * BM;
+  const uint col0 = gl_WorkGroupID.x * BN;
+
+  float acc[TM * TN];
+  for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0f;
+  float av[TM];
+  float bv[TN];
+
+  for (uint k0 = 0; k0 < p.k; k0 += BK) {
+    // Neighbouring invocations read neighbouring k of one row of A and neighbouring columns of
+    // one row of B.
+    for (uint i = tid; i < BM * BK; i += threads) {
+      const uint r = i / BK, kk = i % BK;
+      const uint gr = row0 + r, gk = k0 + kk;
+      as[kk * BM + r] = (gr < p.m && gk < p.k) ? a[gr * p.k + gk] : 0.0f;
+    }
+    for (uint i = tid; i < BK * BN; i += threads) {
+      const uint kk = i / BN, cc = i % BN;
+      const uint gk = k0 + kk, gc = col0 + cc;
+      bs[kk * BN + cc] = (gk < p.k && gc < p.n) ? b[gk * p.n + gc] : 0.0f;
+    }
+    barrier();
+    for (uint kk = 0; kk < BK; ++kk) {
+      for (uint i = 0; i < TM; ++i) av[i] = as[kk * BM + ty + i * WY];
+      for (uint j = 0; j < TN; ++j) bv[j] = bs[kk * BN + tx + j * WX];
+      for (uint i = 0; i < TM; ++i)
+        for (uint j = 0; j < TN; ++j) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
+    }
+    barrier();
+  }
+  for (uint i = 0; i < TM; ++i) {
+    const uint r = row0 + ty + i * WY;
+    if (r >= p.m) continue;
+    for (uint j = 0; j < TN; ++j) {
+      const uint cc = col0 + tx + j * WX;
+      if (cc < p.n) c[r * p.n + cc] = acc[i * TN + j];
+    }
+  }
+}

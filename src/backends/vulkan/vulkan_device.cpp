@@ -1,0 +1,372 @@
+// The Vulkan bench device: exp, GEMM and the empty launch as compute shaders (shaders/*.comp,
+// SPIR-V embedded at build time), copies as vkCmdCopyBuffer, all on one in-order stream
+// (vulkan_runtime.h). Device buffers are device-local; pinned host memory is a host-visible
+// buffer the device copies from directly; pageable memory goes through staging.
+#include "backends/vulkan/vulkan_device.h"
+
+#include "backends/device_index.h"
+#include "backends/pageable_host.h"
+#include "backends/vulkan/gemm_config.h"
+#include "backends/vulkan/vulkan_runtime.h"
+#include "core/json_keys.h"
+#include "probe/memory_info.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace gpucheck::vulkan {
+
+namespace {
+
+namespace k = keys;
+
+constexpr std::uint32_t kExpGroup = 256;
+// Work groups of the grid-stride exp at most: enough to fill any GPU several times over.
+constexpr std::uint32_t kExpGroupsMax = 16384;
+// On a CPU implementation each work group costs a fixed start-up on one thread: a few per core,
+// each looping over many elements, beat one element per invocation.
+constexpr std::uint32_t kExpGroupsMaxCpu = 64;
+constexpr std::uint32_t kStressGroup = 256;
+// The stress shaders' groups at most: the one-group fold reads this many partials.
+constexpr std::size_t kStressGroupsMax = 4096;
+
+class VkDeviceBuffer final : public DeviceBuffer {
+ public:
+  VkDeviceBuffer(std::shared_ptr<Runtime> rt, Allocation a) : rt_(std::move(rt)), a_(a) {}
+  ~VkDeviceBuffer() override { rt_->release(a_); }
+  VkDeviceBuffer(const VkDeviceBuffer&) = delete;
+  VkDeviceBuffer& operator=(const VkDeviceBuffer&) = delete;
+  std::size_t bytes() const override { return a_.bytes; }
+  VkBuffer get() const { return a_.buffer; }
+
+ private:
+  std::shared_ptr<Runtime> rt_;
+  Allocation a_;
+};
+
+VkBuffer buf(const DeviceBuffer& b) {
+  return static_cast<const VkDeviceBuffer&>(b).get();
+}
+
+// Pinned host memory as Vulkan has it: a host-visible, mapped buffer.
+class HostVisible final : public HostAllocation {
+ public:
+  HostVisible(std::shared_ptr<Runtime> rt, std::size_t bytes)
+      : rt_(std::move(rt)), a_(rt_->allocate_host_visible(bytes)) {}
+  ~HostVisible() override { rt_->release(a_); }
+  HostVisible(const HostVisible&) = delete;
+  HostVisible& operator=(const HostVisible&) = delete;
+  void* data() override { return a_.mapped; }
+  std::size_t bytes() const override { return a_.bytes; }
+
+ private:
+  std::shared_ptr<Runtime> rt_;
+  Allocation a_;
+};
+
+std::uint32_t to_u32(std::uint64_t v, const char* what) {
+  if (v > 0xFFFFFFFFu)
+    throw std::overflow_error(fmt::format("{} {} exceeds the shaders' 32-bit indices", what, v));
+  return static_cast<std::uint32_t>(v);
+}
+
+class VulkanDevice final : public Device {
+ public:
+  VulkanDevice(std::unique_ptr<Context> ctx, std::string device_id)
+      : rt_(std::make_shared<Runtime>(std::move(ctx))) {
+    const nlohmann::json& d = rt_->context().description();
+    const nlohmann::json& p = d.at(k::kProperties);
+    identity_.device = std::move(device_id);
+    identity_.backend = "vulkan";
+    identity_.device_name = d.value(k::kDeviceName, "");
+    identity_.device_uuid = d.value(k::kDeviceUuid, "");
+    identity_.pci_bus_id = d.value(k::kPciBusId, "");
+    context_ = {{"vulkan_api_version", p.value("api_version", "")},
+                {"driver_version", p.value("driver_version", "")}};
+    if (p.contains("driver_info")) context_["driver_info"] = p["driver_info"];
+    gemm_ = default_gemm_config(limits());
+  }
+
+  const DeviceIdentity& identity() const override { return identity_; }
+  bool is_host() const override { return false; }
+
+  MemoryBudget memory_budget() const override {
+    const auto& c = rt_->caps();
+    return {static_cast<std::size_t>(c.device_local_heap / 4),
+            static_cast<std::size_t>(c.max_allocation),
+            fmt::format("a quarter of the device-local heap ({} of {} bytes); buffers up to "
+                        "maxStorageBufferRange and maxMemoryAllocationSize ({} bytes)",
+                        c.device_local_heap / 4, c.device_local_heap, c.max_allocation)};
+  }
+
+  std::optional<std::string> unsupported_reason(Op op, DType dtype, Layout layout) const override {
+    (void)layout;
+    switch (op) {
+      case Op::kCopy:
+      case Op::kLatency:
+        return std::nullopt;
+      case Op::kExp:
+        if (dtype == DType::kF32) return std::nullopt;
+        if (dtype == DType::kF16) {
+          if (rt_->caps().float16) return std::nullopt;
+          return fmt::format("the device lacks {}", rt_->caps().float16_missing);
+        }
+        return fmt::format("the Vulkan exp shader runs f32 and f16, not {}", to_string(dtype));
+      case Op::kSeedloop:
+        if (dtype != DType::kF32) return std::string("the seed loop is defined in f32");
+        return std::nullopt;
+      case Op::kGemm:
+        if (dtype == DType::kF32) return std::nullopt;
+        return fmt::format("the Vulkan GEMM shader runs f32 only, not {}", to_string(dtype));
+      case Op::kConv:
+        return std::string("the Vulkan backend has no convolution shader");
+      default:
+        return std::string("unknown op");
+    }
+  }
+
+  std::string impl(Op op, DType dtype) const override {
+    (void)dtype;
+    return op == Op::kCopy ? "vkCmdCopyBuffer" : "shader";
+  }
+
+  // f16 exp computes in f32 and rounds once on store.
+  std::string compute_type(Op op, DType dtype) const override {
+    (void)op;
+    return dtype == DType::kF16 ? "f32" : std::string(to_string(dtype));
+  }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
+    return std::make_unique<VkDeviceBuffer>(rt_, rt_->allocate(bytes, MemoryKind::kDeviceLocal));
+  }
+
+  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory kind) override {
+    if (kind == HostMemory::kPageable) return std::make_unique<PageableHost>(bytes);
+    return std::make_unique<HostVisible>(rt_, bytes);
+  }
+
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    rt_->upload(buf(dst), 0, src, bytes);
+  }
+  void download(void* dst, const DeviceBuffer& src, std::size_t bytes) override {
+    rt_->download(dst, buf(src), 0, bytes);
+  }
+  void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) override {
+    rt_->copy(buf(dst), 0, buf(src), 0, bytes);
+  }
+
+  void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) override {
+    if (n == 0) return;
+    const auto& c = rt_->caps();
+    const std::uint32_t group = std::min({kExpGroup, c.max_group_x, c.max_group_invocations});
+    const std::uint32_t count = to_u32(n, "exp length");
+    const std::uint32_t groups =
+        std::min({(count + group - 1) / group, c.cpu ? kExpGroupsMaxCpu : kExpGroupsMax,
+                  c.max_group_count_x});
+    rt_->dispatch(dtype == DType::kF16 ? Shader::kExpF16 : Shader::kExpF32, {group},
+                  {buf(x), buf(y), VK_NULL_HANDLE}, &count, sizeof count, {groups, 1, 1});
+  }
+
+  void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
+            DeviceBuffer& c) override {
+    if (dtype != DType::kF32) throw std::logic_error("GEMM dtype: unsupported_reason says no");
+    if (s.m == 0 || s.n == 0) return;
+    const std::uint32_t dims[3] = {to_u32(s.m, "GEMM m"), to_u32(s.n, "GEMM n"),
+                                   to_u32(s.k, "GEMM k")};
+    const std::uint64_t gx = (s.n + gemm_.block_n() - 1) / gemm_.block_n();
+    const std::uint64_t gy = (s.m + gemm_.block_m() - 1) / gemm_.block_m();
+    if (gx > rt_->caps().max_group_count_x || gy > 65535)
+      throw std::overflow_error(
+          fmt::format("GEMM {}x{} needs {}x{} work groups, beyond the "
+                      "device's maxComputeWorkGroupCount",
+                      s.m, s.n, gx, gy));
+    rt_->dispatch(Shader::kGemmF32, gemm_.constants(), {buf(a), buf(b), buf(c)}, dims, sizeof dims,
+                  {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy), 1});
+  }
+
+  void conv2d(DType dtype, const ConvShape& shape, const DeviceBuffer& x, const DeviceBuffer& w,
+              DeviceBuffer& y) override {
+    (void)dtype, (void)shape, (void)x, (void)w, (void)y;
+    throw std::logic_error("Vulkan conv: unsupported_reason says no");
+  }
+
+  void launch_empty() override {
+    rt_->dispatch(Shader::kEmpty, {}, {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE}, nullptr, 0,
+                  {1, 1, 1});
+  }
+
+  void synchronize() override { rt_->finish(); }
+
+  double time_on_device(const std::function<void()>& enqueue) override {
+    TimingSource source = TimingSource::kHostClock;
+    const double s = rt_->timed(enqueue, &source);
+    // A region mixing both says host: its figures include the CPU's copies.
+    if (!region_timing_ || source == TimingSource::kHostClock) region_timing_ = source;
+    return s;
+  }
+
+  void timed_region_begin(Op op, DType dtype) override {
+    (void)op, (void)dtype;
+    region_timing_.reset();
+  }
+
+  // The timing of the region just ended is said once, to the record that region made: the
+  // engine also reads the context before a record's region, where the previous region's timing
+  // would be stale (and a latency record, timed on the host by the engine, would inherit it).
+  nlohmann::json context() const override {
+    nlohmann::json c = context_;
+    if (region_timing_) {
+      const auto& caps = rt_->caps();
+      c["timing"] = *region_timing_ == TimingSource::kTimestamps
+                        ? fmt::format("timestamp queries ({} valid bits, {} ns a tick)",
+                                      caps.timestamp_bits, caps.timestamp_period_ns)
+                    : caps.timestamp_bits == 0
+                        ? std::string("host clock: the compute queue has no timestamps")
+                        : std::string(
+                              "host clock: the transfer is staged through the CPU, "
+                              "whose copies the device's timestamps do not see");
+      region_timing_.reset();
+    }
+    return c;
+  }
+
+  std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
+                                      const GemmTrialFn& trial) override {
+    (void)trial;
+    if (dtype != DType::kF32) return std::nullopt;
+    GemmTuning t;
+    t.state = "default";
+    if (!request.forced_parameters.empty()) {
+      std::string why;
+      auto forced = parse_gemm_config(request.forced_parameters, limits(), &why);
+      if (!forced) throw std::invalid_argument("GPUCHECK_TEST_GEMM_PARAMS: " + why);
+      gemm_ = *forced;
+      t.note = "parameters set by GPUCHECK_TEST_GEMM_PARAMS";
+    } else if (request.mode != TuningMode::kOff) {
+      t.note = rt_->caps().cpu
+                   ? "a CPU implementation of Vulkan: the default parameters run, not tuned"
+                   : "the Vulkan GEMM has no tuner yet: the default parameters run";
+    }
+    t.parameters = {{"impl", "kernel"}, {"parameters", gemm_.to_json()}};
+    return t;
+  }
+
+  // ---- Stress primitives ----
+  MemoryInfo memory_info() const override {
+    const auto& c = rt_->caps();
+    MemoryInfo m;
+    m.total_bytes = c.device_local_heap;
+    m.max_allocation = c.max_allocation;
+    m.host_memory = c.cpu;
+    if (c.cpu) {
+      auto mem = probe::read_memory_facts("/");
+      m.free_bytes = std::min<std::uint64_t>(c.device_local_heap,
+                                             mem.available_bytes.value_or(c.device_local_heap));
+      m.source = "MemAvailable (/proc/meminfo), a CPU device";
+    } else {
+      m.free_bytes = c.device_local_heap;
+      m.source = "the device-local heap's size (Vulkan core cannot say what is free)";
+    }
+    return m;
+  }
+  void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,
+                 std::size_t bytes) override {
+    check_buffer_range(dst, offset, bytes);
+    rt_->upload(buf(dst), offset, src, bytes);
+  }
+  void download_at(void* dst, const DeviceBuffer& src, std::size_t offset,
+                   std::size_t bytes) override {
+    check_buffer_range(src, offset, bytes);
+    rt_->download(dst, buf(src), offset, bytes);
+  }
+  void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
+                std::size_t slot) override {
+    check_buffer_range(src, 0, words * 8);
+    check_buffer_range(sums, slot * 8, 8);
+    const std::uint32_t groups = stress_groups(words);
+    const VkBuffer parts = partials(std::size_t{groups} * 8);
+    stress(0, groups, {buf(src), parts, parts}, {words, 0, 0, 0, 0, 0});
+    stress(1, 1, {parts, parts, buf(sums)}, {groups, slot, 0, 0, 0, 0});
+  }
+  void memtest(DeviceBuffer& words_buf, std::size_t words, std::uint64_t first_word,
+               MemPattern check, MemPattern write, DeviceBuffer& result) override {
+    check_buffer_range(words_buf, 0, words * 8);
+    check_buffer_range(result, 0, 16);
+    const std::uint32_t groups = stress_groups(words);
+    const VkBuffer parts = partials(std::size_t{groups} * 16);
+    stress(2, groups, {buf(words_buf), parts, parts},
+           {words, first_word, check.param, write.param, static_cast<std::uint32_t>(check.kind),
+            static_cast<std::uint32_t>(write.kind)});
+    stress(3, 1, {parts, parts, buf(result)}, {groups, 0, 0, 0, 0, 0});
+  }
+
+ private:
+  // shaders/stress.comp's push constants, in its std430 layout.
+  struct StressPush {
+    std::uint64_t n, first, check_param, write_param;
+    std::uint32_t check_kind, write_kind;
+  };
+  static_assert(sizeof(StressPush) == 40, "shaders/stress.comp's push constants");
+
+  // The stress shader's work group: a power of two up to 256 the device allows.
+  std::uint32_t stress_group() const {
+    const auto& c = rt_->caps();
+    std::uint32_t wg = 1;
+    while (wg * 2 <= std::min({kStressGroup, c.max_group_x, c.max_group_invocations})) wg *= 2;
+    return wg;
+  }
+  std::uint32_t stress_groups(std::size_t words) const {
+    const std::size_t wg = stress_group();
+    return static_cast<std::uint32_t>(
+        std::clamp<std::size_t>((words + wg - 1) / wg, 1, kStressGroupsMax));
+  }
+
+  // Unused bindings name a valid buffer too: before specialization every mode reaches them.
+  void stress(std::uint32_t mode, std::uint32_t groups, const Bindings& bindings,
+              const StressPush& push) {
+    if (!rt_->caps().int64)
+      throw std::runtime_error("the device lacks shaderInt64, which the stress shaders need");
+    rt_->dispatch(Shader::kStress, {stress_group(), mode}, bindings, &push, sizeof push,
+                  {groups, 1, 1});
+  }
+
+  // The per-group results of the stress shaders, grown to at least `bytes`.
+  VkBuffer partials(std::size_t bytes) {
+    if (!partials_ || partials_->bytes() < bytes) {
+      partials_.reset();
+      partials_ = allocate(bytes);
+    }
+    return buf(*partials_);
+  }
+
+  GemmLimits limits() const {
+    const auto& c = rt_->caps();
+    return {c.max_group_x, c.max_group_invocations, c.max_shared_bytes};
+  }
+
+  std::shared_ptr<Runtime> rt_;
+  DeviceIdentity identity_;
+  nlohmann::json context_;
+  GemmConfig gemm_;
+  mutable std::optional<TimingSource> region_timing_;  // see context()
+  std::unique_ptr<DeviceBuffer> partials_;             // after rt_: released before it
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_vulkan_device(const std::string& device_id,
+                                           const DeviceOptions& options) {
+  (void)options;
+  const auto index = flat_device_index(device_id, "vulkan");
+  if (!index) return nullptr;
+  // Test hook: the device is treated as lacking shaderFloat16.
+  const char* hide = std::getenv("GPUCHECK_TEST_VULKAN_NO_FLOAT16");
+  auto ctx = Context::open(*index, hide != nullptr && *hide != '\0' && *hide != '0');
+  if (!ctx) return nullptr;
+  return std::make_unique<VulkanDevice>(std::move(ctx), device_id);
+}
+
+}  // namespace gpucheck::vulkan

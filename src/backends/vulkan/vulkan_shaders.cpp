@@ -1,0 +1,57 @@
+// glslc -mfmt=num writes each module as comma-separated words: included here as initialisers.
+#include "backends/vulkan/vulkan_shaders.h"
+
+#include <iterator>
+#include <stdexcept>
+
+namespace gpucheck::vulkan {
+
+namespace {
+
+constexpr std::uint32_t kEmpty[] = {
+#include "empty.spv.inc"
+};
+constexpr std::uint32_t kExpF32[] = {
+#include "exp_f32.spv.inc"
+};
+constexpr std::uint32_t kExpF16[] = {
+#include "exp_f16.spv.inc"
+};
+constexpr std::uint32_t kGemmF32[] = {
+#include "gemm_f32.spv.inc"
+};
+constexpr std::uint32_t kStress[] = {
+#include "stress.spv.inc"
+};
+
+struct Entry {
+  Shader shader;
+  SpirV code;
+  const char* name;
+};
+
+constexpr Entry kShaders[] = {
+    {Shader::kEmpty, {kEmpty, std::size(kEmpty)}, "shaders/empty.comp"},
+    {Shader::kExpF32, {kExpF32, std::size(kExpF32)}, "shaders/exp.comp"},
+    {Shader::kExpF16, {kExpF16, std::size(kExpF16)}, "shaders/exp.comp -DGC_F16"},
+    {Shader::kGemmF32, {kGemmF32, std::size(kGemmF32)}, "shaders/gemm.comp"},
+    {Shader::kStress, {kStress, std::size(kStress)}, "shaders/stress.comp"},
+};
+
+const Entry& entry(Shader shader) {
+  for (const auto& e : kShaders)
+    if (e.shader == shader) return e;
+  throw std::logic_error("a shader without an embedded module");
+}
+
+}  // namespace
+
+SpirV spirv(Shader shader) {
+  return entry(shader).code;
+}
+
+const char* shader_name(Shader shader) {
+  return entry(shader).name;
+}
+
+}  // namespace gpucheck::vulkan

@@ -1,0 +1,20 @@
+// The compute shaders (shaders/*.comp), compiled to SPIR-V by glslc at build time and embedded
+// as 32-bit words, so the binary needs no shader files and no compiler at run time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpucheck::vulkan {
+
+struct SpirV {
+  const std::uint32_t* words;
+  std::size_t count;
+};
+
+enum class Shader { kEmpty, kExpF32, kExpF16, kGemmF32, kStress };
+
+SpirV spirv(Shader shader);
+const char* shader_name(Shader shader);
+
+}  // namespace gpucheck::vulkan

@@ -1,0 +1,245 @@
+// `gpucheck bench` and `stress` on vulkan0 (lavapipe in CI): every op verified at tiny sizes,
+// both transfer records, every copy path, a planted error caught, f16 unsupported on a device
+// without it, `--device all` taking Vulkan devices in; the stress shaders agree with the host's
+// math and find a planted memory fault. Skips, saying why, where no Vulkan device exists.
+#include "run_gpucheck.h"
+#include "stress_cli_util.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpucheck::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+// vulkan0's probe entry, or a reason to skip.
+std::string vulkan0_or_skip(Json* device) {
+  static const RunResult probe = run_gpucheck({"probe", "--json"});
+  if (probe.exit_code != 0) return "gpucheck probe --json failed: " + probe.err;
+  const Json doc = Json::parse(probe.out);
+  for (const auto& b : doc.at("backends")) {
+    if (b.value("name", "") != "vulkan") continue;
+    if (b.value("status", "") != "available")
+      return "no Vulkan here: " + b.value("status", std::string()) + ": " +
+             b.value("reason", std::string());
+    for (const auto& d : b.value("devices", Json::array()))
+      if (d.value("device", "") == "vulkan0") {
+        *device = d;
+        return {};
+      }
+    return "the Vulkan loader finds no physical device";
+  }
+  return "gpucheck was built without the Vulkan backend";
+}
+
+// Tiny sizes: lavapipe runs shaders on the CPU. Odd sizes reach every edge of the GEMM tiles
+// and more than one tile and k-step.
+std::vector<std::string> quick(std::vector<std::string> args) {
+  for (const char* a : {"--device", "vulkan0", "--reps", "2", "--warmup", "1", "--exp", "1003",
+                        "--gemm", "70x130x40", "--copy", "65539", "--json"})
+    args.emplace_back(a);
+  return args;
+}
+
+std::vector<Json> vulkan_records(const std::string& out) {
+  std::vector<Json> v;
+  const Json doc = Json::parse(out);
+  for (const auto& r : doc.at("results"))
+    if (r.value("backend", "") == "vulkan") v.push_back(r);
+  return v;
+}
+
+bool is_cpu_device(const Json& device) {
+  return device.at("properties").value("device_type", "") == "VK_PHYSICAL_DEVICE_TYPE_CPU";
+}
+
+TEST(VulkanBench, EveryOpVerifiesWithBothTransferRecordsAndEveryCopyPath) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(quick({"bench", "--ops", "exp,gemm,copy,latency"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto recs = vulkan_records(r.out);
+  std::set<std::string> seen, copies;
+  for (const auto& rec : recs) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "ok");
+    EXPECT_GT(rec.at("time_s").at("median").get<double>(), 0.0);
+    const std::string op = rec.at("op");
+    seen.insert(op + "/" + rec.at("transfers").get<std::string>());
+    if (op == "exp" || op == "gemm") {
+      EXPECT_EQ(rec.at("impl"), "shader");
+      EXPECT_TRUE(rec.contains("verification"));
+      EXPECT_TRUE(rec.contains("speedup_vs_cpu"));
+    }
+    if ((op == "exp" || op == "gemm") && rec.at("transfers") == "excluded") {
+      // Device time: timestamps where the queue has them (lavapipe's has 64 valid bits).
+      const std::string timing = rec.at("context").at("timing");
+      EXPECT_TRUE(timing.starts_with("timestamp queries") || timing.starts_with("host clock"));
+    }
+    if (op == "gemm") {
+      const Json& ctx = rec.at("context");
+      EXPECT_EQ(ctx.at("tuning"), "default");
+      EXPECT_EQ(ctx.at("tuning_parameters").at("impl"), "kernel");
+      if (is_cpu_device(device)) {
+        EXPECT_NE(ctx.value("tuning_note", "").find("CPU implementation"), std::string::npos);
+      }
+    }
+    if (op == "copy") {
+      const Json& shape = rec.at("shape");
+      copies.insert(shape.at("direction").get<std::string>() + "/" +
+                    shape.value("host_memory", ""));
+      // A pageable copy is staged through the CPU: the host clock times it.
+      if (shape.value("host_memory", "") == "pageable") {
+        EXPECT_TRUE(rec.at("context").at("timing").get<std::string>().starts_with("host clock"));
+      }
+    }
+  }
+  for (const char* want : {"exp/excluded", "exp/included", "gemm/excluded", "gemm/included",
+                           "copy/excluded", "latency/excluded"})
+    EXPECT_TRUE(seen.contains(want)) << want;
+  for (const char* want : {"h2d/pinned", "h2d/pageable", "d2h/pinned", "d2h/pageable"})
+    EXPECT_TRUE(copies.contains(want)) << want;
+  EXPECT_TRUE(std::any_of(copies.begin(), copies.end(),
+                          [](const std::string& c) { return c.starts_with("d2d/"); }));
+}
+
+TEST(VulkanBench, F16ExpComputesInF32AndOtherDtypesSayUnsupported) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(quick({"bench", "--ops", "exp,gemm", "--dtype", "f16,f64"}));
+  const auto recs = vulkan_records(r.out);
+  ASSERT_FALSE(recs.empty()) << r.err;
+  const bool f16 =
+      device.at("properties").at("shader_features").value("shader_float16", false) &&
+      device.at("properties").at("shader_features").value("storage_buffer_16bit_access", false);
+  for (const auto& rec : recs) {
+    SCOPED_TRACE(rec.dump());
+    if (rec.at("op") == "exp" && rec.at("dtype") == "f16" && f16) {
+      EXPECT_EQ(rec.at("status"), "ok");
+      EXPECT_EQ(rec.at("compute_type"), "f32");
+    } else {
+      EXPECT_EQ(rec.at("status"), "unsupported");
+      EXPECT_FALSE(rec.value("reason", "").empty());
+    }
+  }
+}
+
+TEST(VulkanBench, DeviceWithoutFloat16GivesUnsupportedF16Records) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(quick({"bench", "--ops", "exp", "--dtype", "f16,f32"}),
+                                   {{"GPUCHECK_TEST_VULKAN_NO_FLOAT16", "1"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = vulkan_records(r.out);
+  ASSERT_FALSE(recs.empty()) << r.err;
+  for (const auto& rec : recs) {
+    SCOPED_TRACE(rec.dump());
+    if (rec.at("dtype") == "f16") {
+      EXPECT_EQ(rec.at("status"), "unsupported");
+      EXPECT_NE(rec.value("reason", "").find("shaderFloat16"), std::string::npos);
+    } else {
+      EXPECT_EQ(rec.at("status"), "ok");
+    }
+  }
+}
+
+// Other GEMM parameters (the tuner's hook) run, verify and are named in the record; ones that
+// do not parse or fit fail the cell, naming the variable.
+TEST(VulkanBench, GemmParametersFromTheHookRunOrFailNamingIt) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(quick({"bench", "--ops", "gemm"}),
+                                   {{"GPUCHECK_TEST_GEMM_PARAMS", "wx=8,wy=4,tm=2,tn=8,bk=4"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& rec : vulkan_records(r.out)) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "ok");
+    const Json& p = rec.at("context").at("tuning_parameters").at("parameters");
+    EXPECT_EQ(p, Json::parse(R"({"wx": 8, "wy": 4, "tm": 2, "tn": 8, "bk": 4})"));
+  }
+  const RunResult bad = run_gpucheck(quick({"bench", "--ops", "gemm"}),
+                                     {{"GPUCHECK_TEST_GEMM_PARAMS", "wx=8,tile=4"}});
+  const auto recs = vulkan_records(bad.out);
+  ASSERT_FALSE(recs.empty()) << bad.err;
+  EXPECT_EQ(recs[0].at("status"), "failed");
+  EXPECT_NE(recs[0].value("reason", "").find("GPUCHECK_TEST_GEMM_PARAMS: unknown parameter 'tile'"),
+            std::string::npos)
+      << recs[0].dump();
+}
+
+TEST(VulkanBench, PlantedWrongValueIsAMismatch) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r =
+      run_gpucheck(quick({"bench", "--ops", "exp,gemm"}), {{"GPUCHECK_TEST_PLANT", "wrong"}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto recs = vulkan_records(r.out);
+  ASSERT_FALSE(recs.empty());
+  for (const auto& rec : recs) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "mismatch");
+    EXPECT_TRUE(rec.at("verification").contains("first_bad_index"));
+  }
+}
+
+TEST(VulkanBench, AllTakesVulkanDevicesIn) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(
+      {"bench", "--device", "all", "--ops", "latency", "--reps", "1", "--warmup", "0", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = vulkan_records(r.out);
+  ASSERT_FALSE(recs.empty()) << r.out;
+  for (const auto& rec : recs) EXPECT_EQ(rec.at("status"), "ok") << rec.dump();
+  // The stable form names the same device.
+  const std::string stable = device.value("stable_id", "");
+  const RunResult s = run_gpucheck(
+      {"bench", "--device", stable, "--ops", "latency", "--reps", "1", "--warmup", "0", "--json"});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_FALSE(vulkan_records(s.out).empty()) << s.out;
+}
+
+// Tiny memory: lavapipe's 64-bit shader arithmetic runs on the CPU.
+std::vector<std::string> stress_args(std::vector<std::string> args) {
+  for (const char* a :
+       {"--device", "vulkan0", "--gemm", "64", "--memory-fraction", "0.001", "--json"})
+    args.emplace_back(a);
+  return args;
+}
+
+// A checksum or memory-test shader that disagreed with stress_math.h would fail the GEMM's
+// first checked result or report mismatches here.
+TEST(VulkanStress, GemmMemoryAndCopyPassOnVulkan0) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(stress_args({"stress", "--duration", "4s"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const Json doc = Json::parse(r.out);
+  const Json& dev = stress_device(doc, "vulkan0");
+  EXPECT_EQ(dev.at("verdict"), "pass") << dev.dump();
+  ASSERT_EQ(dev.at("records").size(), 3u);
+  for (const auto& rec : dev.at("records")) EXPECT_EQ(rec.at("status"), "ok") << rec.dump();
+  EXPECT_EQ(dev["records"][0].at("impl"), "shader");
+  EXPECT_GT(dev["records"][0].at("checking").at("results_checksummed").get<int>(), 0);
+  EXPECT_GE(dev["records"][1].at("memory").at("passes").get<int>(), 1);
+}
+
+TEST(VulkanStress, APlantedMemoryWordIsFoundByTheVulkanShaders) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(stress_args({"stress", "--tests", "memory", "--duration", "2s"}),
+                                   {{"GPUCHECK_TEST_STRESS_FAULT", "vulkan0:memory_word@2"}});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const Json doc = Json::parse(r.out);
+  const Json& dev = stress_device(doc, "vulkan0");
+  EXPECT_EQ(dev.at("verdict"), "fail");
+  EXPECT_EQ(dev["records"][0].at("memory").at("mismatches"), 1) << dev.dump();
+}
+
+}  // namespace
+}  // namespace gpucheck::testing
