@@ -113,4 +113,9 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes, std:
   return std::move(*r.data);
 }
 
+std::string dirname_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
 }  // namespace gpucheck

@@ -13,6 +13,10 @@ namespace gpucheck {
 // root / rel, with an empty root meaning "/".
 std::filesystem::path under_root(const std::filesystem::path& root, std::string_view rel);
 
+// The folder part of a path as text ("/" for a file at the root or a bare name), as dirname(1)
+// gives it for absolute paths.
+std::string dirname_of(const std::string& path);
+
 // The whole file, or nullopt when it cannot be opened or read, is no regular file (a FIFO, a
 // device, a directory: opened without blocking, never read), or is larger than max_bytes (a
 // wrong file must not exhaust memory).

@@ -1,6 +1,7 @@
 // The OpenCL checks: loader and its copies, the vendors directory, .icd libraries, vendor
 // libraries nobody registered, enumeration, platforms without devices, CPU-only OpenCL,
 // duplicated devices and each platform's family. All read the OpenCL probe's section.
+#include "core/files.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 
@@ -108,11 +109,6 @@ std::pair<std::string, std::string> no_device_advice(std::string_view family) {
     return {"pocl found no device (POCL_DEVICES may name a device kind that is not there)",
             "unset POCL_DEVICES or set it to pthread"};
   return {"the driver found no device", "check the driver's own tools, or remove its .icd file"};
-}
-
-std::string dirname_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // The CUDA toolkit ships a Khronos loader beside cuBLAS and the runtime in

@@ -1,5 +1,6 @@
 // Finding Python environments and reading their GPU frameworks' metadata from files.
 #include "doctor/python_envs.h"
+#include "core/files.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -24,12 +25,6 @@ bool is_gpu_dist(const std::string& n) {
          n.starts_with("jax-cuda") || n.starts_with("jax-rocm") || n.starts_with("cupy") ||
          n == "tensorflow" || n.starts_with("tensorflow-") || n == "tf-nightly" || n == "keras" ||
          n == "tf-keras" || n == "theano" || n == "pytensor" || n == "pygpu";
-}
-
-std::string dirname_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  if (slash == std::string::npos || slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 // Site directories of an installation prefix, as CPython, Debian and conda lay them out.

@@ -18,7 +18,7 @@ std::string text(const Json& obj, std::string_view key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-Verdict start(const Requirement& r, std::string words, std::string device, std::string unit) {
+Verdict start_ib(const Requirement& r, std::string words, std::string device, std::string unit) {
   Verdict v;
   v.id = r.id;
   v.kind = r.kind;
@@ -44,7 +44,7 @@ std::vector<Verdict> judge_infiniband(const Requirement& r, const Observations& 
     for (const auto& p : d.value(std::string(k::kPorts), Json::array())) {
       if (!r.link_layer.empty() && text(p, k::kLinkLayer) != r.link_layer) continue;
       const std::string port = fmt::format("{}/{}", text(d, k::kName), p.value(k::kPort, 0));
-      Verdict v = start(r, fmt::format("{} port ACTIVE{}", layer, rate_words), port, "Gb/sec");
+      Verdict v = start_ib(r, fmt::format("{} port ACTIVE{}", layer, rate_words), port, "Gb/sec");
       v.device_name = text(d, k::kHcaType);
       v.threshold = r.value;
       const std::string state = text(p, k::kState);
@@ -73,7 +73,7 @@ std::vector<Verdict> judge_infiniband(const Requirement& r, const Observations& 
   }
   const std::int64_t want = r.devices_min.value_or(1);
   Verdict count =
-      start(r, fmt::format("≥ {} {} port(s) ACTIVE{}", want, layer, rate_words), "", "ports");
+      start_ib(r, fmt::format("≥ {} {} port(s) ACTIVE{}", want, layer, rate_words), "", "ports");
   count.threshold = want;
   count.measured = good;
   count.outcome = good >= want ? Outcome::kMet : Outcome::kUnmet;
