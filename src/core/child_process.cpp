@@ -41,7 +41,7 @@ struct Running {
 
 std::vector<std::string> make_environment(const ChildSpec& spec) {
   std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
+  for (char** e = spec.inherit_environment ? environ : nullptr; e && *e; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
     if (spec.env.count(name) == 0) env.push_back(std::move(entry));
@@ -117,7 +117,8 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
 
-  std::vector<std::string> argv_s{"gpucheck"};
+  const std::string program = spec.program.empty() ? "/proc/self/exe" : spec.program;
+  std::vector<std::string> argv_s{spec.program.empty() ? "gpucheck" : spec.program};
   argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
   std::vector<std::string> env_s = make_environment(spec);
   auto argv = c_array(argv_s);
@@ -127,7 +128,7 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   int rc = 0;
   {
     StopSignalsBlocked blocked;  // registered before a stop signal can look for it
-    rc = ::posix_spawn(&r.pid, "/proc/self/exe", &actions, &attr, argv.data(), envp.data());
+    rc = ::posix_spawn(&r.pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
     if (rc == 0) r.stoppable = std::make_unique<StoppableChild>(r.pid);
   }
   posix_spawn_file_actions_destroy(&actions);
@@ -136,7 +137,7 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   ::close(err_pipe[1]);
   if (in_fd >= 0) ::close(in_fd);
   if (rc != 0) {
-    result.spawn_error = fmt::format("posix_spawn(/proc/self/exe) failed: {}", std::strerror(rc));
+    result.spawn_error = fmt::format("posix_spawn({}) failed: {}", program, std::strerror(rc));
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
     r.pid = -1;

@@ -1,5 +1,6 @@
-// Runs copies of gpucheck itself as isolated children (posix_spawn of /proc/self/exe) and
-// collects their output with poll, so a crashing, hanging or flooding driver costs one child.
+// Runs copies of gpucheck itself (posix_spawn of /proc/self/exe), or another program, as isolated
+// children and collects their output with poll, so a crashing, hanging or flooding driver costs
+// one child.
 #pragma once
 
 #include <chrono>
@@ -17,8 +18,13 @@ struct ChildSpec {
   using Env = std::map<std::string, std::optional<std::string>>;
   ChildSpec(std::vector<std::string> a, Env e = {}, std::string in = {})
       : args(std::move(a)), env(std::move(e)), stdin_data(std::move(in)) {}
-  std::vector<std::string> args;  // argv[1..]; argv[0] is gpucheck
+  std::vector<std::string> args;  // argv[1..]; argv[0] is gpucheck (or `program`)
   Env env;                        // value set, or nullopt to unset
+  // The executable to start; empty: gpucheck itself. A framework's Python interpreter is one.
+  std::string program;
+  // false: the child gets only env's set values, nothing of this process's environment (a
+  // program that is not gpucheck is given no more than it needs).
+  bool inherit_environment = true;
   // The child's stdin (an anonymous in-memory file holding it); /dev/null when empty. Input
   // too large for argv (ARG_MAX, 128 KiB a string) goes here.
   std::string stdin_data;

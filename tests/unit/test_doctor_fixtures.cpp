@@ -110,14 +110,11 @@ TEST_P(DoctorFixture, ProducesTheExpectedStatus) {
     EXPECT_FALSE(r.fix.empty()) << shown;
     EXPECT_EQ(r.fix.find("no fix known"), std::string::npos) << shown;
   }
-  // The code: the check's own for PASS, INFO and SKIP, one of its failure modes for WARN and FAIL
-  // (the framework checks get theirs with their rewrite: GC-DOCTOR-UNCODED until then).
+  // The code: the check's own for PASS, INFO and SKIP, one of its failure modes for WARN and FAIL.
   const FaultCode& code = r.code();
   if (r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) {
     EXPECT_NE(code.action, Action::kNone) << shown;
-    if (k.check != "framework_packages" && k.check != "pytorch_cuda_usable") {
-      EXPECT_EQ(code.check, k.check) << shown;
-    }
+    EXPECT_EQ(code.check, k.check) << shown;
   } else {
     EXPECT_EQ(&code, own_code(k.check)) << shown;
   }
