@@ -285,7 +285,8 @@ Json framework_query_entry(const FrameworkQuery& q, const ChildResult& r, double
                                             how, out.substr(0, 200));
   } else {
     e["status"] = "crashed";
-    e["reason"] = fmt::format("the query {}", how);
+    e["reason"] =
+        fmt::format("the query {}{}", r.end == ChildResult::End::kSignaled ? "was " : "", how);
   }
   return e;
 }

@@ -39,6 +39,13 @@ def matmul(ans, device, rows):
                      "result": flat(rows)}
 
 
+def imported(ans, module):
+    ans["version"] = str(module.__version__)
+    ans["module"] = module.__file__
+    ans["versions"] = {}
+    return ans["versions"]
+
+
 def torch_gpus(ans, torch):
     gpus = []
     if torch.cuda.is_available():
@@ -64,10 +71,9 @@ def torch_gpus(ans, torch):
 def q_torch(ans, step):
     step("import")
     import torch
-    ans["version"] = torch.__version__
-    ans["module"] = torch.__file__
-    ans["versions"] = {"cuda": str(torch.version.cuda),
-                       "hip": str(getattr(torch.version, "hip", None))}
+    v = imported(ans, torch)
+    v["cuda"] = str(torch.version.cuda)
+    v["hip"] = str(getattr(torch.version, "hip", None))
     step("devices")
     gpus = torch_gpus(ans, torch)
     step("matmul")
@@ -93,9 +99,7 @@ def jax_gpus(ans, jax):
 def q_jax(ans, step):
     step("import")
     import jax
-    ans["version"] = jax.__version__
-    ans["module"] = jax.__file__
-    v = ans["versions"] = {}
+    v = imported(ans, jax)
     try:
         import jaxlib
         v["jaxlib"] = jaxlib.__version__
@@ -125,9 +129,7 @@ def q_jax(ans, step):
 def q_cupy(ans, step):
     step("import")
     import cupy
-    ans["version"] = cupy.__version__
-    ans["module"] = cupy.__file__
-    v = ans["versions"] = {}
+    v = imported(ans, cupy)
     step("devices")
     rt = cupy.cuda.runtime
     v["cuda_runtime"] = str(rt.runtimeGetVersion())
@@ -172,9 +174,7 @@ def tf_gpus(ans, tf):
 def q_tensorflow(ans, step):
     step("import")
     import tensorflow as tf
-    ans["version"] = tf.__version__
-    ans["module"] = tf.__file__
-    v = ans["versions"] = {}
+    v = imported(ans, tf)
     try:
         info = tf.sysconfig.get_build_info()
         for k in ("cuda_version", "cudnn_version", "is_cuda_build", "is_rocm_build"):
@@ -193,10 +193,8 @@ def q_tensorflow(ans, step):
 def q_keras(ans, step):
     step("import")
     import keras
-    ans["version"] = keras.__version__
-    ans["module"] = keras.__file__
     backend = keras.backend.backend()
-    ans["versions"] = {"backend": backend}
+    imported(ans, keras)["backend"] = backend
     step("devices")
     if backend == "torch":
         import torch

@@ -178,9 +178,10 @@ TEST(DoctorFixtures, SavedProbeDocumentsAreRealProbeOutput) {
 }
 
 TEST(DoctorFixtures, PatchesOnlyEditExistingSectionsOfTheProbe) {
-  // A patch edits fields the probe writes; it never invents a top-level section.
+  // A patch edits fields the probe writes, or the frameworks' answers doctor adds to the facts
+  // (framework_queries); it never invents a top-level section.
   const std::set<std::string> sections{"schema", "command", "provenance", "host",
-                                       "cpu",    "memory",  "backends"};
+                                       "cpu",    "memory",  "backends",   "framework_queries"};
   for (const auto& k : all_cases()) {
     const Json c = read_json(k.dir / "case.json");
     for (const auto& op : c.value("facts_patch", Json::array())) {
