@@ -77,8 +77,9 @@ std::string stage_text(std::string_view fw, const std::string& stage) {
   return "its matmul failed";
 }
 
-// One entry the child answered, against the verdict of the files.
-Finding judge_answer(const Json& e, const std::optional<Verdict>& verdict,
+// One entry the child answered, against the verdict of the files (no comparison when the checks
+// do not see the environment: its path was redacted from their view as secret-looking).
+Finding judge_answer(const Json& e, bool env_seen, const std::optional<Verdict>& verdict,
                      const std::optional<std::string>& want_version,
                      std::vector<std::string>& evidence) {
   const std::string fw = text(e, "framework");
@@ -116,7 +117,9 @@ Finding judge_answer(const Json& e, const std::optional<Verdict>& verdict,
   const bool uses_gpu = !array_at(a, "gpus").empty() && mm.is_object() &&
                         mm.value("on_gpu", false) && mm.value("verified", false);
   std::vector<std::string> differences;
-  if (!verdict) {
+  if (!env_seen) {
+    evidence.push_back(fmt::format("{}: the checks see no environment {}", who, text(e, "prefix")));
+  } else if (!verdict) {
     differences.push_back(fmt::format("{} found no {} in this environment's files", check, fw));
   } else {
     evidence.push_back(fmt::format("{} read from the files: {}", check, verdict->line));
@@ -138,10 +141,11 @@ Finding judge_answer(const Json& e, const std::optional<Verdict>& verdict,
                      : fmt::format("what {} answered decides: fix what it names{}, then run "
                                    "gpucheck doctor again",
                                    fw, err.is_object() ? " (" + text(err, "message") + ")" : "")};
-  const std::string agrees =
-      fmt::format("agrees with {} ({})", check, uses_gpu ? "uses the GPU" : "no GPU use");
+  const std::string agrees = !env_seen ? fmt::format("no verdict of {} to compare with", check)
+                                       : fmt::format("agrees with {} ({})", check,
+                                                     uses_gpu ? "uses the GPU" : "no GPU use");
   // The files said so too: what failed is reported there; here it is the framework's own words.
-  if (err.is_object())
+  if (err.is_object() || !env_seen)
     return {CheckStatus::kInfo, {}, fmt::format("{}: {}; {}", who, answer, agrees), ""};
   return {CheckStatus::kPass, {}, fmt::format("{}: {}; {}", who, answer, agrees), ""};
 }
@@ -195,7 +199,7 @@ Finding judge_entry(const SystemView& view, const GpuPicture& gpus,
     verdict = judge_framework(fw, view, gpus, *scan, scratch);
     version = files_version(fw, *scan);
   }
-  return judge_answer(e, verdict, version, evidence);
+  return judge_answer(e, scan != scans.end(), verdict, version, evidence);
 }
 
 }  // namespace
