@@ -36,8 +36,9 @@ std::string interpreter_of(const SystemView& view, const PythonEnv& env) {
 }
 
 // Every path whose writer controls what the interpreter runs at start-up: the prefix, the
-// interpreter, its standard library and each directory on its import path (a .pth file in a
-// site directory runs code; a module in any of them shadows the standard library's).
+// interpreter, its standard library (also where PYTHONHOME puts it), the user base that
+// PYTHONUSERBASE names and each directory on its import path (a .pth file in a site directory
+// runs code; a module in any of them shadows the standard library's).
 std::vector<std::string> start_up_paths(const SystemView& view, const PythonEnv& env,
                                         const std::string& python) {
   std::vector<std::string> out{env.prefix, python};
@@ -45,6 +46,13 @@ std::vector<std::string> start_up_paths(const SystemView& view, const PythonEnv&
   for (const auto& d : view.glob(prefix + "/lib/python3*"))
     if (view.is_dir(d)) out.push_back(d);
   for (const auto& d : import_path(view, env)) out.push_back(d);
+  // The standard library and the user site can be moved elsewhere: those places count too.
+  for (const char* var : {"PYTHONHOME", "PYTHONUSERBASE"})
+    if (auto v = view.env_value(var)) {
+      std::stringstream in(*v);
+      for (std::string d; std::getline(in, d, ':');)
+        if (d.starts_with('/')) out.push_back(d);
+    }
   return out;
 }
 

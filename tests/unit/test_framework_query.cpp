@@ -234,6 +234,17 @@ TEST_F(FrameworkQueryPlan, OneChildPerFrameworkFoundWithTheEnvironmentsInterpret
     EXPECT_EQ(q.python, "/opt/venv/bin/python3");
     EXPECT_TRUE(q.refused.empty());
   }
+  // As root: a standard library moved by PYTHONHOME into a directory everyone can write is a
+  // reason not to start it.
+  fs::create_directories(root_ / "pyhome");
+  fs::permissions(root_ / "pyhome", fs::perms(0777));
+  SystemView v = view();
+  v.env["PYTHONHOME"] = "/pyhome";  // a path of the view, under its root
+  const auto as_root = plan_framework_queries(v, true);
+  ASSERT_EQ(as_root.size(), 2u);
+  EXPECT_EQ(as_root[0].refused_status, CheckStatus::kWarn);
+  EXPECT_THAT(as_root[0].refused,
+              HasSubstr((root_ / "pyhome").string() + " is writable by every user"));
   // No interpreter that may be run: planned, to be reported, never started.
   fs::permissions(root_ / "opt/venv/bin/python3", fs::perms(0644));
   EXPECT_EQ(plan_framework_queries(view(), false).at(0).python, "");
