@@ -10,6 +10,7 @@
 #include "core/json_keys.h"
 #include "core/json_keys_infiniband.h"
 #include "core/output_file.h"
+#include "doctor/framework_query.h"
 #include "doctor/health.h"
 #include "doctor/health_state.h"
 #include "doctor/registry.h"
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +27,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -49,6 +52,8 @@ struct DoctorOptions {
   bool ci = false;
   bool no_load = false;
   double load_seconds = 2;
+  bool no_frameworks = false;
+  double framework_timeout_s = doctor::kDefaultFrameworkBudgetS;
   // Health use: doctor --quick as a node health check
   bool quick = false;
   std::optional<double> timeout_s;
@@ -61,7 +66,8 @@ struct DoctorOptions {
 
 // The probe document's facts sections: what the checks read and the report repeats.
 constexpr std::string_view kFactSections[] = {keys::kHost, keys::kCpu, keys::kMemory,
-                                              keys::kInfiniband, keys::kBackends};
+                                              keys::kInfiniband, keys::kBackends,
+                                              doctor::kFrameworkQueriesKey};
 
 nlohmann::json load_facts(const std::string& path) {
   nlohmann::json doc =
@@ -79,17 +85,55 @@ bool wants_load(const std::vector<const doctor::CheckDef*>& checks) {
   });
 }
 
+bool wants_frameworks(const std::vector<const doctor::CheckDef*>& checks) {
+  return std::any_of(checks.begin(), checks.end(),
+                     [](const doctor::CheckDef* c) { return c->id == "framework_query"; });
+}
+
+bool under_sysroot(const std::string& sysroot) {
+  std::error_code ec;
+  return !std::filesystem::equivalent(sysroot, "/", ec) || ec;
+}
+
+// Each framework found, asked in a child of its environment's interpreter (framework_query
+// judges the answers). Never under --sysroot: those interpreters belong to another system.
+nlohmann::json ask_frameworks(const DoctorOptions& opts, const EnvMap& env, double budget_s) {
+  if (opts.quick) return doctor::framework_queries_not_run("--quick asks no framework");
+  if (opts.no_frameworks)
+    return doctor::framework_queries_not_run("--no-frameworks: the frameworks were not asked");
+  if (under_sysroot(opts.sysroot))
+    return doctor::framework_queries_not_run(
+        "under --sysroot the interpreters are another system's: the frameworks were not asked");
+  doctor::SystemView view;
+  view.env = env;
+  // Stricter only: --uid 0 judges as root even when not run as root, never the reverse.
+  const bool as_root = ::geteuid() == 0 || opts.uid == 0u;
+  const auto plan = doctor::plan_framework_queries(view, as_root);
+  if (!plan.empty())
+    spdlog::info("doctor: asking {} framework{} in their own interpreters (at most {:g} s)",
+                 plan.size(), plan.size() == 1 ? "" : "s", budget_s);
+  return doctor::run_framework_queries(plan, env, budget_s);
+}
+
 nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool load,
-                           double probe_timeout_s) {
+                           std::optional<double> frameworks_budget_s, double probe_timeout_s) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   const auto first_reading = std::chrono::steady_clock::now();
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
+  // The framework children run while the GPUs are loaded: the two overlap, and a framework found
+  // nowhere costs nothing.
+  std::future<nlohmann::json> asked;
+  if (frameworks_budget_s)
+    asked = std::async(std::launch::async, ask_frameworks, std::cref(opts), std::cref(env),
+                       *frameworks_budget_s);
   if (load && !opts.no_load)
     add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds, opts.out.quiet);
   // --quick judges the port counters against its state file, without waiting for growth.
   if (!opts.quick) add_infiniband_counters_after(facts, opts.sysroot, first_reading);
-  // --quick runs no benchmark: the BLAS kernel's cost is two CPU GEMM children.
+  if (asked.valid()) facts[doctor::kFrameworkQueriesKey] = asked.get();
+  // --quick runs no benchmark: the BLAS kernel's cost is two CPU GEMM children (timed after the
+  // framework children, which would share the CPU).
   if (!opts.no_load && !opts.quick) add_cpu_blas_cost(facts[keys::kBackends]);
   return facts;
 }
@@ -109,14 +153,18 @@ struct DoctorWork {
 void run_checks_into(DoctorWork& p, const DoctorOptions& opts, const EnvMap& env,
                      const std::vector<const doctor::CheckDef*>& checks,
                      std::optional<nlohmann::json> saved_facts, const nlohmann::json& saved_state,
-                     double probe_timeout_s) {
+                     double probe_timeout_s, double frameworks_budget) {
   try {
     nlohmann::json facts = nlohmann::json::object();
+    std::optional<double> frameworks_budget_s;
+    if (wants_frameworks(checks)) frameworks_budget_s = frameworks_budget;
     if (saved_facts) {
       for (auto key : kFactSections)
         if (saved_facts->contains(key)) facts[key] = (*saved_facts)[key];
+      if (frameworks_budget_s)
+        facts[doctor::kFrameworkQueriesKey] = ask_frameworks(opts, env, *frameworks_budget_s);
     } else {
-      facts = probe_facts(opts, env, wants_load(checks), probe_timeout_s);
+      facts = probe_facts(opts, env, wants_load(checks), frameworks_budget_s, probe_timeout_s);
     }
     doctor::SystemView view;
     view.root = opts.sysroot;
@@ -226,12 +274,17 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   double probe_timeout_s = opts.probe_timeout_s;
   if (timeout_s > 0)
     probe_timeout_s = std::min(probe_timeout_s, (timeout_s - std::min(1.0, timeout_s / 4.0)) / 3.0);
+  // The whole run's --timeout bounds the framework children as it bounds a probe.
+  const double frameworks_budget_s = timeout_s > 0
+                                         ? std::min(opts.framework_timeout_s, probe_timeout_s)
+                                         : opts.framework_timeout_s;
 
   const auto start = std::chrono::steady_clock::now();
   auto progress = std::make_shared<DoctorWork>();
   std::thread worker(run_checks_into, std::ref(*progress), std::cref(opts), std::cref(env),
                      std::cref(checks), saved_facts,
-                     state ? state->saved_checks() : nlohmann::json::object(), probe_timeout_s);
+                     state ? state->saved_checks() : nlohmann::json::object(), probe_timeout_s,
+                     frameworks_budget_s);
   std::unique_lock lock(progress->mutex);
   bool in_time = true;
   if (timeout_s > 0)
@@ -352,6 +405,20 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
                 "Judge as a CI runner (as when CI is set): persistence mode off is WARN");
   cmd->add_flag("--no-load", opts->no_load,
                 "Do not load the CUDA devices: PCIe link and clocks are then read idle");
+  cmd->add_flag("--no-frameworks", opts->no_frameworks,
+                "Do not ask the Python frameworks found (torch, JAX, CuPy, TensorFlow, Keras) "
+                "themselves; their files are still read");
+  {
+    const DurationLimits limits{kMaxProbeTimeoutS, false};
+    cmd->add_option("--framework-timeout", opts->framework_timeout_s,
+                    "Time all framework children together may take (each imports its framework, "
+                    "lists its GPUs and runs a small matmul, in its own interpreter, beside the "
+                    "load run); one still running then is killed and reported: " +
+                        duration_help(limits))
+        ->transform(duration_validator(limits))
+        ->capture_default_str()
+        ->type_name("SECONDS");
+  }
   cmd->add_option("--load-seconds", opts->load_seconds,
                   "Seconds of copies and GEMM on each CUDA device while NVML is read")
       ->check(CLI::Range(0.2, 60.0))

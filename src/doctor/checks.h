@@ -99,4 +99,8 @@ CheckResult check_framework_cupy(const SystemView& view);
 CheckResult check_framework_theano(const SystemView& view);
 CheckResult check_framework_memory(const SystemView& view);
 
+// Each framework asked itself in a child of its interpreter, against the verdicts above
+// (framework_query_check.cpp; the children run in doctor, framework_query.cpp)
+CheckResult check_framework_query(const SystemView& view);
+
 }  // namespace gpucheck::doctor

@@ -116,6 +116,7 @@ CheckResult check_framework_packages(const SystemView& view) {
                             envs.size(), envs.size() == 1 ? "" : "s"),
                 evidence);
   std::vector<std::string> summaries, problems, fixes;
+  std::optional<Code> code;  // the first problem's
   for (const auto& f : found) {
     const std::string s = summary(f.site);
     summaries.push_back(fmt::format("{}: {}", f.site.dir, s));
@@ -139,6 +140,7 @@ CheckResult check_framework_packages(const SystemView& view) {
       }
       problems.push_back(fmt::format("{} mixes CUDA majors ({}): one of them fails to load",
                                      f.site.dir, join(groups, "; ")));
+      if (!code) code = "GC-FRAMEWORK-CUDA-MIXED"_gc;
       std::vector<std::string> names;
       for (const auto& w : odd) names.push_back(w.substr(0, w.find(' ')));
       fixes.push_back(
@@ -152,9 +154,10 @@ CheckResult check_framework_packages(const SystemView& view) {
                                      torch_label(*f.site.torch), f.site.dir,
                                      join(missing, " or ")));
       fixes.push_back(torch_reinstall(*f.site.torch));
+      if (!code) code = "GC-FRAMEWORK-TORCH-LIBS-MISSING"_gc;
     }
   }
-  if (!problems.empty()) return warn(join(problems, "; "), join(fixes, "; "), evidence);
+  if (!problems.empty()) return warn(*code, join(problems, "; "), join(fixes, "; "), evidence);
   return pass(join(summaries, "; "), evidence);
 }
 
@@ -172,6 +175,7 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
     if (first == nullptr) first = &f;
   }
   const std::string lead = "CUDA usable by PyTorch here: ";
+  constexpr Code kUnusable = "GC-PYTORCH-CUDA-UNUSABLE"_gc;
   if (first == nullptr)
     return info(lead + "no, because PyTorch is not installed in any Python environment found",
                 evidence);
@@ -188,7 +192,7 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
   if (!t.cuda) {
     std::string finding = lead + fmt::format("no, because {} is a CPU-only build", where);
     if (!nvidia) return info(finding + " (and no NVIDIA GPU is set up here)", evidence);
-    return warn(finding + ", though this system is set up for an NVIDIA GPU",
+    return warn(kUnusable, finding + ", though this system is set up for an NVIDIA GPU",
                 "pip install --force-reinstall torch --index-url "
                 "https://download.pytorch.org/whl/cu121 (choose the CUDA version your driver "
                 "supports on pytorch.org)",
@@ -196,7 +200,8 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
   }
   const auto missing = torch_missing_libraries(first->site);
   if (!missing.empty())
-    return warn(lead + fmt::format("no, because {} lacks {}: import torch fails", where,
+    return warn(kUnusable,
+                lead + fmt::format("no, because {} lacks {}: import torch fails", where,
                                    join(missing, " and ")),
                 torch_reinstall(t), evidence);
   // The driver half comes from the CUDA probe where there is one (cuda_devices,
@@ -206,7 +211,8 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
   const bool probed =
       cuda != nullptr && text(*cuda, "status") != "not_built" && cuda->contains("driver");
   if (!probed && libcuda_locations(view).empty() && !nvidia)
-    return warn(lead + fmt::format("no, because {} needs the NVIDIA driver and no libcuda.so.1 or "
+    return warn(kUnusable,
+                lead + fmt::format("no, because {} needs the NVIDIA driver and no libcuda.so.1 or "
                                    "/dev/nvidia* is here: torch runs on the CPU",
                                    where),
                 "install the NVIDIA driver (in a container: start it with --gpus all)", evidence);
@@ -219,7 +225,8 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
   const auto needs = parse_cuda_version(*t.cuda);
   if (drv) evidence.push_back("driver supports CUDA " + cuda_version_text(drv->encoded));
   if (drv && needs && *needs / 1000 > drv->encoded / 1000)
-    return warn(lead + fmt::format("no, because {} is built for CUDA {} and the driver supports "
+    return warn(kUnusable,
+                lead + fmt::format("no, because {} is built for CUDA {} and the driver supports "
                                    "only CUDA {}",
                                    where, *t.cuda, cuda_version_text(drv->encoded)),
                 fmt::format("update the NVIDIA driver, or install a torch build for CUDA {}: pip "
@@ -229,6 +236,7 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
                 evidence);
   if (text(*cuda, "status") != "available")
     return warn(
+        kUnusable,
         lead + fmt::format("no, because the CUDA driver is not usable: {}", text(*cuda, "reason")),
         "see the cuda_driver_library, cuda_driver_stub and cuda_devices checks", evidence);
   const std::size_t n = array_at(*cuda, "devices").size();

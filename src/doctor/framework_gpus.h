@@ -121,5 +121,9 @@ std::optional<Verdict> judge_tensorflow(const SystemView& view, const GpuPicture
                                         const EnvScan& scan, std::vector<std::string>& evidence);
 std::optional<Verdict> judge_jax(const SystemView& view, const GpuPicture& gpus,
                                  const EnvScan& scan, std::vector<std::string>& evidence);
+std::optional<Verdict> judge_cupy(const SystemView& view, const GpuPicture& gpus,
+                                  const EnvScan& scan, std::vector<std::string>& evidence);
+std::optional<Verdict> judge_keras(const SystemView& view, const GpuPicture& gpus,
+                                   const EnvScan& scan, std::vector<std::string>& evidence);
 
 }  // namespace gpucheck::doctor

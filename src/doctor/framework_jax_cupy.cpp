@@ -186,8 +186,6 @@ CheckResult check_framework_jax(const SystemView& view) {
   return judge_every_environment(view, "GC-JAX-OUT-OF-STEP"_gc, "JAX", judge_jax);
 }
 
-namespace {
-
 std::optional<Verdict> judge_cupy(const SystemView&, const GpuPicture& gpus, const EnvScan& scan,
                                   std::vector<std::string>& evidence) {
   // The first site with a CuPy package is the one import finds.
@@ -253,8 +251,6 @@ std::optional<Verdict> judge_cupy(const SystemView&, const GpuPicture& gpus, con
                   gpus.driver ? cuda_version_text(gpus.driver->encoded) : std::string("unknown"));
   return v;
 }
-
-}  // namespace
 
 CheckResult check_framework_cupy(const SystemView& view) {
   return judge_every_environment(view, "GC-CUPY-CANNOT-USE-GPU"_gc, "CuPy", judge_cupy);

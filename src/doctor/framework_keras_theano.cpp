@@ -31,6 +31,8 @@ KerasBackend keras_backend(const SystemView& view) {
   return {"tensorflow", "the default"};
 }
 
+}  // namespace
+
 std::optional<Verdict> judge_keras(const SystemView& view, const GpuPicture& gpus,
                                    const EnvScan& scan, std::vector<std::string>& evidence) {
   const Distribution* keras = scan.first("keras");
@@ -96,6 +98,8 @@ std::optional<Verdict> judge_keras(const SystemView& view, const GpuPicture& gpu
   }
   return v;
 }
+
+namespace {
 
 // ---- Theano / PyTensor ----
 

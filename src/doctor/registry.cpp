@@ -157,6 +157,9 @@ const std::vector<CheckDef>& all_checks() {
       {"framework_memory",
        "GPU memory settings of the frameworks; no two preallocating most of the GPU at once",
        S::kPass, check_framework_memory},
+      {"framework_query",
+       "each framework asked itself (import, GPUs, a small matmul) agrees with the files' verdict",
+       S::kPass, check_framework_query},
       {"pytorch_cuda_usable", "the verdict: CUDA usable by PyTorch here, and why", S::kInfo,
        check_pytorch_cuda_usable},
   };

@@ -128,14 +128,11 @@ TEST_P(DoctorFixture, ProducesTheExpectedStatus) {
     EXPECT_FALSE(r.fix.empty()) << shown;
     EXPECT_EQ(r.fix.find("no fix known"), std::string::npos) << shown;
   }
-  // The code: the check's own for PASS, INFO and SKIP, one of its failure modes for WARN and FAIL
-  // (the framework checks get theirs with their rewrite: GC-DOCTOR-UNCODED until then).
+  // The code: the check's own for PASS, INFO and SKIP, one of its failure modes for WARN and FAIL.
   const FaultCode& code = r.code();
   if (r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) {
     EXPECT_NE(code.action, Action::kNone) << shown;
-    if (k.check != "framework_packages" && k.check != "pytorch_cuda_usable") {
-      EXPECT_EQ(code.check, k.check) << shown;
-    }
+    EXPECT_EQ(code.check, k.check) << shown;
   } else {
     EXPECT_EQ(&code, own_code(k.check)) << shown;
   }
@@ -199,9 +196,10 @@ TEST(DoctorFixtures, SavedProbeDocumentsAreRealProbeOutput) {
 }
 
 TEST(DoctorFixtures, PatchesOnlyEditExistingSectionsOfTheProbe) {
-  // A patch edits fields the probe writes; it never invents a top-level section.
+  // A patch edits fields the probe writes, or the frameworks' answers doctor adds to the facts
+  // (framework_queries); it never invents a top-level section.
   const std::set<std::string> sections{"schema", "command", "provenance", "host",
-                                       "cpu",    "memory",  "backends"};
+                                       "cpu",    "memory",  "backends",   "framework_queries"};
   for (const auto& k : all_cases()) {
     const Json c = read_json(k.dir / "case.json");
     for (const auto& op : c.value("facts_patch", Json::array())) {
