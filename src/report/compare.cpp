@@ -171,7 +171,7 @@ class Judge {
       const auto [lo, hi] = std::minmax_element(base_metrics.begin(), base_metrics.end());
       row[k::kBetweenRuns] = (*hi - *lo) / mb;
     } else if (!launch_bound) {
-      const double allowance = between_run_allowance(n.backend, n.op, n.transfers);
+      const double allowance = between_run_allowance(n);
       if (allowance > 0) {
         row[k::kAllowance] = allowance;
         threshold = std::max(threshold, allowance);
@@ -255,11 +255,17 @@ std::vector<CompareRecord> records_of(const nlohmann::json& results, RecordReade
 
 }  // namespace
 
-double between_run_allowance(std::string_view backend, std::string_view op,
-                             std::string_view transfers) {
-  (void)backend;
-  (void)op;
-  (void)transfers;
+double between_run_allowance(const CompareRecord& r) {
+  // The most any record of the kind moved between two of ten identical runs on an H200
+  // (docs/PERFORMANCE.md), rounded up: cuDNN convolutions on resident data up to 15.7 % (the
+  // same engine in every run: f16 NCHW 8x64x56x56 at 29–34 µs), copies through pageable host
+  // memory 16.7 %, GEMM with its copies 5.9 %; the rest stayed inside the 5 % tolerance.
+  if (r.backend != "cuda") return 0;
+  const bool included = r.transfers == "included";
+  if (r.op == "conv" && !included) return 0.16;
+  if (r.op == "copy" && r.shape.is_object() && r.shape.value("host_memory", "") == "pageable")
+    return 0.17;
+  if (r.op == "gemm" && included) return 0.06;
   return 0;
 }
 
