@@ -158,7 +158,11 @@ class Judge {
     const bool launch_bound =
         n.backend != "cpu" && !base_times.empty() && median(base_times) < kLaunchBoundFloorS;
     if (launch_bound) {
-      tolerance = kLaunchBoundAllowanceS / median(base_times);
+      // |new time - base time| > allowance, as a change of the metric: a throughput changes by
+      // base/new - 1, so by the allowance over the new time; a time by the allowance over the
+      // base's.
+      const double over = n.time_metric || !n.median_s ? median(base_times) : *n.median_s;
+      tolerance = kLaunchBoundAllowanceS / over;
       row[k::kAllowanceS] = kLaunchBoundAllowanceS;
     }
     // The medians must differ by more than the base band and the new run's range together: the

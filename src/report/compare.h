@@ -84,10 +84,11 @@ class RecordReader {
 // together) plus the new run's range, and the Mann-Whitney U test over the kept samples (base
 // runs pooled) agrees at alpha (a test that cannot reach alpha with so few samples, or without
 // samples, does not veto). Else NOISY when the new run's own range is wider than the
-// tolerance, else SAME. The tolerance is, for a GPU record whose base median is below
-// kLaunchBoundFloorS, kLaunchBoundAllowanceS over that median; with a single base the threshold
-// is at least the kind's between_run_allowance. A cell whose library choice differs from the
-// latest base's is CHANGED whatever its figures, which the row keeps.
+// tolerance, else SAME. For a GPU record whose base median is below kLaunchBoundFloorS the
+// tolerance is kLaunchBoundAllowanceS as a change of the metric (the median times must differ
+// by more); with a single base the threshold is at least the kind's between_run_allowance. A cell
+// whose library choice differs from the latest base's is CHANGED whatever its figures, which the
+// row keeps.
 nlohmann::json compare_records(const std::vector<std::vector<CompareRecord>>& bases,
                                const std::vector<CompareRecord>& fresh,
                                const CompareOptions& options);

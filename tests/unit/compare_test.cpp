@@ -308,7 +308,8 @@ TEST(Compare, LaunchBoundRecordsGetAnAbsoluteAllowance) {
   Json c = r::compare_results(Json::array({timed(5e-6)}), Json::array({timed(7e-6)}), {});
   EXPECT_EQ(verdict(c), "same");
   EXPECT_DOUBLE_EQ(c["rows"][0]["allowance_s"].get<double>(), r::kLaunchBoundAllowanceS);
-  EXPECT_NEAR(c["rows"][0]["threshold"].get<double>(), 0.5, 1e-3);  // 2.5 µs of 5 µs
+  // Throughput 5/7 of the base's: the allowance is 2.5 µs of the new 7 µs.
+  EXPECT_NEAR(c["rows"][0]["threshold"].get<double>(), 2.5 / 7, 1e-3);
   // 3 µs slower is beyond it, in either direction.
   EXPECT_EQ(verdict(r::compare_results(Json::array({timed(5e-6)}), Json::array({timed(8e-6)}), {})),
             "regression");
