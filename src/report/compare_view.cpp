@@ -117,11 +117,13 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
     auto n = number_at(s, v);
     return n ? static_cast<long>(*n) : 0L;
   };
-  line += fmt::format(
-      "{} regression{}, {} improvement{}, {} same, {} noisy, {} changed, {} missing, {} new",
-      count("regression"), count("regression") == 1 ? "" : "s", count("improvement"),
-      count("improvement") == 1 ? "" : "s", count("same"), count("noisy"), count("changed"),
-      count("missing"), count("new"));
+  // CHANGED only where there is one: the line keeps to 80 columns on a plain comparison.
+  const std::string changed =
+      count("changed") > 0 ? fmt::format("{} changed, ", count("changed")) : std::string();
+  line += fmt::format("{} regression{}, {} improvement{}, {} same, {} noisy, {}{} missing, {} new",
+                      count("regression"), count("regression") == 1 ? "" : "s",
+                      count("improvement"), count("improvement") == 1 ? "" : "s", count("same"),
+                      count("noisy"), changed, count("missing"), count("new"));
   const std::string verdict = text_at(c, k::kVerdict);
   view.text(line, 0, 9, verdict == "ok" ? Tone::kGood : Tone::kBad);
 }
