@@ -211,10 +211,13 @@ void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
       ->type_name("SECONDS")
       ->group("Tuning");
   cmd.add_flag("--no-tune", opts.no_tune,
-               "OpenCL GEMM and conv with the library's defaults: no search, no cache")
+               "OpenCL GEMM and conv with the library's defaults: no search, no cache; CUDA: "
+               "cuDNN engines and cuBLASLt algorithms searched in every run, none kept")
       ->group("Tuning");
   cmd.add_flag("--retune", opts.retune,
-               "Search again even where the cache has this device's GEMM parameters")
+               "Search again even where the cache has this device's GEMM parameters (OpenCL) or "
+               "its cuDNN engines and cuBLASLt algorithms (CUDA, kept per device so that every "
+               "run times the same ones)")
       ->group("Tuning");
 }
 

@@ -30,6 +30,7 @@ struct ReportOptions {
   double alpha = 0.01;
   std::string match = "id";
   bool fail_on_missing = false;
+  bool fail_on_changed = false;
   bool strict = false;
   // report fleet: the slow node among many documents
   OutputOptions fleet_out;
@@ -105,6 +106,7 @@ ExitCode run_compare(const ReportOptions& o) {
   co.alpha = o.alpha;
   co.match_by_name = o.match == "name";
   co.fail_on_missing = o.fail_on_missing;
+  co.fail_on_changed = o.fail_on_changed;
   co.strict = o.strict;
   if (o.compare_paths.size() < 2)
     throw UsageError("report compare: needs at least two documents: BASE... NEW");
@@ -195,8 +197,8 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
   auto* compare = cmd->add_subcommand(
       "compare",
       "Compare bench documents record by record: one or more BASE documents (a history of "
-      "runs) and the NEW one: SAME, REGRESSION, IMPROVEMENT, NOISY, MISSING, NEW (exit 1 on a "
-      "regression)");
+      "runs) and the NEW one: SAME, REGRESSION, IMPROVEMENT, NOISY, CHANGED, MISSING, NEW (exit 1 "
+      "on a regression)");
   compare
       ->add_option("BASE... NEW", o->compare_paths,
                    "The baseline documents, then the document judged against them")
@@ -225,6 +227,9 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
       ->type_name("HOW");
   compare->add_flag("--fail-on-missing", o->fail_on_missing,
                     "Exit 1 too when a base record has no match in the new document");
+  compare->add_flag("--fail-on-changed", o->fail_on_changed,
+                    "Exit 1 too when a record ran another library choice (cuDNN engine, cuBLASLt "
+                    "algorithm) than the base's: CHANGED");
   add_output_options(*compare, o->compare_out);
   add_details_option(*compare, o->compare_out, "Every SAME row too, however many");
   auto* fleet = cmd->add_subcommand(

@@ -207,6 +207,9 @@ class Device {
   // region's op may add keys::kPeakTflopsAtMeanSmClock (and ..AtMaxSmClock): the engine turns
   // them into the record's peak_fraction (and context's peak_fraction_at_max_sm_clock).
   virtual nlohmann::json context() const { return nlohmann::json::object(); }
+  // The engine or algorithm a vendor library ran for the region's GEMM or conv (the record's
+  // `choice`: library, version, id, ...); an empty object where the device has no such choice.
+  virtual nlohmann::json library_choice() const { return nlohmann::json::object(); }
 
   // Chooses the parameters of dtype's GEMM (and of the GEMM inside conv) once, before its first
   // record: tuned now through `trial`, read from the cache, or the library's defaults, as the

@@ -288,6 +288,8 @@ class CellRunner {
       for (const auto& [key, value] : own->items())
         if (!ctx.contains(key)) ctx[key] = value;
     if (cell_->op == Op::kGemm || cell_->op == Op::kConv) {
+      if (auto choice = dev_.library_choice(); choice.is_object() && !choice.empty())
+        r[k::kChoice] = std::move(choice);
       auto t = tuned_.find(cell_->dtype);
       if (t != tuned_.end() && t->second) {
         ctx[k::kTuning] = t->second->state;

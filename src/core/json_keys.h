@@ -275,6 +275,21 @@ inline constexpr K kBand = "band";                   // row: the base runs' rela
 // row: "spread", the new run's relative spread (kSpread, defined with the multi-GPU keys)
 inline constexpr K kBaseRecords = "base_records";  // row: how many bases held the cell
 
+// Library choices: which cuDNN engine or cuBLASLt algorithm a record ran, and compare's CHANGED.
+inline constexpr K kChoice = "choice";           // record and row: {library, version, id, ...}
+inline constexpr K kBaseChoice = "base_choice";  // row of a CHANGED cell: the base's choice id
+inline constexpr K kNewChoice = "new_choice";    // row of a CHANGED cell: the new run's
+inline constexpr K kFailOnChanged = "fail_on_changed";
+inline constexpr K kBetweenRuns = "between_runs";  // row: spread of the bases' medians / base
+inline constexpr K kAllowance = "allowance";       // row: the between-run allowance of its kind
+inline constexpr K kAllowanceS = "allowance_s";    // row: absolute allowance below the floor
+inline constexpr K kKnobs = "knobs";
+inline constexpr K kAlgo = "algo";
+inline constexpr K kTile = "tile";
+inline constexpr K kStages = "stages";
+inline constexpr K kSplitK = "split_k";
+inline constexpr K kCandidates = "candidates";
+
 // `gpucheck stress` — its section, per-device verdicts, test records, telemetry.
 inline constexpr K kStress = "stress";
 inline constexpr K kDurationS = "duration_s";

@@ -104,8 +104,14 @@ std::string status_text(const Json* r) {
   return s;
 }
 
-std::vector<std::string> notes_of(const Cell& c) {
+// With --details, the library's choice (cuDNN engine, cuBLASLt algorithm) under its row.
+std::vector<std::string> notes_of(const Cell& c, bool details) {
   std::vector<std::string> notes;
+  if (details)
+    if (auto ch = c.any().find(k::kChoice); ch != c.any().end() && ch->is_object())
+      notes.push_back(fmt::format(
+          "{} {}: {}{}", text_at(*ch, k::kLibrary), text_at(*ch, k::kVersion), text_at(*ch, k::kId),
+          text_at(*ch, k::kSource).empty() ? "" : " (" + text_at(*ch, k::kSource) + ")"));
   for (const Json* r : {c.excluded, c.included}) {
     if (!r) continue;
     const std::string what =
@@ -128,7 +134,7 @@ std::vector<std::string> notes_of(const Cell& c) {
 }
 
 // One table per op, in the order the ops first appear.
-void op_tables(TextView& view, const Json& results, bool* any_small) {
+void op_tables(TextView& view, const Json& results, bool details, bool* any_small) {
   std::vector<std::string> ops, shapes, dtypes, devices;
   std::map<std::string, std::vector<Cell>> by_op;
   std::map<std::string, std::size_t> cell_index;          // key → index in by_op[op]
@@ -193,7 +199,7 @@ void op_tables(TextView& view, const Json& results, bool* any_small) {
       t.add({device_label(r), text_at(r, k::kDtype), size, status, median_text(main),
              rate_text(main), speedup_text(c.excluded), c.excluded ? median_text(c.included) : "",
              c.excluded ? speedup_text(c.included) : ""},
-            notes_of(c));
+            notes_of(c, details));
     }
     view.table(std::move(t));
   }
@@ -294,13 +300,13 @@ std::pair<std::string, Tone> results_summary(const Json& results) {
           bad ? Tone::kBad : Tone::kGood};
 }
 
-void results_view(TextView& view, const Json& results, const ViewOptions&) {
+void results_view(TextView& view, const Json& results, const ViewOptions& o) {
   bool any_small = false;
   // Work between GPUs reads as matrices, source by destination; the rest per op.
   Json per_device = Json::array();
   for (const auto& r : results)
     if (text_at(r, k::kOp) != "p2p" && text_at(r, k::kOp) != "allreduce") per_device.push_back(r);
-  op_tables(view, per_device, &any_small);
+  op_tables(view, per_device, o.details, &any_small);
   for (const auto& t : multigpu_tables(results)) section_table_view(view, t);
   if (any_small)
     view.text("* too small to keep a GPU busy: far below the card's peak", 2, 2, Tone::kMuted);

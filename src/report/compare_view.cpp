@@ -20,9 +20,9 @@ using Json = nlohmann::json;
 namespace {
 
 // The verdicts in the order rows are listed and counted; NOISY comes from the rank test over
-// kept samples.
-constexpr std::array<std::string_view, 6> kVerdicts{"regression", "improvement", "same",
-                                                    "noisy",      "missing",     "new"};
+// kept samples, CHANGED from another library choice (engine, algorithm) than the base's.
+constexpr std::array<std::string_view, 7> kVerdicts{"regression", "changed", "improvement", "same",
+                                                    "noisy",      "missing", "new"};
 
 std::string value_text(const Json& row, std::string_view key) {
   auto v = number_at(row, key);
@@ -90,6 +90,8 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
         if (verdict == "same" && all_same) continue;
         std::vector<std::string> notes;
         if (auto reason = text_at(r, k::kReason); !reason.empty()) notes.push_back(reason);
+        if (auto choice = text_at(r, k::kChoice); !choice.empty() && o.details)
+          notes.push_back("choice: " + choice);
         t.add({upper_case(std::string(verdict)), text_at(r, k::kOp), text_at(r, k::kDtype),
                shape_label(r.value(std::string(k::kShape), Json::object())),
                text_at(r, k::kTransfers) == "included" ? "incl." : "", value_text(r, k::kBase),
@@ -110,10 +112,13 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
     auto n = number_at(s, v);
     return n ? static_cast<long>(*n) : 0L;
   };
-  line += fmt::format("{} regression{}, {} improvement{}, {} same, {} noisy, {} missing, {} new",
+  // CHANGED only where there is one: the line keeps to 80 columns on a plain comparison.
+  const std::string changed =
+      count("changed") > 0 ? fmt::format("{} changed, ", count("changed")) : std::string();
+  line += fmt::format("{} regression{}, {} improvement{}, {} same, {} noisy, {}{} missing, {} new",
                       count("regression"), count("regression") == 1 ? "" : "s",
                       count("improvement"), count("improvement") == 1 ? "" : "s", count("same"),
-                      count("noisy"), count("missing"), count("new"));
+                      count("noisy"), changed, count("missing"), count("new"));
   const std::string verdict = text_at(c, k::kVerdict);
   view.text(line, 0, 9, verdict == "ok" ? Tone::kGood : Tone::kBad);
 }

@@ -178,7 +178,7 @@ std::string paint(std::string_view text, Tone tone, bool color) {
 Tone tone_of(std::string_view word) {
   std::string w(word);
   for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static constexpr std::array<std::pair<std::string_view, Tone>, 17> kTones{{
+  static constexpr std::array<std::pair<std::string_view, Tone>, 18> kTones{{
       {"pass", Tone::kGood},
       {"ok", Tone::kGood},
       {"met", Tone::kGood},
@@ -187,6 +187,7 @@ Tone tone_of(std::string_view word) {
       {"new", Tone::kInfo},
       {"warn", Tone::kWarn},
       {"noisy", Tone::kWarn},
+      {"changed", Tone::kWarn},
       {"missing", Tone::kWarn},
       {"skipped", Tone::kMuted},
       {"fail", Tone::kBad},

@@ -251,6 +251,50 @@ TEST_F(ReportCli, MissingAndNewRecords) {
   EXPECT_EQ(compare({base, changed, "--fail-on-missing"}, 1)["comparison"]["verdict"], "missing");
 }
 
+// A record that ran another library choice than the base's (a cuDNN engine, say) is CHANGED:
+// counted, shown with both choices, exit 0 unless --fail-on-changed; and the documents and the
+// comparison stay valid under the schema.
+TEST_F(ReportCli, AnotherLibraryChoiceIsChanged) {
+  Json a = steadied(*base_), b = steadied(*base_);
+  auto choose = [](Json& doc, const std::string& id) {
+    for (auto& r : doc["results"])
+      if (r["op"] == "gemm")
+        r["choice"] = {{"library", "cublaslt"},
+                       {"version", "13.0.2"},
+                       {"id", id},
+                       {"algo", 21},
+                       {"tile", 20},
+                       {"stages", 8},
+                       {"split_k", 1},
+                       {"source", "cached"}};
+  };
+  choose(a, "algo 21 tile 20 stages 8 split_k 1");
+  choose(b, "algo 66 tile 24 stages 8 split_k 1");
+  std::string pa = save("a.json", a), pb = save("b.json", b);
+  for (const auto& [x, y] : {std::pair{pa, pb}, std::pair{pb, pa}}) {
+    const Json c = compare({x, y}, 0)["comparison"];
+    EXPECT_EQ(c["summary"]["changed"], 1);
+    EXPECT_EQ(c["summary"]["regression"], 0);
+    EXPECT_EQ(compare({x, y, "--fail-on-changed"}, 1)["comparison"]["verdict"], "changed");
+  }
+  auto table = run_gpucheck({"report", "compare", pa, pb});
+  EXPECT_EQ(table.exit_code, 0);
+  EXPECT_THAT(table.out, HasSubstr("CHANGED"));
+  EXPECT_THAT(table.out, HasSubstr("cublaslt algo 66 tile 24"));
+  EXPECT_THAT(table.out, HasSubstr("(base: cublaslt algo 21"));
+  EXPECT_THAT(table.out, HasSubstr("1 changed"));
+  // The same choice again: judged as before, and --details names it.
+  auto same = run_gpucheck({"report", "compare", pa, pa, "--details"});
+  EXPECT_EQ(same.exit_code, 0);
+  EXPECT_THAT(same.out, HasSubstr("choice: cublaslt algo 21"));
+  auto r =
+      run_program("python3", {std::string(GPUCHECK_SOURCE_DIR) + "/tests/cli/validate_schema.py",
+                              std::string(GPUCHECK_SOURCE_DIR) + "/schema/gpucheck.schema.json",
+                              "--", GPUCHECK_BINARY, "report", "compare", pa, pb, "--json"});
+  if (r.exit_code == 77) GTEST_SKIP() << "python3-jsonschema is not installed";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST_F(ReportCli, MatchByNameForAnotherMachinesBaseline) {
   Json a = *base_, b = *base_;
   for (auto& r : a["results"]) r["device_uuid"] = "GPU-aaaa";

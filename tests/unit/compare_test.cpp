@@ -1,6 +1,7 @@
 // report compare's matching and verdicts on hand-made records: a planted 3x slowdown, a document
 // against itself, older documents' stddev ranges, rounds and NOISY, several bases and their band,
-// the rank test's veto, latency lower-better, MISSING and NEW, and devices by UUID or by name.
+// the rank test's veto, latency lower-better, MISSING and NEW, devices by UUID or by name,
+// CHANGED library choices, and the absolute allowance of launch-bound GPU records.
 #include "report/compare.h"
 
 #include <gtest/gtest.h>
@@ -239,6 +240,125 @@ TEST(Compare, DevicesByIdOrByName) {
   EXPECT_EQ(c["summary"]["same"], 1);
   EXPECT_EQ(c["rows"][0]["device"], "H100");
   EXPECT_EQ(c["match"], "name");
+}
+
+Json with_choice(Json r, const std::string& id) {
+  r["choice"] = {{"library", "cudnn"}, {"version", "9.14.0"}, {"id", id}, {"source", "cached"}};
+  return r;
+}
+
+TEST(Compare, AnotherLibraryChoiceIsChangedBothWays) {
+  const Json a = with_choice(rec("conv", 300), "engine 7 knobs TILE_SIZE=2");
+  const Json b = with_choice(rec("conv", 300), "engine 9 knobs TILE_SIZE=1");
+  for (const auto& [base, fresh] : {std::pair{a, b}, std::pair{b, a}}) {
+    Json c = r::compare_results(Json::array({base}), Json::array({fresh}), {});
+    ASSERT_EQ(c["rows"].size(), 1u);  // matched, not MISSING and NEW: choice is not in the key
+    const Json& row = c["rows"][0];
+    EXPECT_EQ(row["verdict"], "changed");
+    EXPECT_EQ(row["base_choice"], "cudnn " + base["choice"]["id"].get<std::string>());
+    EXPECT_EQ(row["new_choice"], "cudnn " + fresh["choice"]["id"].get<std::string>());
+    EXPECT_NE(row["reason"].get<std::string>().find("figures within the threshold"),
+              std::string::npos);
+    EXPECT_EQ(c["summary"]["changed"], 1);
+    EXPECT_EQ(c["verdict"], "ok");
+    EXPECT_FALSE(r::comparison_failed(c));
+    r::CompareOptions fail;
+    fail.fail_on_changed = true;
+    Json failed = r::compare_results(Json::array({base}), Json::array({fresh}), fail);
+    EXPECT_EQ(failed["verdict"], "changed");
+    EXPECT_TRUE(failed["fail_on_changed"].get<bool>());
+    EXPECT_TRUE(r::comparison_failed(failed));
+  }
+}
+
+TEST(Compare, ChangedKeepsBothFiguresAndWhatTheyWouldSay) {
+  // 3x slower under another engine: the library's choice, not the hardware; the figures stay.
+  Json c = r::compare_results(Json::array({with_choice(rec("conv", 300), "engine 7")}),
+                              Json::array({with_choice(rec("conv", 100), "engine 9")}), {});
+  const Json& row = c["rows"][0];
+  EXPECT_EQ(row["verdict"], "changed");
+  EXPECT_DOUBLE_EQ(row["base"].get<double>(), 300);
+  EXPECT_DOUBLE_EQ(row["new"].get<double>(), 100);
+  EXPECT_NE(row["reason"].get<std::string>().find("regression"), std::string::npos);
+  EXPECT_EQ(c["summary"]["regression"], 0);
+  EXPECT_FALSE(r::comparison_failed(c));
+}
+
+TEST(Compare, SameChoiceOrNoneIsJudgedAsBefore) {
+  Json same = r::compare_results(Json::array({with_choice(rec("conv", 300), "engine 7")}),
+                                 Json::array({with_choice(rec("conv", 100), "engine 7")}), {});
+  EXPECT_EQ(verdict(same), "regression");
+  EXPECT_EQ(same["rows"][0]["choice"], "cudnn engine 7");
+  // An older document names no choice: nothing to say it changed.
+  Json older = r::compare_results(Json::array({rec("conv", 300)}),
+                                  Json::array({with_choice(rec("conv", 300), "engine 7")}), {});
+  EXPECT_EQ(verdict(older), "same");
+  EXPECT_EQ(older["summary"]["changed"], 0);
+}
+
+// A record of `t` seconds median time (exp throughput 1e-3 / t GB/s), rounds ±0.5 %.
+Json timed(double t, const std::string& backend = "cuda") {
+  Json j = rounds_rec({t * 0.995, t, t * 1.005}, around(t, 0.005));
+  j["backend"] = backend;
+  return j;
+}
+
+TEST(Compare, LaunchBoundRecordsGetAnAbsoluteAllowance) {
+  // 5 µs → 7 µs is 29 % slower, but 2 µs: inside the 2.5 µs allowance under the 20 µs floor.
+  Json c = r::compare_results(Json::array({timed(5e-6)}), Json::array({timed(7e-6)}), {});
+  EXPECT_EQ(verdict(c), "same");
+  EXPECT_DOUBLE_EQ(c["rows"][0]["allowance_s"].get<double>(), r::kLaunchBoundAllowanceS);
+  // Throughput 5/7 of the base's: the allowance is 2.5 µs of the new 7 µs.
+  EXPECT_NEAR(c["rows"][0]["threshold"].get<double>(), 2.5 / 7, 1e-3);
+  // 3 µs slower is beyond it, in either direction.
+  EXPECT_EQ(verdict(r::compare_results(Json::array({timed(5e-6)}), Json::array({timed(8e-6)}), {})),
+            "regression");
+  EXPECT_EQ(verdict(r::compare_results(Json::array({timed(8e-6)}), Json::array({timed(5e-6)}), {})),
+            "improvement");
+  // Latency (time is the metric) the same way.
+  EXPECT_EQ(verdict(r::compare_results(Json::array({rec("latency", 4e-6)}),
+                                       Json::array({rec("latency", 4.8e-6)}), {})),
+            "same");
+  // Above the floor, 11 % is a regression; on the CPU nothing is launch-bound.
+  EXPECT_EQ(
+      verdict(r::compare_results(Json::array({timed(50e-6)}), Json::array({timed(56e-6)}), {})),
+      "regression");
+  Json cpu =
+      r::compare_results(Json::array({timed(5e-6, "cpu")}), Json::array({timed(7e-6, "cpu")}), {});
+  EXPECT_EQ(verdict(cpu), "regression");
+  EXPECT_FALSE(cpu["rows"][0].contains("allowance_s"));
+}
+
+TEST(Compare, OneBaseAllowsTheMeasuredShiftBetweenRunsOfItsKind) {
+  // A cuDNN convolution moved up to 15.7 % between identical runs; a single base cannot show
+  // that, so 12 % slower is not a regression against one base, but is beyond two close ones.
+  auto conv = [](double t) {
+    Json j = timed(t);
+    j["op"] = "conv";
+    return j;
+  };
+  Json one = r::compare_results(Json::array({conv(100e-6)}), Json::array({conv(112e-6)}), {});
+  EXPECT_EQ(verdict(one), "same");
+  EXPECT_DOUBLE_EQ(one["rows"][0]["allowance"].get<double>(), 0.16);
+  Json two = r::compare_results(
+      std::vector<Json>{Json::array({conv(100e-6)}), Json::array({conv(101e-6)})},
+      Json::array({conv(112e-6)}), {});
+  EXPECT_EQ(verdict(two), "regression");
+  EXPECT_FALSE(two["rows"][0].contains("allowance"));
+  // Kinds that stayed inside the tolerance get none: exp on resident data.
+  EXPECT_EQ(
+      verdict(r::compare_results(Json::array({timed(100e-6)}), Json::array({timed(112e-6)}), {})),
+      "regression");
+}
+
+TEST(Compare, SeveralBasesReportTheirSpreadBetweenRuns) {
+  Json c = r::compare_results(
+      std::vector<Json>{Json::array({timed(1e-3)}), Json::array({timed(1.04e-3)})},
+      Json::array({timed(1.02e-3)}), {});
+  ASSERT_TRUE(c["rows"][0].contains("between_runs"));
+  EXPECT_NEAR(c["rows"][0]["between_runs"].get<double>(), 0.04 / 1.02, 2e-3);
+  EXPECT_GE(c["rows"][0]["threshold"].get<double>(), c["rows"][0]["between_runs"].get<double>());
+  EXPECT_EQ(verdict(c), "same");
 }
 
 }  // namespace

@@ -60,6 +60,9 @@ std::unique_ptr<CublasLibrary> CublasLibrary::open(const EnvMap& env, std::strin
                       &missing) &&
        ok;
   ok = resolve_symbol(lt, "cublasLtMatmul", &lib->cublasLtMatmul, &missing) && ok;
+  ok = resolve_symbol(lt, "cublasLtMatmulAlgoConfigGetAttribute",
+                      &lib->cublasLtMatmulAlgoConfigGetAttribute, &missing) &&
+       ok;
   if (!ok) {
     *error = fmt::format("cuBLAS at {} lacks {}", lib->cublas_.real_path, missing);
     return nullptr;

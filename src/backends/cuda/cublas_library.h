@@ -51,6 +51,7 @@ class CublasLibrary {
   decltype(&::cublasLtMatmulPreferenceSetAttribute) cublasLtMatmulPreferenceSetAttribute = nullptr;
   decltype(&::cublasLtMatmulAlgoGetHeuristic) cublasLtMatmulAlgoGetHeuristic = nullptr;
   decltype(&::cublasLtMatmul) cublasLtMatmul = nullptr;
+  decltype(&::cublasLtMatmulAlgoConfigGetAttribute) cublasLtMatmulAlgoConfigGetAttribute = nullptr;
 
  private:
   CublasLibrary() = default;

@@ -10,11 +10,14 @@
 #include "backends/cuda/cuda_probe.h"
 #include "backends/cuda/cudnn_graph_conv.h"
 #include "backends/cuda/cudnn_library.h"
+#include "backends/cuda/library_choice.h"
 #include "backends/cuda/nvml_sampler.h"
 #include "backends/cuda/stress_kernels.h"
+#include "backends/library_choice_cache.h"
 #include "backends/pageable_host.h"
 #include "core/environment.h"
 #include "core/json_keys.h"
+#include "core/version.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -22,6 +25,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <tuple>
@@ -38,6 +42,9 @@ constexpr std::size_t kConvSearchWorkspaceBytes = std::size_t{512} << 20;  // ca
 // cuBLASLt candidates timed once per GEMM shape (the heuristic's first is not always fastest).
 constexpr int kLtCandidates = 8;
 constexpr int kLtTuneRuns = 5;
+// Candidates timed within this of the fastest are tied; the library's first of them is kept, so
+// that a search's pick does not hang on the last percent of a short timing.
+constexpr double kTieNoise = 0.03;
 
 int to_int(std::uint64_t v, const char* what) {
   if (v > static_cast<std::uint64_t>(INT_MAX))
@@ -52,6 +59,7 @@ struct LtPlan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulHeuristicResult_t heuristic{};
   bool have_algo = false;
+  nlohmann::json choice;  // the record's `choice`
   LtPlan() = default;
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;
@@ -74,6 +82,7 @@ struct ConvPlan {
   bool searched = false;
   std::unique_ptr<GraphConv> graph;  // set when the backend API's engine beat the legacy search
   std::string how;                   // which search chose, for the record's context
+  nlohmann::json choice;             // the record's `choice`
   ConvPlan() = default;
   ConvPlan(const ConvPlan&) = delete;
   ConvPlan& operator=(const ConvPlan&) = delete;
@@ -319,6 +328,7 @@ class CudaDevice final : public Device {
             DeviceBuffer& c) override {
     const GemmTypes t = gemm_types(dtype);
     LtPlan& plan = lt_plan(dtype, s, a, b, c);
+    last_lt_ = &plan;
     const double one_d = 1.0, zero_d = 0.0;
     const float one_f = 1.0f, zero_f = 0.0f;
     const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
@@ -362,6 +372,26 @@ class CudaDevice final : public Device {
   void timed_region_end() override {
     if (sampler_) sampler_->end();
     region_fresh_ = true;
+  }
+
+  // Nothing to tune (the libraries choose), but the request says where the choices are kept and
+  // whether to search again: the choice cache opens before the first GEMM or conv.
+  std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
+                                      const GemmTrialFn& trial) override {
+    (void)dtype;
+    (void)trial;
+    if (!choices_opened_ && !identity_.device_uuid.empty()) {
+      choices_opened_ = true;
+      choices_.open(request.cache_dir, {identity_.device_uuid, identity_.device_name, kVersion},
+                    request.mode, request.log);
+    }
+    return std::nullopt;
+  }
+
+  nlohmann::json library_choice() const override {
+    if (region_op_ == Op::kGemm && last_lt_ != nullptr) return last_lt_->choice;
+    if (region_op_ == Op::kConv && last_conv_ != nullptr) return last_conv_->choice;
+    return nlohmann::json::object();
   }
 
   // The NVML summary of the region just timed, once (a record made before the next region gets
@@ -494,24 +524,72 @@ class CudaDevice final : public Device {
     // NOT_SUPPORTED from the heuristic means "no algorithm": cublasGemmEx takes over.
     if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) GC_CUBLAS_CHECK(st);
     plan->have_algo = st == CUBLAS_STATUS_SUCCESS && returned > 0;
+    if (!plan->have_algo) plan->choice = gemm_ex_choice_json(cublas_->version());
     if (plan->have_algo) {
       found.resize(static_cast<std::size_t>(returned));
-      plan->heuristic = fastest(*plan, dtype, found, a_buf, b_buf, c_buf);
+      const std::string version = cublas_->lt_version();
+      std::vector<nlohmann::json> named;
+      for (const auto& f : found) named.push_back(choice_json(describe_algo(f.algo), version));
+      const std::string kept_key = choice_key("cublaslt", version, "gemm", gpucheck::to_string(dtype),
+                                         fmt::format("{}x{}x{}", s.m, s.n, s.k), "row-major");
+      if (auto kept = choices_.find(kept_key)) {
+        for (std::size_t i = 0; i < found.size() && !plan->choice.is_object(); ++i)
+          if (found[i].state == CUBLAS_STATUS_SUCCESS && named[i][k::kId] == (*kept)[k::kId]) {
+            plan->heuristic = found[i];
+            plan->choice = named[i];
+            plan->choice[k::kSource] = "cached";
+          }
+        if (!plan->choice.is_object())
+          choices_.forget(
+              kept_key, "cuBLASLt's heuristic no longer offers " + (*kept)[k::kId].get<std::string>());
+      }
+      if (!plan->choice.is_object()) {
+        auto [best, timed] = fastest(*plan, dtype, found, a_buf, b_buf, c_buf);
+        plan->heuristic = found[best];
+        choices_.keep(kept_key, named[best]);
+        plan->choice = named[best];
+        plan->choice[k::kSource] = "searched";
+        plan->choice[k::kCandidates] = timed;
+      }
     }
     auto& ref = *plan;
     lt_plans_.emplace(key, std::move(plan));
     return ref;
   }
 
+  // cuBLASLt's description of an algorithm: id, tile, stages, split-k and the rest. The inner and
+  // cluster shapes are newer attributes: a library without them reads as 0.
+  LtAlgoChoice describe_algo(const cublasLtMatmulAlgo_t& algo) const {
+    LtAlgoChoice c;
+    auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto* value, bool required) {
+      std::size_t written = 0;
+      const cublasStatus_t st = cublas_->cublasLtMatmulAlgoConfigGetAttribute(
+          &algo, attr, value, sizeof(*value), &written);
+      if (required) GC_CUBLAS_CHECK(st);
+    };
+    get(CUBLASLT_ALGO_CONFIG_ID, &c.algo, true);
+    get(CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile, true);
+    get(CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages, true);
+    get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &c.split_k, true);
+    get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &c.reduction, true);
+    get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.swizzle, true);
+    get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.custom, true);
+    get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &c.inner_shape, false);
+    get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &c.cluster_shape, false);
+    return c;
+  }
+
   // Times each heuristic candidate on the real buffers (median of a few runs after one warm-up)
-  // and returns the fastest; a failing candidate is passed over. (Timing cublasGemmEx's own
-  // choice as well was tried: on an H100, f64 8192 then ran 15 % slower, at higher power, in all
-  // three rounds: these short runs on a cool card chose differently; docs/PERFORMANCE.md.)
-  cublasLtMatmulHeuristicResult_t fastest(const LtPlan& plan, DType dtype,
-                                          const std::vector<cublasLtMatmulHeuristicResult_t>& found,
-                                          const DeviceBuffer& a, const DeviceBuffer& b,
-                                          DeviceBuffer& c) {
-    if (found.size() == 1) return found.front();
+  // and returns the one to keep (pick_within_noise: of those within kTieNoise of the fastest,
+  // the heuristic's first) and how many ran; a failing candidate is passed over. (Timing
+  // cublasGemmEx's own choice as well was tried: on an H100, f64 8192 then ran 15 % slower, at
+  // higher power, in all three rounds: these short runs on a cool card chose differently;
+  // docs/PERFORMANCE.md.)
+  std::pair<std::size_t, int> fastest(const LtPlan& plan, DType dtype,
+                                      const std::vector<cublasLtMatmulHeuristicResult_t>& found,
+                                      const DeviceBuffer& a, const DeviceBuffer& b,
+                                      DeviceBuffer& c) {
+    if (found.size() == 1) return {0, 0};
     const double one_d = 1.0, zero_d = 0.0;
     const float one_f = 1.0f, zero_f = 0.0f;
     const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
@@ -537,15 +615,125 @@ class CudaDevice final : public Device {
       std::nth_element(ms.begin(), ms.begin() + kLtTuneRuns / 2, ms.end());
       return ms[kLtTuneRuns / 2];
     };
-    std::size_t best = 0;
-    float best_ms = -1;
+    std::vector<double> ms(found.size(), -1);
+    int timed = 0;
     for (std::size_t i = 0; i < found.size(); ++i) {
       if (found[i].state != CUBLAS_STATUS_SUCCESS) continue;
-      const float med = time_it([&] { return run(found[i]); });
-      if (med >= 0 && (best_ms < 0 || med < best_ms)) best = i, best_ms = med;
+      ms[i] = time_it([&] { return run(found[i]); });
+      timed += ms[i] >= 0;
     }
     GC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return found[best];
+    return {pick_within_noise(ms, kTieNoise).value_or(0), timed};
+  }
+
+  // The kept choice of a convolution, set up without a search: the legacy algorithm with its
+  // math, or the backend engine of that id. One that no longer runs is forgotten (the caller
+  // then searches).
+  void use_kept_conv(ConvPlan& plan, DType dtype, const std::string& key,
+                     const nlohmann::json& kept, const GraphConvSpec& gs, const DeviceBuffer& x,
+                     const DeviceBuffer& w, DeviceBuffer& y, std::size_t search_bytes) {
+    const auto& L = *cudnn_;
+    const std::string id = kept[k::kId].get<std::string>();
+    int algo = -1, math = -1;
+    if (id.rfind("legacy ", 0) == 0) {
+      char rest = 0;
+      if (std::sscanf(id.c_str(), "legacy algo %d math %d%c", &algo, &math, &rest) != 2 ||
+          algo < 0 || algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT || math < 0 ||
+          math > CUDNN_FMA_MATH) {
+        choices_.forget(key, "its legacy algorithm cannot be read");
+        return;
+      }
+      plan.algo = static_cast<cudnnConvolutionFwdAlgo_t>(algo);
+      if (dtype != DType::kF32)
+        GC_CUDNN_CHECK(
+            L.cudnnSetConvolutionMathType(plan.conv, static_cast<cudnnMathType_t>(math)));
+      std::size_t ws = 0;
+      if (auto st = L.cudnnGetConvolutionForwardWorkspaceSize(dnn_, plan.x, plan.w, plan.conv,
+                                                              plan.y, plan.algo, &ws);
+          st != CUDNN_STATUS_SUCCESS) {
+        choices_.forget(key, fmt::format("cudnnGetConvolutionForwardWorkspaceSize for it failed: "
+                                         "status {}",
+                                         static_cast<int>(st)));
+        return;
+      }
+      plan.workspace = ws;
+      plan.how = fmt::format("legacy algorithm {}, kept", algo);
+    } else {
+      CudaBuffer search(search_bytes);
+      std::string why;
+      plan.graph = GraphConv::build(L, dnn_, stream_, gs, dptr(x), dptr(w), dptr(y), search.get(),
+                                    search.bytes(), kTieNoise, &id, &why);
+      if (!plan.graph) {
+        choices_.forget(key, why);
+        return;
+      }
+      plan.workspace = plan.graph->workspace_bytes();
+      plan.how = "backend API engine, kept";
+    }
+    plan.choice = kept;
+    plan.choice[k::kVersion] = L.version();
+    plan.choice[k::kSource] = "cached";
+  }
+
+  // The legacy search and the backend API's engines, each timed; the faster is kept (the legacy
+  // algorithm when it is as fast) and remembered under `key`.
+  void search_conv(ConvPlan& plan, DType dtype, const std::string& key, const GraphConvSpec& gs,
+                   const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y,
+                   std::size_t search_bytes) {
+    const auto& L = *cudnn_;
+    const ConvTypes t = conv_types(dtype);
+    int max_algos = 0;
+    GC_CUDNN_CHECK(L.cudnnGetConvolutionForwardAlgorithmMaxCount(dnn_, &max_algos));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(
+        static_cast<std::size_t>(std::max(max_algos, 1)));
+    int returned = 0;
+    std::string graph_why;
+    {
+      CudaBuffer search(search_bytes);
+      GC_CUDNN_CHECK(L.cudnnFindConvolutionForwardAlgorithmEx(
+          dnn_, plan.x, dptr(x), plan.w, dptr(w), plan.conv, plan.y, dptr(y), max_algos, &returned,
+          perf.data(), search.get(), search.bytes()));
+      // The backend API's engines too (PyTorch's cudnn.benchmark path); the faster one is kept.
+      plan.graph = GraphConv::build(L, dnn_, stream_, gs, dptr(x), dptr(w), dptr(y), search.get(),
+                                    search.bytes(), kTieNoise, nullptr, &graph_why);
+    }
+    auto best = std::find_if(perf.begin(), perf.begin() + returned,
+                             [](const auto& p) { return p.status == CUDNN_STATUS_SUCCESS; });
+    const bool legacy_ok = best != perf.begin() + returned;
+    if (!legacy_ok && !plan.graph)
+      throw ApiError(
+          "cuDNN", CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STATUS_NOT_SUPPORTED",
+          fmt::format("cudnnFindConvolutionForwardAlgorithmEx: no algorithm for {} "
+                      "conv in {} ({})",
+                      gpucheck::to_string(dtype),
+                      gpucheck::to_string(gs.nhwc ? Layout::kNhwc : Layout::kNchw), graph_why),
+          __FILE__, __LINE__);
+    if (plan.graph && legacy_ok && best->time <= plan.graph->best_ms())
+      plan.graph.reset();  // the legacy algorithm was as fast
+    if (plan.graph) {
+      plan.workspace = plan.graph->workspace_bytes();
+      plan.how = legacy_ok ? fmt::format(
+                                 "backend API engine, fastest of {} timed ({:.3f} ms; "
+                                 "legacy algorithm {} {:.3f} ms)",
+                                 plan.graph->candidates_timed(), plan.graph->best_ms(),
+                                 static_cast<int>(best->algo), best->time)
+                           : fmt::format("backend API engine, fastest of {} timed ({:.3f} ms)",
+                                         plan.graph->candidates_timed(), plan.graph->best_ms());
+      plan.choice = choice_json(plan.graph->choice(), L.version());
+    } else {
+      plan.algo = best->algo;
+      plan.workspace = best->memory;
+      plan.how = fmt::format("legacy algorithm {} ({:.3f} ms){}", static_cast<int>(best->algo),
+                             best->time, graph_why.empty() ? "" : "; backend API: " + graph_why);
+      // f32 stays on FMA math; the reduced-precision types run with the math the search used.
+      const cudnnMathType_t math = dtype == DType::kF32 ? t.math : best->mathType;
+      if (dtype != DType::kF32) GC_CUDNN_CHECK(L.cudnnSetConvolutionMathType(plan.conv, math));
+      plan.choice = cudnn_legacy_choice_json(static_cast<int>(best->algo), static_cast<int>(math),
+                                             L.version());
+    }
+    choices_.keep(key, plan.choice);
+    plan.choice[k::kSource] = "searched";
+    plan.choice[k::kCandidates] = (plan.graph ? plan.graph->candidates_timed() : 0) + returned;
   }
 
   ConvPlan& conv_plan(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
@@ -575,62 +763,24 @@ class CudaDevice final : public Device {
     GC_CUDNN_CHECK(L.cudnnCreateTensorDescriptor(&plan->y));
     GC_CUDNN_CHECK(L.cudnnSetTensor4dDescriptor(plan->y, fmt_, t.data, n, kk, to_int(s.p(), "p"),
                                                 to_int(s.q(), "q")));
-    // Algorithm search, once per shape, with a bounded scratch workspace.
-    int max_algos = 0;
-    GC_CUDNN_CHECK(L.cudnnGetConvolutionForwardAlgorithmMaxCount(dnn_, &max_algos));
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(
-        static_cast<std::size_t>(std::max(max_algos, 1)));
+    GraphConvSpec gs;
+    gs.data = t.data;
+    gs.compute = t.compute;
+    gs.allow_tensor_cores = dtype != DType::kF32;
+    gs.nhwc = s.layout == Layout::kNhwc;
+    gs.n = n, gs.c = c, gs.h = h, gs.w = wd, gs.k = kk, gs.r = r, gs.s = ss;
+    gs.p = to_int(s.p(), "p"), gs.q = to_int(s.q(), "q"), gs.stride = stride, gs.pad = pad;
     std::size_t free = 0, total = 0;
     GC_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     const std::size_t search_bytes = std::min(kConvSearchWorkspaceBytes, free / 4);
-    int returned = 0;
-    std::string graph_why;
-    {
-      CudaBuffer search(search_bytes);
-      GC_CUDNN_CHECK(L.cudnnFindConvolutionForwardAlgorithmEx(
-          dnn_, plan->x, dptr(x), plan->w, dptr(w), plan->conv, plan->y, dptr(y), max_algos,
-          &returned, perf.data(), search.get(), search.bytes()));
-      // The backend API's engines too (PyTorch's cudnn.benchmark path); the faster one is kept.
-      GraphConvSpec gs;
-      gs.data = t.data;
-      gs.compute = t.compute;
-      gs.allow_tensor_cores = dtype != DType::kF32;
-      gs.nhwc = s.layout == Layout::kNhwc;
-      gs.n = n, gs.c = c, gs.h = h, gs.w = wd, gs.k = kk, gs.r = r, gs.s = ss;
-      gs.p = to_int(s.p(), "p"), gs.q = to_int(s.q(), "q"), gs.stride = stride, gs.pad = pad;
-      plan->graph = GraphConv::build(L, dnn_, stream_, gs, dptr(x), dptr(w), dptr(y), search.get(),
-                                     search.bytes(), &graph_why);
-    }
-    auto best = std::find_if(perf.begin(), perf.begin() + returned,
-                             [](const auto& p) { return p.status == CUDNN_STATUS_SUCCESS; });
-    const bool legacy_ok = best != perf.begin() + returned;
-    if (!legacy_ok && !plan->graph)
-      throw ApiError(
-          "cuDNN", CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STATUS_NOT_SUPPORTED",
-          fmt::format("cudnnFindConvolutionForwardAlgorithmEx: no algorithm for {} "
-                      "conv in {} ({})",
-                      gpucheck::to_string(dtype), gpucheck::to_string(s.layout), graph_why),
-          __FILE__, __LINE__);
-    if (plan->graph && legacy_ok && best->time <= plan->graph->best_ms())
-      plan->graph.reset();  // the legacy algorithm was as fast
-    if (plan->graph) {
-      plan->workspace = plan->graph->workspace_bytes();
-      plan->how = legacy_ok ? fmt::format(
-                                  "backend API engine, fastest of {} timed ({:.3f} ms; "
-                                  "legacy algorithm {} {:.3f} ms)",
-                                  plan->graph->candidates_timed(), plan->graph->best_ms(),
-                                  static_cast<int>(best->algo), best->time)
-                            : fmt::format("backend API engine, fastest of {} timed ({:.3f} ms)",
-                                          plan->graph->candidates_timed(), plan->graph->best_ms());
-    } else {
-      plan->algo = best->algo;
-      plan->workspace = best->memory;
-      plan->how = fmt::format("legacy algorithm {} ({:.3f} ms){}", static_cast<int>(best->algo),
-                              best->time, graph_why.empty() ? "" : "; backend API: " + graph_why);
-      // f32 stays on FMA math; the reduced-precision types run with the math the search used.
-      if (dtype != DType::kF32)
-        GC_CUDNN_CHECK(L.cudnnSetConvolutionMathType(plan->conv, best->mathType));
-    }
+    const std::string kept_key =
+        choice_key("cudnn", L.version(), "conv", gpucheck::to_string(dtype),
+                   fmt::format("n{} c{} h{} w{} k{} r{} s{} stride{} pad{}", n, c, h, wd, kk, r, ss,
+                               stride, pad),
+                   gpucheck::to_string(s.layout));
+    if (auto kept = choices_.find(kept_key))
+      use_kept_conv(*plan, dtype, kept_key, *kept, gs, x, w, y, search_bytes);
+    if (!plan->choice.is_object()) search_conv(*plan, dtype, kept_key, gs, x, w, y, search_bytes);
     if (plan->workspace > 0 && (!conv_workspace_ || conv_workspace_->bytes() < plan->workspace)) {
       GC_CUDA_CHECK(cudaStreamSynchronize(stream_));
       conv_workspace_.reset();
@@ -669,6 +819,9 @@ class CudaDevice final : public Device {
   std::unique_ptr<CudaBuffer> lt_workspace_;
   std::unique_ptr<CudaBuffer> conv_workspace_;
   std::map<GemmKey, std::unique_ptr<LtPlan>> lt_plans_;
+  const LtPlan* last_lt_ = nullptr;  // the plan the last gemm ran
+  LibraryChoiceCache choices_;       // kept engine and algorithm choices (tune_gemm opens it)
+  bool choices_opened_ = false;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
 };
 

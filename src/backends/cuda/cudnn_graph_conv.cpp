@@ -1,10 +1,13 @@
 // cuDNN's backend API for one forward convolution: descriptors, heuristics, a timed choice.
 #include "backends/cuda/cudnn_graph_conv.h"
 
+#include "backends/library_choice_cache.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -48,12 +51,60 @@ struct Failure {
   std::string what;
 };
 
+constexpr int kMaxKnobs = 32;
+
+// The engine, knobs and numerical notes of a configuration, read through
+// cudnnBackendGetAttribute; nullopt when cuDNN does not say.
+std::optional<CudnnEngineChoice> describe(const CudnnLibrary& L, cudnnBackendDescriptor_t cfg) {
+  Descriptors ds(L);
+  auto engine = ds.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  if (engine == nullptr) return std::nullopt;
+  std::int64_t n = 0;
+  if (L.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                 &n, &engine) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  CudnnEngineChoice c;
+  if (L.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+                                 &c.engine) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  std::array<cudnnBackendNumericalNote_t, 32> notes{};
+  if (L.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                                 CUDNN_TYPE_NUMERICAL_NOTE, static_cast<std::int64_t>(notes.size()),
+                                 &n, notes.data()) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(n, 32); ++i)
+    c.notes.push_back(static_cast<int>(notes[static_cast<std::size_t>(i)]));
+  std::vector<cudnnBackendDescriptor_t> knobs;
+  for (int i = 0; i < kMaxKnobs; ++i)
+    if (auto d = ds.make(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)) knobs.push_back(d);
+  std::int64_t count = 0;
+  if (L.cudnnBackendGetAttribute(
+          cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+          static_cast<std::int64_t>(knobs.size()), &count, knobs.data()) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(count, kMaxKnobs); ++i) {
+    cudnnBackendKnobType_t type{};
+    std::int64_t value = 0;
+    if (L.cudnnBackendGetAttribute(knobs[static_cast<std::size_t>(i)],
+                                   CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n,
+                                   &type) != CUDNN_STATUS_SUCCESS ||
+        L.cudnnBackendGetAttribute(knobs[static_cast<std::size_t>(i)],
+                                   CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &n,
+                                   &value) != CUDNN_STATUS_SUCCESS)
+      return std::nullopt;
+    c.knobs.emplace_back(static_cast<int>(type), value);
+  }
+  std::sort(c.knobs.begin(), c.knobs.end());
+  return c;
+}
+
 }  // namespace
 
 std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t handle,
                                             cudaStream_t stream, const GraphConvSpec& sp, void* x,
                                             void* w, void* y, void* workspace,
-                                            std::size_t max_workspace, std::string* why) {
+                                            std::size_t max_workspace, double noise,
+                                            const std::string* wanted, std::string* why) {
   if (!L.has_backend_api()) {
     *why = "cuDNN's backend API entry points are missing";
     return nullptr;
@@ -201,13 +252,21 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
 
     if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess)
       throw Failure{"cudaEventCreate failed"};
-    float best_ms = -1;
-    cudnnBackendDescriptor_t best_plan = nullptr;
-    std::size_t best_ws = 0;
+    // Every candidate that ran, in the heuristics' order, with its median time.
+    struct Ran {
+      cudnnBackendDescriptor_t plan;
+      std::size_t ws;
+      CudnnEngineChoice choice;
+    };
+    std::vector<Ran> ran;
+    std::vector<double> ran_ms;
     int tried = 0;
     for (auto cfg : cfgs) {
       if (tried >= kMaxCandidates) break;
       if (!acceptable(cfg)) continue;
+      auto described = describe(L, cfg);
+      if (!described) continue;
+      if (wanted && choice_json(*described, "").at("id").get<std::string>() != *wanted) continue;
       auto plan = ds.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       if (plan == nullptr) continue;
       if (L.cudnnBackendSetAttribute(plan, kExecutionPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle) !=
@@ -237,6 +296,11 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
         continue;
       ++tried;
       if (L.cudnnBackendExecute(handle, plan, pack) != CUDNN_STATUS_SUCCESS) continue;
+      if (wanted) {  // the kept choice: nothing to time
+        ran.push_back({plan, static_cast<std::size_t>(ws), *described});
+        ran_ms.push_back(0);
+        break;
+      }
       std::vector<float> ms;
       for (int r = 0; r < kTimedRuns; ++r) {
         cudaEventRecord(start, stream);
@@ -249,12 +313,10 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
       }
       if (ms.size() != static_cast<std::size_t>(kTimedRuns)) continue;
       std::sort(ms.begin(), ms.end());
-      if (best_ms < 0 || ms[kTimedRuns / 2] < best_ms) {
-        best_ms = ms[kTimedRuns / 2];
-        best_plan = plan;
-        best_ws = static_cast<std::size_t>(ws);
-      }
+      ran.push_back({plan, static_cast<std::size_t>(ws), *described});
+      ran_ms.push_back(ms[kTimedRuns / 2]);
     }
+    const auto pick = pick_within_noise(ran_ms, noise);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     start = stop = nullptr;
@@ -262,14 +324,18 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
     if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
       throw Failure{fmt::format("stream error after the engine search: {}", cudaGetErrorName(e))};
     (void)cudaGetLastError();
-    if (best_plan == nullptr)
-      throw Failure{fmt::format("none of {} engine configurations ran", cfgs.size())};
+    if (!pick)
+      throw Failure{wanted ? fmt::format("the kept engine configuration '{}' is not offered or "
+                                         "did not run",
+                                         *wanted)
+                           : fmt::format("none of {} engine configurations ran", cfgs.size())};
     // The plan, its configuration, graph and tensors live as long as this object.
     out->keep_ = ds.release_all();
-    out->plan_ = best_plan;
-    out->workspace_ = best_ws;
-    out->timed_ = tried;
-    out->best_ms_ = best_ms;
+    out->plan_ = ran[*pick].plan;
+    out->workspace_ = ran[*pick].ws;
+    out->timed_ = wanted ? 0 : tried;
+    out->best_ms_ = static_cast<float>(ran_ms[*pick]);
+    out->choice_ = ran[*pick].choice;
   } catch (const Failure& f) {
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "backends/cuda/cudnn_library.h"
+#include "backends/cuda/library_choice.h"
 
 #include <cuda_runtime_api.h>
 
@@ -28,12 +29,16 @@ struct GraphConvSpec {
 class GraphConv {
  public:
   // Builds the graph, tries up to `max_candidates` engine configurations whose workspace fits
-  // `max_workspace` bytes of `workspace` (device memory), and keeps the fastest. nullptr, with
-  // *why set, when none runs: the caller then uses the legacy API.
+  // `max_workspace` bytes of `workspace` (device memory), and keeps the fastest; of those within
+  // `noise` (relative) of the fastest, the one the heuristics list first. With `wanted` (a kept
+  // choice's id, library_choice.h) it times nothing and builds the configuration of that id.
+  // nullptr, with *why set, when none runs (or `wanted` is not offered): the caller then uses
+  // the legacy API, or searches.
   static std::unique_ptr<GraphConv> build(const CudnnLibrary& lib, cudnnHandle_t handle,
                                           cudaStream_t stream, const GraphConvSpec& spec, void* x,
                                           void* w, void* y, void* workspace,
-                                          std::size_t max_workspace, std::string* why);
+                                          std::size_t max_workspace, double noise,
+                                          const std::string* wanted, std::string* why);
   ~GraphConv();
   GraphConv(const GraphConv&) = delete;
   GraphConv& operator=(const GraphConv&) = delete;
@@ -41,6 +46,7 @@ class GraphConv {
   std::size_t workspace_bytes() const { return workspace_; }
   int candidates_timed() const { return timed_; }
   float best_ms() const { return best_ms_; }
+  const CudnnEngineChoice& choice() const { return choice_; }
   // Enqueues y = conv(x, w) on the handle's stream.
   cudnnStatus_t execute(void* x, void* w, void* y, void* workspace);
 
@@ -55,6 +61,7 @@ class GraphConv {
   std::size_t workspace_ = 0;
   int timed_ = 0;
   float best_ms_ = 0;
+  CudnnEngineChoice choice_;
 };
 
 }  // namespace gpucheck::cuda

@@ -4,12 +4,10 @@
 
 #include "core/document.h"
 #include "core/json_input.h"
-#include "core/output_file.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
-#include <exception>
 #include <filesystem>
 #include <stdexcept>
 
@@ -69,46 +67,26 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
   if (!request.cache_dir.empty()) path = tuning_cache_path(request.cache_dir, target.identity);
   nlohmann::json doc = new_tuning_cache(target.identity);
   if (path) {
-    CacheRead read = read_tuning_cache(*path, target.identity);
-    switch (read.state) {
-      case CacheState::kMissing:
-        break;
-      case CacheState::kUsable: {
-        doc = std::move(read.doc);
-        if (request.mode == TuningMode::kRetune) break;
-        std::string why;
-        if (auto c = cached_candidate(doc, dtype, &why)) {
-          if (runnable(*c, target, dtype, &why)) {
-            say(request, TuningLog::kInfo,
-                fmt::format("gemm {}: {} from {}", dt, name_of(*c), path->string()));
-            target.use(*c);
-            return {*c, "cached", {}};
-          }
+    std::string warning, note;
+    doc = open_kept_cache(*path, tuning_cache_layout(target.identity), "the tuning cache", &warning,
+                          &note);
+    if (!warning.empty()) say(request, TuningLog::kWarn, warning);
+    if (!note.empty()) say(request, TuningLog::kInfo, "re-tuning: " + note);
+    if (request.mode != TuningMode::kRetune) {
+      std::string why;
+      if (auto c = cached_candidate(doc, dtype, &why)) {
+        if (runnable(*c, target, dtype, &why)) {
+          say(request, TuningLog::kInfo,
+              fmt::format("gemm {}: {} from {}", dt, name_of(*c), path->string()));
+          target.use(*c);
+          return {*c, "cached", {}};
         }
-        if (!why.empty()) {
-          say(request, TuningLog::kWarn,
-              fmt::format("ignoring the gemm {} entry of {}: {}; it will be rewritten", dt,
-                          path->string(), why));
-          doc["dtypes"].erase(dt);
-        }
-        break;
       }
-      case CacheState::kStale:
-        say(request, TuningLog::kInfo,
-            fmt::format("re-tuning: {} is out of date ({})", path->string(), read.why));
-        break;
-      case CacheState::kCorrupt:
-      case CacheState::kForeign: {
-        // Moved aside, not left in place: a file that cannot be used (or that crashes whatever
-        // reads it) must not be read again on every run until a tuning happens to rewrite it.
-        std::string why;
-        const auto bad = set_aside_bad_file(*path, &why);
+      if (!why.empty()) {
         say(request, TuningLog::kWarn,
-            fmt::format(
-                "ignoring the tuning cache {}: {}; {}, it will be rewritten", path->string(),
-                read.why,
-                bad ? "set aside as " + bad->string() : "it could not be set aside (" + why + ")"));
-        break;
+            fmt::format("ignoring the gemm {} entry of {}: {}; it will be rewritten", dt,
+                        path->string(), why));
+        doc["dtypes"].erase(dt);
       }
     }
   }
@@ -159,13 +137,9 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
                       : std::string()));
   if (path) {
     doc["dtypes"][dt] = tuning_cache_entry(result, target.untuned, setup.budget_s, utc_timestamp());
-    try {
-      std::filesystem::create_directories(path->parent_path());
-      write_output_file(path->string(), doc.dump(2) + "\n", "the tuning cache");
-    } catch (const std::exception& e) {
+    if (auto failed = write_kept_cache(*path, doc); !failed.empty())
       say(request, TuningLog::kWarn,
-          fmt::format("the tuned gemm {} is not cached: {}", dt, e.what()));
-    }
+          fmt::format("the tuned gemm {} is not cached: {}", dt, failed));
   } else {
     say(request, TuningLog::kWarn,
         "the tuned GEMM is not cached: neither XDG_CACHE_HOME nor HOME is set");

@@ -5,9 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-
-#include "core/json_input.h"
 
 namespace gpucheck::opencl {
 
@@ -17,12 +14,6 @@ constexpr const char* kFormat = "gpucheck-opencl-gemm-tuning/1";
 constexpr std::size_t kMaxRejectionsKept = 20;
 constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
 constexpr std::size_t kMaxWhyBytes = 400;  // a build log can be long; its start says enough
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 std::string string_at(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -39,73 +30,21 @@ nlohmann::json identity_json(const TuningIdentity& id) {
 
 }  // namespace
 
+CacheLayout tuning_cache_layout(const TuningIdentity& id) {
+  return {kFormat, identity_json(id), {"platform", "device_name"}, "dtypes", kMaxFileBytes};
+}
+
 std::filesystem::path tuning_cache_path(const std::filesystem::path& dir,
                                         const TuningIdentity& id) {
-  std::string stem;
-  for (char c : id.device_name) {
-    if (stem.size() >= 40) break;
-    const bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0;
-    if (keep)
-      stem += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!stem.empty() && stem.back() != '-')
-      stem += '-';
-  }
-  while (!stem.empty() && stem.back() == '-') stem.pop_back();
-  if (stem.empty()) stem = "device";
-  return dir / fmt::format("opencl-gemm-{}-{:016x}.json", stem,
-                           fnv1a(id.platform + '\n' + id.device_name));
+  return kept_cache_path(dir, "opencl-gemm", id.device_name, id.platform + '\n' + id.device_name);
 }
 
 nlohmann::json new_tuning_cache(const TuningIdentity& id) {
-  return {
-      {"format", kFormat}, {"identity", identity_json(id)}, {"dtypes", nlohmann::json::object()}};
+  return new_kept_cache(tuning_cache_layout(id));
 }
 
 CacheRead read_tuning_cache(const std::filesystem::path& path, const TuningIdentity& id) {
-  CacheRead r;
-  KeptJsonFile file = read_kept_json_file(path, kMaxFileBytes);
-  if (file.outcome == KeptJsonFile::Outcome::kMissing) return r;
-  if (file.outcome != KeptJsonFile::Outcome::kParsed) {
-    r.state = CacheState::kCorrupt;
-    r.why = file.why;
-    return r;
-  }
-  nlohmann::json doc = std::move(file.doc);
-  if (!doc.is_object()) {
-    r.state = CacheState::kCorrupt;
-    r.why = "it is not a JSON object";
-    return r;
-  }
-  if (string_at(doc, "format") != kFormat) {
-    r.state = CacheState::kForeign;
-    r.why = fmt::format("its format is '{}', not '{}'", string_at(doc, "format"), kFormat);
-    return r;
-  }
-  const auto ident = doc.find("identity");
-  const auto dtypes = doc.find("dtypes");
-  if (ident == doc.end() || !ident->is_object() || dtypes == doc.end() || !dtypes->is_object()) {
-    r.state = CacheState::kCorrupt;
-    r.why = "it lacks the identity or the dtypes object";
-    return r;
-  }
-  if (string_at(*ident, "platform") != id.platform ||
-      string_at(*ident, "device_name") != id.device_name) {
-    r.state = CacheState::kForeign;
-    r.why = fmt::format("it belongs to '{}' on '{}'", string_at(*ident, "device_name"),
-                        string_at(*ident, "platform"));
-    return r;
-  }
-  const nlohmann::json want = identity_json(id);
-  for (const char* key : {"driver_version", "gpucheck_version", "library"})
-    if (string_at(*ident, key) != want[key].get<std::string>()) {
-      r.state = CacheState::kStale;
-      r.why = fmt::format("it was tuned under {} '{}', this is '{}'", key, string_at(*ident, key),
-                          want[key].get<std::string>());
-      return r;
-    }
-  r.state = CacheState::kUsable;
-  r.doc = std::move(doc);
-  return r;
+  return read_kept_cache(path, tuning_cache_layout(id));
 }
 
 std::optional<GemmCandidate> cached_candidate(const nlohmann::json& doc, DType dtype,

@@ -3,6 +3,7 @@
 // it was tuned under (driver, gpucheck and library versions), so a driver change re-tunes.
 #pragma once
 
+#include "backends/kept_cache.h"
 #include "backends/opencl/gemm_tuner.h"
 
 #include <nlohmann/json.hpp>
@@ -25,19 +26,12 @@ struct TuningIdentity {
 // and device name, so that two devices never share a file and a driver update rewrites it.
 std::filesystem::path tuning_cache_path(const std::filesystem::path& dir, const TuningIdentity& id);
 
-enum class CacheState {
-  kMissing,  // no file: nothing to say
-  kUsable,   // doc holds this device's entries, tuned under this identity
-  kStale,    // this device's, tuned under another driver, gpucheck or library: re-tune
-  kCorrupt,  // not a cache file we can read (not JSON, nested too deep, too large): set aside
-  kForeign,  // a cache file of another device or format: set aside
-};
+using gpucheck::CacheRead;
+using gpucheck::CacheState;
 
-struct CacheRead {
-  CacheState state = CacheState::kMissing;
-  std::string why;     // for every state but kMissing and kUsable
-  nlohmann::json doc;  // kUsable: the file's document
-};
+// The layout of the device's file (backends/kept_cache.h): platform and device name own it; a
+// driver, gpucheck or library change makes it stale.
+CacheLayout tuning_cache_layout(const TuningIdentity& id);
 
 CacheRead read_tuning_cache(const std::filesystem::path& path, const TuningIdentity& id);
 

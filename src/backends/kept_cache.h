@@ -1,0 +1,63 @@
+// A JSON file a backend keeps in the user's cache directory between runs (the OpenCL GEMM
+// tuning, the CUDA libraries' engine and algorithm choices): one file per device, a format tag,
+// the identity it was made under and an object of entries. Read through core/json_input's
+// bounded reader; a file that cannot be used is set aside (PATH.bad) and rebuilt, never read
+// again on every run; written whole or not at all (core/output_file).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck {
+
+// DIR/PREFIX-STEM-HASH.json: a readable stem of `readable` (a device name) and a hash of
+// `hashed` (what tells devices apart), so two devices never share a file.
+std::filesystem::path kept_cache_path(const std::filesystem::path& dir, std::string_view prefix,
+                                      std::string_view readable, std::string_view hashed);
+
+enum class CacheState {
+  kMissing,  // no file: nothing to say
+  kUsable,   // doc holds this device's entries, made under this identity
+  kStale,    // this device's, made under another identity (driver, versions): rebuild
+  kCorrupt,  // not a cache file we can read (not JSON, nested too deep, too large): set aside
+  kForeign,  // a cache file of another device or format: set aside
+};
+
+struct CacheRead {
+  CacheState state = CacheState::kMissing;
+  std::string why;     // for every state but kMissing and kUsable
+  nlohmann::json doc;  // kUsable: the file's document
+};
+
+// What a kept file holds: {"format": format, "identity": identity, entries: {...}}. An identity
+// member named in owner_keys that differs makes the file another device's (kForeign); any other
+// member that differs makes it stale.
+struct CacheLayout {
+  std::string format;
+  nlohmann::json identity;
+  std::vector<std::string> owner_keys;
+  std::string entries;
+  std::size_t max_bytes = std::size_t{1} << 20;
+};
+
+CacheRead read_kept_cache(const std::filesystem::path& path, const CacheLayout& layout);
+
+// A fresh document of the layout, without entries.
+nlohmann::json new_kept_cache(const CacheLayout& layout);
+
+// The document to work on: the file's when usable, else a fresh one. A corrupt or foreign file
+// is set aside first; *warning says what happened to it, naming it as `what` ("the tuning
+// cache"), and stays empty when nothing is worth a warning; *note says why a stale file is
+// rebuilt.
+nlohmann::json open_kept_cache(const std::filesystem::path& path, const CacheLayout& layout,
+                               std::string_view what, std::string* warning, std::string* note);
+
+// Writes the document whole (creating the directory); "" or why it could not.
+std::string write_kept_cache(const std::filesystem::path& path, const nlohmann::json& doc);
+
+}  // namespace gpucheck
