@@ -1,6 +1,7 @@
 // The two meeting places. File: rank 0 writes FILE (a fresh token), each rank answers with
 // FILE.rank<N> (the token and a nonce of its own), rank 0 rewrites FILE with the answer and every
-// nonce it accepted; every write is a rename, so no reader sees half a file. TCP: rank 0 listens,
+// nonce it accepted; every write is a rename, so no reader sees half a file. Each rank removes
+// its answer once it has read rank 0's, and rank 0 then removes FILE. TCP: rank 0 listens,
 // each rank connects, sends one line and reads one line back.
 #include "core/rendezvous.h"
 
@@ -156,7 +157,18 @@ RendezvousResult file_rank0(const RendezvousRequest& q, const RendezvousAnswer& 
   head["members"] = members;
   head["answer"] = out.answer;
   write_atomic(file, head.dump());
-  for (int r = 1; r < q.world_size; ++r) ::unlink(rank_file(file, r).c_str());
+  // Each rank removes its answer once it has read rank 0's: then no rank needs the file, and a
+  // later run must not read it. A rank that never says so leaves it for retire_rendezvous.
+  while (Clock::now() <= deadline) {
+    bool all_read = true;
+    for (int r = 1; r < q.world_size && all_read; ++r)
+      all_read = ::access(rank_file(file, r).c_str(), F_OK) != 0;
+    if (all_read) {
+      ::unlink(file.c_str());
+      break;
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
   return out;
 }
 
@@ -191,8 +203,10 @@ RendezvousResult file_rank(const RendezvousRequest& q) {
         const bool go = j.value("phase", "") == "go";
         if (go && token == answered) {
           const json& m = j.value("members", json::object());
-          if (m.value(std::to_string(q.rank), "") == nonce && j.contains("answer"))
+          if (m.value(std::to_string(q.rank), "") == nonce && j.contains("answer")) {
+            ::unlink(rank_file(file, q.rank).c_str());  // read: rank 0 may remove the file
             return {j["answer"].get<std::string>(), {}};
+          }
         }
         if (go) {
           last =

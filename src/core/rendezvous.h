@@ -50,7 +50,8 @@ using RendezvousAnswer = std::function<std::string(const std::vector<std::string
 RendezvousResult rendezvous(const RendezvousRequest& request, const RendezvousAnswer& answer);
 
 // Rank 0, once every rank has its answer (their collective started): removes the rendezvous
-// file, so a later run never reads it. Nothing for the TCP form; a missing file is no error.
+// file where a rank never said it had read it (rank 0 removes it itself once all have), so a
+// later run never reads it. Nothing for the TCP form; a missing file is no error.
 void retire_rendezvous(const RendezvousPlace& place);
 
 }  // namespace gpucheck

@@ -113,7 +113,7 @@ TEST(RendezvousCli, BadRankFlagsAreUsageErrors) {
       {{"--rank", "2", "--world-size", "2", "--rendezvous", "f"}, "rank 2 is outside a world of 2"},
       {{"--rank", "-1", "--world-size", "2", "--rendezvous", "f"}, "rank -1 is outside"},
       {{"--rank", "0", "--world-size", "2"}, "needs --rendezvous"},
-      {{"--rendezvous", "f"}, "give --rank and --world-size, or start the ranks with srun"},
+      {{"--rendezvous", "f"}, "Give --rank and --world-size, or start the ranks with srun"},
       {{"--rank", "0", "--world-size", "2", "--rendezvous", "h:0"}, "port must be 1 to 65535"},
       {{"--rank", "0", "--world-size", "2", "--rendezvous", "f", "--rendezvous-timeout", "-3"},
        "--rendezvous-timeout"},
