@@ -5,14 +5,18 @@
 #include "app/bench_devices.h"
 #include "app/bench_framework.h"
 #include "app/bench_multi.h"
+#include "app/bench_ranks.h"
 #include "app/bench_run.h"
 #include "app/cli_common.h"
+#include "backends/registry.h"
 #include "bench/cell.h"
 #include "bench/config.h"
 #include "bench/host_lock.h"
 #include "bench/sweep.h"
 #include "core/document.h"
+#include "core/json_input.h"
 #include "core/json_keys.h"
+#include "core/rendezvous.h"
 #include "probe/cpu_info.h"
 #include "probe/host_info.h"
 #include "report/speedup.h"
@@ -57,6 +61,9 @@ struct BenchOptions {
   std::string frameworks, python;  // --framework LIST, --python PATH
   double framework_timeout_s = 120;
   bool reps_given = false, warmup_given = false, max_time_given = false;
+  std::string transport = "auto";  // --transport auto|net: the all-reduce's path
+  RankOptions ranks;               // --rank, --world-size, --rendezvous, --rendezvous-timeout
+  bool device_named = false;
 };
 
 template <typename T, typename F>
@@ -210,6 +217,83 @@ BenchOptions with_sweep(BenchOptions o, const bench::SweepSpec& s) {
   return o;
 }
 
+// One rank of a multi-process all-reduce: probe, meet the others, run this process's share in
+// its group child; rank 0 writes the document with every rank's host and GPUs, the others only
+// with -o.
+ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& output,
+                         const bench::RepPolicy& policy, const bench::SizeSet& sizes,
+                         const EnvMap& env) {
+  ChildLimits limits;
+  limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
+  const nlohmann::json backends = probe_backends(env, limits);
+  DeviceResolution res = resolve_devices(split_list(o.devices), backends);
+  std::vector<BenchTarget> cuda;
+  for (const auto& t : res.targets) {
+    if (t.backend == "cuda")
+      cuda.push_back(t);
+    else if (o.device_named)
+      throw UsageError(fmt::format(
+          "--device {}: the all-reduce between processes runs on CUDA devices (NCCL)", t.device));
+  }
+  for (const auto& m : res.missing) spdlog::error("{}", m);
+  if (cuda.empty() || !res.missing.empty()) {
+    spdlog::error(
+        "rank {} of {}: no CUDA device to take part with; the other ranks will wait "
+        "for this one until --rendezvous-timeout",
+        rs.rank, rs.world_size);
+    return ExitCode::kDeviceMissing;
+  }
+  const std::vector<std::string> devices = rank_devices(cuda, o.device_named, env);
+  const nlohmann::json identity = rank_identity(rs.rank, devices, backends);
+  std::string id;
+  if (rs.rank == 0) {
+    std::string why = "gpucheck was built without CUDA";
+    if (auto backend = make_backend("cuda", env)) id = backend->start_collective(&why);
+    if (id.empty()) {
+      spdlog::error("rank 0 cannot start the all-reduce: {}", why);
+      return ExitCode::kDeviceMissing;
+    }
+  }
+  spdlog::info("rank {} of {} ({}): meeting the others at {}", rs.rank, rs.world_size, rs.source,
+               rs.place.describe());
+  const RendezvousResult met =
+      rendezvous({rs.place, rs.rank, rs.world_size, rs.session, rs.timeout_s, identity.dump()},
+                 [&](const std::vector<std::string>& ids) { return rank0_answer(ids, id); });
+  GroupRequest request;
+  request.allreduce = true;
+  request.allreduce_bytes = sizes.allreduce;
+  bench::BenchPlan plan = plan_rank(request, devices, policy, o.seed);
+  plan.allreduce.network_only = o.transport == "net";
+  plan.allreduce.span = span_of(met.answer, rs.rank);
+
+  nlohmann::json doc = make_document("bench", o.argv, env);
+  doc[k::kProvenance][k::kVersions] = report::stack_versions_json(report::stack_versions(backends));
+  doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
+  doc[k::kCpu] = probe::to_json(probe::read_cpu_facts("/"));
+  nlohmann::json who = nlohmann::json::array();
+  if (rs.rank == 0)
+    for (const auto& text : met.identities) who.push_back(parse_json_or_discarded(text));
+  else
+    who.push_back(identity);
+  doc["ranks"] = who;
+  Progress progress = Progress::for_stderr("bench", o.out.quiet);
+  BenchProgress bench_progress(progress, {plan});
+  DeviceRun run = run_device({plan.device, "cuda"}, plan, bench_progress);
+  progress.clear();
+  // Every rank has read the answer once their all-reduce ran: no later run may read it.
+  if (rs.rank == 0) retire_rendezvous(rs.place);
+  ExitCode code = run.child_died_silently ? ExitCode::kDeviceMissing : ExitCode::kOk;
+  nlohmann::json results = nlohmann::json::array();
+  for (auto& r : run.records) {
+    const std::string status = r.value(std::string(k::kStatus), "");
+    if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
+    results.push_back(std::move(r));
+  }
+  doc[k::kResults] = results;
+  if (rs.rank == 0 || !o.out.output_path.empty()) output.write(doc);
+  return code;
+}
+
 ExitCode run_bench(const BenchOptions& given) {
   const std::optional<bench::SweepSpec> sweep = sweep_of(given);
   const BenchOptions o = sweep ? with_sweep(given, *sweep) : given;
@@ -237,6 +321,22 @@ ExitCode run_bench(const BenchOptions& given) {
   } else if (!o.python.empty()) {
     throw UsageError("--python: only with --framework");
   }
+  const bool network_only = o.transport == "net";
+  const std::optional<RankSetup> ranks = resolve_ranks(o.ranks, env);
+  {
+    const auto ops = split_list(o.ops);
+    const bool allreduce = std::find(ops.begin(), ops.end(), "allreduce") != ops.end();
+    if (network_only && !allreduce)
+      throw UsageError("--transport net: steers the all-reduce; add allreduce to --ops");
+    if (ranks && (ops.size() != 1 || !allreduce))
+      throw UsageError(fmt::format(
+          "--rendezvous: a multi-process run does the all-reduce only; give --ops allreduce{}",
+          o.ops.empty() ? "" : fmt::format(", not '{}'", o.ops)));
+  }
+  if (ranks && !o.frameworks.empty())
+    throw UsageError(
+        "--framework: not with --rendezvous (a multi-process run does the all-reduce only)");
+  if (ranks) return run_bench_ranks(o, *ranks, output, policy, sizes, env);
   nlohmann::json backends = nlohmann::json::array();
   if (needs_probe(names)) {
     ChildLimits limits;
@@ -277,13 +377,15 @@ ExitCode run_bench(const BenchOptions& given) {
   for (const auto& t : res.targets) {
     bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
                           policy,   o.seed,    threads,
-                          {},       tuning,    {}};
+                          {},       tuning,    {},
+                          {}};
     if (plan.cells.empty()) continue;  // only ops between devices were asked for
     plans.push_back(std::move(plan));
     targets.push_back(t);
   }
   GroupPlanning group =
       selected.empty() ? GroupPlanning{} : plan_group(group_request, selected, policy, o.seed);
+  if (group.plan) group.plan->allreduce.network_only = network_only;
 
   nlohmann::json doc = make_document("bench", o.argv, env);
   // The driver and libraries the devices ran with, for whoever reads the results later.
@@ -453,6 +555,28 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
                   "all-reduce sizes in bytes per GPU (KiB/MiB/GiB suffixes; default 1 MiB to "
                   "1 GiB, x4)")
       ->type_name("BYTES");
+  cmd->add_option("--transport", o->transport,
+                  "The all-reduce's path: auto (NCCL's choice) or net (NCCL's P2P and SHM "
+                  "transports off: the network path, IB, RoCE or sockets, even on one host)")
+      ->check(CLI::IsMember({"auto", "net"}))
+      ->capture_default_str()
+      ->type_name("PATH");
+  cmd->add_option("--rank", o->ranks.rank,
+                  "This process's rank of a multi-process all-reduce (default under srun: "
+                  "SLURM_PROCID)")
+      ->type_name("N");
+  cmd->add_option("--world-size", o->ranks.world_size,
+                  "How many gpucheck processes meet (default under srun: SLURM_NTASKS)")
+      ->type_name("N");
+  cmd->add_option("--rendezvous", o->ranks.rendezvous,
+                  "Where the ranks meet: a FILE every rank sees (rank 0 writes it) or rank 0's "
+                  "HOST:PORT")
+      ->type_name("WHERE");
+  cmd->add_option("--rendezvous-timeout", o->ranks.rendezvous_timeout_s,
+                  "How long a rank waits for the others: " + duration_help())
+      ->transform(duration_validator())
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->add_flag("--no-baseline", o->no_baseline, "Do not run the CPU beside other devices");
   cmd->add_flag("--serial", o->serial,
                 "Benchmark one device after another (default: distinct GPUs at the same time)");
@@ -483,6 +607,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
             o->reps_given = cmd->count("--reps") > 0;
             o->warmup_given = cmd->count("--warmup") > 0;
             o->max_time_given = cmd->count("--max-time") > 0;
+            o->device_named = cmd->count("--device") > 0;
             return run_bench(*o);
           }};
 }

@@ -97,6 +97,35 @@ std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchT
   return out;
 }
 
+namespace {
+
+bench::BenchPlan group_plan(const std::vector<std::string>& cuda, const bench::RepPolicy& policy,
+                            std::uint64_t seed) {
+  bench::BenchPlan plan;
+  plan.backend = "cuda";
+  plan.group = cuda;
+  for (const auto& d : cuda) plan.device += (plan.device.empty() ? "" : ",") + d;
+  plan.policy = policy;
+  plan.seed = seed;
+  return plan;
+}
+
+}  // namespace
+
+bench::BenchPlan plan_rank(const GroupRequest& req, const std::vector<std::string>& devices,
+                           const bench::RepPolicy& policy, std::uint64_t seed) {
+  bench::BenchPlan plan = group_plan(devices, policy, seed);
+  for (auto bytes : req.allreduce_bytes) {
+    Cell c;
+    c.op = Op::kAllreduce;
+    c.shape = bench::AllreduceShape{bytes, devices};
+    c.explicit_request = true;
+    c.explicit_size = true;
+    plan.cells.push_back(std::move(c));
+  }
+  return plan;
+}
+
 GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>& targets,
                          const bench::RepPolicy& policy, std::uint64_t seed) {
   GroupPlanning out;
@@ -144,12 +173,7 @@ GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>
                          op == Op::kP2p ? "a peer copy" : "all-reduce", cuda.size(), selected));
     return out;
   }
-  bench::BenchPlan plan;
-  plan.backend = "cuda";
-  plan.group = cuda;
-  for (const auto& d : cuda) plan.device += (plan.device.empty() ? "" : ",") + d;
-  plan.policy = policy;
-  plan.seed = seed;
+  bench::BenchPlan plan = group_plan(cuda, policy, seed);
   auto add = [&](Op op, bench::Shape shape, bool explicit_size) {
     Cell c;
     c.op = op;

@@ -49,6 +49,12 @@ struct GroupPlanning {
 GroupPlanning plan_group(const GroupRequest& request, const std::vector<BenchTarget>& targets,
                          const bench::RepPolicy& policy, std::uint64_t seed);
 
+// One rank's share of a multi-process all-reduce: one cell per size over this process's CUDA
+// devices. Sizes are never scaled down to fit: every rank must run the same sizes, or the others
+// would wait on a collective this one skipped.
+bench::BenchPlan plan_rank(const GroupRequest& request, const std::vector<std::string>& devices,
+                           const bench::RepPolicy& policy, std::uint64_t seed);
+
 // Bytes of a P2P latency copy (p2pBandwidthLatencyTest copies one int).
 inline constexpr std::uint64_t kP2pLatencyBytes = 4;
 

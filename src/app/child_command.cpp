@@ -1,5 +1,6 @@
 // The hidden "__child" subcommand: what gpucheck runs in its isolated children.
 #include "app/backend_probes.h"
+#include "app/bench_ranks.h"
 #include "app/cli_common.h"
 #include "app/cpu_blas_selection.h"
 #include "backends/registry.h"
@@ -9,6 +10,7 @@
 #include "core/files.h"
 #include "core/graceful_stop.h"
 #include "core/json_input.h"
+#include "core/rendezvous.h"
 #include "stress/events.h"
 #include "stress/faults.h"
 #include "stress/runner.h"
@@ -162,6 +164,22 @@ int run_stress_child(const std::string& plan_text) {
   return 0;
 }
 
+// The rendezvous of bench's multi-process all-reduce with a stand-in for NCCL's id, so the
+// exchange between processes (its timeouts, stale files, refused peers) is exercised without a
+// GPU: rank 0 answers with every identity, each rank prints the answer (and rank 0 the
+// identities) as one JSON object.
+int run_rendezvous_child(const RankOptions& options, const std::string& identity) {
+  const auto setup = resolve_ranks(options, current_environment());
+  if (!setup) throw UsageError("__child rendezvous: give --rendezvous");
+  const RendezvousResult met = rendezvous(
+      {setup->place, setup->rank, setup->world_size, setup->session, setup->timeout_s, identity},
+      [](const std::vector<std::string>& ids) { return nlohmann::json(ids).dump(); });
+  if (setup->rank == 0) retire_rendezvous(setup->place);
+  write_all(STDOUT_FILENO,
+            nlohmann::json{{"answer", met.answer}, {"identities", met.identities}}.dump() + "\n");
+  return 0;
+}
+
 }  // namespace
 
 Command add_child_command(CLI::App& root) {
@@ -178,8 +196,18 @@ Command add_child_command(CLI::App& root) {
   auto* counters = cmd->add_subcommand("counters", "read a backend's growing counters");
   auto counters_backend = std::make_shared<std::string>();
   counters->add_option("--backend", *counters_backend)->required();
+  auto* meet = cmd->add_subcommand("rendezvous", "meet other ranks (a stand-in id)");
+  auto ranks = std::make_shared<RankOptions>();
+  auto identity = std::make_shared<std::string>("{}");
+  meet->add_option("--rank", ranks->rank);
+  meet->add_option("--world-size", ranks->world_size);
+  meet->add_option("--rendezvous", ranks->rendezvous);
+  meet->add_option("--rendezvous-timeout", ranks->rendezvous_timeout_s)
+      ->transform(duration_validator());
+  meet->add_option("--identity", *identity);
   cmd->require_subcommand(1);
-  return {cmd, [probe, bench, stress, counters, backend, plan, stress_plan, counters_backend]() {
+  return {cmd, [probe, bench, stress, counters, meet, backend, plan, stress_plan, counters_backend,
+                ranks, identity]() {
             // A parent killed beyond its handlers (SIGKILL) takes its children with it.
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);
             configure_logging(0, false);
@@ -189,6 +217,8 @@ Command add_child_command(CLI::App& root) {
             if (stress->parsed()) return static_cast<ExitCode>(run_stress_child(*stress_plan));
             if (counters->parsed())
               return static_cast<ExitCode>(run_counters_child(*counters_backend));
+            if (meet->parsed())
+              return static_cast<ExitCode>(run_rendezvous_child(*ranks, *identity));
             return ExitCode::kUsage;
           }};
 }

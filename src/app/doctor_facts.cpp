@@ -102,7 +102,7 @@ std::optional<double> cpu_gemm_tflops(
   cell.dtype = DType::kF32;
   cell.shape = GemmShape{1024, 1024, 1024};
   cell.explicit_request = cell.explicit_size = true;
-  bench::BenchPlan plan{"cpu", "cpu", {cell}, {1, 5, 0.0, 10.0}, 20240601, 0, {}, {}, {}};
+  bench::BenchPlan plan{"cpu", "cpu", {cell}, {1, 5, 0.0, 10.0}, 20240601, 0, {}, {}, {}, {}};
   const DeviceRun run = run_device({"cpu", "cpu"}, plan, BenchProgress::silent(), env);
   if (run.records.empty() || run.records[0].value(keys::kStatus, "") != "ok") return std::nullopt;
   return run.records[0][keys::kThroughput].value(keys::kValue, 0.0);

@@ -159,8 +159,9 @@ ExitCode run_qualify(const QualifyOptions& o) {
       needs(profile, q::Kind::kAllreduce)) {
     auto plans = q::plan_benches(profile, q::list_devices(obs.backends));
     // The work between GPUs last, in one group child over every CUDA device.
-    if (auto group = q::plan_group_bench(profile, q::list_devices(obs.backends)))
-      plans.push_back(std::move(*group));
+    for (bool network_only : {false, true})
+      if (auto group = q::plan_group_bench(profile, q::list_devices(obs.backends), network_only))
+        plans.push_back(std::move(*group));
     for (auto& plan : plans) plan.tuning = tuning;
     obs.results = run_benches(plans, o.out.quiet);
     doc[k::kResults] = obs.results;

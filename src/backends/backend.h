@@ -42,6 +42,13 @@ class Backend {
     (void)device_ids;
     return nullptr;
   }
+  // Starts the meeting point of an all-reduce spanning processes, in this process (rank 0's
+  // parent; NCCL's unique id: the address of a bootstrap root that listens here until every rank
+  // has joined) and returns its bytes; empty with *error saying why where there is none.
+  virtual std::string start_collective(std::string* error) {
+    *error = std::string(name()) + " has no all-reduce between processes";
+    return {};
+  }
 };
 
 }  // namespace gpucheck

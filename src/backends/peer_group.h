@@ -34,6 +34,22 @@ struct CopyTiming {
   bool spin_timed_out = false;
 };
 
+// An all-reduce spanning processes (ranks of a multi-process run, on one host or many): this
+// group's devices are ranks first_rank, first_rank + 1, ... of `ranks`, meeting through `id`
+// (the bytes Backend::start_collective gave rank 0).
+struct CollectiveSpan {
+  std::string id;
+  int ranks = 0;
+  int first_rank = 0;
+};
+
+struct AllreduceSetup {
+  // NCCL's peer-to-peer and shared-memory transports off: the traffic takes the network path (IB,
+  // RoCE or sockets) even between GPUs of one host.
+  bool network_only = false;
+  std::optional<CollectiveSpan> span;
+};
+
 class PeerGroup {
  public:
   virtual ~PeerGroup() = default;
@@ -66,6 +82,14 @@ class PeerGroup {
   virtual double timed_allreduce_f32(const std::vector<const DeviceBuffer*>& send,
                                      const std::vector<DeviceBuffer*>& recv, std::size_t count,
                                      int repeats) = 0;
+
+  // How the all-reduce runs, set once before the first one: nullopt when the group can, else
+  // why not (a group whose all-reduce stays within one process, or has no transports to choose).
+  virtual std::optional<std::string> setup_allreduce(const AllreduceSetup& setup) {
+    if (setup.span) return std::string("this backend's all-reduce runs within one process");
+    if (setup.network_only) return std::string("this backend's all-reduce has no network path");
+    return std::nullopt;
+  }
 
   // Facts for the group's records' context (library versions, environment that steers NCCL).
   virtual nlohmann::json context() const { return nlohmann::json::object(); }

@@ -166,6 +166,12 @@ nlohmann::json to_json(const BenchPlan& plan) {
       {"seed", plan.seed},       {"threads", plan.threads},   {"tuning", tuning}};
   if (!plan.group.empty()) j["group"] = plan.group;
   if (!plan.host_lock.empty()) j["host_lock"] = plan.host_lock;
+  if (plan.allreduce.network_only) j["network_only"] = true;
+  if (const auto& s = plan.allreduce.span) {
+    std::string hex;
+    for (unsigned char c : s->id) hex += fmt::format("{:02x}", c);
+    j["span"] = {{"id", hex}, {"ranks", s->ranks}, {"first_rank", s->first_rank}};
+  }
   return j;
 }
 
@@ -200,6 +206,17 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   plan.policy.rounds = p.value("rounds", 1);
   if (j.contains("group")) plan.group = j.at("group").get<std::vector<std::string>>();
   plan.host_lock = j.value("host_lock", std::string());
+  plan.allreduce.network_only = j.value("network_only", false);
+  if (auto s = j.find("span"); s != j.end()) {
+    CollectiveSpan span;
+    const std::string hex = s->at("id").get<std::string>();
+    if (hex.size() % 2 != 0) throw std::invalid_argument("plan: the span's id is not whole bytes");
+    for (std::size_t i = 0; i < hex.size(); i += 2)
+      span.id.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    span.ranks = s->at("ranks").get<int>();
+    span.first_rank = s->at("first_rank").get<int>();
+    plan.allreduce.span = span;
+  }
   if (auto t = j.find("tuning"); t != j.end()) {
     plan.tuning.mode =
         parse_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");

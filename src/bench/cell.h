@@ -2,6 +2,7 @@
 #pragma once
 
 #include "backends/device.h"
+#include "backends/peer_group.h"
 #include "bench/reps.h"
 #include "core/workload.h"
 
@@ -90,6 +91,9 @@ struct BenchPlan {
   TuningPlan tuning;
   // A lock file that concurrent siblings share: host-bound timed regions take it (host_lock.h).
   std::string host_lock;
+  // How a group's all-reduce runs: over the network path only (--transport net), and as ranks of
+  // an all-reduce spanning processes (--rank, --world-size).
+  AllreduceSetup allreduce;
 };
 
 // "off", "auto", "retune" and back (nullopt for anything else).

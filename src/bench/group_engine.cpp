@@ -45,6 +45,9 @@ class GroupRunner {
               std::optional<PlantedError> plant)
       : plan_(plan), group_(group), cb_(cb), plant_(plant) {
     host_limit_ = probe::read_memory_facts("/").available_bytes.value_or(0) / 2;
+    const bool any_allreduce = std::any_of(plan.cells.begin(), plan.cells.end(),
+                                           [](const Cell& c) { return c.op == Op::kAllreduce; });
+    if (any_allreduce) setup_refusal_ = group_.setup_allreduce(plan.allreduce);
   }
 
   void run(std::size_t index, Cell cell) {
@@ -152,8 +155,9 @@ class GroupRunner {
   std::optional<Refusal> refuse(Cell& cell) {
     const auto devs = devices_of(cell);
     if (cell.op == Op::kAllreduce) {
+      if (setup_refusal_) return Refusal{"unsupported", *setup_refusal_};
       if (auto why = group_.allreduce_unavailable()) return Refusal{"unsupported", *why};
-      if (devs.size() < 2) return Refusal{"unsupported", "all-reduce needs at least two devices"};
+      if (ranks() < 2) return Refusal{"unsupported", "all-reduce needs at least two devices"};
       if (devs.size() != group_.size())
         return Refusal{"unsupported", "an all-reduce runs over every device of the group"};
       if (std::get<AllreduceShape>(cell.shape).bytes % 4 != 0)
@@ -333,6 +337,15 @@ class GroupRunner {
     return x;
   }
 
+  // The all-reduce's ranks: this group's devices, or every rank of the processes it spans.
+  std::size_t ranks() const {
+    return plan_.allreduce.span ? static_cast<std::size_t>(plan_.allreduce.span->ranks)
+                                : group_.size();
+  }
+  std::size_t first_rank() const {
+    return plan_.allreduce.span ? static_cast<std::size_t>(plan_.allreduce.span->first_rank) : 0;
+  }
+
   void run_allreduce(const Cell& cell) {
     const auto& s = std::get<AllreduceShape>(cell.shape);
     const auto devs = devices_of(cell);
@@ -341,15 +354,20 @@ class GroupRunner {
     std::vector<std::unique_ptr<DeviceBuffer>> send, recv;
     std::vector<const DeviceBuffer*> send_ptrs;
     std::vector<DeviceBuffer*> recv_ptrs;
+    // Every rank's input is the seed's, so each process knows the whole sum, its own ranks' and
+    // those of the processes it cannot see.
     HostBuffer expected(DType::kF32, count);
     std::memset(expected.data(), 0, expected.size_bytes());
+    for (std::size_t rank = 0; rank < ranks(); ++rank) {
+      HostBuffer x = allreduce_input(count, rank);
+      float* e = expected.as<float>();
+      const float* xp = x.as<float>();
+      for (std::size_t i = 0; i < count; ++i) e[i] += xp[i];
+    }
     {
       HostBuffer poisoned = make_output(DType::kF32, count);
       for (std::size_t rank = 0; rank < devs.size(); ++rank) {
-        HostBuffer x = allreduce_input(count, rank);
-        float* e = expected.as<float>();
-        const float* xp = x.as<float>();
-        for (std::size_t i = 0; i < count; ++i) e[i] += xp[i];
+        HostBuffer x = allreduce_input(count, first_rank() + rank);
         send.push_back(group_.allocate(devs[rank], s.bytes));
         recv.push_back(group_.allocate(devs[rank], s.bytes));
         group_.upload(devs[rank], *send.back(), x.data(), s.bytes);
@@ -390,7 +408,7 @@ class GroupRunner {
       if (median > 0) {
         const double algbw = static_cast<double>(s.bytes) / median / 1e9;
         r[k::kAlgbw] = algbw;
-        r[k::kBusbw] = algbw * allreduce_bus_factor(devs.size());
+        r[k::kBusbw] = algbw * allreduce_bus_factor(ranks());
       }
     }
     emit(r, {{"allreduces_per_repetition", kAllreducesPerRep}});
@@ -401,7 +419,8 @@ class GroupRunner {
   const EngineCallbacks& cb_;
   std::optional<PlantedError> plant_;
   std::uint64_t host_limit_ = 0;
-  std::size_t index_ = 0;  // the plan's cell being run, for the record callback
+  std::optional<std::string> setup_refusal_;  // why the plan's all-reduce setup cannot be
+  std::size_t index_ = 0;                     // the plan's cell being run, for the record callback
 };
 
 }  // namespace

@@ -33,7 +33,7 @@ bench::BenchPlan load_plan(const std::string& device, double seconds) {
   policy.warmup = 1;
   policy.min_time_s = seconds / 2;
   policy.max_time_s = seconds;
-  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0, 0, {}, {}, {}};  // never tunes
+  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0, 0, {}, {}, {}, {}};  // never tunes
 }
 
 void widen(Json& range, const Json& stat) {

@@ -55,7 +55,8 @@ std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
 }
 
 std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
-                                                 const std::vector<DeviceFacts>& devices) {
+                                                 const std::vector<DeviceFacts>& devices,
+                                                 bool network_only) {
   std::vector<DeviceFacts> cuda;
   for (const auto& d : devices)
     if (d.backend == "cuda") cuda.push_back(d);
@@ -67,7 +68,7 @@ std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
   nlohmann::json group = nlohmann::json::array();
   for (const auto& d : cuda) group.push_back(d.device);
   for (const auto& r : profile.requirements) {
-    if (r.kind == Kind::kP2p) {
+    if (r.kind == Kind::kP2p && !network_only) {
       for (const auto& [src, dst] : p2p_pairs(r, cuda)) {
         // A pair naming a device that is not here is judged unmet; it is not planned.
         if (std::find(group.begin(), group.end(), src) == group.end() ||
@@ -86,7 +87,7 @@ std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
              {"explicit", true},
              {"explicit_size", true}});
       }
-    } else if (r.kind == Kind::kAllreduce) {
+    } else if (r.kind == Kind::kAllreduce && r.network_only == network_only) {
       add({{k::kOp, "allreduce"},
            {k::kDtype, "f32"},
            {k::kShape, {{k::kBytes, r.bytes}, {k::kDevices, group}}},
@@ -104,7 +105,9 @@ std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
   nlohmann::json j = {{k::kDevice, name}, {k::kBackend, "cuda"}, {"cells", cells},
                       {"policy", policy}, {"seed", s.seed},      {"threads", s.threads},
                       {"group", group}};
-  return bench::plan_from_json(j);
+  bench::BenchPlan plan = bench::plan_from_json(j);
+  plan.allreduce.network_only = network_only;
+  return plan;
 }
 
 }  // namespace gpucheck::qualify

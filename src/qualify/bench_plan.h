@@ -15,8 +15,11 @@ std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
                                            const std::vector<DeviceFacts>& devices);
 
 // The group child's plan of the p2p and allreduce requirements over the CUDA devices here (in
-// their order); nullopt when there is none or fewer than two CUDA devices.
+// their order); nullopt when there is none or fewer than two CUDA devices. network_only: the
+// all-reduces of transport = "net" alone, in a child of their own (NCCL reads its transports
+// once per process).
 std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
-                                                 const std::vector<DeviceFacts>& devices);
+                                                 const std::vector<DeviceFacts>& devices,
+                                                 bool network_only = false);
 
 }  // namespace gpucheck::qualify

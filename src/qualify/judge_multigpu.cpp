@@ -2,6 +2,7 @@
 // figures through the one outlier function doctor's gpu_siblings uses.
 #include "qualify/judge_multigpu.h"
 
+#include "bench/nccl_log.h"
 #include "core/json_keys.h"
 #include "core/outliers.h"
 #include "qualify/judge_bench.h"
@@ -199,9 +200,14 @@ std::vector<Verdict> judge_p2p(const Requirement& r, const Observations& obs) {
 
 std::vector<Verdict> judge_allreduce(const Requirement& r, const Observations& obs) {
   const auto cuda = cuda_devices(obs);
-  Verdict v = start_multigpu(
-      r, fmt::format("all-reduce f32 {:g} MiB per GPU over every CUDA device, busbw {}",
-                     static_cast<double>(r.bytes) / (1 << 20), criterion_words(r)));
+  Verdict v =
+      start_multigpu(r, fmt::format("all-reduce f32 {:g} MiB per GPU over every CUDA device{}, "
+                                    "busbw {}",
+                                    static_cast<double>(r.bytes) / (1 << 20),
+                                    r.network_only ? " over the network path (NCCL's P2P and "
+                                                     "SHM transports off)"
+                                                   : "",
+                                    criterion_words(r)));
   if (cuda.size() < 2) {
     v.outcome = Outcome::kUnmet;
     v.reason = why_too_few(cuda, obs);
@@ -213,10 +219,27 @@ std::vector<Verdict> judge_allreduce(const Requirement& r, const Observations& o
   v.device_name = cuda.front().name;
   for (const auto& x : obs.results) {
     const Json s = x.value(std::string(k::kShape), Json::object());
+    const Json context = x.value(std::string(k::kContext), Json::object());
+    const bool net = context.value("transport", "auto") == "net";
     if (x.value(std::string(k::kOp), "") == "allreduce" &&
         s.value(std::string(k::kBytes), std::uint64_t{0}) == r.bytes &&
-        s.value(std::string(k::kDevices), Json::array()) == devices) {
+        s.value(std::string(k::kDevices), Json::array()) == devices && net == r.network_only) {
       judge_throughput(r, x, &cuda.front(), obs, v);
+      if (r.network_only && v.outcome == Outcome::kMet) {
+        // Only NCCL's log proves the path: every channel a network one.
+        bench::NcclPath path;
+        for (const auto& t : context.value("nccl_transports", Json::array()))
+          if (t.is_string()) path.transports.push_back(t.get<std::string>());
+        if (!bench::only_network(path)) {
+          v.outcome = Outcome::kUnmet;
+          v.reason += path.transports.empty()
+                          ? "; NCCL's log names no transport, so the network path is unproven"
+                          : fmt::format("; NCCL's channels went via {}, not only the network",
+                                        Json(path.transports).dump());
+        } else {
+          v.reason += fmt::format(" via {}", path.transports.front());
+        }
+      }
       return {v};
     }
   }

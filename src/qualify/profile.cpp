@@ -274,9 +274,14 @@ void read_allreduce(TableReader& r, Requirement& q) {
   q.op = "allreduce";
   q.bytes = read_bytes(r, std::uint64_t{256} << 20);
   if (q.bytes % 4 != 0) r.fail("bytes: an f32 all-reduce moves whole 4-byte elements");
+  q.network_only = r.one_of("transport", {"auto", "net"}, "auto") == "net";
+  if (q.network_only && r.has("min_fraction_of_reference"))
+    r.fail(
+        "transport = \"net\": judge by min (busbw in GB/s); the SKU references are of the GPUs' "
+        "own links, not of the network path");
   read_link_criterion(r, q, "allreduce");
-  r.reject_unknown(
-      {"kind", "id", "bytes", "min", "unit", "min_fraction_of_reference", "reference"});
+  r.reject_unknown({"kind", "id", "bytes", "transport", "min", "unit", "min_fraction_of_reference",
+                    "reference"});
 }
 
 void read_siblings(TableReader& r, Requirement& q) {

@@ -83,6 +83,9 @@ struct Requirement {
   bool bidirectional = false;
   bool peer_access = true;
   std::string engine = "ce";
+  // allreduce: transport = "net", NCCL's P2P and SHM transports off (bench --transport net): the
+  // network path the ranks of several nodes take, proven on one host.
+  bool network_only = false;
   // siblings: the largest fraction a GPU may fall below the median of its same-model siblings
   // in doctor's load run (value holds it), judged past each GPU's own noise (at least 1 %).
   // infiniband: every enabled port of the link layer ("InfiniBand", "Ethernet", empty: any)

@@ -285,4 +285,53 @@ unit = "GB/s"
   EXPECT_FALSE(q::plan_group_bench(p, q::list_devices(o.backends)));
 }
 
+TEST(QualifyMultiGpu, TheNetworkAllreduceRunsAloneAndIsProvenByNcclsLog) {
+  auto p = q::parse_profile(R"([[require]]
+kind = "allreduce"
+bytes = 1048576
+min = 100
+unit = "GB/s"
+[[require]]
+id = "net"
+kind = "allreduce"
+transport = "net"
+bytes = 1048576
+min = 2
+unit = "GB/s"
+)",
+                            "p.toml");
+  ASSERT_TRUE(p.requirements[1].network_only);
+  q::Observations o;
+  o.backends = backends(2);
+  // Two group children: NCCL reads its transports once per process.
+  auto own = q::plan_group_bench(p, q::list_devices(o.backends));
+  auto net = q::plan_group_bench(p, q::list_devices(o.backends), true);
+  ASSERT_TRUE(own && net);
+  EXPECT_FALSE(own->allreduce.network_only);
+  EXPECT_TRUE(net->allreduce.network_only);
+  ASSERT_EQ(net->cells.size(), 1u);
+  // Each requirement reads the record of its own transport.
+  Json nvlink = allreduce_record(1048576, {"cuda0", "cuda1"}, 150.0);
+  Json socket = allreduce_record(1048576, {"cuda0", "cuda1"}, 3.0);
+  socket["context"] = {{"transport", "net"}, {"nccl_transports", {"NET/Socket"}}};
+  o.results = Json::array({nvlink, socket});
+  auto v = q::judge(p.requirements[1], o);
+  EXPECT_EQ(v[0].outcome, q::Outcome::kMet) << v[0].reason;
+  EXPECT_DOUBLE_EQ(v[0].measured.get<double>(), 3.0);
+  EXPECT_THAT(v[0].reason, HasSubstr("via NET/Socket"));
+  EXPECT_EQ(q::judge(p.requirements[0], o)[0].outcome, q::Outcome::kMet);
+  // Fast enough, but NCCL took a shared-memory path: unproven, unmet.
+  o.results[1]["context"]["nccl_transports"] = {"NET/Socket", "SHM"};
+  v = q::judge(p.requirements[1], o);
+  EXPECT_EQ(v[0].outcome, q::Outcome::kUnmet);
+  EXPECT_THAT(v[0].reason, HasSubstr("not only the network"));
+  o.results[1]["context"].erase("nccl_transports");
+  EXPECT_THAT(q::judge(p.requirements[1], o)[0].reason, HasSubstr("unproven"));
+  // No reference for the network path.
+  EXPECT_THROW(q::parse_profile("[[require]]\nkind = \"allreduce\"\ntransport = \"net\"\n"
+                                "min_fraction_of_reference = 0.5\n",
+                                "p.toml"),
+               gpucheck::UsageError);
+}
+
 }  // namespace

@@ -8,9 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <map>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -30,6 +33,35 @@ class HostMem final : public DeviceBuffer {
 unsigned char* bytes_of(const DeviceBuffer& b) {
   return const_cast<unsigned char*>(static_cast<const HostMem&>(b).data.data());
 }
+
+// The wire between the processes of a spanning all-reduce, here threads: every rank's partial sum
+// in, the total out once all have come.
+class Bus {
+ public:
+  explicit Bus(int ranks) : ranks_(ranks) {}
+  std::vector<float> reduce(const std::vector<float>& mine) {
+    std::unique_lock lock(m_);
+    const int generation = generation_;
+    if (acc_.empty()) acc_.assign(mine.size(), 0.0f);
+    for (std::size_t i = 0; i < mine.size(); ++i) acc_[i] += mine[i];
+    if (++arrived_ == ranks_) {
+      result_ = std::move(acc_);
+      acc_.clear();
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != generation; });
+    }
+    return result_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int ranks_, arrived_ = 0, generation_ = 0;
+  std::vector<float> acc_, result_;
+};
 
 // Devices in host memory; copies really copy, an all-reduce really sums. Each knob makes one
 // failure the engine must turn into a record.
@@ -88,12 +120,21 @@ class HostGroup final : public PeerGroup {
       const auto* f = reinterpret_cast<const float*>(bytes_of(*s));
       for (std::size_t i = 0; i < count; ++i) sum[i] += f[i];
     }
+    if (bus) sum = bus->reduce(sum);
     for (auto* r : recv) std::memcpy(bytes_of(*r), sum.data(), count * 4);
     if (wrong_sum) reinterpret_cast<float*>(bytes_of(*recv.back()))[count / 3] += 1.0f;
     return 1e-3;  // 1 ms per all-reduce
   }
 
+  std::optional<std::string> setup_allreduce(const AllreduceSetup& setup) override {
+    setup_seen = setup;
+    if (setup.span && bus == nullptr) return std::string("no bus between processes here");
+    return std::nullopt;
+  }
+
   std::size_t budget = std::size_t{1} << 30;
+  Bus* bus = nullptr;  // set: the group is one process of a spanning all-reduce
+  std::optional<AllreduceSetup> setup_seen;
   bool no_peer_access = false, corrupt_copies = false, wrong_sum = false;
   std::string nccl_error;
   std::map<std::pair<std::size_t, std::size_t>, bool> peer_state;
@@ -352,6 +393,49 @@ TEST(GroupEngine, RecordsHaveTheFixturesShape) {
     for (const auto& [k, v] : r["context"].items())
       EXPECT_TRUE(f["context"].contains(k)) << r["op"] << " context." << k;
   }
+}
+
+// Two processes (threads here) of one all-reduce, one GPU each: each knows every rank's seeded
+// input, so each verifies the whole sum exactly; a rank seeded otherwise is a mismatch.
+TEST(GroupEngine, AllreduceSpanningProcessesIsVerifiedByEveryRank) {
+  for (const std::uint64_t other_seed : {7u, 8u}) {
+    Bus bus(2);  // two processes
+    auto rank = [&](int first, std::size_t devices, std::uint64_t seed) {
+      HostGroup g(devices);
+      g.bus = &bus;
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < devices; ++i) names.push_back("cuda" + std::to_string(i));
+      BenchPlan p = plan_of({allreduce(4096, names)}, devices);
+      p.seed = seed;
+      p.allreduce.span = CollectiveSpan{std::string(128, 'x'), 3, first};
+      auto recs = run(g, p);
+      EXPECT_TRUE(g.setup_seen && g.setup_seen->span);
+      return recs;
+    };
+    // Rank 0 holds one GPU (rank 0), rank 1 two (ranks 1 and 2).
+    auto zero = std::async(std::launch::async, [&] { return rank(0, 1, 7); });
+    const auto one = rank(1, 2, other_seed);
+    const auto first = zero.get();
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(one.size(), 1u);
+    if (other_seed == 7) {
+      EXPECT_EQ(first[0]["status"], "ok") << first[0].dump(1);
+      EXPECT_EQ(one[0]["status"], "ok") << one[0].dump(1);
+      // busbw counts every rank of the span: 2(n-1)/n with n = 3.
+      EXPECT_NEAR(first[0]["busbw"].get<double>() / first[0]["algbw"].get<double>(), 4.0 / 3,
+                  1e-12);
+    } else {
+      EXPECT_EQ(first[0]["status"], "mismatch");
+      EXPECT_EQ(one[0]["status"], "mismatch");
+    }
+  }
+  // A group that cannot span processes says so on every all-reduce record.
+  HostGroup alone(1);
+  BenchPlan p = plan_of({allreduce(4096, {"cuda0"})}, 1);
+  p.allreduce.span = CollectiveSpan{std::string(128, 'x'), 2, 0};
+  auto recs = run(alone, p);
+  EXPECT_EQ(recs[0]["status"], "unsupported");
+  EXPECT_EQ(recs[0]["reason"], "no bus between processes here");
 }
 
 }  // namespace

@@ -77,6 +77,8 @@ TEST(NcclDeclarations, MatchNcclH) {
   EXPECT_EQ(sizeof(nccl::DataType), sizeof(ncclDataType_t));
   EXPECT_EQ(sizeof(nccl::RedOp), sizeof(ncclRedOp_t));
   EXPECT_EQ(sizeof(nccl::Comm), sizeof(ncclComm_t));
+  EXPECT_EQ(nccl::kUniqueIdBytes, static_cast<std::size_t>(NCCL_UNIQUE_ID_BYTES));
+  EXPECT_EQ(sizeof(nccl::UniqueId), sizeof(ncclUniqueId));
 }
 #else
 TEST(NcclDeclarations, MatchNcclH) {

@@ -31,6 +31,7 @@ scenarios=(
   "stress|build|$cuda90|gpucheck|peers|60|bash tools/device/stress.sh"
   "opencl-tune|build-opencl|-DGPUCHECK_WITH_CUDA=OFF -DGPUCHECK_WITH_OPENCL=ON -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers cl-binary bundle|48|bash tools/device/opencl-tune.sh   (or opencl-variants.sh)"
   "views|build|$cuda90|gpucheck||60|bash tools/device/views.sh"
+  "net-allreduce|build|$cuda90|gpucheck||60|bash tools/device/net-allreduce.sh"
   "health|build|$cuda90|gpucheck||60|bash tools/device/health.sh"
   "framework-query|build|$cuda90|gpucheck||60|bash tools/device/framework_query.sh"
   "compare|build-devrun|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck||60|bash tools/device/compare.sh"

@@ -123,6 +123,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<PeerGroup> open_group(const std::vector<std::string>& device_ids) override {
     return make_cuda_peer_group(device_ids);
   }
+
+  std::string start_collective(std::string* error) override { return start_nccl_root(error); }
 };
 
 }  // namespace

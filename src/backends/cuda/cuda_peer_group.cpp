@@ -9,17 +9,21 @@
 #include "backends/cuda/cuda_memory.h"
 #include "backends/cuda/cuda_probe.h"
 #include "backends/cuda/nccl_library.h"
+#include "bench/nccl_log.h"
 #include "core/environment.h"
 #include "core/errors.h"
+#include "core/files.h"
 #include "core/json_keys.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 namespace gpucheck::cuda {
 
@@ -113,6 +117,7 @@ class CudaPeerGroup final : public PeerGroup {
       for (auto e : m.ends) GC_CUDA_CHECK_NOTHROW(cudaEventDestroy(e));
       if (m.nccl_stream) GC_CUDA_CHECK_NOTHROW(cudaStreamDestroy(m.nccl_stream));
     }
+    if (!nccl_log_.empty()) ::unlink(nccl_log_.c_str());
   }
   CudaPeerGroup(const CudaPeerGroup&) = delete;
   CudaPeerGroup& operator=(const CudaPeerGroup&) = delete;
@@ -254,7 +259,8 @@ class CudaPeerGroup final : public PeerGroup {
   std::string copy_impl(bool sm) const override { return sm ? "kernel" : "cudaMemcpyPeerAsync"; }
 
   std::optional<std::string> allreduce_unavailable() const override {
-    if (members_.size() < 2) return std::string("all-reduce needs at least two CUDA devices");
+    if (members_.size() < 2 && !span_)
+      return std::string("all-reduce needs at least two CUDA devices");
     if (!nccl_tried_) {
       nccl_tried_ = true;
       nccl_ = NcclLibrary::open(current_environment(), &nccl_error_);
@@ -313,6 +319,24 @@ class CudaPeerGroup final : public PeerGroup {
     return seconds / repeats;
   }
 
+  std::optional<std::string> setup_allreduce(const AllreduceSetup& setup) override {
+    if (!comms_.empty()) throw std::logic_error("setup_allreduce after the first all-reduce");
+    if (setup.span) {
+      if (setup.span->id.size() != nccl::kUniqueIdBytes)
+        return fmt::format("the NCCL unique id from rank 0 is {} bytes, not {}",
+                           setup.span->id.size(), nccl::kUniqueIdBytes);
+      if (setup.span->first_rank < 0 ||
+          setup.span->first_rank + static_cast<int>(members_.size()) > setup.span->ranks)
+        return fmt::format(
+            "ranks {}..{} are outside the all-reduce's {} ranks", setup.span->first_rank,
+            setup.span->first_rank + static_cast<int>(members_.size()) - 1, setup.span->ranks);
+      span_ = setup.span;
+    }
+    network_only_ = setup.network_only;
+    route_nccl();
+    return std::nullopt;
+  }
+
   nlohmann::json context() const override {
     nlohmann::json c = nlohmann::json::object();
     if (nccl_) {
@@ -320,6 +344,23 @@ class CudaPeerGroup final : public PeerGroup {
       c["nccl_path"] = nccl_->library().real_path;
       c["nccl_source"] = nccl_->library().source;
       c["nccl_nvls_enable"] = nvls_note_;
+      c["transport"] = network_only_ ? "net" : "auto";
+      if (network_only_)
+        c["nccl_transports_disabled"] = "P2P and SHM (NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1)";
+      if (!nccl_log_.empty() && !comms_.empty()) {
+        // NCCL's own word on the path its channels took.
+        const auto text = read_text_file(nccl_log_, std::size_t{16} << 20);
+        const bench::NcclPath path = bench::parse_nccl_log(text.value_or(""));
+        c["nccl_transports"] = path.transports;
+        if (!path.network.empty()) c["nccl_network"] = path.network;
+        if (path.transports.empty())
+          c["nccl_transports_unknown"] =
+              fmt::format("NCCL's log ({}) names no channel transport", nccl_log_);
+      }
+    }
+    if (span_) {
+      c["ranks"] = span_->ranks;
+      c["first_rank"] = span_->first_rank;
     }
     return c;
   }
@@ -341,6 +382,29 @@ class CudaPeerGroup final : public PeerGroup {
     }
   }
 
+  // The environment NCCL reads when it starts (it reads it once per process): the network path
+  // only when asked, and its INFO log into a file of this group's, so the record can say which
+  // transport it chose. A log the user sent elsewhere (NCCL_DEBUG_FILE) is left alone.
+  void route_nccl() {
+    if (network_only_) {
+      ::setenv("NCCL_P2P_DISABLE", "1", 1);
+      ::setenv("NCCL_SHM_DISABLE", "1", 1);
+    }
+    const char* user_file = std::getenv("NCCL_DEBUG_FILE");
+    const char* user_level = std::getenv("NCCL_DEBUG");
+    if (user_file != nullptr || (user_level != nullptr && !network_only_)) return;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gpucheck-nccl-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) return;  // no log: the record says the transport is unknown
+    ::close(fd);
+    nccl_log_ = path;
+    ::setenv("NCCL_DEBUG", "INFO", 1);
+    ::setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
+    ::setenv("NCCL_DEBUG_FILE", nccl_log_.c_str(), 1);
+  }
+
   void init_nccl() {
     if (!comms_.empty()) return;
     nvls_note_ = pin_nccl_nvls_off();
@@ -351,9 +415,27 @@ class CudaPeerGroup final : public PeerGroup {
       GC_CUDA_CHECK(cudaStreamCreateWithFlags(&m.nccl_stream, cudaStreamNonBlocking));
     }
     std::vector<nccl::Comm> comms(members_.size(), nullptr);
-    GC_NCCL_CHECK(
-        *nccl_, nullptr,
-        nccl_->ncclCommInitAll(comms.data(), static_cast<int>(comms.size()), devlist.data()));
+    if (span_) {
+      // One communicator per device of this process, each a rank of the span: initialised
+      // together (a group), as NCCL asks of a process holding several ranks.
+      nccl::UniqueId id{};
+      std::memcpy(id.internal, span_->id.data(), nccl::kUniqueIdBytes);
+      GC_NCCL_CHECK(*nccl_, nullptr, nccl_->ncclGroupStart());
+      for (std::size_t i = 0; i < members_.size(); ++i) {
+        DeviceScope scope(members_[i].index);
+        const nccl::Result r = nccl_->ncclCommInitRank(&comms[i], span_->ranks, id,
+                                                       span_->first_rank + static_cast<int>(i));
+        if (r != nccl::kSuccess) {
+          nccl_->ncclGroupEnd();
+          nccl_->fail(r, "ncclCommInitRank", nullptr, __FILE__, __LINE__);
+        }
+      }
+      GC_NCCL_CHECK(*nccl_, nullptr, nccl_->ncclGroupEnd());
+    } else {
+      GC_NCCL_CHECK(
+          *nccl_, nullptr,
+          nccl_->ncclCommInitAll(comms.data(), static_cast<int>(comms.size()), devlist.data()));
+    }
     comms_ = std::move(comms);
   }
 
@@ -366,6 +448,9 @@ class CudaPeerGroup final : public PeerGroup {
   std::vector<nccl::Comm> comms_;
   bool nccl_broken_ = false;
   std::string nvls_note_;
+  std::optional<CollectiveSpan> span_;
+  bool network_only_ = false;
+  std::string nccl_log_;  // NCCL's INFO log of this process, where gpucheck chose the file
 };
 
 }  // namespace
@@ -376,6 +461,21 @@ std::string pin_nccl_nvls_off() {
   std::string before = v == nullptr ? "unset" : fmt::format("'{}'", v);
   ::setenv("NCCL_NVLS_ENABLE", "0", 1);
   return fmt::format("0 (set by gpucheck; was {}): gpucheck never uses NVLink multicast", before);
+}
+
+std::string start_nccl_root(std::string* error) {
+  // Kept loaded: the bootstrap root's thread runs inside it after this returns.
+  static std::unique_ptr<NcclLibrary> lib;
+  if (!lib) lib = NcclLibrary::open(current_environment(), error);
+  if (!lib) return {};
+  nccl::UniqueId id{};
+  const nccl::Result r = lib->ncclGetUniqueId(&id);
+  if (r != nccl::kSuccess) {
+    *error =
+        fmt::format("ncclGetUniqueId: {} ({})", lib->ncclGetErrorString(r), nccl_result_name(r));
+    return {};
+  }
+  return std::string(id.internal, nccl::kUniqueIdBytes);
 }
 
 std::unique_ptr<PeerGroup> make_cuda_peer_group(const std::vector<std::string>& device_ids) {

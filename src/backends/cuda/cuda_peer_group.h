@@ -18,4 +18,9 @@ std::unique_ptr<PeerGroup> make_cuda_peer_group(const std::vector<std::string>& 
 // multicast, so the value becomes "0" (kept when already "0"); the words say what was found.
 std::string pin_nccl_nvls_off();
 
+// ncclGetUniqueId in this process: its bootstrap root listens here until every rank has joined,
+// so the library stays loaded for the life of the process. The id's bytes, or empty with *error
+// (NCCL missing, or the call's error).
+std::string start_nccl_root(std::string* error);
+
 }  // namespace gpucheck::cuda

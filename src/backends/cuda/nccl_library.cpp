@@ -59,6 +59,8 @@ std::unique_ptr<NcclLibrary> NcclLibrary::open(const EnvMap& env, std::string* e
   GC_NCCL_RESOLVE(ncclAllReduce);
   GC_NCCL_RESOLVE(ncclGroupStart);
   GC_NCCL_RESOLVE(ncclGroupEnd);
+  GC_NCCL_RESOLVE(ncclGetUniqueId);
+  GC_NCCL_RESOLVE(ncclCommInitRank);
 #undef GC_NCCL_RESOLVE
   if (!ok) {
     *error = fmt::format("NCCL at {} lacks {}", lib->lib_.real_path, missing);

@@ -20,11 +20,15 @@ using Result = int;  // ncclResult_t
 inline constexpr Result kSuccess = 0;
 inline constexpr Result kInProgress = 7;
 struct CommSt;
-using Comm = CommSt*;                    // ncclComm_t
-using DataType = int;                    // ncclDataType_t
-using RedOp = int;                       // ncclRedOp_t
-inline constexpr DataType kFloat32 = 7;  // ncclFloat32
-inline constexpr RedOp kSum = 0;         // ncclSum
+using Comm = CommSt*;                               // ncclComm_t
+using DataType = int;                               // ncclDataType_t
+using RedOp = int;                                  // ncclRedOp_t
+inline constexpr DataType kFloat32 = 7;             // ncclFloat32
+inline constexpr RedOp kSum = 0;                    // ncclSum
+inline constexpr std::size_t kUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES
+struct UniqueId {                                   // ncclUniqueId
+  char internal[kUniqueIdBytes];
+};
 
 extern "C" {
 using GetVersionFn = Result (*)(int*);
@@ -37,6 +41,8 @@ using GetLastErrorFn = const char* (*)(Comm);
 using AllReduceFn = Result (*)(const void*, void*, std::size_t, DataType, RedOp, Comm,
                                cudaStream_t);
 using GroupFn = Result (*)();
+using GetUniqueIdFn = Result (*)(UniqueId*);
+using CommInitRankFn = Result (*)(Comm*, int, UniqueId, int);
 }
 }  // namespace nccl
 
@@ -68,6 +74,8 @@ class NcclLibrary {
   nccl::AllReduceFn ncclAllReduce = nullptr;
   nccl::GroupFn ncclGroupStart = nullptr;
   nccl::GroupFn ncclGroupEnd = nullptr;
+  nccl::GetUniqueIdFn ncclGetUniqueId = nullptr;
+  nccl::CommInitRankFn ncclCommInitRank = nullptr;
 
  private:
   NcclLibrary() = default;

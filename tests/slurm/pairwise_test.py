@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""contrib/slurm/gpucheck-pairwise's pairing and blame with a stand-in runner (no Slurm, no
+GPU): the runner fails a pair when one of its nodes is in BAD (or the pair is in FLAKY, once),
+and records every pair it ran. Also the srun command the script forms, through a stand-in srun.
+
+Usage: pairwise_test.py SOURCE_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+SCRIPT = os.path.join(SRC, "contrib", "slurm", "gpucheck-pairwise")
+TMP = tempfile.mkdtemp(prefix="pairwise-test-")
+
+RUNNER = os.path.join(TMP, "runner")
+with open(RUNNER, "w") as f:
+    f.write("""#!/bin/sh
+# NODE_A NODE_B PORT OUT: fails when a node is bad, or the pair is flaky the first time.
+echo "$1 $2" >> "$PAIRS_LOG"
+for n in $BAD; do [ "$n" = "$1" ] || [ "$n" = "$2" ] && { echo "all-reduce mismatch" >&2; exit 1; }; done
+for p in $FLAKY; do
+  if [ "$p" = "$1+$2" ] && [ ! -e "$PAIRS_LOG.$p" ]; then touch "$PAIRS_LOG.$p"; exit 1; fi
+done
+exit 0
+""")
+os.chmod(RUNNER, 0o755)
+
+failed = []
+
+
+def check(what, cond):
+    if not cond:
+        failed.append(what)
+        print(f"FAIL: {what}")
+
+
+def run(nodes, bad=(), flaky=(), extra=(), runner=True, env=None):
+    log = os.path.join(TMP, f"pairs-{len(os.listdir(TMP))}.log")
+    e = dict(os.environ, BAD=" ".join(bad), FLAKY=" ".join(flaky), PAIRS_LOG=log)
+    e.update(env or {})
+    cmd = [sys.executable, SCRIPT, "--nodes", ",".join(nodes), "--json", "-", "--out", TMP]
+    if runner:
+        cmd += ["--runner", RUNNER]
+    r = subprocess.run(cmd + list(extra), capture_output=True, text=True, env=e, timeout=60)
+    pairs = open(log).read().split("\n") if os.path.exists(log) else []
+    summary = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+    return r, summary, [p for p in pairs if p]
+
+
+nodes = [f"n{i}" for i in range(1, 7)]
+
+# Healthy: three pairs, nobody blamed, exit 0.
+r, s, pairs = run(nodes)
+check("healthy exits 0", r.returncode == 0)
+check("healthy runs pass 1 only", sorted(pairs) == ["n1 n2", "n3 n4", "n5 n6"])
+check("healthy blames nobody", s.get("blamed") == [] and sorted(s.get("cleared", [])) == nodes)
+
+# One bad node: its pair fails, each of the pair meets a good node, only the bad one is blamed.
+r, s, pairs = run(nodes, bad=["n3"])
+check("one bad exits 1", r.returncode == 1)
+check("one bad is blamed", s.get("blamed") == ["n3"])
+check("its partner is cleared", "n4" in s.get("cleared", []))
+check("pass 2 pairs the failed pair with good nodes",
+      any(p.startswith("n3 ") and p != "n3 n4" for p in pairs) and
+      any(p.startswith("n4 ") for p in pairs))
+check("blame names the partners", "BLAMED n3" in r.stderr)
+
+# A flaky pair (fails once): both of its nodes pass with good nodes; nobody blamed.
+r, s, _ = run(nodes, flaky=["n1+n2"])
+check("a flaky pair blames nobody", r.returncode == 0 and s.get("blamed") == [])
+
+# Both nodes of one pair bad: both blamed after failing with good nodes.
+r, s, _ = run(nodes, bad=["n5", "n6"])
+check("two bad of one pair both blamed", sorted(s.get("blamed", [])) == ["n5", "n6"])
+
+# An odd node out that is bad: two good partners, two failures, blamed; good odd one cleared.
+odd = nodes + ["n7"]
+r, s, pairs = run(odd, bad=["n7"])
+check("odd bad node blamed after two good partners",
+      s.get("blamed") == ["n7"] and len([p for p in pairs if p.startswith("n7 ")]) == 2)
+r, s, _ = run(odd)
+check("odd good node cleared", r.returncode == 0 and "n7" in s.get("cleared", []))
+
+# Every pair fails: no good node to compare with, so nobody is blamed, all undecided.
+r, s, _ = run(nodes[:4], bad=["n1", "n3"])
+check("no good node: undecided, not blamed",
+      r.returncode == 1 and s.get("blamed") == [] and sorted(s.get("undecided", [])) == nodes[:4])
+
+# Usage errors.
+for args, what in ((["--nodes", "n1"], "one node"), (["--nodes", "n1,n1"], "a node twice"),
+                   (["--nodes", "n1,n2", "--port", "0"], "port 0")):
+    r = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
+                       env=dict(os.environ, SLURM_JOB_NODELIST=""))
+    check(f"usage error: {what}", r.returncode == 2 and "gpucheck-pairwise:" in r.stderr)
+
+# The srun command of a pair, through a stand-in srun that records its arguments and succeeds.
+srun = os.path.join(TMP, "srun")
+argv_log = os.path.join(TMP, "srun.log")
+with open(srun, "w") as f:
+    f.write(f'#!/bin/sh\necho "$@" >> {argv_log}\nexit 0\n')
+os.chmod(srun, 0o755)
+r, s, _ = run(["a", "b"], runner=False, env={"SRUN": srun},
+              extra=["--port", "31000", "--gpucheck", "/opt/gpucheck"])
+line = open(argv_log).read().strip()
+check("srun runs the pair on its two nodes", "--nodes=2 --nodelist=a,b --ntasks-per-node=1" in line)
+check("bench meets at the first node", "/opt/gpucheck bench --ops allreduce --transport net" in line
+      and "--rendezvous a:31000" in line and "--device all" in line)
+
+if failed:
+    print(f"{len(failed)} check(s) failed")
+    sys.exit(1)
+print("all pairwise checks passed")
