@@ -18,20 +18,11 @@ using doctor::CheckStatus;
 
 namespace {
 
-Verdict start(const Requirement& r, std::string requirement) {
-  Verdict v;
-  v.id = r.id;
-  v.kind = r.kind;
-  v.line = r.line;
-  v.requirement = std::move(requirement);
-  return v;
-}
-
 std::vector<Verdict> judge_backend(const Requirement& r, const Observations& obs) {
   std::string words = fmt::format("backend {}", r.backend);
   if (r.available) words += *r.available ? " available" : " not available";
   if (r.devices_min) words += fmt::format(", ≥ {} device(s)", *r.devices_min);
-  Verdict v = start(r, words);
+  Verdict v = verdict_for(r, words);
   v.threshold = r.devices_min ? nlohmann::json(*r.devices_min) : nlohmann::json(*r.available);
   v.unit = r.devices_min ? "devices" : "";
   const nlohmann::json* section = nullptr;
@@ -138,7 +129,7 @@ std::vector<Verdict> judge_device(const Requirement& r, const Observations& obs)
   std::string words = want.empty() ? subject : subject + ": " + join(want);
   auto devices = select_devices(r, list_devices(obs.backends));
   if (devices.empty()) {
-    Verdict v = start(r, words);
+    Verdict v = verdict_for(r, words);
     v.threshold = join(want);
     v.outcome = Outcome::kUnmet;
     v.reason = why_no_device(r, obs.backends);
@@ -147,7 +138,7 @@ std::vector<Verdict> judge_device(const Requirement& r, const Observations& obs)
   std::vector<Verdict> out;
   for (const auto& d : devices) {
     DeviceJudgement j = judge_one_device(r, d, obs);
-    Verdict v = start(r, words);
+    Verdict v = verdict_for(r, words);
     v.device = d.device;
     v.device_name = d.name;
     v.measured = join(j.measured);
@@ -166,8 +157,8 @@ std::vector<Verdict> judge_device(const Requirement& r, const Observations& obs)
 std::vector<Verdict> judge_doctor(const Requirement& r, const Observations& obs) {
   std::string limit(doctor::to_string(r.max_status));
   Verdict v =
-      start(r, r.check.empty() ? fmt::format("doctor: no check worse than {}", limit)
-                               : fmt::format("doctor check {}: at most {}", r.check, limit));
+      verdict_for(r, r.check.empty() ? fmt::format("doctor: no check worse than {}", limit)
+                                     : fmt::format("doctor check {}: at most {}", r.check, limit));
   v.threshold = limit;
   std::optional<CheckStatus> worst;
   std::vector<std::string> at_worst, skipped;
@@ -247,6 +238,16 @@ nlohmann::json Verdict::to_json() const {
   if (!device_name.empty()) j[k::kDeviceName] = device_name;
   if (line > 0) j[k::kLine] = line;
   return j;
+}
+
+Verdict verdict_for(const Requirement& r, std::string words, std::string device) {
+  Verdict v;
+  v.id = r.id;
+  v.kind = r.kind;
+  v.line = r.line;
+  v.requirement = std::move(words);
+  v.device = std::move(device);
+  return v;
 }
 
 std::vector<Verdict> judge(const Requirement& r, const Observations& obs) {

@@ -71,6 +71,10 @@ struct Observations {
 
 std::vector<Verdict> judge(const Requirement& r, const Observations& obs);
 
+// A verdict for requirement r, not yet decided: its id, kind, profile line, the requirement in
+// words and the device it is about ("" for the machine).
+Verdict verdict_for(const Requirement& r, std::string words, std::string device = "");
+
 // device = "any": the first met verdict, else the first skip, else unmet naming every device.
 Verdict pick_any(const std::vector<Verdict>& per_device);
 

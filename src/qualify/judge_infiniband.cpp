@@ -1,6 +1,7 @@
 // One verdict per port ("mlx5_0/1": ACTIVE at rate_gbps_min or more) and one for the count of
 // such ports (ports_min); ports an administrator disabled are skipped, not failed.
 #include "qualify/judge_infiniband.h"
+#include "qualify/judge.h"
 
 #include "core/json_keys_infiniband.h"
 
@@ -19,12 +20,7 @@ std::string text(const Json& obj, std::string_view key) {
 }
 
 Verdict start_ib(const Requirement& r, std::string words, std::string device, std::string unit) {
-  Verdict v;
-  v.id = r.id;
-  v.kind = r.kind;
-  v.line = r.line;
-  v.requirement = std::move(words);
-  v.device = std::move(device);
+  Verdict v = verdict_for(r, std::move(words), std::move(device));
   v.unit = std::move(unit);
   return v;
 }

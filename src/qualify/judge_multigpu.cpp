@@ -1,6 +1,7 @@
 // p2p and allreduce requirements read the group child's records; siblings reads doctor's load
 // figures through the one outlier function doctor's gpu_siblings uses.
 #include "qualify/judge_multigpu.h"
+#include "qualify/judge.h"
 
 #include "bench/nccl_log.h"
 #include "core/json_keys.h"
@@ -27,12 +28,7 @@ std::vector<DeviceFacts> cuda_devices(const Observations& obs) {
 }
 
 Verdict start_multigpu(const Requirement& r, std::string words, std::string device = "") {
-  Verdict v;
-  v.id = r.id;
-  v.kind = r.kind;
-  v.line = r.line;
-  v.requirement = std::move(words);
-  v.device = std::move(device);
+  Verdict v = verdict_for(r, std::move(words), std::move(device));
   v.threshold = r.value;
   v.unit = r.criterion == Criterion::kMin ? r.unit : "fraction";
   return v;
