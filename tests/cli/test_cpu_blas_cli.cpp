@@ -8,7 +8,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include <thread>
 
@@ -156,8 +160,17 @@ TEST(CpuBlasCli, ThreadsAboveTheHardwareAreClampedWithAWarning) {
   EXPECT_EQ(records(r.out)[0]["context"]["threads"], hardware);
 }
 
+// A mistyped profile name lists every profile shipped in configs/qualify, in name order.
 TEST(CpuBlasCli, QualifyFindsShippedProfilesByName) {
   auto r = run_gpucheck({"qualify", "--profile", "cpu-onyl"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("shipped: cpu-only, cuda-hopper, cuda-stress, cuda-training, multi-gpu, opencl"));
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(GPUCHECK_SOURCE_DIR) / "configs/qualify"))
+    if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  ASSERT_GE(names.size(), 2u);
+  std::string expected = "shipped: ";
+  for (std::size_t i = 0; i < names.size(); ++i) expected += (i ? ", " : "") + names[i];
+  EXPECT_THAT(r.err, HasSubstr(expected));
 }
