@@ -75,6 +75,7 @@ Runtime::~Runtime() {
   const VkDevice dev = ctx_->device();
   f.vkDeviceWaitIdle(dev);
   for (auto& s : slabs_) ctx_->release(s.a);
+  ctx_->release(filler_);
   for (auto& [p, a] : host_buffers_) ctx_->release(a);
   for (auto& [key, p] : pipelines_) f.vkDestroyPipeline(dev, p, nullptr);
   for (auto& [key, m] : modules_) f.vkDestroyShaderModule(dev, m, nullptr);
@@ -306,12 +307,14 @@ VkDescriptorSet Runtime::descriptor_set(const Bindings& bindings) {
     }
     GC_VK_CHECK(r);
   }
+  if (filler_.buffer == VK_NULL_HANDLE) filler_ = ctx_->allocate(256, MemoryKind::kDeviceLocal);
   std::array<VkDescriptorBufferInfo, 3> infos{};
   std::array<VkWriteDescriptorSet, 3> writes{};
   std::uint32_t n = 0;
+  // Every binding is written, the unused ones with the filler: a set from free_sets_ still holds
+  // the buffers of its last use, which may be freed by now.
   for (std::uint32_t i = 0; i < bindings.size(); ++i) {
-    if (bindings[i] == VK_NULL_HANDLE) continue;
-    infos[n] = {bindings[i], 0, VK_WHOLE_SIZE};
+    infos[n] = {bindings[i] == VK_NULL_HANDLE ? filler_.buffer : bindings[i], 0, VK_WHOLE_SIZE};
     writes[n].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
     writes[n].dstSet = set;
     writes[n].dstBinding = i;

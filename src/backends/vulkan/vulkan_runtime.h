@@ -97,6 +97,9 @@ class Runtime {
   std::vector<VkDescriptorPool> pools_;
   std::map<Bindings, VkDescriptorSet> sets_;
   std::vector<VkDescriptorSet> free_sets_;
+  // Bound to every binding a dispatch leaves empty: a recycled set would otherwise still name a
+  // freed buffer there (lavapipe reads every binding of a set it binds, and crashed on one).
+  Allocation filler_;
 };
 
 }  // namespace gpucheck::vulkan
