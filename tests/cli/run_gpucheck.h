@@ -1,6 +1,8 @@
 // Runs the built gpucheck binary with arguments and environment changes, capturing its output.
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -28,5 +30,11 @@ bool have_program(const std::string& program);
 // Writes text to a new file in a per-test temporary directory (creating the directories its
 // name holds) and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
+
+// gpucheck started in the background with `marker` (NAME=VALUE) added to its environment, so
+// the test can find it and its children; stdout to the file `out` (inherited when empty), stderr
+// to /dev/null. -1 when it could not start.
+pid_t spawn_gpucheck(std::vector<std::string> args, const std::string& marker,
+                     const std::string& out = "");
 
 }  // namespace gpucheck::testing

@@ -27,6 +27,7 @@ extern char** environ;
 namespace {
 
 namespace fs = std::filesystem;
+using gpucheck::testing::spawn_gpucheck;
 using gpucheck::testing::run_gpucheck;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -138,28 +139,6 @@ std::vector<pid_t> processes_with(const std::string& marker, const std::string& 
     out.push_back(std::stoi(name));
   }
   return out;
-}
-
-// gpucheck started in the background with `marker` in its environment, stdout to `out`.
-pid_t spawn_gpucheck(std::vector<std::string> args, const std::string& marker,
-                     const std::string& out) {
-  args.insert(args.begin(), GPUCHECK_BINARY);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_s{marker};
-  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& s : env_s) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
 }
 
 // Waits up to 30 s for a process with the marker (and arg) to appear; -1 when none did.

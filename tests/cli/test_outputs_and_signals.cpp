@@ -22,6 +22,7 @@ extern char** environ;
 
 namespace {
 
+using gpucheck::testing::spawn_gpucheck;
 using gpucheck::testing::run_gpucheck;
 using gpucheck::testing::write_temp_file;
 using ::testing::HasSubstr;
@@ -105,24 +106,11 @@ TEST_P(Signals, StopTheChildKeepThePreviousOutputAndExit128PlusTheSignal) {
   const std::string out = write_temp_file("signal/out.json", "previous document");
   const std::string marker =
       "GPUCHECK_TEST_MARKER=signal" + std::to_string(sig) + "-" + std::to_string(::getpid());
-  std::vector<std::string> args{
-      GPUCHECK_BINARY, "bench",  "--device",  "cpu",        "--ops", "gemm",       "--dtype",
-      "f32",           "--gemm", "512",       "--min-time", "60",    "--max-time", "60",
-      "--rounds",      "1",      "--threads", "1",          "-o",    out};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_s{marker};
-  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& s : env_s) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_gpucheck(
+      {"bench", "--device", "cpu", "--ops", "gemm", "--dtype", "f32", "--gemm", "512", "--min-time",
+       "60", "--max-time", "60", "--rounds", "1", "--threads", "1", "-o", out},
+      marker);
+  ASSERT_GT(pid, 0);
   // Wait until the bench child runs (it inherits the marker), then signal the parent only.
   bool child_running = false;
   for (int i = 0; i < 300 && !child_running; ++i) {

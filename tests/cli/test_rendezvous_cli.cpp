@@ -4,6 +4,8 @@
 // before any work.
 #include "run_gpucheck.h"
 
+#include "../free_port.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -18,6 +20,7 @@
 
 namespace {
 
+using gpucheck::testing::free_port;
 using gpucheck::testing::run_gpucheck;
 using gpucheck::testing::RunResult;
 using gpucheck::testing::write_temp_file;
@@ -35,18 +38,6 @@ const Env kNoSlurm = {{"SLURM_PROCID", std::nullopt},
 std::string rendezvous_file(const std::string& name) {
   const std::string marker = write_temp_file(name + ".dir/keep", "");
   return std::filesystem::path(marker).parent_path() / name;
-}
-
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 RunResult rank(const std::string& where, int r, int world, const std::string& timeout) {

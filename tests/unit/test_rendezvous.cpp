@@ -8,6 +8,8 @@
 #include "core/errors.h"
 #include "core/rendezvous.h"
 
+#include "../free_port.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -25,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace gpucheck;
+using gpucheck::testing::free_port;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
@@ -34,19 +37,6 @@ std::string temp_file(const std::string& name) {
                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::create_directories(dir);
   return (dir / name).string();
-}
-
-// A port nothing listens on now (the kernel's choice, released at once).
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 RendezvousRequest request(const std::string& where, int rank, int world, double timeout = 10) {
