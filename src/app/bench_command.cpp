@@ -385,7 +385,10 @@ ExitCode run_bench(const BenchOptions& given) {
   }
   GroupPlanning group =
       selected.empty() ? GroupPlanning{} : plan_group(group_request, selected, policy, o.seed);
-  if (group.plan) group.plan->allreduce.network_only = network_only;
+  if (group.plan) {
+    group.plan->allreduce.network_only = network_only;
+    group.plan->serial = o.serial;
+  }
 
   nlohmann::json doc = make_document("bench", o.argv, env);
   // The driver and libraries the devices ran with, for whoever reads the results later.
@@ -579,7 +582,8 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->type_name("SECONDS");
   cmd->add_flag("--no-baseline", o->no_baseline, "Do not run the CPU beside other devices");
   cmd->add_flag("--serial", o->serial,
-                "Benchmark one device after another (default: distinct GPUs at the same time)");
+                "Benchmark one device after another, and one GPU pair after another for p2p "
+                "(default: distinct GPUs, and pairs that share no GPU, at the same time)");
   add_probe_timeout_option(*cmd, o->probe_timeout_s);
   cmd->add_option("--framework", o->frameworks,
                   "Also run the workloads through Python frameworks, after gpucheck's own "

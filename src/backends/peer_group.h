@@ -63,6 +63,12 @@ class PeerGroup {
                       std::size_t bytes) = 0;
   virtual void download(std::size_t device, void* dst, const DeviceBuffer& src,
                         std::size_t bytes) = 0;
+  // Sets the first `bytes` of dst to `value` (poisons a receiving buffer before a cell), done when
+  // it returns. By default an upload; a backend with a device-side fill overrides it.
+  virtual void fill(std::size_t device, DeviceBuffer& dst, unsigned char value, std::size_t bytes) {
+    const std::vector<unsigned char> pattern(bytes, value);
+    upload(device, dst, pattern.data(), bytes);
+  }
 
   // nullopt when device a may map b's memory (and b a's); else why not, in words.
   virtual std::optional<std::string> peer_access_unavailable(std::size_t a,
@@ -70,7 +76,9 @@ class PeerGroup {
   // Turns a's access to b's memory, and b's to a's, on or off.
   virtual void set_peer_access(std::size_t a, std::size_t b, bool enabled) = 0;
   // The copies run at once (one stream each), each `repeats` times back to back, all queued
-  // behind spin kernels released together; returns each copy's seconds per repetition.
+  // behind spin kernels released together; returns each copy's seconds per repetition. A copy
+  // between devices without peer access is staged through the host, whose enqueue can block:
+  // such a batch is issued from one thread per copy instead (no latch to hold them).
   virtual CopyTiming timed_copies(const std::vector<PeerCopy>& copies, int repeats) = 0;
   virtual std::string copy_impl(bool sm) const = 0;
 

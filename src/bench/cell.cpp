@@ -167,6 +167,7 @@ nlohmann::json to_json(const BenchPlan& plan) {
   if (!plan.group.empty()) j["group"] = plan.group;
   if (!plan.host_lock.empty()) j["host_lock"] = plan.host_lock;
   if (plan.allreduce.network_only) j["network_only"] = true;
+  if (plan.serial) j["serial"] = true;
   if (const auto& s = plan.allreduce.span) {
     std::string hex;
     for (unsigned char c : s->id) hex += fmt::format("{:02x}", c);
@@ -207,6 +208,7 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   if (j.contains("group")) plan.group = j.at("group").get<std::vector<std::string>>();
   plan.host_lock = j.value("host_lock", std::string());
   plan.allreduce.network_only = j.value("network_only", false);
+  plan.serial = j.value("serial", false);
   if (auto s = j.find("span"); s != j.end()) {
     CollectiveSpan span;
     const std::string hex = s->at("id").get<std::string>();

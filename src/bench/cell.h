@@ -94,6 +94,8 @@ struct BenchPlan {
   // How a group's all-reduce runs: over the network path only (--transport net), and as ranks of
   // an all-reduce spanning processes (--rank, --world-size).
   AllreduceSetup allreduce;
+  // A group's pairs one at a time (--serial), not the pairs that share no GPU together.
+  bool serial = false;
 };
 
 // "off", "auto", "retune" and back (nullopt for anything else).

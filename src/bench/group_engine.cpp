@@ -1,19 +1,26 @@
-// Group cells: inputs → devices → timed batches → results back → exact verification → records.
+// Group cells: scheduled into batches of pairs that share no GPU → buffers kept for the run →
+// timed batches → results back → exact verification → records.
 #include "bench/group_engine.h"
 
 #include "bench/inputs.h"
+#include "bench/parallel_ranges.h"
 #include "bench/record.h"
 #include "bench/verify.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
+#include "core/pair_schedule.h"
 #include "probe/memory_info.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <set>
 
 namespace gpucheck::bench {
 
@@ -21,10 +28,40 @@ namespace k = keys;
 
 namespace {
 
-// Seed streams of the group's patterns (inputs.h holds the one-device ones, 1…5).
-constexpr std::uint64_t kStreamP2pForward = 11;
-constexpr std::uint64_t kStreamP2pReverse = 12;
-constexpr std::uint64_t kStreamAllreduce = 20;  // + the device's place in the group
+// Seed streams of the group's patterns (inputs.h holds the one-device ones, 1…5): each source
+// device sends its own pattern, so bytes from the wrong source cannot pass.
+constexpr std::uint64_t kStreamP2pSource = 11;    // + the source's place in the group (< 9)
+constexpr std::uint64_t kStreamAllreduce = 1000;  // + the rank
+
+// Copies and all-reduces are steady to about 1 % on the machines measured: once the median
+// holds that still, more repetitions say nothing new.
+constexpr double kGroupStableWithin = 0.01;
+
+// Poison of receiving buffers: 0xA5 bytes for copies; 0xFF for all-reduce (an f32 NaN, which
+// equals nothing, so an element never written cannot pass).
+constexpr unsigned char kCopyPoison = 0xA5;
+constexpr unsigned char kAllreducePoison = 0xFF;
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// A device buffer kept across cells, grown when a cell needs more.
+struct Kept {
+  std::unique_ptr<DeviceBuffer> buffer;
+  std::size_t bytes = 0;
+};
+
+// Where a batch's time went, for -v.
+struct Split {
+  double setup = 0, timed = 0, verify = 0;
+  void add(const Split& o) {
+    setup += o.setup;
+    timed += o.timed;
+    verify += o.verify;
+  }
+};
 
 std::size_t index_of(const PeerGroup& g, const std::string& device) {
   for (std::size_t i = 0; i < g.size(); ++i)
@@ -50,25 +87,42 @@ class GroupRunner {
     if (any_allreduce) setup_refusal_ = group_.setup_allreduce(plan.allreduce);
   }
 
-  void run(std::size_t index, Cell cell) {
-    index_ = index;
-    if (auto refusal = refuse(cell)) {
-      nlohmann::json r = base(cell);
-      r[k::kStatus] = refusal->status;
-      r[k::kReason] = refusal->reason;
-      if (refusal->status == "skipped" && refusal->needed > 0) {
-        r[k::kBytesNeeded] = refusal->needed;
-        r[k::kBytesLimit] = refusal->limit;
-      }
-      cb_.record(index_, r);
-      return;
+  // Each cell's record, once: a batch that fails part way gives the rest "failed".
+  void record(std::size_t index, const nlohmann::json& r) {
+    if (recorded_.insert(index).second) cb_.record(index, r);
+  }
+  bool recorded(std::size_t index) const { return recorded_.contains(index); }
+
+  const Split& total() const { return total_; }
+
+  // The cells of one batch (see group_batches), all copies or latency of one kind: those that
+  // can run are timed together and each verified and recorded.
+  void run_copy_batch(const std::vector<std::size_t>& batch) {
+    const auto t0 = Clock::now();
+    auto cells = runnable(batch);
+    if (!cells.empty()) run_copies(cells, t0);
+  }
+
+  // Every all-reduce cell of the plan: inputs made and uploaded once for the largest, then each
+  // size timed and verified in turn.
+  void run_allreduces(const std::vector<std::size_t>& indices) {
+    const auto t0 = Clock::now();
+    release_copy_buffers();  // the all-reduce's buffers are larger: give the copies' back
+    auto cells = runnable(indices);
+    if (!cells.empty()) run_allreduce_cells(cells, t0);
+  }
+
+  // The cells that can run (sizes scaled to the memory rule); the others' records say why.
+  std::vector<std::pair<std::size_t, Cell>> runnable(const std::vector<std::size_t>& indices) {
+    std::vector<std::pair<std::size_t, Cell>> cells;
+    for (std::size_t i : indices) {
+      Cell cell = plan_.cells[i];
+      if (auto refusal = refuse(cell))
+        record(i, refused(cell, *refusal));
+      else
+        cells.emplace_back(i, std::move(cell));
     }
-    if (cell.op == Op::kAllreduce)
-      run_allreduce(cell);
-    else if (cell.op == Op::kP2p)
-      run_p2p(cell);
-    else
-      run_latency(cell);
+    return cells;
   }
 
   // The record's identity part: the source device (all-reduce: the first), and the destination.
@@ -115,6 +169,17 @@ class GroupRunner {
   }
 
  private:
+  nlohmann::json refused(const Cell& cell, const Refusal& refusal) const {
+    nlohmann::json r = base(cell);
+    r[k::kStatus] = refusal.status;
+    r[k::kReason] = refusal.reason;
+    if (refusal.status == "skipped" && refusal.needed > 0) {
+      r[k::kBytesNeeded] = refusal.needed;
+      r[k::kBytesLimit] = refusal.limit;
+    }
+    return r;
+  }
+
   static bool is_sm(const Cell& c) {
     return c.op == Op::kP2p && std::get<P2pShape>(c.shape).engine == CopyEngine::kSm;
   }
@@ -210,42 +275,75 @@ class GroupRunner {
     b[bytes / 2] ^= 0x5A;  // the copy is checked byte for byte: one flipped byte must show
   }
 
-  void emit(nlohmann::json& r, nlohmann::json extra = nlohmann::json::object()) {
+  void emit(std::size_t index, nlohmann::json& r, nlohmann::json extra = nlohmann::json::object()) {
     nlohmann::json ctx = group_.context();
     for (auto& [key, v] : extra.items()) ctx[key] = v;
     if (!ctx.empty()) r[k::kContext] = ctx;
-    cb_.record(index_, r);
+    record(index, r);
   }
 
-  // A seeded byte pattern of `bytes` (whole f32 draws, as the one-device copy's).
-  HostBuffer pattern(std::size_t bytes, std::uint64_t stream) const {
-    HostBuffer p(DType::kF32, (bytes + 3) / 4);
-    fill_uniform(p, -1.0, 1.0, plan_.seed, stream);
+  void log(const std::string& message) const {
+    if (cb_.tuning_log) cb_.tuning_log(TuningLog::kInfo, message);
+  }
+
+  RepPolicy group_policy() const {
+    RepPolicy p = plan_.policy;
+    p.rounds = 1;  // a group's cells run once each: rounds are a one-device engine's
+    p.stable_within = kGroupStableWithin;
     return p;
   }
 
-  // One direction of a copy: the seeded pattern sent, its source buffer holding it, and the
-  // receiving buffer poisoned (0xA5), so a byte never written cannot pass.
-  struct Transfer {
-    HostBuffer sent;
-    std::unique_ptr<DeviceBuffer> src, dst;
-  };
-  Transfer prepare(std::size_t from, std::size_t to, std::size_t bytes, std::uint64_t stream) {
-    Transfer t{pattern(bytes, stream), group_.allocate(from, bytes), group_.allocate(to, bytes)};
-    const std::vector<unsigned char> poison(bytes, 0xA5);
-    group_.upload(from, *t.src, t.sent.data(), bytes);
-    group_.upload(to, *t.dst, poison.data(), bytes);
-    return t;
+  // ---- buffers kept across cells: each source's pattern, each (receiver, source) landing place.
+
+  // The seeded pattern device `from` sends (its first bytes, whatever the cell's size: the
+  // generator is counter-based, so a longer pattern starts with the shorter one).
+  const HostBuffer& pattern(std::size_t from, std::size_t bytes) {
+    HostBuffer& p = patterns_[from];
+    if (p.size_bytes() < bytes) {
+      HostBuffer grown(DType::kF32, (bytes + 3) / 4);
+      fill_uniform(grown, -1.0, 1.0, plan_.seed, kStreamP2pSource + from);
+      p = std::move(grown);
+    }
+    return p;
   }
-  // The received bytes against the pattern sent.
-  Verification check(const Transfer& t, std::size_t to, std::size_t bytes,
-                     const std::string& from_name, const std::string& to_name) {
+  // The source buffer on device `from`, holding its pattern's first `bytes`.
+  const DeviceBuffer& source(std::size_t from, std::size_t bytes) {
+    Kept& kept = sources_[from];
+    if (kept.bytes < bytes) {
+      kept.buffer.reset();
+      kept.buffer = group_.allocate(from, bytes);
+      kept.bytes = bytes;
+      group_.upload(from, *kept.buffer, pattern(from, bytes).data(), bytes);
+    }
+    return *kept.buffer;
+  }
+  // Where device `to` receives from `from`, its first `bytes` poisoned.
+  DeviceBuffer& landing(std::size_t to, std::size_t from, std::size_t bytes) {
+    Kept& kept = landings_[{to, from}];
+    if (kept.bytes < bytes) {
+      kept.buffer.reset();
+      kept.buffer = group_.allocate(to, bytes);
+      kept.bytes = bytes;
+    }
+    group_.fill(to, *kept.buffer, kCopyPoison, bytes);
+    return *kept.buffer;
+  }
+  void release_copy_buffers() {
+    sources_.clear();
+    landings_.clear();
+    patterns_.clear();
+  }
+  // The bytes device `to` received from `from` against what `from` sent.
+  Verification check(std::size_t to, std::size_t from, std::size_t bytes) {
     std::vector<unsigned char> back(bytes);
-    group_.download(to, back.data(), *t.dst, bytes);
+    group_.download(to, back.data(), *landings_.at({to, from}).buffer, bytes);
     plant_into(back.data(), bytes);
-    return verify_exact(t.sent.data(), back.data(), bytes,
-                        fmt::format("bytes received by {} differ from {}'s", to_name, from_name));
+    const std::string& a = group_.identity(from).device;
+    const std::string& b = group_.identity(to).device;
+    return verify_exact(pattern(from, bytes).data(), back.data(), bytes,
+                        fmt::format("bytes received by {} differ from {}'s", b, a));
   }
+
   static void note_spin(nlohmann::json& extra, bool timed_out) {
     if (timed_out)
       extra["spin_timed_out"] =
@@ -253,79 +351,121 @@ class GroupRunner {
           "part of these times";
   }
 
-  void run_p2p(const Cell& cell) {
-    const auto& s = std::get<P2pShape>(cell.shape);
-    const std::size_t src = index_of(group_, s.src), dst = index_of(group_, s.dst);
-    const std::size_t bytes = s.bytes;
-    nlohmann::json r = base(cell);
-    // Forward src→dst; bidirectional adds dst→src on the other device's engines.
-    const bool sm = s.engine == CopyEngine::kSm;
-    Transfer fwd = prepare(src, dst, bytes, kStreamP2pForward);
-    std::vector<PeerCopy> copies = {{src, dst, src, fwd.src.get(), fwd.dst.get(), bytes, 1, sm}};
-    std::optional<Transfer> rev;
-    if (s.bidirectional) {
-      rev = prepare(dst, src, bytes, kStreamP2pReverse);
-      copies.push_back({dst, src, dst, rev->src.get(), rev->dst.get(), bytes, 1, sm});
+  // ---- copies: one batch of p2p or latency cells, their pairs sharing no GPU.
+
+  // One cell's part of a batch: its copies' places in the batch's list.
+  struct Part {
+    std::size_t index = 0;
+    Cell cell;
+    std::size_t first = 0, count = 0;
+    std::vector<std::vector<double>> per_direction;  // p2p: each direction's seconds
+  };
+
+  void run_copies(std::vector<std::pair<std::size_t, Cell>>& cells, Clock::time_point t0) {
+    const bool latency = cells.front().second.op == Op::kLatency;
+    std::vector<PeerCopy> copies;
+    std::vector<Part> parts;
+    bool peer_path = true;
+    for (auto& [index, cell] : cells) {
+      Part part{index, cell, copies.size(), 0, {}};
+      if (latency) {
+        const auto& l = std::get<LatencyShape>(cell.shape);
+        const std::size_t src = index_of(group_, l.src), dst = index_of(group_, l.dst);
+        const std::size_t bytes = l.bytes * kLatencyCopiesPerRep;
+        group_.set_peer_access(src, dst, l.peer_access);
+        peer_path = l.peer_access;
+        // Each piece is its own small copy: the batch's time over the count is one copy's latency.
+        copies.push_back({src, dst, src, &source(src, bytes), &landing(dst, src, bytes), bytes,
+                          static_cast<std::size_t>(kLatencyCopiesPerRep), false});
+      } else {
+        const auto& s = std::get<P2pShape>(cell.shape);
+        const std::size_t src = index_of(group_, s.src), dst = index_of(group_, s.dst);
+        const bool sm = s.engine == CopyEngine::kSm;
+        group_.set_peer_access(src, dst, s.peer_access);
+        peer_path = s.peer_access;
+        copies.push_back(
+            {src, dst, src, &source(src, s.bytes), &landing(dst, src, s.bytes), s.bytes, 1, sm});
+        // Bidirectional adds dst→src on the other device's engines.
+        if (s.bidirectional)
+          copies.push_back(
+              {dst, src, dst, &source(dst, s.bytes), &landing(src, dst, s.bytes), s.bytes, 1, sm});
+      }
+      part.count = copies.size() - part.first;
+      part.per_direction.resize(part.count);
+      parts.push_back(std::move(part));
     }
-    group_.set_peer_access(src, dst, s.peer_access);
-    std::vector<std::vector<double>> per_direction(copies.size());
-    bool spin_timed_out = false;
-    bool truncated = false;
-    auto times = run_reps(
-        plan_.policy,
+    // Copies staged through the host are each 10× slower than over a peer path: a few a
+    // repetition time them as well as sixteen time a peer copy.
+    const int repeats = latency ? 1 : peer_path ? kPeerCopiesPerRep : kStagedCopiesPerRep;
+    Split split;
+    split.setup = since(t0);
+    const auto t1 = Clock::now();
+    bool spin_timed_out = false, truncated = false, stable = false;
+    auto samples = run_reps_multi(
+        group_policy(), parts.size(),
         [&] {
-          CopyTiming t = group_.timed_copies(copies, kPeerCopiesPerRep);
+          CopyTiming t = group_.timed_copies(copies, repeats);
           spin_timed_out = spin_timed_out || t.spin_timed_out;
-          double rate = 0;  // bytes per second, summed over the directions
-          for (std::size_t i = 0; i < t.seconds.size(); ++i) {
-            per_direction[i].push_back(t.seconds[i]);
-            rate += static_cast<double>(bytes) / t.seconds[i];
+          std::vector<double> out;
+          for (auto& part : parts) {
+            if (latency) {
+              out.push_back(t.seconds[part.first] / kLatencyCopiesPerRep);
+              continue;
+            }
+            const auto bytes = static_cast<double>(std::get<P2pShape>(part.cell.shape).bytes);
+            double rate = 0;  // bytes per second, summed over the directions
+            for (std::size_t d = 0; d < part.count; ++d) {
+              part.per_direction[d].push_back(t.seconds[part.first + d]);
+              rate += bytes / t.seconds[part.first + d];
+            }
+            // The time that moves the cell's work at the summed rate (uni: the copy's own time).
+            out.push_back(bytes * static_cast<double>(part.count) / rate);
           }
-          // The time that moves the cell's work at the summed rate (uni: the copy's own time).
-          return static_cast<double>(bytes * copies.size()) / rate;
+          return out;
         },
-        &truncated);
-    nlohmann::json extra = nlohmann::json::object();
-    nlohmann::json gbps = nlohmann::json::array();
-    for (auto& d : per_direction) {
-      std::sort(d.begin(), d.end());
-      gbps.push_back(static_cast<double>(bytes) / d[d.size() / 2] / 1e9);
+        &truncated, &stable);
+    split.timed = since(t1);
+    const auto t2 = Clock::now();
+    std::vector<Verification> verdicts;
+    for (const auto& part : parts) {
+      Verification v;
+      for (std::size_t d = 0; d < part.count && (d == 0 || v.ok); ++d) {
+        const PeerCopy& c = copies[part.first + d];
+        v = check(c.dst_device, c.src_device, c.bytes);
+      }
+      verdicts.push_back(v);
     }
-    extra["direction_gbps"] = gbps;  // median of each direction: src→dst, then dst→src
-    extra["copies_per_repetition"] = kPeerCopiesPerRep;
-    note_spin(extra, spin_timed_out);
-    Verification v = check(fwd, dst, bytes, s.src, s.dst);
-    if (v.ok && rev) v = check(*rev, src, bytes, s.dst, s.src);
-    finish_record(r, cell, times, truncated, v);
-    emit(r, extra);
+    split.verify = since(t2);
+    total_.add(split);
+    std::string pairs;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      nlohmann::json r = base(parts[p].cell);
+      nlohmann::json extra = {{"copies_per_repetition", latency ? kLatencyCopiesPerRep : repeats},
+                              {"concurrent_pairs", parts.size()}};
+      if (!latency) {
+        nlohmann::json gbps = nlohmann::json::array();
+        const auto bytes = static_cast<double>(std::get<P2pShape>(parts[p].cell.shape).bytes);
+        for (auto& d : parts[p].per_direction) {
+          std::sort(d.begin(), d.end());
+          gbps.push_back(bytes / d[d.size() / 2] / 1e9);
+        }
+        extra["direction_gbps"] = gbps;  // median of each direction: src→dst, then dst→src
+      }
+      note_spin(extra, spin_timed_out);
+      finish_record(r, parts[p].cell, samples[p], truncated, verdicts[p]);
+      emit(parts[p].index, r, extra);
+      const PeerCopy& c = copies[parts[p].first];
+      pairs += fmt::format("{}{}{}{}", p == 0 ? "" : ", ", group_.identity(c.src_device).device,
+                           parts[p].count == 2 ? "↔" : "→", group_.identity(c.dst_device).device);
+    }
+    log(
+        fmt::format("{} ({}): set-up {:.3f} s, timed {:.3f} s ({} repetitions{}), verification "
+                    "{:.3f} s",
+                    describe(parts.front().cell), pairs, split.setup, split.timed,
+                    samples.front().size(), stable ? ", median stable" : "", split.verify));
   }
 
-  void run_latency(const Cell& cell) {
-    const auto& s = std::get<LatencyShape>(cell.shape);
-    const std::size_t src = index_of(group_, s.src), dst = index_of(group_, s.dst);
-    const std::size_t bytes = s.bytes * kLatencyCopiesPerRep;
-    nlohmann::json r = base(cell);
-    Transfer t = prepare(src, dst, bytes, kStreamP2pForward);
-    group_.set_peer_access(src, dst, s.peer_access);
-    // Each piece is its own small copy: the batch's time over the count is one copy's latency.
-    const std::vector<PeerCopy> copies = {{src, dst, src, t.src.get(), t.dst.get(), bytes,
-                                           static_cast<std::size_t>(kLatencyCopiesPerRep), false}};
-    bool truncated = false;
-    bool spin_timed_out = false;
-    auto times = run_reps(
-        plan_.policy,
-        [&] {
-          CopyTiming ct = group_.timed_copies(copies, 1);
-          spin_timed_out = spin_timed_out || ct.spin_timed_out;
-          return ct.seconds[0];
-        },
-        &truncated);
-    for (double& x : times) x /= kLatencyCopiesPerRep;
-    nlohmann::json extra = {{"copies_per_repetition", kLatencyCopiesPerRep}};
-    note_spin(extra, spin_timed_out);
-    finish_record(r, cell, times, truncated, check(t, dst, bytes, s.src, s.dst));
-    emit(r, extra);
-  }
+  // ---- all-reduce.
 
   // Integer-valued f32 inputs in [−1024, 1024]: every partial sum of up to 2^14 of them is exact
   // in f32 whatever order NCCL adds in, so the result is checked for exact equality.
@@ -333,7 +473,9 @@ class GroupRunner {
     HostBuffer x(DType::kF32, count);
     fill_uniform(x, -1024.0, 1024.0, plan_.seed, kStreamAllreduce + rank);
     float* p = x.as<float>();
-    for (std::size_t i = 0; i < count; ++i) p[i] = std::round(p[i]);
+    parallel_ranges(count, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) p[i] = std::round(p[i]);
+    });
     return x;
   }
 
@@ -346,62 +488,118 @@ class GroupRunner {
     return plan_.allreduce.span ? static_cast<std::size_t>(plan_.allreduce.span->first_rank) : 0;
   }
 
-  void run_allreduce(const Cell& cell) {
-    const auto& s = std::get<AllreduceShape>(cell.shape);
-    const auto devs = devices_of(cell);
-    const std::size_t count = s.bytes / 4;
-    nlohmann::json r = base(cell);
-    std::vector<std::unique_ptr<DeviceBuffer>> send, recv;
-    std::vector<const DeviceBuffer*> send_ptrs;
-    std::vector<DeviceBuffer*> recv_ptrs;
+  // The first element where got differs from expected (n when none), over the host's threads.
+  static std::size_t first_difference(const float* got, const float* expected, std::size_t n) {
+    if (std::memcmp(got, expected, n * sizeof(float)) == 0) return n;
+    std::atomic<std::size_t> first{n};
+    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end && i < first.load(); ++i)
+        if (!(got[i] == expected[i])) {
+          std::size_t seen = first.load();
+          while (i < seen && !first.compare_exchange_weak(seen, i)) {
+          }
+          return;
+        }
+    });
+    return first.load();
+  }
+
+  void run_allreduce_cells(std::vector<std::pair<std::size_t, Cell>>& cells, Clock::time_point t0) {
+    const auto devs = devices_of(cells.front().second);
+    std::size_t max_bytes = 0;
+    for (const auto& [index, cell] : cells) {
+      if (devices_of(cell) != devs)
+        throw std::logic_error("the all-reduce cells of a plan run over one device order");
+      max_bytes = std::max<std::size_t>(max_bytes, std::get<AllreduceShape>(cell.shape).bytes);
+    }
+    const std::size_t max_count = max_bytes / 4;
     // Every rank's input is the seed's, so each process knows the whole sum, its own ranks' and
-    // those of the processes it cannot see.
-    HostBuffer expected(DType::kF32, count);
+    // those of the processes it cannot see. Made once at the largest size: a smaller cell's
+    // inputs and sum are its first elements.
+    HostBuffer expected(DType::kF32, max_count);
     std::memset(expected.data(), 0, expected.size_bytes());
+    std::vector<std::unique_ptr<DeviceBuffer>> send, recv;
     for (std::size_t rank = 0; rank < ranks(); ++rank) {
-      HostBuffer x = allreduce_input(count, rank);
+      HostBuffer x = allreduce_input(max_count, rank);
       float* e = expected.as<float>();
       const float* xp = x.as<float>();
-      for (std::size_t i = 0; i < count; ++i) e[i] += xp[i];
+      parallel_ranges(max_count, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) e[i] += xp[i];
+      });
+      if (rank < first_rank() || rank >= first_rank() + devs.size()) continue;
+      const std::size_t d = devs[rank - first_rank()];
+      send.push_back(group_.allocate(d, max_bytes));
+      recv.push_back(group_.allocate(d, max_bytes));
+      group_.upload(d, *send.back(), x.data(), max_bytes);
     }
-    {
-      HostBuffer poisoned = make_output(DType::kF32, count);
-      for (std::size_t rank = 0; rank < devs.size(); ++rank) {
-        HostBuffer x = allreduce_input(count, first_rank() + rank);
-        send.push_back(group_.allocate(devs[rank], s.bytes));
-        recv.push_back(group_.allocate(devs[rank], s.bytes));
-        group_.upload(devs[rank], *send.back(), x.data(), s.bytes);
-        group_.upload(devs[rank], *recv.back(), poisoned.data(), s.bytes);
-        send_ptrs.push_back(send.back().get());
-        recv_ptrs.push_back(recv.back().get());
+    std::vector<const DeviceBuffer*> send_ptrs;
+    std::vector<DeviceBuffer*> recv_ptrs;
+    for (std::size_t r = 0; r < send.size(); ++r) {
+      send_ptrs.push_back(send[r].get());
+      recv_ptrs.push_back(recv[r].get());
+    }
+    Split first;
+    first.setup = since(t0);
+    total_.add(first);
+    HostBuffer got(DType::kF32, max_count);
+    for (auto& [index, cell] : cells) {
+      try {
+        run_allreduce(index, cell, devs, send_ptrs, recv_ptrs, expected, got);
+      } catch (const DeviceLostError& e) {
+        record(index, failed_record(cell, std::string(e.what()) +
+                                              " (a device is unusable: the group's child ends "
+                                              "here)"));
+        throw;
+      } catch (const std::exception& e) {
+        record(index, failed_record(cell, e.what()));
       }
     }
-    bool truncated = false;
-    auto times = run_reps(
-        plan_.policy,
-        [&] { return group_.timed_allreduce_f32(send_ptrs, recv_ptrs, count, kAllreducesPerRep); },
-        &truncated);
+  }
+
+  void run_allreduce(std::size_t index, const Cell& cell, const std::vector<std::size_t>& devs,
+                     const std::vector<const DeviceBuffer*>& send_ptrs,
+                     const std::vector<DeviceBuffer*>& recv_ptrs, const HostBuffer& expected,
+                     HostBuffer& got) {
+    const auto& s = std::get<AllreduceShape>(cell.shape);
+    const std::size_t count = s.bytes / 4;
+    nlohmann::json r = base(cell);
+    Split split;
+    const auto t0 = Clock::now();
+    for (std::size_t rank = 0; rank < devs.size(); ++rank)
+      group_.fill(devs[rank], *recv_ptrs[rank], kAllreducePoison, s.bytes);
+    split.setup = since(t0);
+    const auto t1 = Clock::now();
+    bool truncated = false, stable = false;
+    auto times = run_reps_multi(
+                     group_policy(), 1,
+                     [&] {
+                       return std::vector<double>{group_.timed_allreduce_f32(
+                           send_ptrs, recv_ptrs, count, kAllreducesPerRep)};
+                     },
+                     &truncated, &stable)
+                     .front();
+    split.timed = since(t1);
+    const auto t2 = Clock::now();
     // Every device's result, element by element: exactly the sum.
     Verification v;
     v.ok = true;
     v.method = "exact";
     v.tolerance = 0;
-    HostBuffer got(DType::kF32, count);
     for (std::size_t rank = 0; rank < devs.size() && v.ok; ++rank) {
-      group_.download(devs[rank], got.data(), *recv[rank], s.bytes);
+      group_.download(devs[rank], got.data(), *recv_ptrs[rank], s.bytes);
       if (rank == 0) plant_into(got.data(), s.bytes);
       const float* g = got.as<float>();
       const float* e = expected.as<float>();
-      for (std::size_t i = 0; i < count; ++i)
-        if (!(g[i] == e[i])) {
-          v.ok = false;
-          v.max_rel_error = std::numeric_limits<double>::infinity();
-          v.first_bad_index = i;
-          v.detail = fmt::format("{}'s sum at element {} is {}, expected {}",
-                                 group_.identity(devs[rank]).device, i, g[i], e[i]);
-          break;
-        }
+      if (const std::size_t i = first_difference(g, e, count); i < count) {
+        v.ok = false;
+        v.max_rel_error = std::numeric_limits<double>::infinity();
+        v.first_bad_index = i;
+        v.detail = fmt::format("{}'s sum at element {} is {}, expected {}",
+                               group_.identity(devs[rank]).device, i, g[i], e[i]);
+      }
     }
+    split.verify = since(t2);
+    total_.add(split);
     finish_record(r, cell, times, truncated, v);
     if (r.contains(k::kTimeS)) {
       const double median = r[std::string(k::kTimeS)][std::string(k::kMedian)].get<double>();
@@ -411,41 +609,148 @@ class GroupRunner {
         r[k::kBusbw] = algbw * allreduce_bus_factor(ranks());
       }
     }
-    emit(r, {{"allreduces_per_repetition", kAllreducesPerRep}});
+    emit(index, r, {{"allreduces_per_repetition", kAllreducesPerRep}});
+    log(fmt::format("{}: set-up {:.3f} s, timed {:.3f} s ({} repetitions{}), verification {:.3f} s",
+                    describe(cell), split.setup, split.timed, times.size(),
+                    stable ? ", median stable" : "", split.verify));
   }
 
+ public:
+  nlohmann::json failed_record(const Cell& cell, const std::string& why) const {
+    nlohmann::json r = base(cell);
+    r[k::kStatus] = "failed";
+    r[k::kReason] = why;
+    return r;
+  }
+
+ private:
   const BenchPlan& plan_;
   PeerGroup& group_;
   const EngineCallbacks& cb_;
   std::optional<PlantedError> plant_;
   std::uint64_t host_limit_ = 0;
   std::optional<std::string> setup_refusal_;  // why the plan's all-reduce setup cannot be
-  std::size_t index_ = 0;                     // the plan's cell being run, for the record callback
+  std::set<std::size_t> recorded_;            // cells whose record has gone out
+  std::map<std::size_t, HostBuffer> patterns_;
+  std::map<std::size_t, Kept> sources_;
+  std::map<std::pair<std::size_t, std::size_t>, Kept> landings_;  // (receiver, source)
+  Split total_;
 };
 
 }  // namespace
 
+std::vector<std::vector<std::size_t>> group_batches(const BenchPlan& plan) {
+  const std::size_t n = plan.group.size();
+  auto place = [&](const std::string& device) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < n; ++i)
+      if (plan.group[i] == device) return i;
+    return std::nullopt;
+  };
+  // The round of each pair in the tournament: ordered pairs for one-way copies, unordered for
+  // both ways at once.
+  std::map<DevicePair, std::size_t> one_way, both_ways;
+  const auto directed = directed_pair_rounds(n);
+  for (std::size_t r = 0; r < directed.size(); ++r)
+    for (const auto& p : directed[r]) one_way[p] = r;
+  const auto undirected = disjoint_pair_rounds(n);
+  for (std::size_t r = 0; r < undirected.size(); ++r)
+    for (const auto& p : undirected[r]) both_ways[p] = r;
+
+  struct Batch {
+    int phase = 0;  // 0: over peer paths, 1: staged through the host, 2: all-reduce
+    std::vector<std::size_t> cells;
+    std::set<std::size_t> devices;
+  };
+  std::vector<Batch> batches;
+  std::map<std::string, std::size_t> open;  // a kind and round's batch still taking cells
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    const Cell& c = plan.cells[i];
+    int phase = 2;
+    std::optional<std::string> slot;
+    std::set<std::size_t> devices;
+    auto pair_slot = [&](const std::string& kind, const std::string& src, const std::string& dst,
+                         bool both) {
+      const auto s = place(src), d = place(dst);
+      if (!s || !d || *s == *d) return;  // the runner refuses it, alone
+      devices = {*s, *d};
+      const std::size_t round =
+          both ? both_ways.at({std::min(*s, *d), std::max(*s, *d)}) : one_way.at({*s, *d});
+      if (!plan.serial) slot = fmt::format("{} round {}", kind, round);
+    };
+    if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
+      phase = p->peer_access ? 0 : 1;
+      pair_slot(fmt::format("p2p {} {} {} {}", p->bytes, p->bidirectional, p->peer_access,
+                            to_string(p->engine)),
+                p->src, p->dst, p->bidirectional);
+    } else if (const auto* l = std::get_if<LatencyShape>(&c.shape)) {
+      phase = l->peer_access ? 0 : 1;
+      pair_slot(fmt::format("latency {} {}", l->bytes, l->peer_access), l->src, l->dst, false);
+    }
+    if (slot) {
+      auto it = open.find(*slot);
+      // The same pair twice (a size named twice) cannot share a batch: a new one.
+      if (it != open.end() && std::none_of(devices.begin(), devices.end(), [&](std::size_t d) {
+            return batches[it->second].devices.contains(d);
+          })) {
+        batches[it->second].cells.push_back(i);
+        batches[it->second].devices.insert(devices.begin(), devices.end());
+        continue;
+      }
+    }
+    batches.push_back({phase, {i}, devices});
+    if (slot) open[*slot] = batches.size() - 1;
+  }
+  // Peer access changes once per pair: every batch over peer paths, then the staged ones; the
+  // all-reduce last (NCCL sets up its own peer access).
+  std::stable_sort(batches.begin(), batches.end(),
+                   [](const Batch& a, const Batch& b) { return a.phase < b.phase; });
+  std::vector<std::vector<std::size_t>> out;
+  for (auto& b : batches) out.push_back(std::move(b.cells));
+  return out;
+}
+
 void run_group_plan(const BenchPlan& plan, PeerGroup& group, const EngineCallbacks& callbacks,
                     std::optional<PlantedError> plant) {
+  const auto t0 = Clock::now();
   GroupRunner runner(plan, group, callbacks, plant);
   if (callbacks.planned) callbacks.planned(plan.cells.size());  // every cell runs or records why
-  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
-    const Cell& cell = plan.cells[i];
-    if (callbacks.cell_started) callbacks.cell_started(i, i + 1, cell, 0, 1);
-    auto failed = [&](const std::string& why) {
-      nlohmann::json r = runner.base(cell);
-      r[k::kStatus] = "failed";
-      r[k::kReason] = why;
-      callbacks.record(i, r);
+  std::size_t ordinal = 0;
+  auto started = [&](const std::vector<std::size_t>& cells) {
+    if (callbacks.cell_started)
+      for (std::size_t i : cells) callbacks.cell_started(i, ++ordinal, plan.cells[i], 0, 1);
+  };
+  // Runs a batch; when it fails, each of its cells without a record gets the failure (the
+  // per-batch catch boundary: the next batch runs), and a lost device ends the run.
+  auto guarded = [&](const std::vector<std::size_t>& cells, const auto& body) {
+    auto fail_rest = [&](const std::string& why) {
+      for (std::size_t i : cells)
+        if (!runner.recorded(i)) runner.record(i, runner.failed_record(plan.cells[i], why));
     };
+    started(cells);
     try {
-      runner.run(i, cell);
+      body();
     } catch (const DeviceLostError& e) {
-      failed(std::string(e.what()) + " (a device is unusable: the group's child ends here)");
+      fail_rest(std::string(e.what()) + " (a device is unusable: the group's child ends here)");
       throw;
     } catch (const std::exception& e) {
-      failed(e.what());  // the per-cell catch boundary: the next cell runs
+      fail_rest(e.what());
     }
+  };
+  std::vector<std::size_t> allreduces;
+  for (const auto& batch : group_batches(plan)) {
+    if (plan.cells[batch.front()].op == Op::kAllreduce)
+      allreduces.insert(allreduces.end(), batch.begin(), batch.end());
+    else
+      guarded(batch, [&] { runner.run_copy_batch(batch); });
+  }
+  if (!allreduces.empty()) guarded(allreduces, [&] { runner.run_allreduces(allreduces); });
+  if (callbacks.tuning_log) {
+    const Split& s = runner.total();
+    callbacks.tuning_log(
+        TuningLog::kInfo,
+        fmt::format("group of {} devices: {:.2f} s in all; set-up {:.2f} s, timed {:.2f} s, "
+                    "verification {:.2f} s",
+                    group.size(), since(t0), s.setup, s.timed, s.verify));
   }
 }
 

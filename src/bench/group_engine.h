@@ -16,11 +16,22 @@ namespace gpucheck::bench {
 // repetition of a latency cell (p2pBandwidthLatencyTest's); all-reduce calls per repetition
 // (nccl-tests' -n).
 inline constexpr int kPeerCopiesPerRep = 16;
+// A copy staged through the host takes ~10× a peer copy's time: fewer make a repetition.
+inline constexpr int kStagedCopiesPerRep = 2;
 inline constexpr int kLatencyCopiesPerRep = 100;
 inline constexpr int kAllreducesPerRep = 20;
 
-// Runs every cell; a cell's failure becomes a "failed" record and the next cell runs. A lost
-// device ends the run (DeviceLostError is rethrown after its record).
+// The plan's cells in the batches they run in, in run order: copies (and latency) of one kind
+// between pairs that share no GPU run together, as the rounds of a round-robin tournament
+// (core/pair_schedule.h), unless plan.serial; every batch over peer paths first, then those
+// staged through the host (peer access changes once per pair), the all-reduce cells last.
+std::vector<std::vector<std::size_t>> group_batches(const BenchPlan& plan);
+
+// Runs every cell, batch by batch (group_batches); each batch's repetitions end once every
+// cell's median is stable to 1 % (or as --reps, --min-time and --max-time say). Buffers and
+// patterns are kept across cells. A batch's failure becomes a "failed" record for each of its
+// cells and the next batch runs. A lost device ends the run (DeviceLostError is rethrown after
+// the records). With callbacks.tuning_log, each batch's set-up, timed and verification seconds.
 void run_group_plan(const BenchPlan& plan, PeerGroup& group, const EngineCallbacks& callbacks,
                     std::optional<PlantedError> plant = std::nullopt);
 

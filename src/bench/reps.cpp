@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/errors.h"
 
@@ -51,8 +52,30 @@ int planned_reps(const RepPolicy& policy, double t1) {
   return std::max(std::max(1, policy.min_auto_reps), static_cast<int>(wanted));
 }
 
-std::vector<double> run_reps(const RepPolicy& policy, const std::function<double()>& timed_once,
-                             bool* truncated) {
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+bool median_is_stable(const std::vector<double>& samples, double within) {
+  if (samples.size() < 3 || !(within > 0)) return false;
+  const double now = median_of(samples);
+  if (!(now > 0)) return false;
+  for (std::size_t drop : {1u, 2u}) {
+    const double before = median_of({samples.begin(), samples.end() - drop});
+    if (!(std::abs(now - before) <= within * now)) return false;
+  }
+  return true;
+}
+
+std::vector<std::vector<double>> run_reps_multi(
+    const RepPolicy& policy, std::size_t series,
+    const std::function<std::vector<double>()>& timed_once, bool* truncated, bool* stable) {
   validate(policy);
   // The budget counts what the runs report and, as well, the wall clock: a callback that
   // reports device time or a per-call share can take far longer on the host than it says.
@@ -62,32 +85,58 @@ std::vector<double> run_reps(const RepPolicy& policy, const std::function<double
   auto spent = [&] {
     return std::max(reported, std::chrono::duration<double>(Clock::now() - start).count());
   };
-  bool cut = false;
+  // One run of every series: its seconds, checked for count; the slowest is what the run cost.
+  auto once = [&] {
+    std::vector<double> t = timed_once();
+    if (t.size() != series) throw std::logic_error("run_reps_multi: one time per series");
+    double slowest = 0;
+    for (double x : t) slowest = std::max(slowest, x);
+    reported += slowest;
+    return std::make_pair(t, slowest);
+  };
+  bool cut = false, settled = false;
   for (int i = 0; i < policy.warmup; ++i) {
     if (spent() > policy.max_time_s) {
       cut = true;
       break;
     }
-    reported += timed_once();
+    once();
   }
-  std::vector<double> samples;
+  std::vector<std::vector<double>> samples(series);
   const auto first_start = Clock::now();
-  const double t1 = timed_once();
+  auto [t1, slowest1] = once();
   const double t1_wall = std::chrono::duration<double>(Clock::now() - first_start).count();
-  samples.push_back(t1);
-  reported += t1;
-  const auto planned = static_cast<std::size_t>(planned_reps(policy, std::max(t1, t1_wall)));
-  while (samples.size() < planned) {
+  for (std::size_t s = 0; s < series; ++s) samples[s].push_back(t1[s]);
+  const auto planned = static_cast<std::size_t>(planned_reps(policy, std::max(slowest1, t1_wall)));
+  const bool may_settle = !policy.reps && policy.stable_within > 0;
+  while (samples.front().size() < planned) {
+    if (may_settle &&
+        samples.front().size() >=
+            static_cast<std::size_t>(std::max(kMinStableReps, policy.min_auto_reps)) &&
+        std::all_of(samples.begin(), samples.end(), [&](const std::vector<double>& s) {
+          return median_is_stable(s, policy.stable_within);
+        })) {
+      settled = true;
+      break;
+    }
     if (spent() > policy.max_time_s) {
       cut = true;
       break;
     }
-    const double t = timed_once();
-    samples.push_back(t);
-    reported += t;
+    auto [t, slowest] = once();
+    (void)slowest;
+    for (std::size_t s = 0; s < series; ++s) samples[s].push_back(t[s]);
   }
   if (truncated != nullptr) *truncated = cut;
+  if (stable != nullptr) *stable = settled;
   return samples;
+}
+
+std::vector<double> run_reps(const RepPolicy& policy, const std::function<double()>& timed_once,
+                             bool* truncated) {
+  return run_reps_multi(
+             policy, 1, [&] { return std::vector<double>{timed_once()}; }, truncated)
+      .front();
 }
 
 }  // namespace gpucheck::bench

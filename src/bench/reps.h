@@ -17,7 +17,14 @@ struct RepPolicy {
   // cell once (bench/engine.cpp), so a record carries the spread between moments of the run.
   int rounds = 1;
   int min_auto_reps = 3;  // without --reps, at least this many timed runs
+  // Without --reps: stop as soon as the median is stable to this fraction (0: never early).
+  // Copies between GPUs are steady to about 1 %, so their cells need far fewer runs than
+  // --min-time asks; min_time then only caps the count.
+  double stable_within = 0;
 };
+
+// Runs a stable median needs before it may end the repetitions early.
+inline constexpr int kMinStableReps = 5;
 
 // Most rounds --rounds accepts: each is a full set-up, run and verification of every cell.
 inline constexpr int kMaxRounds = 100;
@@ -52,5 +59,18 @@ int planned_reps(const RepPolicy& policy, double t1);
 // Exceptions from timed_once propagate.
 std::vector<double> run_reps(const RepPolicy& policy, const std::function<double()>& timed_once,
                              bool* truncated);
+
+// run_reps for `series` measurements taken together (pairs of GPUs copying at once): timed_once
+// returns each one's seconds for one repetition, the plan and budget follow the slowest, and with
+// policy.stable_within > 0 (and no --reps) the runs end once, after at least kMinStableReps of
+// them, neither of the last two runs moved any series' median by more than stable_within of it.
+// *stable (when not null) says whether that ended them. Returns the samples of each series.
+std::vector<std::vector<double>> run_reps_multi(
+    const RepPolicy& policy, std::size_t series,
+    const std::function<std::vector<double>()>& timed_once, bool* truncated,
+    bool* stable = nullptr);
+
+// Whether samples' median moved by at most `within` of it when each of the last two was added.
+bool median_is_stable(const std::vector<double>& samples, double within);
 
 }  // namespace gpucheck::bench

@@ -91,9 +91,20 @@ class HostGroup final : public PeerGroup {
     return std::nullopt;
   }
   void set_peer_access(std::size_t a, std::size_t b, bool enabled) override {
-    peer_state[{a, b}] = enabled;
+    auto key = std::pair{std::min(a, b), std::max(a, b)};
+    auto it = peer_state.find(key);
+    if (it == peer_state.end() || it->second != enabled) ++peer_changes;
+    peer_state[key] = enabled;
   }
   CopyTiming timed_copies(const std::vector<PeerCopy>& copies, int repeats) override {
+    ++batches_timed;
+    widest_batch = std::max(widest_batch, copies.size());
+    std::set<std::size_t> senders, receivers;
+    for (const auto& c : copies) {
+      // Pairs timed together share no GPU: no device sends twice or receives twice.
+      if (!senders.insert(c.src_device).second || !receivers.insert(c.dst_device).second)
+        shared_a_gpu = true;
+    }
     CopyTiming t;
     for (const auto& c : copies) {
       std::memcpy(bytes_of(*c.dst), bytes_of(*c.src), c.bytes);
@@ -137,8 +148,11 @@ class HostGroup final : public PeerGroup {
   std::optional<AllreduceSetup> setup_seen;
   bool no_peer_access = false, corrupt_copies = false, wrong_sum = false;
   std::string nccl_error;
-  std::map<std::pair<std::size_t, std::size_t>, bool> peer_state;
+  std::map<std::pair<std::size_t, std::size_t>, bool> peer_state;  // (lower, higher) device
   std::size_t pieces_seen = 0;
+  int peer_changes = 0, batches_timed = 0;
+  std::size_t widest_batch = 0;
+  bool shared_a_gpu = false;
 
  private:
   std::vector<DeviceIdentity> ids_;
@@ -172,12 +186,45 @@ Cell allreduce(std::uint64_t bytes, std::vector<std::string> devices) {
   return c;
 }
 
-std::vector<Json> run(HostGroup& g, const BenchPlan& plan, bool plant = false) {
-  std::vector<Json> out;
+// The records in plan order (the engine runs batches in its own order; the index places them).
+std::vector<Json> run(HostGroup& g, const BenchPlan& plan, bool plant = false,
+                      std::vector<std::string>* log = nullptr) {
+  std::map<std::size_t, Json> by_index;
   EngineCallbacks cb;
-  cb.record = [&](std::size_t, const Json& r) { out.push_back(r); };
+  cb.record = [&](std::size_t i, const Json& r) {
+    EXPECT_TRUE(by_index.emplace(i, r).second) << "two records for cell " << i;
+  };
+  if (log != nullptr) cb.tuning_log = [&](TuningLog, const std::string& m) { log->push_back(m); };
   run_group_plan(plan, g, cb, plant ? std::optional(PlantedError::kWrongValue) : std::nullopt);
+  std::vector<Json> out;
+  for (auto& [i, r] : by_index) out.push_back(std::move(r));
   return out;
+}
+
+Cell p2p_between(const std::string& src, const std::string& dst, bool bi, bool peer,
+                 std::uint64_t bytes = 4096, CopyEngine engine = CopyEngine::kCe) {
+  Cell c;
+  c.op = Op::kP2p;
+  c.shape = P2pShape{bytes, bi, src, dst, peer, engine};
+  c.explicit_request = true;
+  return c;
+}
+
+// Every ordered pair of n devices one way (peer, then staged), and every unordered pair both
+// ways, as bench plans a group.
+std::vector<Cell> all_pairs(std::size_t n, std::uint64_t bytes = 4096) {
+  std::vector<Cell> cells;
+  for (bool peer : {true, false})
+    for (std::size_t s = 0; s < n; ++s)
+      for (std::size_t d = 0; d < n; ++d)
+        if (s != d)
+          cells.push_back(p2p_between("cuda" + std::to_string(s), "cuda" + std::to_string(d), false,
+                                      peer, bytes));
+  for (std::size_t s = 0; s < n; ++s)
+    for (std::size_t d = s + 1; d < n; ++d)
+      cells.push_back(
+          p2p_between("cuda" + std::to_string(s), "cuda" + std::to_string(d), true, true, bytes));
+  return cells;
 }
 
 TEST(GroupEngine, UnidirectionalCopyIsVerifiedAndTimed) {
@@ -393,6 +440,113 @@ TEST(GroupEngine, RecordsHaveTheFixturesShape) {
     for (const auto& [k, v] : r["context"].items())
       EXPECT_TRUE(f["context"].contains(k)) << r["op"] << " context." << k;
   }
+}
+
+TEST(GroupBatches, PairsThatShareNoGpuRunTogetherPeerPathsFirstAllreduceLast) {
+  std::vector<Cell> cells = all_pairs(4);
+  cells.insert(cells.begin(), allreduce(4096, {"cuda0", "cuda1", "cuda2", "cuda3"}));
+  const BenchPlan plan = plan_of(cells, 4);
+  const auto batches = group_batches(plan);
+  std::set<std::size_t> seen;
+  int phase = 0;  // 0 peer, 1 staged, 2 all-reduce: never back
+  std::size_t one_way_peer = 0, one_way_staged = 0, both_ways = 0;
+  for (const auto& b : batches) {
+    std::set<std::size_t> devices;
+    const Cell& first = plan.cells[b.front()];
+    for (std::size_t i : b) {
+      EXPECT_TRUE(seen.insert(i).second);
+      const Cell& c = plan.cells[i];
+      EXPECT_EQ(c.op, first.op);
+      if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
+        const auto& f = std::get<P2pShape>(first.shape);
+        EXPECT_EQ(p->peer_access, f.peer_access);
+        EXPECT_EQ(p->bidirectional, f.bidirectional);
+        EXPECT_TRUE(devices.insert(p->src[4] - '0').second) << "a GPU twice in one batch";
+        EXPECT_TRUE(devices.insert(p->dst[4] - '0').second) << "a GPU twice in one batch";
+      }
+    }
+    int mine = 2;
+    if (const auto* p = std::get_if<P2pShape>(&first.shape)) {
+      mine = p->peer_access ? 0 : 1;
+      EXPECT_EQ(b.size(), 2u) << "four GPUs: two pairs at once";
+      (p->bidirectional ? both_ways : p->peer_access ? one_way_peer : one_way_staged)++;
+    }
+    EXPECT_GE(mine, phase);
+    phase = mine;
+  }
+  EXPECT_EQ(seen.size(), plan.cells.size());
+  EXPECT_EQ(one_way_peer, 6u);  // 12 ordered pairs, two at a time
+  EXPECT_EQ(one_way_staged, 6u);
+  EXPECT_EQ(both_ways, 3u);  // 6 pairs
+  EXPECT_EQ(plan.cells[batches.back().front()].op, Op::kAllreduce);
+}
+
+TEST(GroupBatches, SerialRunsEveryCellAloneAndASizeNamedTwiceNeverSharesABatch) {
+  BenchPlan plan = plan_of(all_pairs(4), 4);
+  plan.serial = true;
+  for (const auto& b : group_batches(plan)) EXPECT_EQ(b.size(), 1u);
+  plan.serial = false;
+  plan.cells = {p2p_between("cuda0", "cuda1", false, true),
+                p2p_between("cuda0", "cuda1", false, true),
+                p2p_between("cuda2", "cuda3", false, true)};
+  // cuda0→cuda1 and cuda2→cuda3 meet in one round of the tournament; the second cuda0→cuda1
+  // cannot join the first, so it opens the round's next batch, which cuda2→cuda3 then joins.
+  const auto batches = group_batches(plan);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0], (std::vector<std::size_t>{0}));
+  EXPECT_EQ(batches[1], (std::vector<std::size_t>{1, 2}));
+}
+
+TEST(GroupEngine, FourGpusCopyTwoPairsAtOnceEachVerifiedWithTheirOwnFigures) {
+  HostGroup g(4);
+  const BenchPlan plan = plan_of(all_pairs(4), 4);
+  std::vector<std::string> log;
+  const auto recs = run(g, plan, false, &log);
+  ASSERT_EQ(recs.size(), plan.cells.size());
+  EXPECT_EQ(g.widest_batch, 4u);  // two pairs both ways
+  EXPECT_FALSE(g.shared_a_gpu);
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    const Json& r = recs[i];
+    const auto& s = std::get<P2pShape>(plan.cells[i].shape);
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    EXPECT_EQ(r["shape"]["src"], s.src);
+    EXPECT_EQ(r["shape"]["dst"], s.dst);
+    EXPECT_EQ(r["context"]["concurrent_pairs"], 2);
+    // The host group copies lower→higher at 100 GB/s, back at 50: each record its own pair's.
+    const double want = s.bidirectional ? 150 : s.src < s.dst ? 100 : 50;
+    EXPECT_NEAR(r["throughput"]["value"].get<double>(), want, want * 1e-6) << r.dump();
+  }
+  // Peer access went on for each of the 6 pairs, then off for the staged copies: 12 changes.
+  EXPECT_EQ(g.peer_changes, 12);
+  // -v: a line per batch with its set-up, timed and verification seconds, and the total.
+  ASSERT_FALSE(log.empty());
+  EXPECT_NE(log.front().find("set-up"), std::string::npos);
+  EXPECT_NE(log.front().find("verification"), std::string::npos);
+  EXPECT_NE(log.back().find("group of 4 devices"), std::string::npos);
+}
+
+TEST(GroupEngine, ACorruptedCopyInABatchFailsOnlyItsOwnCell) {
+  HostGroup g(4);
+  const BenchPlan plan = plan_of(
+      {p2p_between("cuda0", "cuda1", false, true), p2p_between("cuda2", "cuda3", false, true)}, 4);
+  // A planted error corrupts what the engine reads back: every cell mismatches, each naming
+  // its own pair.
+  const auto recs = run(g, plan, true);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0]["status"], "mismatch");
+  EXPECT_NE(recs[0]["verification"].dump().find("cuda1"), std::string::npos) << recs[0].dump();
+  EXPECT_NE(recs[1]["verification"].dump().find("cuda3"), std::string::npos) << recs[1].dump();
+}
+
+TEST(GroupEngine, CopiesStopOnceTheMedianIsStable) {
+  HostGroup g(2);
+  BenchPlan plan = plan_of({p2p_between("cuda0", "cuda1", false, true)}, 2);
+  plan.policy.reps.reset();  // min_time 0.5 s of 41 ns copies would ask for a million
+  const auto recs = run(g, plan);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0]["status"], "ok");
+  EXPECT_EQ(g.batches_timed, kMinStableReps);
+  EXPECT_EQ(recs[0]["time_s"]["reps"], kMinStableReps) << recs[0]["time_s"].dump();
 }
 
 // Two processes (threads here) of one all-reduce, one GPU each: each knows every rank's seeded

@@ -180,6 +180,63 @@ TEST(Reps, TruncatedPointerMayBeNull) {
             2u);
 }
 
+TEST(Reps, StableMedianEndsTheRunsEarlyOnlyWhenAsked) {
+  // Steady 10 ms runs: min_time 0.5 s plans 50 of them; a stable median needs only 5.
+  RepPolicy p;
+  p.warmup = 0;
+  int calls = 0;
+  auto steady = [&] {
+    ++calls;
+    return std::vector<double>{0.010, 0.020};
+  };
+  p.stable_within = 0.01;
+  bool cut = true, stable = false;
+  auto s = run_reps_multi(p, 2, steady, &cut, &stable);
+  EXPECT_TRUE(stable);
+  EXPECT_FALSE(cut);
+  EXPECT_EQ(calls, kMinStableReps);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[1].size(), static_cast<std::size_t>(kMinStableReps));
+  // Off (the default) plans from the slowest series (20 ms: 25 runs).
+  calls = 0;
+  p.stable_within = 0;
+  s = run_reps_multi(p, 2, steady, &cut, &stable);
+  EXPECT_FALSE(stable);
+  EXPECT_EQ(calls, 25);
+  // --reps is exact whatever the median does.
+  calls = 0;
+  p.stable_within = 0.01;
+  p.reps = 12;
+  s = run_reps_multi(p, 2, steady, &cut, &stable);
+  EXPECT_EQ(calls, 12);
+}
+
+TEST(Reps, AMovingMedianKeepsRunning) {
+  // Every run 10 % slower than the one before: the median never settles, min_time ends it.
+  RepPolicy p;
+  p.warmup = 0;
+  p.stable_within = 0.01;
+  double t = 0.01;
+  int calls = 0;
+  bool stable = true;
+  auto s = run_reps_multi(
+      p, 1,
+      [&] {
+        ++calls;
+        t *= 1.1;
+        return std::vector<double>{t};
+      },
+      nullptr, &stable);
+  EXPECT_FALSE(stable);
+  EXPECT_GT(calls, kMinStableReps + 10);
+  EXPECT_FALSE(median_is_stable({1, 2, 3, 4, 5}, 0.01));
+  EXPECT_TRUE(median_is_stable({1, 1, 1, 1, 1.001}, 0.01));
+  EXPECT_FALSE(median_is_stable({1, 1}, 0.5));  // too few to say
+  EXPECT_THROW(run_reps_multi(
+                   p, 2, [] { return std::vector<double>{1}; }, nullptr),
+               std::logic_error);
+}
+
 TEST(Reps, InvalidPolicyIsAUsageErrorNamingTheFlag) {
   auto message = [](const RepPolicy& p) {
     try {

@@ -19,11 +19,15 @@
 #include <fmt/format.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <latch>
+#include <thread>
 
 namespace gpucheck::cuda {
 
@@ -147,6 +151,13 @@ class CudaPeerGroup final : public PeerGroup {
     GC_CUDA_CHECK(cudaMemcpy(dst, dptr(src), bytes, cudaMemcpyDeviceToHost));
   }
 
+  void fill(std::size_t device, DeviceBuffer& dst, unsigned char value,
+            std::size_t bytes) override {
+    DeviceScope scope(members_.at(device).index);
+    GC_CUDA_CHECK(cudaMemset(dptr(dst), value, bytes));
+    GC_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
   std::optional<std::string> peer_access_unavailable(std::size_t a, std::size_t b) const override {
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
       int can = 0;
@@ -179,7 +190,14 @@ class CudaPeerGroup final : public PeerGroup {
 
   CopyTiming timed_copies(const std::vector<PeerCopy>& copies, int repeats) override {
     if (copies.empty() || copies.size() > kMaxSlots || repeats < 1)
-      throw std::logic_error("timed_copies: 1 to 8 copies, at least one repetition");
+      throw std::logic_error("timed_copies: 1 to 64 copies, at least one repetition");
+    // A staged copy's enqueue can wait for the copy itself: behind a spin latch that the host
+    // releases only after enqueueing everything, it would hold the host until the spin kernel
+    // gave up (kSpinTimeoutS a repetition).
+    const bool staged = std::any_of(copies.begin(), copies.end(), [&](const PeerCopy& c) {
+      return !c.sm && !peer_on_.at(c.src_device).at(c.dst_device);
+    });
+    if (staged) return timed_copies_threaded(copies, repeats);
     auto* flags = static_cast<volatile int*>(flags_->data());
     // A spin kernel left running by an earlier failure must not hold this batch.
     *flags = 1;
@@ -193,15 +211,7 @@ class CudaPeerGroup final : public PeerGroup {
       volatile int* latch;
       ~Release() { *latch = 1; }
     } release{flags};
-    std::vector<std::pair<Member*, std::size_t>> slots;  // (issuer, its stream index)
-    for (const auto& c : copies) {
-      Member& m = members_.at(c.issuer);
-      std::size_t used = 0;
-      for (const auto& s : slots)
-        if (s.first == &m) ++used;
-      ensure_streams(m, used + 1);
-      slots.emplace_back(&m, used);
-    }
+    const auto slots = assign_streams(copies);
     int* dev_flags = nullptr;
     for (std::size_t c = 0; c < copies.size(); ++c) {
       Member& m = *slots[c].first;
@@ -226,19 +236,7 @@ class CudaPeerGroup final : public PeerGroup {
       Member& m = *slots[c].first;
       DeviceScope scope(m.index);
       cudaStream_t s = m.streams[slots[c].second];
-      auto* dst = static_cast<unsigned char*>(dptr(*pc.dst));
-      const auto* src = static_cast<const unsigned char*>(dptr(*pc.src));
-      const std::size_t piece = pc.bytes / std::max<std::size_t>(pc.pieces, 1);
-      for (int r = 0; r < repeats; ++r) {
-        if (pc.sm) {
-          GC_CUDA_CHECK(launch_sm_copy(dst, src, pc.bytes, m.sms, s));
-          continue;
-        }
-        for (std::size_t p = 0; p < pc.pieces; ++p)
-          GC_CUDA_CHECK(cudaMemcpyPeerAsync(dst + p * piece, members_.at(pc.dst_device).index,
-                                            src + p * piece, members_.at(pc.src_device).index,
-                                            piece, s));
-      }
+      enqueue_copies(pc, m, s, repeats);
       GC_CUDA_CHECK(cudaEventRecord(m.ends[slots[c].second], s));
     }
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -366,7 +364,96 @@ class CudaPeerGroup final : public PeerGroup {
   }
 
  private:
-  static constexpr std::size_t kMaxSlots = 8;
+  static constexpr std::size_t kMaxSlots = 64;
+
+  // Each copy's issuer and a stream of its own there: (issuer, its stream index).
+  std::vector<std::pair<Member*, std::size_t>> assign_streams(const std::vector<PeerCopy>& copies) {
+    std::vector<std::pair<Member*, std::size_t>> slots;
+    for (const auto& c : copies) {
+      Member& m = members_.at(c.issuer);
+      std::size_t used = 0;
+      for (const auto& s : slots)
+        if (s.first == &m) ++used;
+      ensure_streams(m, used + 1);
+      slots.emplace_back(&m, used);
+    }
+    return slots;
+  }
+
+  // One copy's `repeats` repetitions on stream s of its issuer m (current device: m's).
+  void enqueue_copies(const PeerCopy& pc, Member& m, cudaStream_t s, int repeats) {
+    auto* dst = static_cast<unsigned char*>(dptr(*pc.dst));
+    const auto* src = static_cast<const unsigned char*>(dptr(*pc.src));
+    const std::size_t piece = pc.bytes / std::max<std::size_t>(pc.pieces, 1);
+    for (int r = 0; r < repeats; ++r) {
+      if (pc.sm) {
+        GC_CUDA_CHECK(launch_sm_copy(dst, src, pc.bytes, m.sms, s));
+        continue;
+      }
+      for (std::size_t p = 0; p < pc.pieces; ++p)
+        GC_CUDA_CHECK(cudaMemcpyPeerAsync(dst + p * piece, members_.at(pc.dst_device).index,
+                                          src + p * piece, members_.at(pc.src_device).index, piece,
+                                          s));
+    }
+  }
+
+  // Copies whose enqueue may block (staged through the host): each from its own thread, which
+  // starts when all are ready, times its copies with its own events and waits for them.
+  CopyTiming timed_copies_threaded(const std::vector<PeerCopy>& copies, int repeats) {
+    for (auto& m : members_) {
+      DeviceScope scope(m.index);
+      GC_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    const auto slots = assign_streams(copies);
+    std::vector<std::exception_ptr> errors(copies.size());
+    std::latch ready(static_cast<std::ptrdiff_t>(copies.size()));
+    std::vector<std::thread> threads;
+    threads.reserve(copies.size());  // push_back below must not throw with a thread in hand
+    auto join_all = [&] {
+      for (auto& t : threads) t.join();
+    };
+    auto copy_thread = [&](std::size_t c) {
+      return std::thread([&, c] {
+        bool arrived = false;
+        try {
+          Member& m = *slots[c].first;
+          GC_CUDA_CHECK(cudaSetDevice(m.index));
+          cudaStream_t s = m.streams[slots[c].second];
+          ready.arrive_and_wait();
+          arrived = true;
+          GC_CUDA_CHECK(cudaEventRecord(m.starts[slots[c].second], s));
+          enqueue_copies(copies[c], m, s, repeats);
+          GC_CUDA_CHECK(cudaEventRecord(m.ends[slots[c].second], s));
+          GC_CUDA_CHECK(cudaEventSynchronize(m.ends[slots[c].second]));
+        } catch (...) {
+          errors[c] = std::current_exception();
+          if (!arrived) ready.count_down();  // the others must not wait for this one
+        }
+      });
+    };
+    for (std::size_t c = 0; c < copies.size(); ++c) {
+      try {
+        threads.push_back(copy_thread(c));
+      } catch (...) {
+        // No thread for this copy and those after it: release the started ones, then report.
+        ready.count_down(static_cast<std::ptrdiff_t>(copies.size() - c));
+        join_all();
+        throw;
+      }
+    }
+    join_all();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    CopyTiming t;
+    for (std::size_t c = 0; c < copies.size(); ++c) {
+      Member& m = *slots[c].first;
+      DeviceScope scope(m.index);
+      float ms = 0;
+      GC_CUDA_CHECK(cudaEventElapsedTime(&ms, m.starts[slots[c].second], m.ends[slots[c].second]));
+      t.seconds.push_back(static_cast<double>(ms) * 1e-3 / repeats);
+    }
+    return t;
+  }
 
   void ensure_streams(Member& m, std::size_t n) {
     DeviceScope scope(m.index);
