@@ -1,7 +1,8 @@
 // Text that toml++ 3.3 (Debian 12's) must never see: a non-ASCII character where the parser
 // looks for whitespace (outside strings and comments, or right after a line-ending backslash in
 // a multi-line basic string) drives it into TOML_UNREACHABLE, undefined behaviour, for code
-// points such as U+00A7 or U+032A (marzer/tomlplusplus #190, #295; fixed upstream by #305).
+// points such as U+00A7 or U+032A (marzer/tomlplusplus#190, marzer/tomlplusplus#295; fixed
+// upstream by marzer/tomlplusplus#305).
 // Outside strings and comments no non-ASCII character is valid TOML 1.0 anyway, so refusing it
 // first loses nothing but a line-ending backslash followed by one, which is refused by name.
 #pragma once

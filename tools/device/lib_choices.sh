@@ -5,18 +5,18 @@
 # them (RUNS x (RUNS-1), none may exit 1), whether each record ran the same cuDNN engine /
 # cuBLASLt algorithm in every run, and each record's spread of medians between runs. The
 # documents come back as $OUT/runs.tgz (tools/compare_rules.py and a rerun of report compare
-# read them here). Binary: $GPUCHECK or .devrun/lib-choices/bin/gpucheck (cmake --install build
-# --prefix .devrun/lib-choices --strip).
+# read them here). Binary: $GPUCHECK or .devrun/lib-choices/install/bin/gpucheck (staged by
+# tools/device/stage.sh lib-choices; carry .devrun/lib-choices).
 #   bash tools/device/lib_choices.sh [RUNS]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
-bin=${GPUCHECK:-.devrun/lib-choices/bin/gpucheck}
+bin=${GPUCHECK:-.devrun/lib-choices/install/bin/gpucheck}
 out=${OUT:-/tmp/lib-choices-out}
 runs=${1:-10}
 work=/tmp/lib-choices
 rm -rf "$work" && mkdir -p "$work/runs" "$out"
 export XDG_CACHE_HOME=$work/cache
-[ -x "$bin" ] || { echo "lib_choices.sh: no $bin"; exit 2; }
+[ -x "$bin" ] || { echo "lib_choices.sh: no $bin: run tools/device/stage.sh lib-choices and carry .devrun/lib-choices"; exit 2; }
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,temperature.gpu,power.draw \
   --format=csv,noheader
 "$bin" --version

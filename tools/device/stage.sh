@@ -35,14 +35,16 @@ scenarios=(
   "health|build|$cuda90|gpucheck||60|bash tools/device/health.sh"
   "framework-query|build|$cuda90|gpucheck||60|bash tools/device/framework_query.sh"
   "compare|build-devrun|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck||60|bash tools/device/compare.sh"
+  "lib-choices|build|$cuda90|gpucheck||60|bash tools/device/lib_choices.sh   (RUNS as its argument, default 10)"
+  "framework-bench|build|$cuda90|gpucheck|peers|60|python3 tools/device/framework_bench.py --gpucheck .devrun/framework-bench/install/bin/gpucheck --python /opt/torch/.venv/bin/python --peers .devrun/framework-bench/peers.py"
   "perf|build-perf|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers|60|tools/device-perf.sh   (OUT=... keeps perf.jsonl)"
 )
 
 list() {
-  printf '%-12s %-14s %s\n' scenario build "then, on the GPU machine (carry .devrun/SCENARIO)"
+  printf '%-16s %-14s %s\n' scenario build "then, on the GPU machine (carry .devrun/SCENARIO)"
   for s in "${scenarios[@]}"; do
     IFS='|' read -r name build _ _ _ _ run <<<"$s"
-    printf '%-12s %-14s %s\n' "$name" "$build" "$run"
+    printf '%-16s %-14s %s\n' "$name" "$build" "$run"
   done
 }
 
@@ -92,12 +94,23 @@ if [ "$do_build" = 1 ]; then
   cmake --build "$build" -j "${JOBS:-2}" --target $targets || die "build of $targets in $build failed"
 fi
 [ -f "$build/CMakeCache.txt" ] || die "no build in $build (run without --no-build, or set BUILD_DIR)" 2
-# The GPU machine has H100 or H200 GPUs (sm_90): a CUDA scenario needs kernels for them.
+# The GPU machine has H100 or H200 GPUs (sm_90): a CUDA scenario needs machine code for them.
+# GPUCHECK_CUDA_ARCHS is read as src/backends/cuda/CMakeLists.txt resolves it: "all" (any preset
+# that sets it, or none) covers sm_90; "dev" is "75;90-real" where no GPU answered nvidia-smi at
+# configure time (this machine), else the configuring machine's own GPUs ("native"), unknown here.
 if [[ "$flags" == *GPUCHECK_WITH_CUDA=ON* ]]; then
   archs=$(sed -n 's/^GPUCHECK_CUDA_ARCHS:STRING=//p' "$build/CMakeCache.txt")
   [ -n "$archs" ] || die "$build has no CUDA backend; use BUILD_DIR=build-devrun for a CUDA build"
-  [[ ";$archs;" == *";90;"* || "$archs" == all* ]] ||
-    die "$build is built for CUDA architectures '$archs', not 90 (H100/H200): set BUILD_DIR"
+  resolved=$archs
+  if [ "$archs" = dev ]; then
+    if nvidia-smi -L >/dev/null 2>&1; then resolved=native; else resolved="75;90-real"; fi
+  fi
+  sm90=0
+  [[ "$resolved" == all* ]] && sm90=1
+  IFS=';' read -ra arch_list <<<"$resolved"
+  for a in "${arch_list[@]}"; do [[ "$a" =~ ^90a?(-real)?$ ]] && sm90=1; done
+  [ "$sm90" = 1 ] ||
+    die "$build is built for CUDA architectures '$archs' ($resolved), without sm_90 machine code (H100/H200): set BUILD_DIR, or configure with -DGPUCHECK_CUDA_ARCHS=all or 90"
 fi
 
 rm -rf "$out"
