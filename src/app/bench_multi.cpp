@@ -200,6 +200,22 @@ GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>
             add(Op::kP2p,
                 bench::P2pShape{bytes, true, cuda[i], cuda[j], peer, bench::CopyEngine::kCe},
                 req.p2p_explicit_size);
+      // nvbandwidth's every-link-at-once tests show the contention a switch hides from one pair
+      // at a time; with two GPUs they are the pair copies again.
+      if (cuda.size() >= 3) {
+        const std::uint64_t n = cuda.size();
+        const std::string all(bench::kAllDevices);
+        auto fan = [&](bench::P2pFan f, const std::string& src, const std::string& dst,
+                       std::uint64_t copies) {
+          bench::P2pShape s{bytes, false, src, dst, true, bench::CopyEngine::kCe};
+          s.fan = f;
+          s.copies = copies;
+          add(Op::kP2p, s, req.p2p_explicit_size);
+        };
+        for (const auto& d : cuda) fan(bench::P2pFan::kAllToOne, all, d, n - 1);
+        for (const auto& d : cuda) fan(bench::P2pFan::kOneToAll, d, all, n - 1);
+        fan(bench::P2pFan::kAllToAll, all, all, n * (n - 1));
+      }
     }
     for (const auto& s : cuda)
       for (const auto& d : cuda) {

@@ -16,6 +16,25 @@ std::string_view to_string(CopyEngine e) {
   return e == CopyEngine::kSm ? "sm" : "ce";
 }
 
+std::string_view to_string(P2pFan f) {
+  switch (f) {
+    case P2pFan::kAllToOne:
+      return "all_to_one";
+    case P2pFan::kOneToAll:
+      return "one_to_all";
+    case P2pFan::kAllToAll:
+      return "all_to_all";
+    default:
+      return "p2p";
+  }
+}
+
+std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
+  for (P2pFan f : {P2pFan::kPair, P2pFan::kAllToOne, P2pFan::kOneToAll, P2pFan::kAllToAll})
+    if (to_string(f) == text) return f;
+  return std::nullopt;
+}
+
 namespace {
 
 template <typename E, typename F>
@@ -86,6 +105,11 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
       if (engine != "ce" && engine != "sm")
         throw std::invalid_argument("bench plan: bad engine '" + engine + "'");
       s.engine = engine == "sm" ? CopyEngine::kSm : CopyEngine::kCe;
+      const std::string direction = j.value(std::string(k::kDirection), std::string("p2p"));
+      const auto fan = p2p_fan_from_string(direction);
+      if (!fan) throw std::invalid_argument("bench plan: bad p2p direction '" + direction + "'");
+      s.fan = *fan;
+      if (s.fan != P2pFan::kPair) s.copies = u(k::kCopies);
       return s;
     }
     case Op::kAllreduce:
@@ -125,13 +149,15 @@ nlohmann::json shape_to_json(const Shape& shape) {
                     {k::kBytes, s.bytes}};
           return {{k::kMode, s.mode == LatencyMode::kAsync ? "async" : "round_trip"}};
         } else if constexpr (std::is_same_v<T, P2pShape>) {
-          return {{k::kBytes, s.bytes},
-                  {k::kDirection, "p2p"},
-                  {k::kBidirectional, s.bidirectional},
-                  {k::kSrc, s.src},
-                  {k::kDst, s.dst},
-                  {k::kPeerAccess, s.peer_access},
-                  {k::kEngine, to_string(s.engine)}};
+          nlohmann::json j = {{k::kBytes, s.bytes},
+                              {k::kDirection, to_string(s.fan)},
+                              {k::kBidirectional, s.bidirectional},
+                              {k::kSrc, s.src},
+                              {k::kDst, s.dst},
+                              {k::kPeerAccess, s.peer_access},
+                              {k::kEngine, to_string(s.engine)}};
+          if (s.fan != P2pFan::kPair) j[k::kCopies] = s.copies;
+          return j;
         } else if constexpr (std::is_same_v<T, AllreduceShape>) {
           return {{k::kBytes, s.bytes}, {k::kDevices, s.devices}};
         } else {

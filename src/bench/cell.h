@@ -31,15 +31,26 @@ struct LatencyShape {
 enum class CopyEngine { kCe, kSm };
 std::string_view to_string(CopyEngine e);
 
-// A copy between two devices of a group (op p2p): shape.direction "p2p" in the record.
-// bidirectional: dst→src at the same time; peer_access false: staged through host memory by the
-// driver (p2pBandwidthLatencyTest's "P2P off").
+// Copies at once between several devices of a group, as nvbandwidth's tests load every link at
+// once: every other device to one (all_to_one; dst names it), one to every other (one_to_all;
+// src names it), every ordered pair (all_to_all); the other end is kAllDevices. kPair: one copy
+// (two, bidirectional) between src and dst.
+enum class P2pFan { kPair, kAllToOne, kOneToAll, kAllToAll };
+std::string_view to_string(P2pFan f);  // "p2p" for a pair, else "all_to_one", ...
+std::optional<P2pFan> p2p_fan_from_string(std::string_view text);
+inline constexpr std::string_view kAllDevices = "all";
+
+// A copy between devices of a group (op p2p): shape.direction "p2p" (or the fan's name) in the
+// record. bidirectional: dst→src at the same time; peer_access false: staged through host memory
+// by the driver (p2pBandwidthLatencyTest's "P2P off").
 struct P2pShape {
   std::uint64_t bytes = 0;
   bool bidirectional = false;
   std::string src, dst;
   bool peer_access = true;
   CopyEngine engine = CopyEngine::kCe;
+  P2pFan fan = P2pFan::kPair;
+  std::uint64_t copies = 0;  // a fan's copies at once (shape.copies); 0 for a pair
 };
 
 // An f32 sum all-reduce of `bytes` per device over `devices` (op allreduce), out of place.

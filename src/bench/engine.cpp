@@ -69,8 +69,11 @@ Work work_of(const Cell& cell) {
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
         } else if constexpr (std::is_same_v<T, P2pShape>) {
-          // Bytes over the link: both directions' for a bidirectional copy.
-          return {static_cast<double>(s.bytes) * (s.bidirectional ? 2.0 : 1.0), "GB/s"};
+          // Bytes over the links: both directions' for a bidirectional copy, every copy's of a fan.
+          const double copies = s.fan != P2pFan::kPair ? static_cast<double>(s.copies)
+                                : s.bidirectional      ? 2.0
+                                                       : 1.0;
+          return {static_cast<double>(s.bytes) * copies, "GB/s"};
         } else if constexpr (std::is_same_v<T, AllreduceShape>) {
           // Bus bandwidth (nccl-tests): algbw · 2(n−1)/n, what each link carries.
           return {static_cast<double>(s.bytes) * allreduce_bus_factor(s.devices.size()), "GB/s"};

@@ -131,7 +131,13 @@ class GroupRunner {
     std::visit(
         [&](const auto& s) {
           using T = std::decay_t<decltype(s)>;
-          if constexpr (std::is_same_v<T, P2pShape> || std::is_same_v<T, LatencyShape>) {
+          if constexpr (std::is_same_v<T, P2pShape>) {
+            // A fan's record is its one device's (the target, the source; all_to_all: the
+            // group's first).
+            first = s.fan == P2pFan::kAllToOne ? s.dst : s.src;
+            if (s.fan == P2pFan::kAllToAll && group_.size() > 0) first = group_.identity(0).device;
+            if (s.fan == P2pFan::kPair) second = s.dst;
+          } else if constexpr (std::is_same_v<T, LatencyShape>) {
             first = s.src, second = s.dst;
           } else if constexpr (std::is_same_v<T, AllreduceShape>) {
             if (!s.devices.empty()) first = s.devices.front();
@@ -190,8 +196,11 @@ class GroupRunner {
     std::uint64_t host = 0;
   };
   static Need need_of(const Cell& c) {
-    if (const auto* p = std::get_if<P2pShape>(&c.shape))
+    if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
+      // A fan's busiest device holds a landing place for every other device and its own source.
+      if (p->fan != P2pFan::kPair) return {p->bytes * (p->copies + 1), p->bytes * 2};
       return {p->bytes * (p->bidirectional ? 2u : 1u), p->bytes * (p->bidirectional ? 4u : 2u)};
+    }
     if (const auto* a = std::get_if<AllreduceShape>(&c.shape)) return {a->bytes * 2, a->bytes * 3};
     const auto& l = std::get<LatencyShape>(c.shape);
     const std::uint64_t b = l.bytes * kLatencyCopiesPerRep;
@@ -202,12 +211,48 @@ class GroupRunner {
     if (auto* a = std::get_if<AllreduceShape>(&c.shape)) return a->bytes;
     return std::get<LatencyShape>(c.shape).bytes;
   }
+  // The (source, destination) of each copy of a p2p cell, in the order the record lists them.
+  std::vector<DevicePair> copy_pairs(const P2pShape& s) const {
+    std::vector<DevicePair> out;
+    const std::size_t n = group_.size();
+    switch (s.fan) {
+      case P2pFan::kAllToOne: {
+        const std::size_t to = index_of(group_, s.dst);
+        for (std::size_t d = 0; d < n; ++d)
+          if (d != to) out.emplace_back(d, to);
+        break;
+      }
+      case P2pFan::kOneToAll: {
+        const std::size_t from = index_of(group_, s.src);
+        for (std::size_t d = 0; d < n; ++d)
+          if (d != from) out.emplace_back(from, d);
+        break;
+      }
+      case P2pFan::kAllToAll:
+        for (std::size_t a = 0; a < n; ++a)
+          for (std::size_t b = 0; b < n; ++b)
+            if (a != b) out.emplace_back(a, b);
+        break;
+      case P2pFan::kPair: {
+        const std::size_t a = index_of(group_, s.src), b = index_of(group_, s.dst);
+        out.emplace_back(a, b);
+        // Bidirectional adds dst→src on the other device's engines.
+        if (s.bidirectional) out.emplace_back(b, a);
+        break;
+      }
+    }
+    return out;
+  }
+
   std::vector<std::size_t> devices_of(const Cell& c) const {
     std::vector<std::size_t> out;
     if (const auto* a = std::get_if<AllreduceShape>(&c.shape)) {
       for (const auto& d : a->devices) out.push_back(index_of(group_, d));
     } else if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
-      out = {index_of(group_, p->src), index_of(group_, p->dst)};
+      if (p->fan == P2pFan::kPair) return {index_of(group_, p->src), index_of(group_, p->dst)};
+      std::set<std::size_t> seen;  // a fan: every device one of its copies touches
+      for (const auto& [a, b] : copy_pairs(*p)) seen.insert({a, b});
+      out.assign(seen.begin(), seen.end());
     } else {
       const auto& l = std::get<LatencyShape>(c.shape);
       out = {index_of(group_, l.src), index_of(group_, l.dst)};
@@ -228,16 +273,27 @@ class GroupRunner {
       if (std::get<AllreduceShape>(cell.shape).bytes % 4 != 0)
         return Refusal{"unsupported", "an f32 all-reduce moves whole 4-byte elements"};
     } else {
-      if (devs[0] == devs[1]) return Refusal{"unsupported", "a peer copy needs two devices"};
+      if (devs.size() < 2 || devs[0] == devs[1])
+        return Refusal{"unsupported", "a peer copy needs two devices"};
       const bool peer = cell.op == Op::kP2p ? std::get<P2pShape>(cell.shape).peer_access
                                             : std::get<LatencyShape>(cell.shape).peer_access;
       if (is_sm(cell) && !peer)
         return Refusal{"unsupported",
                        "an SM copy reads and writes the peer's memory directly: it needs peer "
                        "access (the staged path is a copy-engine path)"};
-      if (peer)
+      if (const auto* p = std::get_if<P2pShape>(&cell.shape); p && p->fan != P2pFan::kPair) {
+        if (p->copies != copy_pairs(*p).size())
+          return Refusal{"unsupported",
+                         fmt::format("{} over {} devices is {} copies, not {}", to_string(p->fan),
+                                     group_.size(), copy_pairs(*p).size(), p->copies)};
+        if (peer)
+          for (const auto& [a, b] : copy_pairs(*p))
+            if (auto why = group_.peer_access_unavailable(a, b))
+              return Refusal{"unsupported", *why};
+      } else if (peer) {
         if (auto why = group_.peer_access_unavailable(devs[0], devs[1]))
           return Refusal{"unsupported", *why};
+      }
     }
     const nlohmann::json original = shape_to_json(cell.shape);
     bool scaled = false;
@@ -379,16 +435,14 @@ class GroupRunner {
                           static_cast<std::size_t>(kLatencyCopiesPerRep), false});
       } else {
         const auto& s = std::get<P2pShape>(cell.shape);
-        const std::size_t src = index_of(group_, s.src), dst = index_of(group_, s.dst);
         const bool sm = s.engine == CopyEngine::kSm;
-        group_.set_peer_access(src, dst, s.peer_access);
         peer_path = s.peer_access;
-        copies.push_back(
-            {src, dst, src, &source(src, s.bytes), &landing(dst, src, s.bytes), s.bytes, 1, sm});
-        // Bidirectional adds dst→src on the other device's engines.
-        if (s.bidirectional)
+        // The source pushes (issues the copy), as torch's dst.copy_(src) does.
+        for (const auto& [src, dst] : copy_pairs(s)) {
+          group_.set_peer_access(src, dst, s.peer_access);
           copies.push_back(
-              {dst, src, dst, &source(dst, s.bytes), &landing(src, dst, s.bytes), s.bytes, 1, sm});
+              {src, dst, src, &source(src, s.bytes), &landing(dst, src, s.bytes), s.bytes, 1, sm});
+        }
       }
       part.count = copies.size() - part.first;
       part.per_direction.resize(part.count);
@@ -450,13 +504,27 @@ class GroupRunner {
           gbps.push_back(bytes / d[d.size() / 2] / 1e9);
         }
         extra["direction_gbps"] = gbps;  // median of each direction: src→dst, then dst→src
+        if (std::get<P2pShape>(parts[p].cell.shape).fan != P2pFan::kPair) {
+          nlohmann::json names = nlohmann::json::array();  // a fan's copies, in that order
+          for (std::size_t d = 0; d < parts[p].count; ++d) {
+            const PeerCopy& c = copies[parts[p].first + d];
+            names.push_back(group_.identity(c.src_device).device + "->" +
+                            group_.identity(c.dst_device).device);
+          }
+          extra["direction_copies"] = names;
+        }
       }
       note_spin(extra, spin_timed_out);
       finish_record(r, parts[p].cell, samples[p], truncated, verdicts[p]);
       emit(parts[p].index, r, extra);
       const PeerCopy& c = copies[parts[p].first];
-      pairs += fmt::format("{}{}{}{}", p == 0 ? "" : ", ", group_.identity(c.src_device).device,
-                           parts[p].count == 2 ? "↔" : "→", group_.identity(c.dst_device).device);
+      const auto* shape = std::get_if<P2pShape>(&parts[p].cell.shape);
+      if (shape != nullptr && shape->fan != P2pFan::kPair)
+        pairs += fmt::format("{}{} {} copies", p == 0 ? "" : ", ", to_string(shape->fan),
+                             parts[p].count);
+      else
+        pairs += fmt::format("{}{}{}{}", p == 0 ? "" : ", ", group_.identity(c.src_device).device,
+                             parts[p].count == 2 ? "↔" : "→", group_.identity(c.dst_device).device);
     }
     log(
         fmt::format("{} ({}): set-up {:.3f} s, timed {:.3f} s ({} repetitions{}), verification "
@@ -677,7 +745,9 @@ std::vector<std::vector<std::size_t>> group_batches(const BenchPlan& plan) {
           both ? both_ways.at({std::min(*s, *d), std::max(*s, *d)}) : one_way.at({*s, *d});
       if (!plan.serial) slot = fmt::format("{} round {}", kind, round);
     };
-    if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
+    if (const auto* p = std::get_if<P2pShape>(&c.shape); p && p->fan != P2pFan::kPair) {
+      phase = p->peer_access ? 0 : 1;  // every device at once: a batch of its own
+    } else if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
       phase = p->peer_access ? 0 : 1;
       pair_slot(fmt::format("p2p {} {} {} {}", p->bytes, p->bidirectional, p->peer_access,
                             to_string(p->engine)),

@@ -461,6 +461,7 @@ inline constexpr K kSrc = "src";
 inline constexpr K kDst = "dst";
 inline constexpr K kBidirectional = "bidirectional";
 inline constexpr K kEngine = "engine";
+inline constexpr K kCopies = "copies";  // copies at once of a p2p fan (all_to_one, ...)
 inline constexpr K kDstUuid = "dst_uuid";
 inline constexpr K kDstPciBusId = "dst_pci_bus_id";
 inline constexpr K kAlgbw = "algbw";  // GB/s: bytes per device / time

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpucheck {
@@ -24,6 +25,12 @@ std::string shape_text(const nlohmann::json& shape) {
     return fmt::format("{:g} MiB {} {}", static_cast<double>(u(k::kBytes)) / (1 << 20),
                        peers(shape.value(k::kBidirectional, false) ? "<->" : "->"),
                        shape.value(k::kEngine, ""));
+  // Copies between many devices at once (nvbandwidth's all_to_one, one_to_all, all_to_all).
+  if (const std::string fan = shape.value(k::kDirection, "");
+      fan == "all_to_one" || fan == "one_to_all" || fan == "all_to_all")
+    return fmt::format("{:g} MiB {} {} ({} copies at once) {}",
+                       static_cast<double>(u(k::kBytes)) / (1 << 20), fan, peers("->"),
+                       u(k::kCopies), shape.value(k::kEngine, ""));
   if (shape.contains(k::kDevices) && shape[std::string(k::kDevices)].is_array()) {
     std::string devices;
     for (const auto& d : shape[std::string(k::kDevices)])

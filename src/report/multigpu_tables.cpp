@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -83,6 +85,11 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
   using Kind = std::tuple<std::uint64_t, bool, std::string, bool>;
   std::map<Kind, std::map<std::pair<std::string, std::string>, std::string>> copies;
   std::map<bool, std::map<std::pair<std::string, std::string>, std::string>> latency;
+  TableSection fans{
+      "p2p with every link loaded at once (nvbandwidth's all_to_one, one_to_all, all_to_all; "
+      "GB/s summed over the copies)",
+      {"test", "device", "bytes", "copies", "GB/s", "slowest_copy_GB/s", "status"},
+      {}};
   TableSection allreduce{
       "all-reduce (f32 sum, NCCL; busbw = algbw x 2(n-1)/n)",
       {"bytes", "devices", "time_us", "algbw_GB/s", "busbw_GB/s", "status", "note"},
@@ -90,7 +97,22 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
   for (const auto& r : results) {
     const Json shape = r.value(std::string(k::kShape), Json::object());
     const std::string op = string_member(r, k::kOp);
-    if (op == "p2p") {
+    const std::string direction = string_member(shape, k::kDirection);
+    if (op == "p2p" && !direction.empty() && direction != "p2p") {
+      std::string slowest;
+      const Json ctx = r.value(std::string(k::kContext), Json::object());
+      if (auto g = ctx.find("direction_gbps"); g != ctx.end() && g->is_array() && !g->empty()) {
+        double low = std::numeric_limits<double>::infinity();
+        for (const auto& x : *g)
+          if (x.is_number()) low = std::min(low, x.get<double>());
+        if (std::isfinite(low)) slowest = fmt::format("{:.1f}", low);
+      }
+      fans.rows.push_back(
+          {direction, string_member(r, k::kDevice),
+           fmt::format("{}", shape.value(std::string(k::kBytes), std::uint64_t{0})),
+           fmt::format("{}", shape.value(std::string(k::kCopies), std::uint64_t{0})),
+           cell_text(r, false), slowest, string_member(r, k::kStatus)});
+    } else if (op == "p2p") {
       Kind kind{shape.value(std::string(k::kBytes), std::uint64_t{0}),
                 shape.value(std::string(k::kBidirectional), false),
                 string_member(shape, k::kEngine), shape.value(std::string(k::kPeerAccess), true)};
@@ -132,6 +154,7 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
     out.push_back(matrix(fmt::format("p2p latency us per copy, {}",
                                      peer ? "peer access on" : "peer access off (staged)"),
                          cells, false));
+  if (!fans.rows.empty()) out.push_back(std::move(fans));
   if (!allreduce.rows.empty()) out.push_back(std::move(allreduce));
   return out;
 }

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 namespace {
 
 using namespace gpucheck;
@@ -154,12 +157,19 @@ TEST(PlanGroup, EveryKindOfCopyPerPairAndAllreducePerSize) {
   const auto g = plan_group(request(true, true), targets({"cuda0", "cuda1", "cuda2"}), {}, 1);
   ASSERT_TRUE(g.plan);
   std::size_t uni_peer = 0, uni_staged = 0, sm = 0, bi = 0, latency = 0, allreduce = 0;
+  std::map<bench::P2pFan, std::set<std::string>> fans;  // each fan's devices
   for (const auto& c : g.plan->cells) {
     EXPECT_TRUE(c.explicit_request);
     if (c.op == Op::kP2p) {
       const auto& s = std::get<bench::P2pShape>(c.shape);
-      EXPECT_NE(s.src, s.dst);
-      if (s.bidirectional) {
+      if (s.fan == bench::P2pFan::kPair) {
+        EXPECT_NE(s.src, s.dst);
+      }
+      if (s.fan != bench::P2pFan::kPair) {
+        EXPECT_TRUE(s.peer_access);
+        EXPECT_EQ(s.copies, s.fan == bench::P2pFan::kAllToAll ? 6u : 2u);
+        fans[s.fan].insert(s.fan == bench::P2pFan::kAllToOne ? s.dst : s.src);
+      } else if (s.bidirectional) {
         ++bi;
         EXPECT_LT(s.src, s.dst);  // each unordered pair once
       } else if (s.engine == bench::CopyEngine::kSm) {
@@ -181,6 +191,18 @@ TEST(PlanGroup, EveryKindOfCopyPerPairAndAllreducePerSize) {
   EXPECT_EQ(bi, 6u);         // three unordered pairs, peer on and off
   EXPECT_EQ(latency, 12u);   // ordered pairs, peer on and off
   EXPECT_EQ(allreduce, 2u);  // one per size
+  // nvbandwidth's tests: all_to_one and one_to_all per device, one all_to_all.
+  EXPECT_EQ(fans[bench::P2pFan::kAllToOne], (std::set<std::string>{"cuda0", "cuda1", "cuda2"}));
+  EXPECT_EQ(fans[bench::P2pFan::kOneToAll], (std::set<std::string>{"cuda0", "cuda1", "cuda2"}));
+  EXPECT_EQ(fans[bench::P2pFan::kAllToAll], (std::set<std::string>{"all"}));
+  // Two GPUs: the fans would be the pair copies again.
+  const auto two = plan_group(request(true, false), targets({"cuda0", "cuda1"}), {}, 1);
+  ASSERT_TRUE(two.plan);
+  for (const auto& c : two.plan->cells) {
+    if (const auto* s = std::get_if<bench::P2pShape>(&c.shape)) {
+      EXPECT_EQ(s->fan, bench::P2pFan::kPair);
+    }
+  }
 }
 
 TEST(PlanGroup, NothingAskedNothingPlanned) {

@@ -525,6 +525,43 @@ TEST(GroupEngine, FourGpusCopyTwoPairsAtOnceEachVerifiedWithTheirOwnFigures) {
   EXPECT_NE(log.back().find("group of 4 devices"), std::string::npos);
 }
 
+Cell fan(P2pFan f, const std::string& src, const std::string& dst, std::uint64_t copies) {
+  Cell c = p2p_between(src, dst, false, true);
+  auto& s = std::get<P2pShape>(c.shape);
+  s.fan = f;
+  s.copies = copies;
+  return c;
+}
+
+TEST(GroupEngine, FansLoadEveryLinkAtOnceAndSumTheirCopies) {
+  HostGroup g(4);
+  const BenchPlan plan =
+      plan_of({fan(P2pFan::kAllToOne, "all", "cuda2", 3), fan(P2pFan::kOneToAll, "cuda0", "all", 3),
+               fan(P2pFan::kAllToAll, "all", "all", 12), fan(P2pFan::kAllToOne, "all", "cuda1", 2)},
+              4);
+  for (const auto& b : group_batches(plan)) EXPECT_EQ(b.size(), 1u);  // each alone
+  const auto recs = run(g, plan);
+  ASSERT_EQ(recs.size(), 4u);
+  // into cuda2: cuda0, cuda1 at 100 GB/s (lower → higher), cuda3 at 50.
+  EXPECT_EQ(recs[0]["status"], "ok") << recs[0].dump();
+  EXPECT_EQ(recs[0]["device"], "cuda2");
+  EXPECT_EQ(recs[0]["shape"]["direction"], "all_to_one");
+  EXPECT_EQ(recs[0]["shape"]["copies"], 3);
+  EXPECT_NEAR(recs[0]["throughput"]["value"].get<double>(), 250.0, 1e-6);
+  EXPECT_EQ(recs[0]["context"]["direction_copies"],
+            Json::array({"cuda0->cuda2", "cuda1->cuda2", "cuda3->cuda2"}));
+  // out of cuda0: all lower → higher.
+  EXPECT_EQ(recs[1]["device"], "cuda0");
+  EXPECT_NEAR(recs[1]["throughput"]["value"].get<double>(), 300.0, 1e-6);
+  // every ordered pair: 6 up at 100, 6 down at 50.
+  EXPECT_EQ(recs[2]["status"], "ok");
+  EXPECT_NEAR(recs[2]["throughput"]["value"].get<double>(), 900.0, 1e-6);
+  EXPECT_EQ(g.widest_batch, 12u);
+  // A fan whose copy count does not match the group says so.
+  EXPECT_EQ(recs[3]["status"], "unsupported");
+  EXPECT_NE(recs[3]["reason"].get<std::string>().find("is 3 copies, not 2"), std::string::npos);
+}
+
 TEST(GroupEngine, ACorruptedCopyInABatchFailsOnlyItsOwnCell) {
   HostGroup g(4);
   const BenchPlan plan = plan_of(

@@ -61,6 +61,28 @@ TEST(MultiGpuTables, P2pMatrixPerKindOfCopy) {
   EXPECT_EQ(staged->rows[0][2], "MISMATCH");
 }
 
+TEST(MultiGpuTables, FansHaveATableOfTheirOwnAndStayOutOfThePairMatrices) {
+  Json to_one = p2p("all", "cuda2", 750.0);
+  to_one["device"] = "cuda2";
+  to_one["shape"]["direction"] = "all_to_one";
+  to_one["shape"]["copies"] = 3;
+  to_one["context"] = {{"direction_gbps", {260.0, 240.5, 249.5}}};
+  Json all = p2p("all", "all", 0, false, true, "mismatch");
+  all["shape"]["direction"] = "all_to_all";
+  all["shape"]["copies"] = 12;
+  const auto tables = r::multigpu_tables(Json::array({p2p("cuda0", "cuda1", 390.0), to_one, all}));
+  ASSERT_EQ(tables.size(), 2u);
+  const auto* uni = find(tables, "unidirectional");
+  ASSERT_NE(uni, nullptr);
+  EXPECT_EQ(uni->columns, (std::vector<std::string>{"src \\ dst", "cuda0", "cuda1"}));
+  const auto* fans = find(tables, "every link loaded at once");
+  ASSERT_NE(fans, nullptr);
+  ASSERT_EQ(fans->rows.size(), 2u);
+  EXPECT_EQ(fans->rows[0], (std::vector<std::string>{"all_to_one", "cuda2", "268435456", "3",
+                                                     "750.0", "240.5", "ok"}));
+  EXPECT_EQ(fans->rows[1][4], "MISMATCH");
+}
+
 TEST(MultiGpuTables, LatencyMatrixAndAllreduceSizeTable) {
   Json lat = {
       {"device", "cuda0"},
