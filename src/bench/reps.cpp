@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 
+#include "bench/stats.h"
 #include "core/errors.h"
 
 namespace gpucheck::bench {
@@ -52,22 +54,12 @@ int planned_reps(const RepPolicy& policy, double t1) {
   return std::max(std::max(1, policy.min_auto_reps), static_cast<int>(wanted));
 }
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
-
 bool median_is_stable(const std::vector<double>& samples, double within) {
   if (samples.size() < 3 || !(within > 0)) return false;
   const double now = median_of(samples);
   if (!(now > 0)) return false;
   for (std::size_t drop : {1u, 2u}) {
-    const double before = median_of({samples.begin(), samples.end() - drop});
+    const double before = median_of(std::span<const double>(samples).first(samples.size() - drop));
     if (!(std::abs(now - before) <= within * now)) return false;
   }
   return true;

@@ -13,7 +13,7 @@ namespace gpucheck {
 namespace {
 
 using Bytes = std::bitset<256>;
-using Op = SafeRegex::Instruction::Op;
+using RegexOp = SafeRegex::Instruction::Op;
 
 constexpr int kUnbounded = -1;
 constexpr int kMaxCount = 1000;
@@ -325,17 +325,17 @@ class Compiler {
     if (program.size() > SafeRegex::kMaxProgram) throw TooLarge{};
     switch (n.kind) {
       case Node::Kind::kBytes:
-        add(Op::kByte).bytes = n.bytes;
+        add(RegexOp::kByte).bytes = n.bytes;
         return;
       case Node::Kind::kBegin:
-        add(Op::kBegin);
+        add(RegexOp::kBegin);
         return;
       case Node::Kind::kEnd:
-        add(Op::kEnd);
+        add(RegexOp::kEnd);
         return;
       case Node::Kind::kWordEdge:
       case Node::Kind::kNotWordEdge:
-        add(n.kind == Node::Kind::kWordEdge ? Op::kWordEdge : Op::kNotWordEdge);
+        add(n.kind == Node::Kind::kWordEdge ? RegexOp::kWordEdge : RegexOp::kNotWordEdge);
         return;
       case Node::Kind::kConcat:
         for (const auto& k : n.kids) emit(k);
@@ -345,10 +345,10 @@ class Compiler {
         for (std::size_t i = 0; i < n.kids.size(); ++i) {
           if (i + 1 < n.kids.size()) {
             const std::size_t split = program.size();
-            add(Op::kSplit).x = split + 1;
+            add(RegexOp::kSplit).x = split + 1;
             emit(n.kids[i]);
             jumps.push_back(program.size());
-            add(Op::kJump);
+            add(RegexOp::kJump);
             program[split].y = program.size();
           } else {
             emit(n.kids[i]);
@@ -362,16 +362,16 @@ class Compiler {
         for (int i = 0; i < n.min; ++i) emit(body);
         if (n.max == kUnbounded) {
           const std::size_t split = program.size();
-          add(Op::kSplit).x = split + 1;
+          add(RegexOp::kSplit).x = split + 1;
           emit(body);
-          add(Op::kJump).x = split;
+          add(RegexOp::kJump).x = split;
           program[split].y = program.size();
           return;
         }
         std::vector<std::size_t> splits;
         for (int i = n.min; i < n.max; ++i) {
           splits.push_back(program.size());
-          add(Op::kSplit).x = program.size();
+          add(RegexOp::kSplit).x = program.size();
           emit(body);
         }
         for (std::size_t s : splits) program[s].y = program.size();
@@ -383,7 +383,7 @@ class Compiler {
   struct TooLarge {};
 
  private:
-  SafeRegex::Instruction& add(Op op) {
+  SafeRegex::Instruction& add(RegexOp op) {
     program.emplace_back();
     program.back().op = op;
     return program.back();
@@ -435,31 +435,31 @@ bool SafeRegex::search(std::string_view text) const {
       mark[pc] = generation;
       const Instruction& in = program_[pc];
       switch (in.op) {
-        case Op::kMatch:
+        case RegexOp::kMatch:
           stack.clear();
           return true;
-        case Op::kByte:
+        case RegexOp::kByte:
           list.push_back(pc);
           break;
-        case Op::kJump:
+        case RegexOp::kJump:
           stack.push_back(in.x);
           break;
-        case Op::kSplit:
+        case RegexOp::kSplit:
           stack.push_back(in.y);
           stack.push_back(in.x);
           break;
-        case Op::kBegin:
+        case RegexOp::kBegin:
           if (pos == 0) stack.push_back(pc + 1);
           break;
-        case Op::kEnd:
+        case RegexOp::kEnd:
           if (pos == text.size()) stack.push_back(pc + 1);
           break;
-        case Op::kWordEdge:
-        case Op::kNotWordEdge: {
+        case RegexOp::kWordEdge:
+        case RegexOp::kNotWordEdge: {
           const bool before = pos > 0 && is_word_byte(static_cast<unsigned char>(text[pos - 1]));
           const bool after =
               pos < text.size() && is_word_byte(static_cast<unsigned char>(text[pos]));
-          if ((before != after) == (in.op == Op::kWordEdge)) stack.push_back(pc + 1);
+          if ((before != after) == (in.op == RegexOp::kWordEdge)) stack.push_back(pc + 1);
           break;
         }
       }

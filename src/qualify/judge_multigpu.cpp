@@ -3,7 +3,7 @@
 #include "qualify/judge_multigpu.h"
 #include "qualify/judge.h"
 
-#include "bench/nccl_log.h"
+#include "core/nccl_log.h"
 #include "core/json_keys.h"
 #include "core/outliers.h"
 #include "qualify/judge_bench.h"
@@ -223,10 +223,10 @@ std::vector<Verdict> judge_allreduce(const Requirement& r, const Observations& o
       judge_throughput(r, x, &cuda.front(), obs, v);
       if (r.network_only && v.outcome == Outcome::kMet) {
         // Only NCCL's log proves the path: every channel a network one.
-        bench::NcclPath path;
+        NcclPath path;
         for (const auto& t : context.value("nccl_transports", Json::array()))
           if (t.is_string()) path.transports.push_back(t.get<std::string>());
-        if (!bench::only_network(path)) {
+        if (!only_network(path)) {
           v.outcome = Outcome::kUnmet;
           v.reason += path.transports.empty()
                           ? "; NCCL's log names no transport, so the network path is unproven"

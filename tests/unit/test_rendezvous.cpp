@@ -4,7 +4,7 @@
 // naming what was waited for, and the rank flags and Slurm variables read and checked.
 #include "app/bench_ranks.h"
 #include "bench/cell.h"
-#include "bench/nccl_log.h"
+#include "core/nccl_log.h"
 #include "core/errors.h"
 #include "core/rendezvous.h"
 
@@ -308,19 +308,19 @@ TEST(NcclLog, NamesTheTransportsNcclChose) {
       "node1:123:456 [0] NCCL INFO Using network Socket\n"
       "node1:123:456 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/Socket/0\n"
       "node1:123:456 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via NET/Socket/0\n";
-  const auto p = bench::parse_nccl_log(socket);
+  const auto p = parse_nccl_log(socket);
   EXPECT_EQ(p.transports, std::vector<std::string>{"NET/Socket"});
   EXPECT_EQ(p.network, "Socket");
-  EXPECT_TRUE(bench::only_network(p));
-  const auto ib = bench::parse_nccl_log(
+  EXPECT_TRUE(only_network(p));
+  const auto ib = parse_nccl_log(
       "x NCCL INFO Using network IB\n"
       "x NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA\n"
       "x NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM/read\n"
       "x NCCL INFO Channel 01/0 : 1[1] -> 0[0] via SHM/direct/direct\n");
   EXPECT_EQ(ib.transports, (std::vector<std::string>{"NET/IB", "P2P/CUMEM", "SHM"}));
   EXPECT_EQ(ib.network, "IB");
-  EXPECT_FALSE(bench::only_network(ib));
-  EXPECT_FALSE(bench::only_network(bench::parse_nccl_log("")));
+  EXPECT_FALSE(only_network(ib));
+  EXPECT_FALSE(only_network(parse_nccl_log("")));
 }
 
 }  // namespace

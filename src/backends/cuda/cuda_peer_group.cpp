@@ -9,7 +9,7 @@
 #include "backends/cuda/cuda_memory.h"
 #include "backends/cuda/cuda_probe.h"
 #include "backends/cuda/nccl_library.h"
-#include "bench/nccl_log.h"
+#include "core/nccl_log.h"
 #include "core/environment.h"
 #include "core/errors.h"
 #include "core/files.h"
@@ -348,7 +348,7 @@ class CudaPeerGroup final : public PeerGroup {
       if (!nccl_log_.empty() && !comms_.empty()) {
         // NCCL's own word on the path its channels took.
         const auto text = read_text_file(nccl_log_, std::size_t{16} << 20);
-        const bench::NcclPath path = bench::parse_nccl_log(text.value_or(""));
+        const NcclPath path = parse_nccl_log(text.value_or(""));
         c["nccl_transports"] = path.transports;
         if (!path.network.empty()) c["nccl_network"] = path.network;
         if (path.transports.empty())

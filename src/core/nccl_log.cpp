@@ -1,10 +1,10 @@
 // Reading NCCL's INFO lines; anything else in the log is ignored.
-#include "bench/nccl_log.h"
+#include "core/nccl_log.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace gpucheck::bench {
+namespace gpucheck {
 
 namespace {
 
@@ -62,4 +62,4 @@ bool only_network(const NcclPath& path) {
                      [](const std::string& t) { return t.rfind("NET/", 0) == 0; });
 }
 
-}  // namespace gpucheck::bench
+}  // namespace gpucheck

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpucheck::bench {
+namespace gpucheck {
 
 struct NcclPath {
   std::vector<std::string>
@@ -22,4 +22,4 @@ NcclPath parse_nccl_log(std::string_view text);
 // shared memory and peer paths, as --transport net asks.
 bool only_network(const NcclPath& path);
 
-}  // namespace gpucheck::bench
+}  // namespace gpucheck
