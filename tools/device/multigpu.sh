@@ -130,6 +130,22 @@ step serial 240 sh -c "'$gpucheck' bench --device cuda0,cuda1 --no-baseline --si
 [[ " ${STEPS:-} " == *" serial2 "* ]] && step serial2 240 sh -c "'$gpucheck' bench --device \
   cuda0,cuda1 --no-baseline --size medium --serial --json > '$OUT/bench-serial2.json'"
 
+# The scaling steps, each only when STEPS names it (tools/device/README.md, "scale"): the
+# default-size p2p and all-reduce run on every GPU with its -v split of set-up, timed and
+# verification seconds; peers.py on every GPU at the same sizes; doctor, doctor --quick and probe
+# timed on every GPU, probe on one as well.
+only() { [[ " ${STEPS:-} " == *" $1 "* ]]; }
+only scale-bench && step scale-bench 120 sh -c "'$gpucheck' bench --device all --no-baseline \
+  --ops p2p,allreduce -v ${nccl_flag[*]} --json > '$OUT/bench-scale.json' 2> '$OUT/bench-scale.log'"
+only scale-doctor && step scale-doctor 60 sh -c "'$gpucheck' doctor -v --json \
+  > '$OUT/doctor-scale.json' 2> '$OUT/doctor-scale.log'"
+only scale-quick && step scale-quick 20 sh -c "'$gpucheck' doctor --quick --json > '$OUT/doctor-quick.json'"
+only scale-probe && step scale-probe 20 sh -c "'$gpucheck' probe --json > '$OUT/probe-all.json'"
+only scale-probe-one && step scale-probe-one 20 sh -c "CUDA_VISIBLE_DEVICES=0 '$gpucheck' probe --json \
+  > '$OUT/probe-one.json'"
+only scale-peers && step scale-peers 90 sh -c "python3 '$here/peers.py' --ops p2p \
+  --copy 67108864,268435456,1073741824 --reps 20 > '$OUT/peers-scale.jsonl'"
+
 # gemm-concurrency, only when STEPS names it: does running the two GPUs at once cost GEMM speed?
 gemm_concurrency() {
   local d=$OUT/gemm-concurrency i mode extra
