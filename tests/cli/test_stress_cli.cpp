@@ -154,7 +154,8 @@ TEST(StressCli, ACorruptOrSkippedHostCopyFailsTheDeviceWithTheTransferAndOffset)
   auto ok =
       run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "copy", "--duration", "1s"}));
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  const Json& c = device_entry(Json::parse(ok.out), "cpu")["records"][0]["copy"];
+  const Json ok_doc = Json::parse(ok.out);
+  const Json& c = device_entry(ok_doc, "cpu")["records"][0]["copy"];
   EXPECT_EQ(c["mismatches"], 0);
   EXPECT_EQ(c["in_flight"], 1);          // the CPU's queues run one after another
   EXPECT_FALSE(c.contains("h2d_gbps"));  // memory to memory: no directions
