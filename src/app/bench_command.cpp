@@ -525,6 +525,10 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_option("--copy", o->copy,
                   "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)")
       ->type_name("BYTES");
+  cmd->add_flag("--host-copies-together", o->host_copies_together,
+                "Concurrent GPUs time their host transfers at the same time, sharing the host's "
+                "memory and PCIe root, as stress's copy test does (default: one GPU at a time, "
+                "each figure the GPU's alone)");
   cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions")->type_name("N");
   cmd->add_option("--min-time", o->min_time_s,
                   "Timed work to aim for per record: " + duration_help({kMaxDurationS, true}))
@@ -584,10 +588,6 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_flag("--no-baseline", o->no_baseline, "Do not run the CPU beside other devices");
   cmd->add_flag("--serial", o->serial,
                 "Benchmark one device after another (default: distinct GPUs at the same time)");
-  cmd->add_flag("--host-copies-together", o->host_copies_together,
-                "Concurrent GPUs time their host transfers at the same time, sharing the host's "
-                "memory and PCIe root, as stress's copy test does (default: one GPU at a time, "
-                "each figure the GPU's alone)");
   add_probe_timeout_option(*cmd, o->probe_timeout_s);
   cmd->add_option("--framework", o->frameworks,
                   "Also run the workloads through Python frameworks, after gpucheck's own "
