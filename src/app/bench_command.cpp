@@ -47,6 +47,8 @@ struct BenchOptions {
   std::string exp, gemm, conv, copy;
   std::string allreduce;  // --allreduce: bytes per GPU of the all-reduce sizes
   bool serial = false;    // --serial: one device after another, never at the same time
+  // --host-copies-together: concurrent GPUs time their host transfers at the same time
+  bool host_copies_together = false;
   std::optional<int> reps;
   double min_time_s = 0.5, max_time_s = 20;
   int warmup = 2;
@@ -311,6 +313,8 @@ ExitCode run_bench(const BenchOptions& given) {
   const int threads = clamp_cpu_threads(o.threads, "--threads");
   auto names = split_list(o.devices);
   if (names.empty()) throw UsageError("--device: empty list");
+  if (o.serial && o.host_copies_together)
+    throw UsageError("--host-copies-together: no GPUs run together with --serial; drop one");
 
   EnvMap env = current_environment();
   std::vector<std::string> frameworks_missing;
@@ -433,7 +437,7 @@ ExitCode run_bench(const BenchOptions& given) {
     }
     // Siblings time their host transfers one at a time (bench/host_lock.h).
     std::optional<bench::HostLockFile> host_lock;
-    if (wave_plans.size() > 1) {
+    if (wave_plans.size() > 1 && !o.host_copies_together) {
       try {
         host_lock.emplace();
         for (auto& p : wave_plans) p.host_lock = host_lock->path();
@@ -524,6 +528,10 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_option("--copy", o->copy,
                   "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)")
       ->type_name("BYTES");
+  cmd->add_flag("--host-copies-together", o->host_copies_together,
+                "Concurrent GPUs time their host transfers at the same time, sharing the host's "
+                "memory and PCIe root, as stress's copy test does (default: one GPU at a time, "
+                "each figure the GPU's alone)");
   cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions")->type_name("N");
   cmd->add_option("--min-time", o->min_time_s,
                   "Timed work to aim for per record: " + duration_help({kMaxDurationS, true}))

@@ -152,6 +152,36 @@ struct MemoryBudget {
   std::string rule;                // how the budget was derived, for the skip reason
 };
 
+// Host copies in both directions at once, for stress's copy test: uploads and downloads on queues
+// of their own (CUDA: a stream each, so the copy engines of both directions run together), the
+// device checksums of what was uploaded on a third, and events that order the queues and time
+// them. Calls enqueue and return, except wait_host and seconds_between. Events are numbered
+// 0..events-1 (Device::open_host_copy_queues); an event may be recorded again once what waited
+// on it has been enqueued.
+class HostCopyQueues {
+ public:
+  enum class Queue { kUp, kDown, kCheck };
+  virtual ~HostCopyQueues() = default;
+  virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;    // on kUp
+  virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;  // on kDown
+  // On kCheck: Device::checksum's sum of src's first `words` words into sums[slot], then that
+  // word copied to *host_sum (a pinned HostAllocation's memory, read after wait_host).
+  virtual void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
+                        std::size_t slot, std::uint64_t* host_sum) = 0;
+  virtual void record(std::size_t event, Queue queue) = 0;
+  // The queue's later work starts after the event's recorded point.
+  virtual void wait(Queue queue, std::size_t event) = 0;
+  virtual void wait_host(std::size_t event) = 0;
+  // Seconds from one recorded event to another, both reached (wait_host).
+  virtual double seconds_between(std::size_t from, std::size_t to) = 0;
+};
+
+// Runs the queues one after another on the device's own primitives (upload, download, checksum,
+// synchronize), each event the host clock once everything before it is done: every backend's
+// fallback, where the device has no queues of its own.
+class Device;
+std::unique_ptr<HostCopyQueues> serial_host_copy_queues(Device& device, std::size_t events);
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -257,6 +287,11 @@ class Device {
   virtual std::vector<TelemetrySample> telemetry_take() { return {}; }
   virtual void telemetry_end() {}
   virtual std::map<std::string, std::uint64_t> health_counters() { return {}; }
+  // Queues for host copies in both directions at once with `events` events; the default runs
+  // them one after another (serial_host_copy_queues).
+  virtual std::unique_ptr<HostCopyQueues> open_host_copy_queues(std::size_t events) {
+    return serial_host_copy_queues(*this, events);
+  }
   // NVML's maximum SM clock, where known: the reference of the clock floor.
   virtual std::optional<double> max_sm_clock_mhz() const { return std::nullopt; }
 };

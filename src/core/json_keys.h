@@ -339,6 +339,10 @@ inline constexpr K kRead = "read";
 inline constexpr K kPattern = "pattern";
 inline constexpr K kBytesMoved = "bytes_moved";
 inline constexpr K kTransfersVerified = "transfers_verified";
+// stress copy: each direction's GB/s with both running at once, and the copies queued in each
+inline constexpr K kH2dGbps = "h2d_gbps";
+inline constexpr K kD2hGbps = "d2h_gbps";
+inline constexpr K kInFlight = "in_flight";
 inline constexpr K kIntervalMs = "interval_ms";
 inline constexpr K kSmClockMhz = "sm_clock_mhz";
 inline constexpr K kMemClockMhz = "mem_clock_mhz";

@@ -41,6 +41,10 @@ std::string findings(const Json& r) {
     std::string s = fmt::format("{} transfers verified, {} differed",
                                 c->value(std::string(k::kTransfersVerified), std::uint64_t{0}),
                                 c->value(std::string(k::kMismatches), std::uint64_t{0}));
+    // Each direction's rate with both at once (the sustained figure is their sum).
+    if (c->contains(k::kH2dGbps) && c->contains(k::kD2hGbps))
+      s += fmt::format("; h2d {} GB/s, d2h {} GB/s", number(*c, k::kH2dGbps, "{:.1f}"),
+                       number(*c, k::kD2hGbps, "{:.1f}"));
     if (auto p = c->find(k::kPeer); p != c->end() && p->is_object())
       s += fmt::format(
           "; to {}: {} verified, {} differed, {} GB/s", p->value(std::string(k::kDevice), "?"),

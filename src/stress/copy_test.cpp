@@ -1,12 +1,28 @@
-// The copy stress test: host-to-device and device-to-host copies back to back from pinned
-// memory, each verified. Uploads are checked on the device (Device::checksum against the host's
-// checksum of the pattern), downloads byte for byte on the host, on a second thread while the
-// next copies run. Two patterns alternate in pairs of iterations while the two destination
-// buffers alternate every iteration, so a copy that silently did nothing leaves the other
-// pattern behind and is caught. On the CPU the copy is memory to memory, checked by checksum.
-// With a peer (plan.peer: several CUDA GPUs), every iteration also copies the pattern from this
+// The copy stress test.
+//
+// Host copies, at line rate in both directions at once. Every transfer is a round trip through
+// pinned host memory: a download (D2H) from one of two device buffers, each holding a random
+// pattern, into a host slot, then an upload (H2D) of that slot into a device slot, whose
+// checksum the device computes. The download of transfer i, the upload of transfer i-1 and the
+// checksum of transfer i-2 run at once on queues of their own (Device::open_host_copy_queues:
+// on CUDA a stream each, so both copy engines work), with up to kSlots-1 transfers queued in
+// each direction; the host waits only for the oldest round trip's 8-byte checksum and never
+// reads the data while the copies run.
+//
+// The verification rule: every byte of every transfer is checked, in both directions. The upload
+// carries the download's bytes to the device, so a download that corrupted its copy shows in the
+// upload's checksum as much as a corrupt upload does. On a mismatch the host compares that host
+// slot with the pattern byte for byte, which names the direction: the download's ("d2h", with the
+// first bad offset) when the slot differs, else the upload's ("h2d"). The slots alternate the two
+// patterns from one use to the next, so a copy or checksum that silently did nothing leaves the
+// other pattern's bytes or sum behind and is caught too. On the CPU the copies are memory to
+// memory ("h2h") and the queues run one after another.
+//
+// With a peer (plan.peer: several CUDA GPUs), the test's second half copies the pattern from this
 // GPU to the peer (its copy engines, over NVLink or PCIe) and reads the peer's copy back to
-// compare it byte for byte, so the links between GPUs carry checked load too.
+// compare it byte for byte, so the links between GPUs carry checked load too. The halves run one
+// after the other, as every GPU's child does at the same moments: the read-backs and their
+// comparisons would otherwise take host bandwidth from the host copies being measured.
 #include "core/json_keys.h"
 #include "stress/tests.h"
 #include "stress/windows.h"
@@ -16,18 +32,22 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <future>
 #include <stdexcept>
 
 namespace gpucheck::stress {
 
 namespace k = keys;
 namespace sm = stress_math;
+using Queue = HostCopyQueues::Queue;
 
 namespace {
 
 constexpr std::uint64_t kGpuCopyBytes = std::uint64_t{256} << 20;
 constexpr std::uint64_t kHostCopyBytes = std::uint64_t{64} << 20;
+// Host slots (and device slots) of the ring: transfers in flight per direction are one fewer.
+// Memory the device shares with the host runs its queues one after another: two suffice.
+constexpr std::size_t kGpuSlots = 4;
+constexpr std::size_t kHostSlots = 2;
 
 std::uint64_t host_checksum(const std::uint64_t* w, std::size_t words) {
   std::uint64_t sum = 0;
@@ -43,6 +63,19 @@ std::optional<std::uint64_t> first_difference(const void* a, const void* b, std:
   return static_cast<std::uint64_t>(std::mismatch(x, x + bytes, y).first - x);
 }
 
+// The events of the queues: three per slot, then where each direction's copies began and ended.
+struct Events {
+  std::size_t slots;
+  std::size_t downloaded(std::size_t s) const { return 3 * s; }
+  std::size_t uploaded(std::size_t s) const { return 3 * s + 1; }
+  std::size_t checked(std::size_t s) const { return 3 * s + 2; }
+  std::size_t first_down() const { return 3 * slots; }
+  std::size_t last_down() const { return 3 * slots + 1; }
+  std::size_t first_up() const { return 3 * slots + 2; }
+  std::size_t last_up() const { return 3 * slots + 3; }
+  std::size_t count() const { return 3 * slots + 4; }
+};
+
 class CopyStress {
  public:
   CopyStress(RunContext& ctx, double end_s, nlohmann::json& record)
@@ -50,7 +83,9 @@ class CopyStress {
 
   void run() {
     setup();
-    loop();
+    const bool peer = !plan_.peer.empty() && !host_;
+    host_loop(peer ? ctx_.now_s() + (end_s_ - ctx_.now_s()) / 2 : end_s_);
+    if (peer) peer_phase();
     finish();
   }
 
@@ -59,32 +94,123 @@ class CopyStress {
     ctx_.heartbeat("copy", "allocating");
     const MemoryInfo mem = dev_.memory_info();
     host_ = dev_.is_host();
-    bytes_ = host_ ? kHostCopyBytes : kGpuCopyBytes;
-    // Never more than a quarter of what the memory fraction allows (two patterns, two copies).
+    slots_ = mem.host_memory ? kHostSlots : kGpuSlots;
+    ev_ = Events{slots_};
+    bytes_ = mem.host_memory ? kHostCopyBytes : kGpuCopyBytes;
+    // The buffers of the memory fraction: the two sources and the device slots, and where the
+    // device's memory is the host's, the host slots and the patterns too.
+    const std::size_t buffers = 2 + slots_ + (mem.host_memory ? slots_ + 2 : 0);
     const double fraction = memory_fraction_for(plan_, mem.host_memory);
-    const auto cap = static_cast<std::uint64_t>(fraction * static_cast<double>(mem.free_bytes) / 4);
+    const auto cap =
+        static_cast<std::uint64_t>(fraction * static_cast<double>(mem.free_bytes) / buffers);
     bytes_ = std::max<std::uint64_t>(std::min(bytes_, cap) / 16 * 16, 4096);
     words_ = bytes_ / 8;
     for (int p = 0; p < 2; ++p) {
-      src_[p] = dev_.allocate_host(bytes_, HostMemory::kPinned);
-      auto* w = static_cast<std::uint64_t*>(src_[p]->data());
+      pattern_[p] = dev_.allocate_host(bytes_, HostMemory::kPageable);
+      auto* w = static_cast<std::uint64_t*>(pattern_[p]->data());
       const std::uint64_t seed = sm::splitmix64(plan_.seed + 977 * (p + 1));
       for (std::size_t i = 0; i < words_; ++i)
         w[i] = sm::pattern_value(sm::PatternKind::kRandom, seed, i);
       expected_[p] = host_checksum(w, words_);
+      source_[p] = dev_.allocate(bytes_);
+      dev_.upload(*source_[p], w, bytes_);
     }
-    sums_ = dev_.allocate(8);
-    dst_ = dev_.allocate(bytes_);
-    if (host_) {
-      for (int p = 0; p < 2; ++p) {
-        from_[p] = dev_.allocate(bytes_);
-        dev_.upload(*from_[p], src_[p]->data(), bytes_);
-      }
-    } else {
-      for (auto& b : back_) b = dev_.allocate_host(bytes_, HostMemory::kPinned);
+    for (std::size_t s = 0; s < slots_; ++s) {
+      host_slot_.push_back(dev_.allocate_host(bytes_, HostMemory::kPinned));
+      std::memset(host_slot_.back()->data(), 0, bytes_);
+      dev_slot_.push_back(dev_.allocate(bytes_));
     }
+    sums_ = dev_.allocate(8 * slots_);
+    host_sums_ = dev_.allocate_host(8 * slots_, HostMemory::kPinned);
+    std::memset(host_sums_->data(), 0, 8 * slots_);
     dev_.synchronize();
-    if (!host_ && !plan_.peer.empty()) setup_peer();
+    queues_ = dev_.open_host_copy_queues(ev_.count());
+  }
+
+  std::size_t slot(std::uint64_t transfer) const { return transfer % slots_; }
+  // Each slot's next use holds the other pattern.
+  int pattern(std::uint64_t transfer) const { return static_cast<int>((transfer / slots_) % 2); }
+  std::uint64_t* host_sum(std::size_t s) {
+    return static_cast<std::uint64_t*>(host_sums_->data()) + s;
+  }
+
+  void download(std::uint64_t t) {
+    const std::size_t s = slot(t);
+    if (t == 0) queues_->record(ev_.first_down(), Queue::kDown);
+    if (auto f = ctx_.fault(FaultKind::kCopySkip); !f || f->at != t)
+      queues_->download(host_slot_[s]->data(), *source_[pattern(t)], bytes_);
+    queues_->record(ev_.downloaded(s), Queue::kDown);
+  }
+
+  // The upload of transfer t's download, and its checksum.
+  void upload(std::uint64_t t) {
+    const std::size_t s = slot(t);
+    queues_->wait(Queue::kUp, ev_.downloaded(s));
+    if (auto f = ctx_.fault(FaultKind::kCopyByte); f && f->at == t) {
+      queues_->wait_host(ev_.downloaded(s));
+      static_cast<unsigned char*>(host_slot_[s]->data())[bytes_ / 2] ^= 0x10;
+    }
+    if (t == 0) queues_->record(ev_.first_up(), Queue::kUp);
+    queues_->upload(*dev_slot_[s], host_slot_[s]->data(), bytes_);
+    queues_->record(ev_.uploaded(s), Queue::kUp);
+    queues_->wait(Queue::kCheck, ev_.uploaded(s));
+    queues_->checksum(*dev_slot_[s], words_, *sums_, s, host_sum(s));
+    queues_->record(ev_.checked(s), Queue::kCheck);
+  }
+
+  // Waits for transfer t's checksum and judges it; its slots are free again after this.
+  void judge(std::uint64_t t) {
+    const std::size_t s = slot(t);
+    const int p = pattern(t);
+    queues_->wait_host(ev_.checked(s));
+    ++verified_;
+    if (*host_sum(s) == expected_[p]) return;
+    const auto at = first_difference(host_slot_[s]->data(), pattern_[p]->data(), bytes_);
+    mismatch(host_ ? "h2h" : at ? "d2h" : "h2d", t, at);
+  }
+
+  void mismatch(const char* direction, std::uint64_t iteration, std::optional<std::uint64_t> at) {
+    ++mismatches_;
+    if (!first_) first_ = nlohmann::json{{k::kDirection, direction}, {k::kIterations, iteration}};
+    if (at && !first_->contains(k::kFirstBadOffset)) (*first_)[k::kFirstBadOffset] = *at;
+  }
+
+  void host_loop(double until_s) {
+    start_s_ = ctx_.now_s();
+    WindowTracker windows(start_s_, plan_.window_s);
+    RateMeter meter(start_s_);
+    // Both directions count (D2H + H2D); a memory-to-memory copy reads and writes.
+    const double per = 2.0 * static_cast<double>(bytes_);
+    auto judged = [&](std::uint64_t t) {
+      judge(t);
+      const double now = ctx_.now_s();
+      windows.add(now, per);
+      ctx_.tick({"copy", meter.add(now, per) / 1e9, "GB/s", verified_, mismatches_});
+    };
+    std::uint64_t t = 0;
+    do {  // at least once, even when the setup used up the test's share
+      if (t >= slots_) judged(t - slots_);  // frees slot(t) for this download
+      download(t);
+      if (t > 0) upload(t - 1);
+      ++t;
+    } while (!ctx_.time_up(until_s));
+    queues_->record(ev_.last_down(), Queue::kDown);
+    upload(t - 1);
+    queues_->record(ev_.last_up(), Queue::kUp);
+    for (std::uint64_t j = t > slots_ ? t - slots_ : 0; j < t; ++j) judged(j);
+    queues_->wait_host(ev_.last_down());
+    queues_->wait_host(ev_.last_up());
+    transfers_ = t;
+    down_s_ = queues_->seconds_between(ev_.first_down(), ev_.last_down());
+    up_s_ = queues_->seconds_between(ev_.first_up(), ev_.last_up());
+    end_actual_s_ = ctx_.now_s();
+    windows_ = windows.finish(end_actual_s_);
+    total_ = windows.total();
+    // The peer phase needs the memory.
+    queues_.reset();
+    host_slot_.clear();
+    dev_slot_.clear();
+    for (auto& b : source_) b.reset();
   }
 
   // The group of this GPU (0) and its peer (1): the two patterns on this GPU, a destination on
@@ -99,7 +225,7 @@ class CopyStress {
     if (!group_->peer_access_unavailable(0, 1)) group_->set_peer_access(0, 1, true);
     for (int p = 0; p < 2; ++p) {
       peer_src_[p] = group_->allocate(0, bytes_);
-      group_->upload(0, *peer_src_[p], src_[p]->data(), bytes_);
+      group_->upload(0, *peer_src_[p], pattern_[p]->data(), bytes_);
     }
     peer_dst_ = group_->allocate(1, bytes_);
     peer_back_ = dev_.allocate_host(bytes_, HostMemory::kPinned);
@@ -116,76 +242,36 @@ class CopyStress {
     if (auto f = ctx_.fault(FaultKind::kPeerByte); f && f->at == peer_copies_)
       static_cast<unsigned char*>(peer_back_->data())[bytes_ / 2] ^= 0x10;
     ++peer_copies_;
-    if (auto at = first_difference(peer_back_->data(), src_[p]->data(), bytes_)) {
+    if (auto at = first_difference(peer_back_->data(), pattern_[p]->data(), bytes_)) {
       ++peer_mismatches_;
       mismatch("peer", i, at);
     }
   }
 
-  void mismatch(const char* direction, std::uint64_t iteration, std::optional<std::uint64_t> at) {
-    ++mismatches_;
-    if (!first_) first_ = nlohmann::json{{k::kDirection, direction}, {k::kIterations, iteration}};
-    if (at && !first_->contains(k::kFirstBadOffset)) (*first_)[k::kFirstBadOffset] = *at;
-  }
-
-  // The download of `iteration` into back_[q] against pattern p, on the comparing thread.
-  void start_compare(std::uint64_t iteration, int p, int q) {
-    pending_ = std::async(std::launch::async, [this, iteration, p, q] {
-      return std::pair{iteration, first_difference(back_[q]->data(), src_[p]->data(), bytes_)};
-    });
-  }
-  void finish_compare() {
-    if (!pending_.valid()) return;
-    auto [iteration, at] = pending_.get();
-    ++verified_;
-    if (at) mismatch("d2h", iteration, at);
-  }
-
-  void one(std::uint64_t i) {
-    const int p = static_cast<int>((i >> 1) & 1), q = static_cast<int>(i & 1);
-    if (host_) {
-      dev_.copy(*dst_, *from_[p], bytes_);
-    } else {
-      dev_.upload(*dst_, src_[p]->data(), bytes_);
-    }
-    dev_.checksum(*dst_, words_, *sums_, 0);
-    if (!host_) dev_.download(back_[q]->data(), *dst_, bytes_);
-    dev_.synchronize();
-    std::uint64_t sum = 0;
-    dev_.download(&sum, *sums_, 8);
-    dev_.synchronize();
-    ++verified_;
-    if (sum != expected_[p]) mismatch(host_ ? "h2h" : "h2d", i, std::nullopt);
-    if (host_) return;
-    finish_compare();  // the previous download, compared while this iteration's copies ran
-    start_compare(i, p, q);
-    if (group_) peer_copy(i, p);
-  }
-
-  void loop() {
-    start_s_ = ctx_.now_s();
-    WindowTracker windows(start_s_, plan_.window_s);
-    RateMeter meter(start_s_);
-    // Both directions count (H2D + D2H); a memory-to-memory copy reads and writes.
-    const double per = 2.0 * static_cast<double>(bytes_);
-    do {  // at least once, even when the setup used up the test's share
-      one(iterations_++);
-      const double t = ctx_.now_s();
-      windows.add(t, per);
-      ctx_.tick({"copy", meter.add(t, per) / 1e9, "GB/s", iterations_, mismatches_});
+  // Two patterns alternate, so a copy that did nothing leaves the other behind.
+  void peer_phase() {
+    setup_peer();
+    RateMeter meter(ctx_.now_s());
+    std::uint64_t i = 0;
+    do {
+      peer_copy(i, static_cast<int>(i & 1));
+      ++i;
+      const double rate = meter.add(ctx_.now_s(), static_cast<double>(bytes_)) / 1e9;
+      ctx_.tick({"copy", rate, "GB/s", verified_ + peer_copies_, mismatches_});
     } while (!ctx_.time_up(end_s_));
-    finish_compare();
-    end_actual_s_ = ctx_.now_s();
-    windows_ = windows.finish(end_actual_s_);
-    total_ = windows.total();
   }
 
   void finish() {
     r_[k::kShape] = {{k::kBytes, bytes_}, {k::kDirection, host_ ? "h2h" : "h2d+d2h"}};
     r_[k::kDurationS] = end_actual_s_ - start_s_;
-    r_[k::kIterations] = iterations_;
+    r_[k::kIterations] = transfers_;
     r_[k::kThroughput] = throughput_json(total_, end_actual_s_ - start_s_, windows_, 1e9, "GB/s");
-    nlohmann::json c = {{k::kTransfersVerified, verified_}, {k::kMismatches, mismatches_}};
+    nlohmann::json c = {{k::kTransfersVerified, verified_},
+                        {k::kMismatches, mismatches_},
+                        {k::kInFlight, slots_ - 1}};
+    const double moved = static_cast<double>(transfers_) * static_cast<double>(bytes_);
+    if (!host_ && down_s_ > 0) c[k::kD2hGbps] = moved / down_s_ / 1e9;
+    if (!host_ && up_s_ > 0) c[k::kH2dGbps] = moved / up_s_ / 1e9;
     if (first_) c.update(*first_);
     if (group_) {
       c[k::kPeer] = {{k::kDevice, plan_.peer},
@@ -201,7 +287,7 @@ class CopyStress {
     }
     r_[k::kStatus] = "mismatch";
     r_[k::kReason] = fmt::format("{} of {} verified transfers differed from the source (first: {})",
-                                 mismatches_, verified_, first_->dump());
+                                 mismatches_, verified_ + peer_copies_, first_->dump());
   }
 
   RunContext& ctx_;
@@ -210,14 +296,20 @@ class CopyStress {
   double end_s_;
   nlohmann::json& r_;
   bool host_ = false;
+  std::size_t slots_ = 0;
+  Events ev_{0};
   std::uint64_t bytes_ = 0;
   std::size_t words_ = 0;
-  std::array<std::unique_ptr<HostAllocation>, 2> src_, back_;
-  std::array<std::unique_ptr<DeviceBuffer>, 2> from_;
-  std::array<std::uint64_t, 2> expected_{};
-  std::unique_ptr<DeviceBuffer> sums_, dst_;
-  std::future<std::pair<std::uint64_t, std::optional<std::uint64_t>>> pending_;
-  std::uint64_t iterations_ = 0, verified_ = 0, mismatches_ = 0;
+  std::array<std::unique_ptr<HostAllocation>, 2> pattern_;  // each pattern's bytes, pageable
+  std::array<std::uint64_t, 2> expected_{};                 // and checksum
+  std::array<std::unique_ptr<DeviceBuffer>, 2> source_;     // and copy on the device
+  std::vector<std::unique_ptr<HostAllocation>> host_slot_;  // pinned
+  std::vector<std::unique_ptr<DeviceBuffer>> dev_slot_;
+  std::unique_ptr<DeviceBuffer> sums_;         // a checksum per device slot
+  std::unique_ptr<HostAllocation> host_sums_;  // and its copy on the host, pinned
+  std::unique_ptr<HostCopyQueues> queues_;
+  std::uint64_t transfers_ = 0, verified_ = 0, mismatches_ = 0;
+  double down_s_ = 0, up_s_ = 0;  // device time from each direction's first copy to its last
   std::optional<nlohmann::json> first_;
   std::unique_ptr<PeerGroup> group_;
   std::array<std::unique_ptr<DeviceBuffer>, 2> peer_src_;

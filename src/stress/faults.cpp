@@ -36,9 +36,15 @@ std::vector<Fault> faults_for(std::string_view spec, std::string_view device) {
       f = {FaultKind::kDie, 1};
     else if (kind == "peer_byte")
       f = {FaultKind::kPeerByte, 3};
+    else if (kind == "copy_byte")
+      f = {FaultKind::kCopyByte, 3};
+    else if (kind == "copy_skip")
+      f = {FaultKind::kCopySkip, 3};
     else
-      throw std::invalid_argument(fmt::format(
-          "{}: unknown fault '{}' (gemm_bit, memory_word, hang, die, peer_byte)", kFaultEnv, kind));
+      throw std::invalid_argument(
+          fmt::format("{}: unknown fault '{}' (gemm_bit, memory_word, hang, die, peer_byte, "
+                      "copy_byte, copy_skip)",
+                      kFaultEnv, kind));
     if (!at.empty()) {
       auto [end, ec] = std::from_chars(at.data(), at.data() + at.size(), f.at);
       if (ec != std::errc() || end != at.data() + at.size())

@@ -16,6 +16,8 @@ enum class FaultKind {
   kHang,        // the child stops making progress `at` seconds into the run
   kDie,         // the child kills itself (SIGKILL) `at` seconds into the run
   kPeerByte,    // one byte of a peer copy's read-back flipped before it is compared, at copy `at`
+  kCopyByte,    // one byte of a host copy's download flipped in host memory, at transfer `at`
+  kCopySkip,    // the download of host-copy transfer `at` never enqueued (a copy that did nothing)
 };
 
 struct Fault {
@@ -24,8 +26,8 @@ struct Fault {
 };
 
 // The faults of `device` in a spec "DEVICE:KIND[@N],..." (KIND: gemm_bit, memory_word, hang,
-// die, peer_byte; N defaults to 3 iterations, pass 1, 1 second, copy 3). Throws
-// std::invalid_argument naming the bad entry.
+// die, peer_byte, copy_byte, copy_skip; N defaults to 3 iterations, pass 1, 1 second, copy 3,
+// transfer 3). Throws std::invalid_argument naming the bad entry.
 std::vector<Fault> faults_for(std::string_view spec, std::string_view device);
 
 }  // namespace gpucheck::stress

@@ -17,8 +17,9 @@ nlohmann::json run_gemm_test(RunContext& ctx, DType dtype, double end_s);
 // memory fraction of the device's free memory, in rounds until the end.
 nlohmann::json run_memory_test(RunContext& ctx, double end_s);
 
-// Host-to-device and device-to-host copies (on the CPU, memory to memory), each transfer
-// verified: on the device by checksum, on the host byte for byte.
+// Host-to-device and device-to-host copies at once (on the CPU, memory to memory), each
+// transfer a round trip whose every byte the device's checksum verifies; with a peer, then
+// copies to the peer, each read back and compared byte for byte.
 nlohmann::json run_copy_test(RunContext& ctx, double end_s);
 
 }  // namespace gpucheck::stress

@@ -51,4 +51,12 @@ TEST(HostLockCli, WithoutALockNothingWaitsOrIsClaimed) {
   EXPECT_EQ(r.out.find("host_transfers_alone"), std::string::npos);
 }
 
+// --host-copies-together drops the lock of concurrent waves; --serial has none to drop.
+TEST(HostLockCli, HostCopiesTogetherWithSerialIsABadFlag) {
+  const auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "copy", "--serial",
+                               "--host-copies-together", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--host-copies-together"), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -74,3 +74,22 @@ TEST(OpenClStress, APlantedMemoryWordIsFoundByTheOpenClKernels) {
   const Json& dev = device_entry(doc, "opencl0");
   EXPECT_EQ(dev["records"][0]["memory"]["mismatches"], 1);
 }
+
+// The host copies' round trip on a device with transfers: the flipped byte is the download's,
+// and each direction's rate is reported.
+TEST(OpenClStress, AFlippedDownloadByteIsNamedAsTheDownloads) {
+  if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
+  auto r =
+      run_gpucheck(quick({"stress", "--device", "opencl0", "--tests", "copy", "--duration", "2s"}),
+                   {{"GPUCHECK_TEST_STRESS_FAULT", "opencl0:copy_byte@2"}});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const Json doc = Json::parse(r.out);
+  const Json& rec = device_entry(doc, "opencl0")["records"][0];
+  const Json& c = rec["copy"];
+  EXPECT_EQ(c["mismatches"], 1) << c.dump();
+  EXPECT_EQ(c["direction"], "d2h");
+  EXPECT_EQ(c["iterations"], 2);
+  EXPECT_EQ(c["first_bad_offset"], rec["shape"]["bytes"].get<std::uint64_t>() / 2);
+  EXPECT_GT(c["h2d_gbps"].get<double>(), 0.0);
+  EXPECT_GT(c["d2h_gbps"].get<double>(), 0.0);
+}

@@ -125,6 +125,42 @@ TEST(StressCli, ABadMemoryWordFailsTheDeviceWithItsAddress) {
   EXPECT_THAT(reasons(cpu), HasSubstr("words read back wrong; first bad address"));
 }
 
+// Every host copy is a verified round trip: a byte flipped in a download, or a download that
+// never happened, shows in the upload's checksum, and the host names the bad byte.
+TEST(StressCli, ACorruptOrSkippedHostCopyFailsTheDeviceWithTheTransferAndOffset) {
+  for (const std::string fault : {"copy_byte@3", "copy_skip@3"}) {
+    SCOPED_TRACE(fault);
+    auto r =
+        run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "copy", "--duration", "1s"}),
+                     {{"GPUCHECK_TEST_STRESS_FAULT", "cpu:" + fault}});
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    const Json doc = Json::parse(r.out);
+    const Json& cpu = device_entry(doc, "cpu");
+    EXPECT_EQ(check_status(cpu, "results"), "fail");
+    const Json& rec = cpu["records"][0];
+    EXPECT_EQ(rec["status"], "mismatch");
+    const Json& c = rec["copy"];
+    EXPECT_EQ(c["mismatches"], 1) << c.dump();
+    EXPECT_GT(c["transfers_verified"].get<int>(), 3);
+    EXPECT_EQ(c["iterations"], 3);
+    EXPECT_EQ(c["direction"], "h2h");
+    const auto bytes = rec["shape"]["bytes"].get<std::uint64_t>();
+    if (fault == "copy_byte@3")
+      EXPECT_EQ(c["first_bad_offset"], bytes / 2);
+    else
+      EXPECT_LT(c["first_bad_offset"].get<std::uint64_t>(), bytes);
+    EXPECT_THAT(reasons(cpu), HasSubstr("differed from the source"));
+  }
+  auto ok =
+      run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "copy", "--duration", "1s"}));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const Json ok_doc = Json::parse(ok.out);
+  const Json& c = device_entry(ok_doc, "cpu")["records"][0]["copy"];
+  EXPECT_EQ(c["mismatches"], 0);
+  EXPECT_EQ(c["in_flight"], 1);          // the CPU's queues run one after another
+  EXPECT_FALSE(c.contains("h2d_gbps"));  // memory to memory: no directions
+}
+
 TEST(StressCli, AHungChildIsKilledAndFailsAsHung) {
   const auto t0 = std::chrono::steady_clock::now();
   auto r = run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "gemm", "--duration", "30s",

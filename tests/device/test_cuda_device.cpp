@@ -330,7 +330,9 @@ TEST(CudaStress, PlantedFaultsFailOnlyTheirDevice) {
   for (const Case c :
        {Case{"cuda0:gemm_bit@5", "gemm", "differed from the first"},
         Case{"cuda0:memory_word@2", "memory", "words read back wrong"},
-        Case{"cuda0:hang@2", "gemm", "hung"}, Case{"cuda0:die@2", "gemm", "signal 9"}}) {
+        Case{"cuda0:hang@2", "gemm", "hung"}, Case{"cuda0:die@2", "gemm", "signal 9"},
+        Case{"cuda0:copy_byte@5", "copy", "differed from the source"},
+        Case{"cuda0:copy_skip@5", "copy", "differed from the source"}}) {
     SCOPED_TRACE(c.fault);
     auto r = gpucheck_run({"stress", "--device", "cuda0" + others, "--tests", c.tests, "--duration",
                            "6s", "--gemm", "4096", "--hang-timeout", "5", "--json"},
@@ -346,4 +348,29 @@ TEST(CudaStress, PlantedFaultsFailOnlyTheirDevice) {
       EXPECT_EQ(stress_device(doc, "cuda1")["verdict"], "pass");
     }
   }
+}
+
+// The host copies run both directions at once, each with its rate; a byte flipped in a download
+// is named as the download's, at its offset.
+TEST(CudaStress, HostCopiesRunBothDirectionsAndNameTheBadOne) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::string> args = {"stress", "--device",   "cuda0", "--tests",
+                                         "copy",   "--duration", "4s",    "--json"};
+  auto r = gpucheck_run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rec = stress_device(nlohmann::json::parse(r.out), "cuda0")["records"][0];
+  const auto& c = rec["copy"];
+  EXPECT_EQ(c["in_flight"], 3) << c.dump();
+  EXPECT_GT(c["h2d_gbps"].get<double>(), 5.0);  // PCIe 3 x8 and up
+  EXPECT_GT(c["d2h_gbps"].get<double>(), 5.0);
+  EXPECT_NEAR(rec["throughput"]["value"].get<double>(),
+              c["h2d_gbps"].get<double>() + c["d2h_gbps"].get<double>(),
+              0.25 * rec["throughput"]["value"].get<double>());
+  auto planted = gpucheck_run(args, {{"GPUCHECK_TEST_STRESS_FAULT", "cuda0:copy_byte@5"}});
+  ASSERT_EQ(planted.exit_code, 1) << planted.err;
+  const auto bad = stress_device(nlohmann::json::parse(planted.out), "cuda0")["records"][0];
+  EXPECT_EQ(bad["copy"]["mismatches"], 1) << bad.dump();
+  EXPECT_EQ(bad["copy"]["direction"], "d2h");
+  EXPECT_EQ(bad["copy"]["iterations"], 5);
+  EXPECT_EQ(bad["copy"]["first_bad_offset"], bad["shape"]["bytes"].get<std::uint64_t>() / 2);
 }

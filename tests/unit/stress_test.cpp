@@ -80,6 +80,14 @@ TEST(StressFaults, SpecNamesDeviceKindAndCount) {
   ASSERT_EQ(peer.size(), 1u);
   EXPECT_EQ(peer[0].kind, FaultKind::kPeerByte);
   EXPECT_EQ(peer[0].at, 3u);
+  auto copy = faults_for("cuda0:copy_byte@7,cuda1:copy_byte", "cuda0");
+  ASSERT_EQ(copy.size(), 1u);
+  EXPECT_EQ(copy[0].kind, FaultKind::kCopyByte);
+  EXPECT_EQ(copy[0].at, 7u);
+  auto skip = faults_for("cpu:copy_skip", "cpu");
+  ASSERT_EQ(skip.size(), 1u);
+  EXPECT_EQ(skip[0].kind, FaultKind::kCopySkip);
+  EXPECT_EQ(skip[0].at, 3u);
 }
 
 TEST(StressPlanPeers, CudaGpusWithACopyTestFormARing) {

@@ -5,6 +5,7 @@
 #include "backends/cuda/cublas_library.h"
 #include "backends/cuda/cuda_driver.h"
 #include "backends/cuda/cuda_errors.h"
+#include "backends/cuda/cuda_host_copies.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/cuda_memory.h"
 #include "backends/cuda/cuda_probe.h"
@@ -456,6 +457,9 @@ class CudaDevice final : public Device {
                                   check_stream_));
     checks_pending_ = true;
   }
+  std::unique_ptr<HostCopyQueues> open_host_copy_queues(std::size_t events) override {
+    return open_cuda_host_copy_queues(index_, sms_, events);
+  }
   void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word, MemPattern check,
                MemPattern write, DeviceBuffer& result) override {
     check_buffer_range(buf, 0, words * 8);
@@ -530,8 +534,9 @@ class CudaDevice final : public Device {
       const std::string version = cublas_->lt_version();
       std::vector<nlohmann::json> named;
       for (const auto& f : found) named.push_back(choice_json(describe_algo(f.algo), version));
-      const std::string kept_key = choice_key("cublaslt", version, "gemm", gpucheck::to_string(dtype),
-                                         fmt::format("{}x{}x{}", s.m, s.n, s.k), "row-major");
+      const std::string kept_key =
+          choice_key("cublaslt", version, "gemm", gpucheck::to_string(dtype),
+                     fmt::format("{}x{}x{}", s.m, s.n, s.k), "row-major");
       if (auto kept = choices_.find(kept_key)) {
         for (std::size_t i = 0; i < found.size() && !plan->choice.is_object(); ++i)
           if (found[i].state == CUBLAS_STATUS_SUCCESS && named[i][k::kId] == (*kept)[k::kId]) {
@@ -540,8 +545,8 @@ class CudaDevice final : public Device {
             plan->choice[k::kSource] = "cached";
           }
         if (!plan->choice.is_object())
-          choices_.forget(
-              kept_key, "cuBLASLt's heuristic no longer offers " + (*kept)[k::kId].get<std::string>());
+          choices_.forget(kept_key, "cuBLASLt's heuristic no longer offers " +
+                                        (*kept)[k::kId].get<std::string>());
       }
       if (!plan->choice.is_object()) {
         auto [best, timed] = fastest(*plan, dtype, found, a_buf, b_buf, c_buf);

@@ -1,0 +1,59 @@
+#!/bin/bash
+# stress's host copies against bench's pinned copies on every GPU of the machine, in about two
+# minutes: the target is each direction of stress ≥ 0.9 × bench's pinned copy of that direction
+# with the same GPUs copying at once (they share the host's memory and PCIe root).
+#   1. bench, one GPU's host copies at a time (the default host lock): each GPU alone
+#   2. bench --host-copies-together: every GPU's host copies at the same time (the baseline)
+#   3. stress --tests copy on every GPU for DUR s (default 20; with several GPUs the host copies
+#      take the first half, the peer copies the second)
+# Any staged gpucheck: GPUCHECK=.devrun/stress/install/bin/gpucheck (tools/device/stage.sh
+# stress). Output under $OUT (default ./hostcopy-out): the three documents and table.txt.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+gpucheck=${GPUCHECK:-$root/.devrun/stress/install/bin/gpucheck}
+out=${OUT:-$root/hostcopy-out}
+DUR=${DUR:-20}
+[ -x "$gpucheck" ] || { echo "hostcopy.sh: no $gpucheck (GPUCHECK=path)" >&2; exit 2; }
+command -v nvidia-smi >/dev/null || { echo "hostcopy.sh: no nvidia-smi: not a GPU machine" >&2; exit 2; }
+mkdir -p "$out"
+gpus=$(nvidia-smi -L | grep -c '^GPU ')
+devices=$(seq -s, -f 'cuda%g' 0 $((gpus - 1)))
+# Cells of 3 s each: the GPUs' children start a second apart at most, so their copies overlap.
+bench=(bench --device "$devices" --no-baseline --ops copy --copy 256MiB --rounds 1 --min-time 3
+       --warmup 3 --json)
+echo "hostcopy.sh: $gpus GPU(s): $devices" >&2
+"$gpucheck" "${bench[@]}" -o "$out/bench-alone.json" || echo "hostcopy.sh: bench alone: exit $?" >&2
+"$gpucheck" "${bench[@]}" --host-copies-together -o "$out/bench-together.json" ||
+  echo "hostcopy.sh: bench together: exit $?" >&2
+"$gpucheck" stress --device "$devices" --tests copy --duration "${DUR}s" --json \
+  -o "$out/stress.json" || echo "hostcopy.sh: stress: exit $?" >&2
+python3 - "$out" <<'PY' | tee "$out/table.txt"
+import json, sys
+out = sys.argv[1]
+def pinned(name):
+    try:
+        doc = json.load(open(f"{out}/{name}"))
+    except (OSError, ValueError):
+        return {}
+    return {(r["device"], r["shape"]["direction"]): r["throughput"]["value"]
+            for r in doc.get("results", [])
+            if r.get("op") == "copy" and r.get("status") == "ok"
+            and r["shape"].get("host_memory") == "pinned"}
+alone, together = pinned("bench-alone.json"), pinned("bench-together.json")
+try:
+    stress = json.load(open(f"{out}/stress.json"))["stress"]["devices"]
+except (OSError, ValueError, KeyError):
+    stress = []
+print(f"{'device':8} {'dir':4} {'bench alone':>11} {'bench together':>14} {'stress':>8} "
+      f"{'stress/together':>15}  verdict")
+for d in stress:
+    rec = next((r for r in d.get("records", []) if r.get("test") == "copy"), {})
+    c = rec.get("copy", {})
+    for dir in ("h2d", "d2h"):
+        s, t, a = c.get(f"{dir}_gbps"), together.get((d["device"], dir)), alone.get((d["device"], dir))
+        ratio = f"{s / t:.2f}" if s and t else "-"
+        f = lambda v: f"{v:.1f}" if v else "-"
+        print(f"{d['device']:8} {dir:4} {f(a):>11} {f(t):>14} {f(s):>8} {ratio:>15}  "
+              f"{d.get('verdict')} ({c.get('transfers_verified')} verified, "
+              f"{c.get('mismatches')} differed)")
+PY
