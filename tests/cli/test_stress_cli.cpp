@@ -128,10 +128,12 @@ TEST(StressCli, ABadMemoryWordFailsTheDeviceWithItsAddress) {
 // Every host copy is a verified round trip: a byte flipped in a download, or a download that
 // never happened, shows in the upload's checksum, and the host names the bad byte.
 TEST(StressCli, ACorruptOrSkippedHostCopyFailsTheDeviceWithTheTransferAndOffset) {
-  for (const std::string fault : {"copy_byte@3", "copy_skip@3"}) {
+  // The fault is planted in the first transfer: on a loaded 2-core machine a short run may finish
+  // only one or two.
+  for (const std::string fault : {"copy_byte@1", "copy_skip@1"}) {
     SCOPED_TRACE(fault);
     auto r =
-        run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "copy", "--duration", "1s"}),
+        run_gpucheck(quick({"stress", "--device", "cpu", "--tests", "copy", "--duration", "2s"}),
                      {{"GPUCHECK_TEST_STRESS_FAULT", "cpu:" + fault}});
     ASSERT_EQ(r.exit_code, 1) << r.err;
     const Json doc = Json::parse(r.out);
@@ -141,11 +143,11 @@ TEST(StressCli, ACorruptOrSkippedHostCopyFailsTheDeviceWithTheTransferAndOffset)
     EXPECT_EQ(rec["status"], "mismatch");
     const Json& c = rec["copy"];
     EXPECT_EQ(c["mismatches"], 1) << c.dump();
-    EXPECT_GT(c["transfers_verified"].get<int>(), 3);
-    EXPECT_EQ(c["iterations"], 3);
+    EXPECT_GE(c["transfers_verified"].get<int>(), 1);
+    EXPECT_EQ(c["iterations"], 1);
     EXPECT_EQ(c["direction"], "h2h");
     const auto bytes = rec["shape"]["bytes"].get<std::uint64_t>();
-    if (fault == "copy_byte@3")
+    if (fault == "copy_byte@1")
       EXPECT_EQ(c["first_bad_offset"], bytes / 2);
     else
       EXPECT_LT(c["first_bad_offset"].get<std::uint64_t>(), bytes);
