@@ -6,6 +6,7 @@
 # compared against the pair's first run (must exit 1), and a planted 25 % slowdown compared
 # against the three latest runs (must exit 1).
 #   tools/compare_acceptance.sh GPUCHECK_BINARY OUT_DIR [PAIRS]
+# PHASES (default "quiet loaded") picks the phases.
 set -uo pipefail
 bin=$1
 out=$2
@@ -27,7 +28,7 @@ record() {  # phase pair check exit expected
   [ "$4" = "$5" ] || fails[$1/$3]=$(( ${fails[$1/$3]:-0} + 1 ))
 }
 
-for phase in quiet loaded; do
+for phase in ${PHASES:-quiet loaded}; do
   loader=
   if [ "$phase" = loaded ]; then
     # One busy process on the CPU for the whole phase (both runs of every pair).
