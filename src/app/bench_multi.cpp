@@ -106,6 +106,7 @@ bench::BenchPlan group_plan(const std::vector<std::string>& cuda, const bench::R
   plan.group = cuda;
   for (const auto& d : cuda) plan.device += (plan.device.empty() ? "" : ",") + d;
   plan.policy = policy;
+  plan.policy.stable_within = bench::kSteadyWithin;  // copies and all-reduces settle fast
   plan.seed = seed;
   return plan;
 }

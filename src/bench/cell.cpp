@@ -185,6 +185,7 @@ nlohmann::json to_json(const BenchPlan& plan) {
                            {"max_time_s", plan.policy.max_time_s},
                            {"rounds", plan.policy.rounds}};
   if (plan.policy.reps) policy["reps"] = *plan.policy.reps;
+  if (plan.policy.stable_within > 0) policy["stable_within"] = plan.policy.stable_within;
   nlohmann::json tuning = {{"mode", to_string(plan.tuning.mode)}};
   if (plan.tuning.budget_s) tuning["budget_s"] = *plan.tuning.budget_s;
   nlohmann::json j = {
@@ -231,6 +232,7 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   plan.policy.max_time_s = p.at("max_time_s").get<double>();
   if (p.contains("reps")) plan.policy.reps = p.at("reps").get<int>();
   plan.policy.rounds = p.value("rounds", 1);
+  plan.policy.stable_within = p.value("stable_within", 0.0);
   if (j.contains("group")) plan.group = j.at("group").get<std::vector<std::string>>();
   plan.host_lock = j.value("host_lock", std::string());
   plan.allreduce.network_only = j.value("network_only", false);

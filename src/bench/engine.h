@@ -5,8 +5,8 @@
 
 #include "backends/device.h"
 #include "bench/cell.h"
-#include "bench/verify.h"
 #include "bench/inputs.h"
+#include "bench/verify.h"
 
 #include <nlohmann/json.hpp>
 

@@ -33,10 +33,6 @@ namespace {
 constexpr std::uint64_t kStreamP2pSource = 11;    // + the source's place in the group (< 9)
 constexpr std::uint64_t kStreamAllreduce = 1000;  // + the rank
 
-// Copies and all-reduces are steady to about 1 % on the machines measured: once the median
-// holds that still, more repetitions say nothing new.
-constexpr double kGroupStableWithin = 0.01;
-
 // Poison of receiving buffers: 0xA5 bytes for copies; 0xFF for all-reduce (an f32 NaN, which
 // equals nothing, so an element never written cannot pass).
 constexpr unsigned char kCopyPoison = 0xA5;
@@ -345,7 +341,6 @@ class GroupRunner {
   RepPolicy group_policy() const {
     RepPolicy p = plan_.policy;
     p.rounds = 1;  // a group's cells run once each: rounds are a one-device engine's
-    p.stable_within = kGroupStableWithin;
     return p;
   }
 

@@ -25,6 +25,9 @@ void validate(const RepPolicy& policy) {
   if (!std::isfinite(policy.max_time_s) || policy.max_time_s <= 0)
     throw UsageError(
         fmt::format("--max-time must be more than 0 seconds, not {}", policy.max_time_s));
+  if (!std::isfinite(policy.stable_within) || policy.stable_within < 0 || policy.stable_within >= 1)
+    throw UsageError(fmt::format("a stable median is within a fraction of 0 to 1, not {}",
+                                 policy.stable_within));
   if (policy.rounds < 1 || policy.rounds > kMaxRounds)
     throw UsageError(
         fmt::format("--rounds must be between 1 and {}, not {}", kMaxRounds, policy.rounds));

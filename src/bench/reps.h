@@ -25,6 +25,10 @@ struct RepPolicy {
 
 // Runs a stable median needs before it may end the repetitions early.
 inline constexpr int kMinStableReps = 5;
+// bench's and qualify's stable_within for work between GPUs: copies and all-reduces are steady
+// to about 1 % on the machines measured. doctor's load leaves it off: its copies load the links
+// for a time, they do not measure them.
+inline constexpr double kSteadyWithin = 0.01;
 
 // Most rounds --rounds accepts: each is a full set-up, run and verification of every cell.
 inline constexpr int kMaxRounds = 100;

@@ -395,6 +395,20 @@ TEST(GroupPlanJson, RoundTrips) {
   EXPECT_EQ(plan_from_json(to_json(p)).host_lock, p.host_lock);
   EXPECT_EQ(j["cells"][0]["shape"]["direction"], "p2p");
   EXPECT_EQ(j["cells"][2]["shape"]["mode"], "p2p");
+  // --serial, the stable-median rule and a fan survive the trip to the child.
+  p.serial = true;
+  p.policy.stable_within = kSteadyWithin;
+  Cell f = p2p(1 << 20, false, true);
+  auto& fs = std::get<P2pShape>(f.shape);
+  fs.fan = P2pFan::kAllToAll, fs.src = fs.dst = "all", fs.copies = 2;
+  p.cells.push_back(f);
+  const BenchPlan again = plan_from_json(to_json(p));
+  EXPECT_TRUE(again.serial);
+  EXPECT_EQ(again.policy.stable_within, kSteadyWithin);
+  const auto& back_fan = std::get<P2pShape>(again.cells.back().shape);
+  EXPECT_EQ(back_fan.fan, P2pFan::kAllToAll);
+  EXPECT_EQ(back_fan.copies, 2u);
+  EXPECT_EQ(to_json(again), to_json(p));
 }
 
 }  // namespace
@@ -579,6 +593,7 @@ TEST(GroupEngine, CopiesStopOnceTheMedianIsStable) {
   HostGroup g(2);
   BenchPlan plan = plan_of({p2p_between("cuda0", "cuda1", false, true)}, 2);
   plan.policy.reps.reset();  // min_time 0.5 s of 41 ns copies would ask for a million
+  plan.policy.stable_within = kSteadyWithin;
   const auto recs = run(g, plan);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0]["status"], "ok");
