@@ -3,6 +3,7 @@
 
 #include "backends/probe_steps.h"
 #include "backends/registry.h"
+#include "core/concurrently.h"
 #include "core/errors.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
@@ -18,8 +19,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-
-#include <future>
 
 namespace gpucheck::app {
 
@@ -112,7 +111,7 @@ int run_probe_child(const std::string& backend, const EnvMap& env) {
 nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& env,
                               const ChildLimits& limits) {
   // The backend children start first: the files are read while the drivers initialise.
-  auto backends = std::async(std::launch::async, [&] { return probe_backends(env, limits); });
+  auto backends = std::async(kConcurrently, [&] { return probe_backends(env, limits); });
   nlohmann::json out = {{k::kHost, probe::to_json(probe::read_host_facts(root))},
                         {k::kCpu, probe::to_json(probe::read_cpu_facts(root))},
                         {k::kMemory, probe::to_json(probe::read_memory_facts(root))},

@@ -11,13 +11,13 @@
 #include "backends/cuda/nvml_links.h"
 #include "backends/cuda/nvml_probe.h"
 #include "backends/probe_steps.h"
+#include "core/concurrently.h"
 #include "core/json_keys.h"
 #include "core/stopwatch.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include <future>
 #include <utility>
 
 namespace gpucheck {
@@ -89,9 +89,9 @@ class CudaBackend final : public Backend {
       return std::pair{std::move(j), t.seconds()};
     };
     auto nvml_read =
-        std::async(std::launch::async, [&] { return timed([&] { return probe_nvml(env); }); });
+        std::async(kConcurrently, [&] { return timed([&] { return probe_nvml(env); }); });
     auto libraries_read =
-        std::async(std::launch::async, [&] { return timed([&] { return libraries_json(env); }); });
+        std::async(kConcurrently, [&] { return timed([&] { return libraries_json(env); }); });
     nlohmann::json out = {{k::kName, "cuda"}};
     nlohmann::json steps = nlohmann::json::object();
     // The driver is opened before anything in cudart runs, so its absence is named as such.

@@ -3,6 +3,7 @@
 #include "backends/cuda/nvml_links.h"
 
 #include "backends/cuda/cuda_probe.h"
+#include "core/concurrently.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <future>
 
 namespace gpucheck::cuda {
 
@@ -289,8 +289,7 @@ nlohmann::json read_gpu_pairs(const NvLinkFns& f, const std::vector<PairGpu>& gp
     return out;
   };
   std::vector<std::future<nlohmann::json>> rows;
-  for (std::size_t i = 0; i < gpus.size(); ++i)
-    rows.push_back(std::async(std::launch::async, row, i));
+  for (std::size_t i = 0; i < gpus.size(); ++i) rows.push_back(std::async(kConcurrently, row, i));
   for (auto& r : rows)
     for (auto& p : r.get()) pairs.push_back(std::move(p));
   return pairs;
@@ -321,7 +320,7 @@ nlohmann::json probe_nvlink_counters(const EnvMap& env) {
   };
   std::vector<std::future<nlohmann::json>> reads;
   for (nvml::Device d : session->devices(&errors))
-    reads.push_back(std::async(std::launch::async, read, d));
+    reads.push_back(std::async(kConcurrently, read, d));
   for (auto& r : reads) devices.push_back(r.get());
   j[k::kDevices] = devices;
   if (!errors.empty()) j[k::kErrors] = errors;

@@ -5,13 +5,13 @@
 #include "backends/cuda/nvml_api.h"
 #include "backends/cuda/nvml_links.h"
 #include "backends/cuda/nvml_session.h"
+#include "core/concurrently.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
 #include <fmt/format.h>
 
 #include <climits>
-#include <future>
 #include <utility>
 #include <vector>
 
@@ -325,7 +325,7 @@ nlohmann::json probe_nvml(const EnvMap& env) {
       continue;
     }
     refused.emplace_back();
-    reads.push_back(std::async(std::launch::async, read_device, i, d));
+    reads.push_back(std::async(kConcurrently, read_device, i, d));
   }
   for (std::size_t i = 0; i < reads.size(); ++i) {
     if (!reads[i].valid()) {
