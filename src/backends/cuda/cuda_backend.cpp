@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <utility>
+#include <vector>
 
 namespace gpucheck {
 
@@ -128,7 +129,10 @@ class CudaBackend final : public Backend {
     if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
       return unavailable(fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(e)));
     steps["runtime"] = step.lap();
-    for (int i = 0; i < count; ++i) devices.push_back(probe_device(i));
+    // Each device's properties on its own thread, as NVML reads each GPU.
+    std::vector<std::future<nlohmann::json>> reads;
+    for (int i = 0; i < count; ++i) reads.push_back(std::async(kConcurrently, probe_device, i));
+    for (auto& r : reads) devices.push_back(r.get());
     out[k::kPeerAccess] = peer_access_matrix(count);
     steps["devices"] = step.lap();
     nlohmann::json nvml = join();
