@@ -83,7 +83,7 @@ class CudaBackend final : public Backend {
     EnvMap env = current_environment();
     Stopwatch total;
     // NVML and the library search need nothing of CUDA: they run beside the driver's
-    // initialisation (which grows with the GPU count) instead of after it.
+    // initialisation instead of after it.
     auto timed = [](auto&& read) {
       Stopwatch t;
       nlohmann::json j = read();
