@@ -2,6 +2,7 @@
 // file version, CUDA version texts, PCI class parsing from a hand-made sysfs, /proc/modules, the
 // records of a load child folded into one entry, the NVML probe's MIG device count against the
 // fake libnvidia-ml, and cuBLAS header versions.
+#include "bench/group_engine.h"
 #include "doctor/cuda_facts.h"
 #include "doctor/under_load.h"
 #include "scratch_root.h"
@@ -163,6 +164,11 @@ TEST(LoadRun, PeerCopyPlanPairsShareNoGpuWithinARound) {
     }
   }
   EXPECT_EQ(seen.size(), 12u);
+  // The group engine runs them as its six batches of two pairs, in the plan's order.
+  const auto batches = bench::group_batches(plan);
+  ASSERT_EQ(batches.size(), 6u);
+  for (std::size_t b = 0; b < batches.size(); ++b)
+    EXPECT_EQ(batches[b], (std::vector<std::size_t>{2 * b, 2 * b + 1})) << "batch " << b;
   EXPECT_DOUBLE_EQ(plan.policy.min_time_s, 2.0 / 2 / 6);  // six directed rounds
   EXPECT_GE(plan.policy.max_time_s, 1.0);                 // a PCIe pair's three repetitions
   EXPECT_EQ(plan.policy.warmup, 1);
