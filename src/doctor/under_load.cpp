@@ -227,9 +227,10 @@ Json run_cuda_p2p_load(const Json& cuda, double seconds) {
       run_children({{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, {}}}, limits);
   const ChildResult& r = results.front();
   std::istringstream lines(r.out);
-  const std::string workload =
-      fmt::format("copy-engine copies of 256 MiB with peer access, about {:.2g} s a pair",
-                  plan.policy.min_time_s);
+  const std::string workload = fmt::format(
+      "copy-engine copies of 256 MiB with peer access, pairs that share no GPU at "
+      "once, up to about {:.2g} s a pair",
+      plan.policy.min_time_s);
   for (std::string line; std::getline(lines, line);) {
     auto ev = parse_json_or_discarded(line);
     if (!ev.is_object() || ev.value("event", "") != "record") continue;
