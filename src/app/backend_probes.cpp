@@ -1,7 +1,9 @@
 // Parent and child halves of the isolated backend probe.
 #include "app/backend_probes.h"
 
+#include "backends/probe_steps.h"
 #include "backends/registry.h"
+#include "core/concurrently.h"
 #include "core/errors.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
@@ -55,6 +57,17 @@ nlohmann::json section_from_child(const std::string& name, const ChildResult& r,
   if (!section.is_object())
     return failed_section(name, "probe child wrote JSON that is not an object");
   section[k::kName] = name;
+  // The child's own step times are for -v, not the document.
+  if (auto steps = section.find(kProbeStepsKey); steps != section.end()) {
+    std::string text;
+    if (steps->is_object())
+      for (const auto& [step, seconds] : steps->items())
+        if (seconds.is_number())
+          text +=
+              fmt::format("{}{} {:.3f} s", text.empty() ? "" : ", ", step, seconds.get<double>());
+    spdlog::info("probe child {}: its steps: {}", name, text);
+    section.erase(steps);
+  }
   return section;
 }
 
@@ -67,8 +80,8 @@ nlohmann::json probe_backends(const EnvMap& env, const ChildLimits& limits) {
   auto results = run_children(specs, limits);
   nlohmann::json sections = nlohmann::json::array();
   for (std::size_t i = 0; i < names.size(); ++i) {
-    spdlog::debug("probe child {}: {} in {:.3f} s", names[i],
-                  results[i].describe(limits.timeout, limits.max_output), results[i].seconds);
+    spdlog::info("probe child {}: {} in {:.3f} s", names[i],
+                 results[i].describe(limits.timeout, limits.max_output), results[i].seconds);
     sections.push_back(section_from_child(names[i], results[i], limits));
 #if GPUCHECK_HAVE_OPENCL
     // A crashed, hung or failed OpenCL probe: name the ICD by probing each one alone.
@@ -97,11 +110,14 @@ int run_probe_child(const std::string& backend, const EnvMap& env) {
 
 nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& env,
                               const ChildLimits& limits) {
-  return {{k::kHost, probe::to_json(probe::read_host_facts(root))},
-          {k::kCpu, probe::to_json(probe::read_cpu_facts(root))},
-          {k::kMemory, probe::to_json(probe::read_memory_facts(root))},
-          {k::kInfiniband, probe::to_json(probe::read_infiniband_facts(root))},
-          {k::kBackends, probe_backends(env, limits)}};
+  // The backend children start first: the files are read while the drivers initialise.
+  auto backends = std::async(kConcurrently, [&] { return probe_backends(env, limits); });
+  nlohmann::json out = {{k::kHost, probe::to_json(probe::read_host_facts(root))},
+                        {k::kCpu, probe::to_json(probe::read_cpu_facts(root))},
+                        {k::kMemory, probe::to_json(probe::read_memory_facts(root))},
+                        {k::kInfiniband, probe::to_json(probe::read_infiniband_facts(root))}};
+  out[k::kBackends] = backends.get();
+  return out;
 }
 
 }  // namespace gpucheck::app

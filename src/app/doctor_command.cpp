@@ -10,11 +10,13 @@
 #include "core/json_keys.h"
 #include "core/json_keys_infiniband.h"
 #include "core/output_file.h"
+#include "core/stopwatch.h"
 #include "doctor/framework_query.h"
 #include "doctor/health.h"
 #include "doctor/health_state.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
+#include "doctor/under_load.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -77,14 +79,6 @@ nlohmann::json load_facts(const std::string& path) {
   return doc;
 }
 
-// Only the checks that judge readings under load are worth loading the GPUs for.
-bool wants_load(const std::vector<const doctor::CheckDef*>& checks) {
-  return std::any_of(checks.begin(), checks.end(), [](const doctor::CheckDef* c) {
-    return c->id == "pcie_link_under_load" || c->id == "clocks_under_load" ||
-           c->id == "nvlink_errors" || c->id == "p2p_access" || c->id == "gpu_siblings";
-  });
-}
-
 bool wants_frameworks(const std::vector<const doctor::CheckDef*>& checks) {
   return std::any_of(checks.begin(), checks.end(),
                      [](const doctor::CheckDef* c) { return c->id == "framework_query"; });
@@ -109,29 +103,43 @@ nlohmann::json ask_frameworks(const DoctorOptions& opts, const EnvMap& env, doub
   // Stricter only: --uid 0 judges as root even when not run as root, never the reverse.
   const bool as_root = ::geteuid() == 0 || opts.uid == 0u;
   const auto plan = doctor::plan_framework_queries(view, as_root);
-  if (!plan.empty())
-    spdlog::info("doctor: asking {} framework{} in their own interpreters (at most {:g} s)",
-                 plan.size(), plan.size() == 1 ? "" : "s", budget_s);
-  return doctor::run_framework_queries(plan, env, budget_s);
+  if (plan.empty()) return doctor::run_framework_queries(plan, env, budget_s);
+  spdlog::info("doctor: asking {} framework{} in their own interpreters (at most {:g} s)",
+               plan.size(), plan.size() == 1 ? "" : "s", budget_s);
+  Stopwatch asking;
+  nlohmann::json answers = doctor::run_framework_queries(plan, env, budget_s);
+  spdlog::info("doctor: framework children: {:.2f} s", asking.seconds());
+  return answers;
 }
 
-nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env, bool load,
+nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env,
+                           const std::vector<const doctor::CheckDef*>& checks,
                            std::optional<double> frameworks_budget_s, double probe_timeout_s) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   const auto first_reading = std::chrono::steady_clock::now();
+  Stopwatch step;
   nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
+  spdlog::info("doctor: probe: {:.2f} s", step.lap());
   // The framework children run while the GPUs are loaded: the two overlap, and a framework found
   // nowhere costs nothing.
   std::future<nlohmann::json> asked;
   if (frameworks_budget_s)
     asked = std::async(std::launch::async, ask_frameworks, std::cref(opts), std::cref(env),
                        *frameworks_budget_s);
-  if (load && !opts.no_load)
-    add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds, opts.out.quiet);
+  std::vector<std::string_view> ids;
+  for (const auto* c : checks) ids.emplace_back(c->id);
+  if (const auto steps = doctor::load_steps(ids, opts.quick, opts.no_load); steps.devices) {
+    add_cuda_load_readings(facts[keys::kBackends], opts.load_seconds, opts.out.quiet,
+                           steps.peer_copies);
+    spdlog::info("doctor: load step: {:.2f} s", step.lap());
+  }
   // --quick judges the port counters against its state file, without waiting for growth.
   if (!opts.quick) add_infiniband_counters_after(facts, opts.sysroot, first_reading);
-  if (asked.valid()) facts[doctor::kFrameworkQueriesKey] = asked.get();
+  if (asked.valid()) {
+    facts[doctor::kFrameworkQueriesKey] = asked.get();
+    spdlog::info("doctor: waited {:.2f} s more for the framework children", step.lap());
+  }
   // --quick runs no benchmark: the BLAS kernel's cost is two CPU GEMM children (timed after the
   // framework children, which would share the CPU).
   if (!opts.no_load && !opts.quick) add_cpu_blas_cost(facts[keys::kBackends]);
@@ -164,7 +172,7 @@ void run_checks_into(DoctorWork& p, const DoctorOptions& opts, const EnvMap& env
       if (frameworks_budget_s)
         facts[doctor::kFrameworkQueriesKey] = ask_frameworks(opts, env, *frameworks_budget_s);
     } else {
-      facts = probe_facts(opts, env, wants_load(checks), frameworks_budget_s, probe_timeout_s);
+      facts = probe_facts(opts, env, checks, frameworks_budget_s, probe_timeout_s);
     }
     doctor::SystemView view;
     view.root = opts.sysroot;
@@ -183,6 +191,7 @@ void run_checks_into(DoctorWork& p, const DoctorOptions& opts, const EnvMap& env
     // Test hook (GPUCHECK_TEST_HANG=ID): check ID blocks as a read of a wedged driver's /proc
     // file does, so tests reach --timeout (the file readers refuse a FIFO at once).
     const char* hang = std::getenv("GPUCHECK_TEST_HANG");
+    Stopwatch judging;
     for (const auto* c : checks) {
       if (hang != nullptr && c->id == hang)
         for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
@@ -190,6 +199,8 @@ void run_checks_into(DoctorWork& p, const DoctorOptions& opts, const EnvMap& env
       std::lock_guard lock(p.mutex);
       p.results.push_back(std::move(r));
     }
+    spdlog::info("doctor: {} check{} judged: {:.2f} s", checks.size(),
+                 checks.size() == 1 ? "" : "s", judging.seconds());
   } catch (...) {
     std::lock_guard lock(p.mutex);
     p.error = std::current_exception();

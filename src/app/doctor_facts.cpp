@@ -7,6 +7,8 @@
 #include "bench/cell.h"
 #include "core/json_keys.h"
 #include "core/json_keys_infiniband.h"
+#include "core/pair_schedule.h"
+#include "core/stopwatch.h"
 #include "doctor/under_load.h"
 #include "probe/infiniband.h"
 
@@ -40,9 +42,20 @@ bool has_nvlink(const nlohmann::json& cuda) {
   return false;
 }
 
+// "cuda0 4.12 s, cuda1 4.30 s": each load child's wall time, for the -v timing line.
+std::string child_seconds(const nlohmann::json& entries) {
+  std::string out;
+  for (const auto& e : entries)
+    out += fmt::format("{}{} {:.2f} s", out.empty() ? "" : ", ",
+                       e.value(std::string(keys::kDevice), "?"),
+                       e.value(std::string(keys::kSeconds), 0.0));
+  return out;
+}
+
 }  // namespace
 
-void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet) {
+void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet,
+                            bool peer_copies) {
   // The probe read the NVLink counters just before: nvlink_errors divides their growth by the
   // time from here to the second reading.
   const auto first_reading = std::chrono::steady_clock::now();
@@ -51,9 +64,11 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet
   for (auto& b : backends) {
     if (b.value(std::string(keys::kName), "") != "cuda") continue;
     if (b.value(std::string(keys::kStatus), "") == "available") {
+      const std::size_t gpus = b.value(std::string(keys::kDevices), nlohmann::json::array()).size();
       spdlog::info("doctor: loading each CUDA device for {} s", seconds);
       Progress progress = Progress::for_stderr("doctor", quiet);
       std::size_t done = 0;
+      Stopwatch step;
       b[keys::kUnderLoad] = doctor::run_cuda_load(
           b, seconds,
           [&](const std::string& device, const std::string& what, std::size_t started,
@@ -63,16 +78,27 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet
             progress.update({fmt::format("load {}/{}", started, total),
                              fmt::format("{}: {}", device, what), done, total});
           });
-      // Then the copies between GPUs (p2p_access judges them), all GPUs in one child.
-      if (b.value(std::string(keys::kDevices), nlohmann::json::array()).size() > 1)
+      spdlog::info("doctor: {} load child{} started together, all done in {:.2f} s ({})", gpus,
+                   gpus == 1 ? "" : "ren", step.lap(), child_seconds(b[keys::kUnderLoad]));
+      // Then the copies between GPUs (p2p_access judges them), all GPUs in one child. Never beside
+      // the load: without NVLink they cross PCIe as its host copies do, and each would slow the
+      // other's figure.
+      if (peer_copies && gpus > 1) {
         progress.update({"p2p", "copies between the GPUs", 0, 0});  // one child: no count
-      auto p2p = doctor::run_cuda_p2p_load(b, seconds);
+        auto p2p = doctor::run_cuda_p2p_load(b, seconds);
+        spdlog::info(
+            "doctor: peer copies of {} ordered pairs ({} rounds of pairs sharing no GPU) in one "
+            "child: {:.2f} s",
+            gpus * (gpus - 1), directed_pair_rounds(gpus).size(), step.lap());
+        if (!p2p.empty()) b[keys::kP2pUnderLoad] = std::move(p2p);
+      }
       progress.clear();
-      if (!p2p.empty()) b[keys::kP2pUnderLoad] = std::move(p2p);
     }
     // NVLink error counters again, after the load: nvlink_errors judges what grew since the probe.
     if (has_nvlink(b)) {
+      Stopwatch step;
       b[keys::kCountersAfterLoad] = doctor::read_counters_after("cuda");
+      spdlog::info("doctor: NVLink counters read again in a child: {:.2f} s", step.seconds());
       if (b[keys::kCountersAfterLoad].value(std::string(keys::kLoaded), false))
         b[keys::kCountersAfterLoad][keys::kIntervalS] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
@@ -121,9 +147,11 @@ void add_cpu_blas_cost(nlohmann::json& backends) {
       return;
     const std::string recommended = blas.value(keys::kBlasKernelRecommended, "");
     spdlog::info("doctor: measuring what OPENBLAS_CORETYPE costs (GEMM f32 1024, two children)");
+    Stopwatch step;
     const auto kept = cpu_gemm_tflops({});
     const auto better = cpu_gemm_tflops(
         {{cpu::kOpenblasCoretypeEnv, recommended}, {cpu::kBlasSelectEnv, "library"}});
+    spdlog::info("doctor: OPENBLAS_CORETYPE's cost measured in {:.2f} s", step.seconds());
     if (!kept || !better || *kept <= 0) return;
     blas[keys::kBlasKernelCost] = {{keys::kBlasKernel, blas.value(keys::kBlasKernel, "")},
                                    {keys::kBlasKeptTflops, *kept},

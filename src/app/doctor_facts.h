@@ -10,9 +10,11 @@
 namespace gpucheck::app {
 
 // Adds backends[cuda].under_load (doctor::run_cuda_load) to an available CUDA section, the peer
-// copies between its GPUs (p2p_under_load) with two or more, and, where NVML lists NVLinks, their
-// error counters read again after the load (counters_after_load); progress on stderr unless quiet.
-void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet);
+// copies between its GPUs (p2p_under_load) with two or more unless !peer_copies, and, where NVML
+// lists NVLinks, their error counters read again after the load (counters_after_load); progress
+// on stderr unless quiet; each step's wall time at -v.
+void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet,
+                            bool peer_copies = true);
 
 // Reads the InfiniBand/RoCE port counters under root again and adds them to the facts'
 // infiniband section as counters_after_load {interval_s, ports}, interval_s counted from

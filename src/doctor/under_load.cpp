@@ -1,15 +1,15 @@
 // Spawns the bench children of the load run and folds their records into one entry a device.
 #include "doctor/under_load.h"
 
-#include "bench/cell.h"
-#include "core/child_process.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
+#include "core/pair_schedule.h"
 #include "core/shape_text.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -36,6 +36,17 @@ bench::BenchPlan load_plan(const std::string& device, double seconds) {
   return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0, 0, {}, {}, {}, {}};  // never tunes
 }
 
+// The least timed work a peer copy aims at: a few repetitions of 16 copies at NVLink speed
+// (about 11 ms each at 400 GB/s); bench's three-repetition minimum still applies.
+constexpr double kMinPairSeconds = 0.05;
+
+std::vector<std::string> device_names(const Json& cuda) {
+  std::vector<std::string> out;
+  for (const auto& d : cuda.value(std::string(k::kDevices), Json::array()))
+    out.push_back(d.value(std::string(k::kDevice), ""));
+  return out;
+}
+
 void widen(Json& range, const Json& stat) {
   if (!stat.is_object() || !stat.contains("min") || !stat.contains("max")) return;
   const double lo = stat["min"].get<double>(), hi = stat["max"].get<double>();
@@ -48,6 +59,20 @@ void widen(Json& range, const Json& stat) {
 }
 
 }  // namespace
+
+LoadSteps load_steps(const std::vector<std::string_view>& check_ids, bool quick, bool no_load) {
+  auto any_of = [&](std::initializer_list<std::string_view> ids) {
+    return std::any_of(check_ids.begin(), check_ids.end(), [&](std::string_view id) {
+      return std::find(ids.begin(), ids.end(), id) != ids.end();
+    });
+  };
+  LoadSteps steps;
+  if (quick || no_load) return steps;
+  steps.peer_copies = any_of({"nvlink_errors", "p2p_access"});
+  steps.devices =
+      steps.peer_copies || any_of({"pcie_link_under_load", "clocks_under_load", "gpu_siblings"});
+  return steps;
+}
 
 Json summarise_load_records(const Json& records) {
   Json out = Json::object();
@@ -99,14 +124,17 @@ Json summarise_load_records(const Json& records) {
 Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observer) {
   Json out = Json::array();
   if (cuda.value(std::string(k::kStatus), "") != "available") return out;
-  std::vector<std::string> devices;
-  for (const auto& d : cuda.value(std::string(k::kDevices), Json::array()))
-    devices.push_back(d.value(std::string(k::kDevice), ""));
+  const std::vector<std::string> devices = device_names(cuda);
   if (devices.empty()) return out;
+  // Every child is spawned before any is waited for (run_children): the GPUs load at once.
   std::vector<ChildSpec> specs;
-  for (const auto& d : devices)
+  for (const auto& d : cuda[std::string(k::kDevices)]) {
+    ChildSpec::Env env = load_child_env(d);
+    // The child sees its one GPU as cuda0.
+    const std::string name = env.empty() ? d.value(std::string(k::kDevice), "") : "cuda0";
     specs.push_back(
-        {{"__child", "bench", "--plan", bench::to_json(load_plan(d, seconds)).dump()}, {}});
+        {{"__child", "bench", "--plan", bench::to_json(load_plan(name, seconds)).dump()}, env});
+  }
   ChildLimits limits;
   // Inputs, cuBLAS set-up and verification come on top of the timed work.
   limits.timeout = std::chrono::duration<double>(4 * seconds + 60);
@@ -153,29 +181,45 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
   return out;
 }
 
-Json run_cuda_p2p_load(const Json& cuda, double seconds) {
-  Json out = Json::array();
-  if (cuda.value(std::string(k::kStatus), "") != "available") return out;
-  std::vector<std::string> devices;
-  for (const auto& d : cuda.value(std::string(k::kDevices), Json::array()))
-    devices.push_back(d.value(std::string(k::kDevice), ""));
-  if (devices.size() < 2) return out;
+ChildSpec::Env load_child_env(const Json& device) {
+  const std::string uuid = device.value(std::string(k::kDeviceUuid), "");
+  const Json nvml = device.value(std::string(k::kProperties), Json::object())
+                        .value(std::string(k::kNvml), Json::object());
+  if (uuid.rfind("GPU-", 0) != 0 || nvml.value(std::string(k::kDeviceUuid), "") != uuid ||
+      nvml.value("mig_mode_current", false))
+    return {};
+  return {{"CUDA_VISIBLE_DEVICES", uuid}};
+}
+
+bench::BenchPlan cuda_p2p_load_plan(const std::vector<std::string>& devices, double seconds) {
   bench::BenchPlan plan;
   plan.backend = "cuda";
   plan.group = devices;
   for (const auto& d : devices) plan.device += (plan.device.empty() ? "" : ",") + d;
+  const auto rounds = directed_pair_rounds(devices.size());
   plan.policy.warmup = 1;
-  plan.policy.min_time_s = seconds / 4;
-  plan.policy.max_time_s = seconds / 2;
-  for (const auto& s : devices)
-    for (const auto& d : devices) {
-      if (s == d) continue;
+  plan.policy.min_time_s = std::max(
+      kMinPairSeconds, seconds / 2 / static_cast<double>(std::max<std::size_t>(rounds.size(), 1)));
+  // A PCIe pair's repetition takes about 0.2 s: room for the warm-up and three timed ones.
+  plan.policy.max_time_s = std::max(seconds / 2, 4 * plan.policy.min_time_s);
+  for (const auto& round : rounds)
+    for (const auto& [s, d] : round) {
       bench::Cell c;
       c.op = Op::kP2p;
-      c.shape = bench::P2pShape{256u << 20, false, s, d, true, bench::CopyEngine::kCe};
+      c.shape =
+          bench::P2pShape{256u << 20, false, devices[s], devices[d], true, bench::CopyEngine::kCe};
       c.explicit_request = true;
       plan.cells.push_back(c);
     }
+  return plan;
+}
+
+Json run_cuda_p2p_load(const Json& cuda, double seconds) {
+  Json out = Json::array();
+  if (cuda.value(std::string(k::kStatus), "") != "available") return out;
+  const std::vector<std::string> devices = device_names(cuda);
+  if (devices.size() < 2) return out;
+  const bench::BenchPlan plan = cuda_p2p_load_plan(devices, seconds);
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(plan.cells.size() * (seconds + 30) + 60);
   limits.max_output = 16u << 20;
@@ -183,8 +227,10 @@ Json run_cuda_p2p_load(const Json& cuda, double seconds) {
       run_children({{{"__child", "bench", "--plan", bench::to_json(plan).dump()}, {}}}, limits);
   const ChildResult& r = results.front();
   std::istringstream lines(r.out);
-  const std::string workload =
-      fmt::format("copy-engine copies of 256 MiB with peer access, about {} s a pair", seconds / 4);
+  const std::string workload = fmt::format(
+      "copy-engine copies of 256 MiB with peer access, pairs that share no GPU at "
+      "once, up to about {:.2g} s a pair",
+      plan.policy.min_time_s);
   for (std::string line; std::getline(lines, line);) {
     auto ev = parse_json_or_discarded(line);
     if (!ev.is_object() || ev.value("event", "") != "record") continue;

@@ -110,4 +110,49 @@ TEST(CudaCli, FakeNvmlReportedWithoutDriver) {
   fs::remove_all(dir);
 }
 
+// The CUDA child reads NVML beside the driver and every GPU on its own thread: the GPUs keep
+// NVML's order, its step times come out at -v, and no document carries them.
+TEST(CudaCli, ProbeStepsAreLoggedAtVerboseAndGpusKeepTheirOrder) {
+  if (real_driver_installed()) GTEST_SKIP() << "an NVIDIA driver is installed here";
+  auto dir = fresh_dir("steps");
+  std::ofstream(dir / "nvml.conf") << "device_count=3\n"
+                                      "d0.name=NVIDIA H200\nd0.pci=00000000:17:00.0\n"
+                                      "d1.name=NVIDIA H200\nd1.pci=00000000:2a:00.0\n"
+                                      "d2.name=NVIDIA H200\nd2.pci=00000000:3b:00.0\n";
+  auto r = run_gpucheck({"probe", "--json", "-v"},
+                        {{"LD_LIBRARY_PATH", dir.string()},
+                         {"GPUCHECK_NVML_LIB", GPUCHECK_FAKE_NVML},
+                         {"GPUCHECK_FAKE_NVML_CONFIG", (dir / "nvml.conf").string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("probe child cuda: exited with status 0 in "));
+  EXPECT_THAT(r.err, HasSubstr("probe child cpu: exited with status 0 in "));
+  EXPECT_THAT(r.err, HasSubstr("probe child cuda: its steps: driver "));
+  EXPECT_THAT(r.err, HasSubstr(" s, libraries "));
+  EXPECT_THAT(r.err, HasSubstr(" s, nvml "));
+  EXPECT_THAT(r.err, HasSubstr(" s, total "));
+  EXPECT_THAT(r.out, Not(HasSubstr("probe_steps")));
+  auto nvml = cuda_section(r.out)["nvml"];
+  ASSERT_EQ(nvml["devices"].size(), 3u) << nvml.dump(1);
+  const char* pci[] = {"0000:17:00.0", "0000:2a:00.0", "0000:3b:00.0"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(nvml["devices"][i]["index"], i);
+    EXPECT_EQ(nvml["devices"][i]["pci_bus_id"], pci[i]);
+  }
+  // Every ordered pair, row by row: 0→1, 0→2, 1→0, 1→2, 2→0, 2→1.
+  ASSERT_EQ(nvml["pairs"].size(), 6u) << nvml.dump(1);
+  const std::size_t order[][2] = {{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}};
+  for (std::size_t p = 0; p < 6; ++p) {
+    EXPECT_EQ(nvml["pairs"][p]["gpu"], pci[order[p][0]]) << p;
+    EXPECT_EQ(nvml["pairs"][p]["peer"], pci[order[p][1]]) << p;
+  }
+  // Without -v none of it.
+  r = run_gpucheck({"probe", "--json"},
+                   {{"LD_LIBRARY_PATH", dir.string()},
+                    {"GPUCHECK_NVML_LIB", GPUCHECK_FAKE_NVML},
+                    {"GPUCHECK_FAKE_NVML_CONFIG", (dir / "nvml.conf").string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("its steps")));
+  fs::remove_all(dir);
+}
+
 #endif  // GPUCHECK_HAVE_CUDA

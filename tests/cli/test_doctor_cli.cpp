@@ -125,6 +125,19 @@ TEST(DoctorCli, TableShowsChecksNotTheBackendDump) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("opencl_loader")));
 }
 
+// -v gives each step's wall time, so a slow machine shows where its seconds went; a run that
+// loads nothing logs no load step.
+TEST(DoctorCli, VerboseTimesEachStep) {
+  auto r = run_gpucheck({"doctor", "-v", "--no-frameworks", "--only", "cpu_isa,env_ld_preload"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_THAT(r.err, ::testing::ContainsRegex("doctor: probe: [0-9]+\\.[0-9]{2} s"));
+  EXPECT_THAT(r.err, ::testing::ContainsRegex("probe child cpu: exited with status 0 in "));
+  EXPECT_THAT(r.err, ::testing::ContainsRegex("doctor: 2 checks judged: [0-9]+\\.[0-9]{2} s"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("load step")));
+  r = run_gpucheck({"doctor", "--no-frameworks", "--only", "cpu_isa"});
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("doctor: probe:")));
+}
+
 TEST(DoctorCli, AFailFixtureExitsOne) {
   auto m = materialise("opencl_vendor_registration", "fail");
   auto r = run_gpucheck({"doctor", "--json", "--facts", m.facts, "--sysroot", m.sysroot, "--only",

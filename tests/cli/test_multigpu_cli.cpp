@@ -128,6 +128,35 @@ TEST_F(MultiGpuFakeNvml, HealthyLinksPassAndTheCountersAreReadTwice) {
   EXPECT_TRUE(read_again);
 }
 
+// --quick reads and never loads: the probe reads the counters once and nvlink_errors judges
+// them against the state file, with no second reading in a child as after a load.
+TEST_F(MultiGpuFakeNvml, QuickReadsTheCountersOnceAgainstTheStateFile) {
+  std::ofstream(dir_ / "nvml.conf") << two_linked("");
+  auto quick = [&] {
+    auto r = run_gpucheck({"doctor", "--quick", "--json", "--state", (dir_ / "state.json").string(),
+                           "--only", "nvlink_links,nvlink_errors"},
+                          {{"LD_LIBRARY_PATH", dir_.string()},
+                           {"GPUCHECK_NVML_LIB", GPUCHECK_FAKE_NVML},
+                           {"GPUCHECK_FAKE_NVML_CONFIG", (dir_ / "nvml.conf").string()},
+                           {"GPUCHECK_FAKE_NVML_STATE", (dir_ / "generation").string()}});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.exit_code << r.err;
+    const Json doc = Json::parse(r.out);
+    for (const auto& b : doc["backends"])
+      if (b["name"] == "cuda") {
+        EXPECT_FALSE(b.contains("counters_after_load")) << b.dump(1);
+      }
+    for (const auto& c : doc["checks"])
+      if (c["id"] == "nvlink_errors") return c;
+    ADD_FAILURE() << "no nvlink_errors";
+    return Json();
+  };
+  const Json first = quick();
+  EXPECT_EQ(first["status"], "skip") << first.dump(1);
+  const Json second = quick();
+  EXPECT_EQ(second["status"], "pass") << second.dump(1);
+  EXPECT_THAT(second["finding"].get<std::string>(), HasSubstr("since the last run (state file"));
+}
+
 TEST_F(MultiGpuFakeNvml, ALinkDownFails) {
   doctor(two_linked("d1.nvlink.11.state=0\n"));
   EXPECT_EQ(check("nvlink_links")["status"], "fail");

@@ -2,6 +2,7 @@
 // file version, CUDA version texts, PCI class parsing from a hand-made sysfs, /proc/modules, the
 // records of a load child folded into one entry, the NVML probe's MIG device count against the
 // fake libnvidia-ml, and cuBLAS header versions.
+#include "bench/group_engine.h"
 #include "doctor/cuda_facts.h"
 #include "doctor/under_load.h"
 #include "scratch_root.h"
@@ -15,6 +16,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
+#include <string_view>
+#include <vector>
 
 namespace gpucheck::doctor {
 namespace {
@@ -113,6 +117,91 @@ TEST(LoadRun, RecordsFoldIntoOneEntry) {
 TEST(LoadRun, NoAvailableCudaSectionRunsNothing) {
   EXPECT_TRUE(run_cuda_load(Json{{"name", "cuda"}, {"status", "unavailable"}}, 1).empty());
   EXPECT_TRUE(run_cuda_load(Json{{"name", "cuda"}, {"status", "available"}}, 1).empty());
+}
+
+TEST(LoadRun, StepsFollowTheChecksAndQuickNeverLoads) {
+  const std::vector<std::string_view> all = {"pcie_link_under_load", "clocks_under_load",
+                                             "nvlink_errors",        "p2p_access",
+                                             "gpu_siblings",         "nvidia_xid"};
+  LoadSteps s = load_steps(all, false, false);
+  EXPECT_TRUE(s.devices);
+  EXPECT_TRUE(s.peer_copies);
+  // --quick keeps nvlink_errors (judged against the state file), yet loads nothing.
+  s = load_steps({"nvlink_errors", "nvidia_xid"}, true, false);
+  EXPECT_FALSE(s.devices);
+  EXPECT_FALSE(s.peer_copies);
+  s = load_steps(all, false, true);
+  EXPECT_FALSE(s.devices || s.peer_copies);
+  s = load_steps({"pcie_link_under_load", "gpu_siblings"}, false, false);
+  EXPECT_TRUE(s.devices);
+  EXPECT_FALSE(s.peer_copies) << "no check judges peer copies";
+  s = load_steps({"p2p_access"}, false, false);
+  EXPECT_TRUE(s.devices && s.peer_copies);
+  s = load_steps({"nvidia_xid", "cuda_devices"}, false, false);
+  EXPECT_FALSE(s.devices || s.peer_copies);
+}
+
+// Every ordered pair once, neighbours in twos sharing no GPU, and a time a pair that shrinks
+// with the round count so that the rounds together stay near seconds / 2.
+TEST(LoadRun, PeerCopyPlanPairsShareNoGpuWithinARound) {
+  const std::vector<std::string> gpus = {"cuda0", "cuda1", "cuda2", "cuda3"};
+  const bench::BenchPlan plan = cuda_p2p_load_plan(gpus, 2.0);
+  EXPECT_EQ(plan.group, gpus);
+  EXPECT_EQ(plan.device, "cuda0,cuda1,cuda2,cuda3");
+  ASSERT_EQ(plan.cells.size(), 12u);
+  std::set<std::pair<std::string, std::string>> seen;
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    const auto& c = std::get<bench::P2pShape>(plan.cells[i].shape);
+    EXPECT_EQ(c.bytes, 256u << 20);
+    EXPECT_TRUE(c.peer_access);
+    EXPECT_FALSE(c.bidirectional);
+    EXPECT_NE(c.src, c.dst);
+    EXPECT_TRUE(seen.insert({c.src, c.dst}).second) << c.src << "->" << c.dst << " twice";
+    if (i % 2 == 1) {  // four GPUs: two pairs a round
+      const auto& o = std::get<bench::P2pShape>(plan.cells[i - 1].shape);
+      const std::set<std::string> round = {c.src, c.dst, o.src, o.dst};
+      EXPECT_EQ(round.size(), 4u) << "cells " << i - 1 << " and " << i << " share a GPU";
+    }
+  }
+  EXPECT_EQ(seen.size(), 12u);
+  // The group engine runs them as its six batches of two pairs, in the plan's order.
+  const auto batches = bench::group_batches(plan);
+  ASSERT_EQ(batches.size(), 6u);
+  for (std::size_t b = 0; b < batches.size(); ++b)
+    EXPECT_EQ(batches[b], (std::vector<std::size_t>{2 * b, 2 * b + 1})) << "batch " << b;
+  EXPECT_DOUBLE_EQ(plan.policy.min_time_s, 2.0 / 2 / 6);  // six directed rounds
+  EXPECT_GE(plan.policy.max_time_s, 1.0);                 // a PCIe pair's three repetitions
+  EXPECT_EQ(plan.policy.warmup, 1);
+  // Two GPUs: two rounds of one pair, each as long as before (seconds / 4).
+  EXPECT_DOUBLE_EQ(cuda_p2p_load_plan({"cuda0", "cuda1"}, 2.0).policy.min_time_s, 0.5);
+  // Sixteen: 30 rounds, never under the floor.
+  std::vector<std::string> many;
+  for (int i = 0; i < 16; ++i) many.push_back("cuda" + std::to_string(i));
+  const auto big = cuda_p2p_load_plan(many, 2.0);
+  EXPECT_EQ(big.cells.size(), 240u);
+  EXPECT_DOUBLE_EQ(big.policy.min_time_s, 0.05);
+  EXPECT_GE(big.policy.max_time_s, 4 * big.policy.min_time_s);
+}
+
+TEST(LoadRun, LoadChildSeesOnlyItsGpuByTheUuidNvmlGave) {
+  const std::string uuid = "GPU-8f7a4c1e-2b3d-4e5f-9a8b-7c6d5e4f3a2b";
+  Json d = {{"device", "cuda2"},
+            {"device_uuid", uuid},
+            {"properties", {{"nvml", {{"device_uuid", uuid}, {"mig_mode_current", false}}}}}};
+  const auto env = load_child_env(d);
+  ASSERT_EQ(env.size(), 1u);
+  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES").value_or(""), uuid);
+  // A MIG instance's CUDA UUID is not its GPU's: the whole view is kept.
+  Json mig = d;
+  mig["properties"]["nvml"]["mig_mode_current"] = true;
+  EXPECT_TRUE(load_child_env(mig).empty());
+  Json other = d;
+  other["properties"]["nvml"]["device_uuid"] = "GPU-00000000-0000-0000-0000-000000000000";
+  EXPECT_TRUE(load_child_env(other).empty());
+  Json no_nvml = d;
+  no_nvml["properties"].erase("nvml");
+  EXPECT_TRUE(load_child_env(no_nvml).empty());
+  EXPECT_TRUE(load_child_env(Json{{"device", "cuda0"}}).empty());
 }
 
 #if GPUCHECK_HAVE_CUDA

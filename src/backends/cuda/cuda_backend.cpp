@@ -10,10 +10,16 @@
 #include "backends/cuda/cudnn_library.h"
 #include "backends/cuda/nvml_links.h"
 #include "backends/cuda/nvml_probe.h"
+#include "backends/probe_steps.h"
+#include "core/concurrently.h"
 #include "core/json_keys.h"
+#include "core/stopwatch.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+
+#include <utility>
+#include <vector>
 
 namespace gpucheck {
 
@@ -75,41 +81,69 @@ class CudaBackend final : public Backend {
 
   nlohmann::json probe() override {
     EnvMap env = current_environment();
+    Stopwatch total;
+    // NVML and the library search need nothing of CUDA: they run beside the driver's
+    // initialisation instead of after it.
+    auto timed = [](auto&& read) {
+      Stopwatch t;
+      nlohmann::json j = read();
+      return std::pair{std::move(j), t.seconds()};
+    };
+    auto nvml_read =
+        std::async(kConcurrently, [&] { return timed([&] { return probe_nvml(env); }); });
+    auto libraries_read =
+        std::async(kConcurrently, [&] { return timed([&] { return libraries_json(env); }); });
     nlohmann::json out = {{k::kName, "cuda"}};
+    nlohmann::json steps = nlohmann::json::object();
     // The driver is opened before anything in cudart runs, so its absence is named as such.
+    Stopwatch step;
     DriverObservation obs = DriverLibrary::observe();
+    steps["driver"] = step.lap();
     DriverVerdict verdict = judge_driver(obs);
     out[k::kDriver] = driver_json(obs);
     out[k::kFinding] = verdict.kind;
-    out[k::kLibraries] = libraries_json(env);
-    nlohmann::json nvml = probe_nvml(env);
     nlohmann::json devices = nlohmann::json::array();
-    if (!verdict.usable) {
+    // Both readings are joined on every way out: std::async's future waits in its destructor.
+    auto join = [&] {
+      auto [libs, libs_s] = libraries_read.get();
+      auto [nvml, nvml_s] = nvml_read.get();
+      out[k::kLibraries] = std::move(libs);
+      steps["libraries"] = libs_s;
+      steps["nvml"] = nvml_s;
+      return std::move(nvml);
+    };
+    auto unavailable = [&](const std::string& reason) {
       out[k::kStatus] = "unavailable";
-      out[k::kReason] = verdict.reason;
-      out[k::kNvml] = nvml;
+      out[k::kReason] = reason;
+      out[k::kNvml] = join();
       out[k::kDevices] = devices;
+      steps["total"] = total.seconds();
+      out[kProbeStepsKey] = steps;
       return out;
-    }
+    };
+    if (!verdict.usable) return unavailable(verdict.reason);
     int runtime = 0;
     GC_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
     out[k::kRuntime] = {{k::kVersion, cuda_version_string(runtime)}};
     int count = 0;
-    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-      out[k::kStatus] = "unavailable";
-      out[k::kReason] = fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(e));
-      out[k::kNvml] = nvml;
-      out[k::kDevices] = devices;
-      return out;
-    }
-    for (int i = 0; i < count; ++i) devices.push_back(probe_device(i));
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+      return unavailable(fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(e)));
+    steps["runtime"] = step.lap();
+    // Each device's properties on its own thread, as NVML reads each GPU.
+    std::vector<std::future<nlohmann::json>> reads;
+    for (int i = 0; i < count; ++i) reads.push_back(std::async(kConcurrently, probe_device, i));
+    for (auto& r : reads) devices.push_back(r.get());
+    out[k::kPeerAccess] = peer_access_matrix(count);
+    steps["devices"] = step.lap();
+    nlohmann::json nvml = join();
     auto unmatched = join_nvml(devices, nvml);
     nvml.erase(std::string(k::kDevices));
     if (!unmatched.empty()) nvml[k::kUnmatched] = unmatched;
     out[k::kNvml] = nvml;
     out[k::kStatus] = "available";
     out[k::kDevices] = devices;
-    out[k::kPeerAccess] = peer_access_matrix(count);
+    steps["total"] = total.seconds();
+    out[kProbeStepsKey] = steps;
     return out;
   }
 

@@ -3,6 +3,7 @@
 #include "backends/cuda/nvml_links.h"
 
 #include "backends/cuda/cuda_probe.h"
+#include "core/concurrently.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
@@ -248,7 +249,9 @@ nlohmann::json read_gpu_pairs(const NvLinkFns& f, const std::vector<PairGpu>& gp
                                                           {nvml::kP2pCapsNvlink, "nvlink"},
                                                           {nvml::kP2pCapsAtomics, "atomics"},
                                                           {nvml::kP2pCapsPci, "pci"}};
-  for (std::size_t i = 0; i < gpus.size(); ++i)
+  // Each GPU's row of pairs on its own thread, as the probe reads the GPUs themselves.
+  auto row = [&](std::size_t i) {
+    nlohmann::json out = nlohmann::json::array();
     for (std::size_t j = 0; j < gpus.size(); ++j) {
       if (i == j) continue;
       const PairGpu& a = gpus[i];
@@ -281,8 +284,14 @@ nlohmann::json read_gpu_pairs(const NvLinkFns& f, const std::vector<PairGpu>& gp
       }
       if (!caps.empty()) p[k::kP2p] = caps;
       if (!errors.empty()) p[k::kErrors] = errors;
-      pairs.push_back(p);
+      out.push_back(p);
     }
+    return out;
+  };
+  std::vector<std::future<nlohmann::json>> rows;
+  for (std::size_t i = 0; i < gpus.size(); ++i) rows.push_back(std::async(kConcurrently, row, i));
+  for (auto& r : rows)
+    for (auto& p : r.get()) pairs.push_back(std::move(p));
   return pairs;
 }
 
@@ -298,16 +307,21 @@ nlohmann::json probe_nvlink_counters(const EnvMap& env) {
   const NvLinkFns f = NvLinkFns::resolve(*session);
   std::vector<std::string> errors;
   nlohmann::json devices = nlohmann::json::array();
-  char buf[nvml::kUuidBufferSize] = {};
-  for (nvml::Device d : session->devices(&errors)) {
+  // Every GPU at once: this reading ends doctor's load step, which waits for it.
+  auto read = [&f](nvml::Device d) {
+    char buf[nvml::kUuidBufferSize] = {};
     nlohmann::json o = nlohmann::json::object();
     nvml::PciInfo p{};
     if (f.pci && f.pci(d, &p) == nvml::kSuccess) o[k::kPciBusId] = pci_of(p);
     if (f.uuid && f.uuid(d, buf, sizeof(buf)) == nvml::kSuccess)
       o[k::kDeviceUuid] = sanitize_c_buffer(buf, sizeof(buf));
     o[k::kLinks] = read_link_counters(f, d);
-    devices.push_back(o);
-  }
+    return o;
+  };
+  std::vector<std::future<nlohmann::json>> reads;
+  for (nvml::Device d : session->devices(&errors))
+    reads.push_back(std::async(kConcurrently, read, d));
+  for (auto& r : reads) devices.push_back(r.get());
   j[k::kDevices] = devices;
   if (!errors.empty()) j[k::kErrors] = errors;
   return j;

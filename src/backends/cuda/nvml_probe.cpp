@@ -5,12 +5,14 @@
 #include "backends/cuda/nvml_api.h"
 #include "backends/cuda/nvml_links.h"
 #include "backends/cuda/nvml_session.h"
+#include "core/concurrently.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
 #include <fmt/format.h>
 
 #include <climits>
+#include <utility>
 #include <vector>
 
 namespace gpucheck::cuda {
@@ -136,11 +138,11 @@ nlohmann::json probe_nvml(const EnvMap& env) {
   const NvLinkFns link_fns = NvLinkFns::resolve(n);
   std::vector<PairGpu> pair_gpus;
 
-  char buf[256];
-  if (sys_driver && sys_driver(buf, nvml::kDriverVersionBufferSize) == nvml::kSuccess)
-    j[k::kDriverVersion] = buffer_string(buf, nvml::kDriverVersionBufferSize);
-  if (sys_nvml && sys_nvml(buf, nvml::kDriverVersionBufferSize) == nvml::kSuccess)
-    j[k::kNvmlVersion] = buffer_string(buf, nvml::kDriverVersionBufferSize);
+  char version[256];
+  if (sys_driver && sys_driver(version, nvml::kDriverVersionBufferSize) == nvml::kSuccess)
+    j[k::kDriverVersion] = buffer_string(version, nvml::kDriverVersionBufferSize);
+  if (sys_nvml && sys_nvml(version, nvml::kDriverVersionBufferSize) == nvml::kSuccess)
+    j[k::kNvmlVersion] = buffer_string(version, nvml::kDriverVersionBufferSize);
   int cuda_version = 0;
   if (sys_cuda && sys_cuda(&cuda_version) == nvml::kSuccess)
     j[k::kCudaVersion] = fmt::format("{}.{}", cuda_version / 1000, (cuda_version % 1000) / 10);
@@ -148,12 +150,9 @@ nlohmann::json probe_nvml(const EnvMap& env) {
   nlohmann::json devices = nlohmann::json::array();
   unsigned int count = 0;
   if (count_fn && count_fn(&count) != nvml::kSuccess) count = 0;
-  for (unsigned int i = 0; i < count && by_index; ++i) {
-    nvml::Device d = nullptr;
-    if (nvml::Return r = by_index(i, &d); r != nvml::kSuccess) {
-      devices.push_back({{k::kIndex, i}, {k::kError, nvml_error_name(r)}});
-      continue;
-    }
+  // One GPU's fields: tens of values and every NVLink's counters, read on its own thread.
+  auto read_device = [&](unsigned int i, nvml::Device d) {
+    char buf[256];
     Fields f;
     auto& o = f.out;
     o[k::kIndex] = i;
@@ -309,10 +308,33 @@ nlohmann::json probe_nvml(const EnvMap& env) {
     if (!nvlink.empty()) o[k::kNvlink] = nvlink;
     nlohmann::json fabric = read_fabric(link_fns, d, f.errors);
     if (!fabric.empty()) o[k::kFabric] = fabric;
-    pair_gpus.push_back({d, o.value(std::string(k::kPciBusId), ""),
-                         o.value(std::string(k::kDeviceUuid), ""), nvlink});
+    PairGpu gpu{d, o.value(std::string(k::kPciBusId), ""), o.value(std::string(k::kDeviceUuid), ""),
+                nvlink};
     if (!f.errors.empty()) o[k::kErrors] = f.errors;
-    devices.push_back(o);
+    return std::pair{std::move(f.out), std::move(gpu)};
+  };
+  // The handles one after another (cheap), then every GPU's fields at once: read in turn, the
+  // probe grew with the GPU count (0.9 s on two H200s, 2.5 s on four).
+  std::vector<std::future<std::pair<nlohmann::json, PairGpu>>> reads;
+  std::vector<nlohmann::json> refused;
+  for (unsigned int i = 0; i < count && by_index; ++i) {
+    nvml::Device d = nullptr;
+    if (nvml::Return r = by_index(i, &d); r != nvml::kSuccess) {
+      refused.push_back({{k::kIndex, i}, {k::kError, nvml_error_name(r)}});
+      reads.emplace_back();  // no read: its place keeps the refusal
+      continue;
+    }
+    refused.emplace_back();
+    reads.push_back(std::async(kConcurrently, read_device, i, d));
+  }
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (!reads[i].valid()) {
+      devices.push_back(std::move(refused[i]));
+      continue;
+    }
+    auto [fields, gpu] = reads[i].get();
+    devices.push_back(std::move(fields));
+    pair_gpus.push_back(std::move(gpu));
   }
   j[k::kDevices] = devices;
   if (pair_gpus.size() >= 2) j[k::kPairs] = read_gpu_pairs(link_fns, pair_gpus);
