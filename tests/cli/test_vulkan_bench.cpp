@@ -98,9 +98,10 @@ TEST(VulkanBench, EveryOpVerifiesWithBothTransferRecordsAndEveryCopyPath) {
       }
       // Whether the cooperative-matrix path was there, as the probe says it.
       const Json& cm = device.at("properties").at("cooperative_matrix");
-      EXPECT_EQ(ctx.at("cooperative_matrix"), cm.at("detail"));
+      const Json& said = ctx.at("tuning_parameters").at("cooperative_matrix");
+      EXPECT_EQ(said, cm.at("detail"));
       if (!cm.at("offered").get<bool>()) {
-        EXPECT_TRUE(ctx.at("cooperative_matrix").get<std::string>().starts_with("not offered"));
+        EXPECT_TRUE(said.get<std::string>().starts_with("not offered"));
       }
     }
     if (op == "copy") {
@@ -215,7 +216,7 @@ TEST(VulkanBench, TuningSearchesVerifiesCachesAndTheNextRunReadsTheCache) {
   auto env_plant = env;
   env_plant["GPUCHECK_TEST_PLANT_TUNE"] = "wrong";
   auto args = quick(gemm);
-  args.insert(args.end(), {"--tune-budget", "0.5"});
+  args.insert(args.end(), {"--tune-budget", "0.5", "-v"});
   const RunResult first = run_gpucheck(args, env_plant);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("tuned gemm f32"), std::string::npos) << first.err;

@@ -19,7 +19,7 @@ namespace {
 
 constexpr const char* kFormat = "gpucheck-vulkan-gemm-tuning/1";
 constexpr int kReps = 3;
-constexpr std::uint64_t kSmallestSide = 256;
+constexpr std::uint64_t kSmallestSide = 128;
 // The tuning shape is the largest doubling of the smallest on which the defaults take at most
 // this share of the budget per GEMM, so a slow device is not made to run seconds of GEMMs.
 constexpr double kMaxRunShareOfBudget = 1.0 / 40;

@@ -36,10 +36,10 @@ constexpr std::uint32_t kExpGroupsMaxCpu = 64;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
 constexpr std::size_t kStressGroupsMax = 4096;
-// The largest side the GEMM tuner times (it starts at 256 and doubles while the defaults stay
+// The largest side the GEMM tuner times (it starts at 128 and doubles while the defaults stay
 // fast against its budget).
 constexpr std::uint64_t kTuneSide = 2048;
-constexpr std::uint64_t kTuneSideCpu = 512;
+constexpr std::uint64_t kTuneSideCpu = 256;
 constexpr double kTuneBudgetS = 10;
 
 class VkDeviceBuffer final : public DeviceBuffer {
@@ -225,9 +225,8 @@ class VulkanDevice final : public Device {
   }
 
   void timed_region_begin(Op op, DType dtype) override {
-    (void)dtype;
+    (void)op, (void)dtype;
     region_timing_.reset();
-    region_op_ = op;
   }
 
   // The timing of the region just ended is said once, to the record that region made: the
@@ -246,9 +245,6 @@ class VulkanDevice final : public Device {
                               "host clock: the transfer is staged through the CPU, "
                               "whose copies the device's timestamps do not see");
       region_timing_.reset();
-      // A GEMM record says whether the cooperative-matrix path was there to take.
-      if (region_op_ == Op::kGemm)
-        c["cooperative_matrix"] = cooperative_.value("detail", std::string());
     }
     return c;
   }
@@ -267,7 +263,10 @@ class VulkanDevice final : public Device {
     target.default_budget_s = kTuneBudgetS;
     target.search_only_when_asked = caps.cpu;
     target.use = [this, dtype](const GemmConfig& p) { gemm_[dtype] = p; };
-    return choose_gemm_config(dtype, target, request, trial);
+    GemmTuning t = choose_gemm_config(dtype, target, request, trial);
+    // Every GEMM record says whether the cooperative-matrix path was there to take.
+    t.parameters["cooperative_matrix"] = cooperative_.value("detail", std::string());
+    return t;
   }
 
   // ---- Stress primitives ----
@@ -385,7 +384,6 @@ class VulkanDevice final : public Device {
   nlohmann::json context_;
   std::map<DType, GemmConfig> gemm_;                   // tune_gemm's choice per dtype
   mutable std::optional<TimingSource> region_timing_;  // see context()
-  std::optional<Op> region_op_;                        // the op of the region timed last
   nlohmann::json cooperative_;                         // the probe's cooperative-matrix summary
   std::unique_ptr<DeviceBuffer> partials_;             // after rt_: released before it
 };
