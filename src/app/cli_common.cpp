@@ -203,21 +203,23 @@ int clamp_cpu_threads(int requested, const char* what) {
 
 void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
   cmd.add_option("--tune-budget", opts.budget_s,
-                 "Seconds the search for an OpenCL device's fastest GEMM may take, per dtype "
-                 "(default 45, 20 on CPU implementations), timing the library's defaults included; "
-                 "it starts once the library has built its own kernels. A CPU implementation "
-                 "(pocl) is searched only when --tune-budget or --retune asks")
+                 "Seconds the search for an OpenCL or Vulkan device's fastest GEMM may take, per "
+                 "dtype (OpenCL: default 45, 20 on CPU implementations, timing the library's "
+                 "defaults included, starting once the library has built its own kernels; "
+                 "Vulkan: default 10). A CPU implementation (pocl, lavapipe) is searched only "
+                 "when --tune-budget or --retune asks")
       ->check(CLI::Range(0.1, 3600.0))
       ->type_name("SECONDS")
       ->group("Tuning");
   cmd.add_flag("--no-tune", opts.no_tune,
-               "OpenCL GEMM and conv with the library's defaults: no search, no cache; CUDA: "
+               "OpenCL GEMM and conv with the library's defaults, Vulkan GEMM with the shader's "
+               "default parameters: no search, no cache; CUDA: "
                "cuDNN engines and cuBLASLt algorithms searched in every run, none kept")
       ->group("Tuning");
   cmd.add_flag("--retune", opts.retune,
-               "Search again even where the cache has this device's GEMM parameters (OpenCL) or "
-               "its cuDNN engines and cuBLASLt algorithms (CUDA, kept per device so that every "
-               "run times the same ones)")
+               "Search again even where the cache has this device's GEMM parameters (OpenCL, "
+               "Vulkan) or its cuDNN engines and cuBLASLt algorithms (CUDA, kept per device so "
+               "that every run times the same ones)")
       ->group("Tuning");
 }
 

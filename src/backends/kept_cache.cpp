@@ -130,4 +130,14 @@ std::string write_kept_cache(const std::filesystem::path& path, const nlohmann::
   return {};
 }
 
+std::string keep_kept_entry(const std::optional<std::filesystem::path>& path, nlohmann::json& doc,
+                            const std::string& entries, const std::string& key,
+                            nlohmann::json entry, std::string_view what) {
+  if (!path) return fmt::format("{} is not cached: neither XDG_CACHE_HOME nor HOME is set", what);
+  doc[entries][key] = std::move(entry);
+  if (auto failed = write_kept_cache(*path, doc); !failed.empty())
+    return fmt::format("{} is not cached: {}", what, failed);
+  return {};
+}
+
 }  // namespace gpucheck

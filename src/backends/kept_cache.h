@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,5 +60,12 @@ nlohmann::json open_kept_cache(const std::filesystem::path& path, const CacheLay
 
 // Writes the document whole (creating the directory); "" or why it could not.
 std::string write_kept_cache(const std::filesystem::path& path, const nlohmann::json& doc);
+
+// Sets doc[layout entries][key] = entry and writes the document to path; "" or the warning to
+// give, naming what was not cached as `what` ("the tuned gemm f32"): the write failed, or there
+// is no path (no cache directory).
+std::string keep_kept_entry(const std::optional<std::filesystem::path>& path, nlohmann::json& doc,
+                            const std::string& entries, const std::string& key,
+                            nlohmann::json entry, std::string_view what);
 
 }  // namespace gpucheck

@@ -50,5 +50,7 @@ inline constexpr K kComputeLimits = "compute_limits";
 inline constexpr K kCooperativeMatrixNv = "cooperative_matrix_nv";
 inline constexpr K kCooperativeMatrixKhr = "cooperative_matrix_khr";
 inline constexpr K kSupported = "supported";
+inline constexpr K kCooperativeMatrix = "cooperative_matrix";  // the summary: offered or why not
+inline constexpr K kOffered = "offered";
 
 }  // namespace gpucheck::keys

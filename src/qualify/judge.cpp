@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpucheck::qualify {
 
 namespace k = keys;
@@ -90,6 +92,14 @@ DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
         bytes = d.properties[key].get<double>();
     if (d.backend == "cpu" && obs.memory.contains(k::kTotalBytes))
       bytes = obs.memory[k::kTotalBytes].get<double>();
+    // Vulkan: the largest device-local heap, as the bench device budgets by it.
+    if (d.backend == "vulkan")
+      for (const auto& heap : d.properties.value("memory_heaps", nlohmann::json::array())) {
+        const auto flags = heap.value("flags", nlohmann::json::array());
+        if (heap.value("size", nlohmann::json()).is_number() &&
+            std::find(flags.begin(), flags.end(), "VK_MEMORY_HEAP_DEVICE_LOCAL_BIT") != flags.end())
+          bytes = std::max(bytes.value_or(0), heap["size"].get<double>());
+      }
     double gib = bytes.value_or(0) / (1024.0 * 1024 * 1024);
     criterion(bytes.has_value(), gib >= *r.memory_gib_min,
               bytes ? fmt::format("memory {:.1f} GiB", gib) : std::string("memory size not known"),

@@ -1,13 +1,21 @@
 // `gpucheck bench` and `stress` on vulkan0 (lavapipe in CI): every op verified at tiny sizes,
-// both transfer records, every copy path, a planted error caught, f16 unsupported on a device
-// without it, `--device all` taking Vulkan devices in; the stress shaders agree with the host's
-// math and find a planted memory fault. Skips, saying why, where no Vulkan device exists.
+// both transfer records, every copy path, a planted error caught, f16 exp and GEMM where the
+// device has float16 and unsupported where not, the cooperative-matrix path said to be absent,
+// `--device all` taking Vulkan devices in; the stress shaders agree with the host's math and
+// find a planted memory fault. Skips, saying why, where no Vulkan device exists.
 #include "run_gpucheck.h"
 #include "stress_cli_util.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -88,6 +96,13 @@ TEST(VulkanBench, EveryOpVerifiesWithBothTransferRecordsAndEveryCopyPath) {
       if (is_cpu_device(device)) {
         EXPECT_NE(ctx.value("tuning_note", "").find("CPU implementation"), std::string::npos);
       }
+      // Whether the cooperative-matrix path was there, as the probe says it.
+      const Json& cm = device.at("properties").at("cooperative_matrix");
+      const Json& said = ctx.at("tuning_parameters").at("cooperative_matrix");
+      EXPECT_EQ(said, cm.at("detail"));
+      if (!cm.at("offered").get<bool>()) {
+        EXPECT_TRUE(said.get<std::string>().starts_with("not offered"));
+      }
     }
     if (op == "copy") {
       const Json& shape = rec.at("shape");
@@ -108,7 +123,7 @@ TEST(VulkanBench, EveryOpVerifiesWithBothTransferRecordsAndEveryCopyPath) {
                           [](const std::string& c) { return c.starts_with("d2d/"); }));
 }
 
-TEST(VulkanBench, F16ExpComputesInF32AndOtherDtypesSayUnsupported) {
+TEST(VulkanBench, F16ExpAndGemmComputeInF32AndOtherDtypesSayUnsupported) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
   const RunResult r = run_gpucheck(quick({"bench", "--ops", "exp,gemm", "--dtype", "f16,f64"}));
@@ -119,9 +134,10 @@ TEST(VulkanBench, F16ExpComputesInF32AndOtherDtypesSayUnsupported) {
       device.at("properties").at("shader_features").value("storage_buffer_16bit_access", false);
   for (const auto& rec : recs) {
     SCOPED_TRACE(rec.dump());
-    if (rec.at("op") == "exp" && rec.at("dtype") == "f16" && f16) {
+    if (rec.at("dtype") == "f16" && f16) {
       EXPECT_EQ(rec.at("status"), "ok");
       EXPECT_EQ(rec.at("compute_type"), "f32");
+      EXPECT_TRUE(rec.contains("verification"));
     } else {
       EXPECT_EQ(rec.at("status"), "unsupported");
       EXPECT_FALSE(rec.value("reason", "").empty());
@@ -132,7 +148,7 @@ TEST(VulkanBench, F16ExpComputesInF32AndOtherDtypesSayUnsupported) {
 TEST(VulkanBench, DeviceWithoutFloat16GivesUnsupportedF16Records) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
-  const RunResult r = run_gpucheck(quick({"bench", "--ops", "exp", "--dtype", "f16,f32"}),
+  const RunResult r = run_gpucheck(quick({"bench", "--ops", "exp,gemm", "--dtype", "f16,f32"}),
                                    {{"GPUCHECK_TEST_VULKAN_NO_FLOAT16", "1"}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto recs = vulkan_records(r.out);
@@ -153,11 +169,12 @@ TEST(VulkanBench, DeviceWithoutFloat16GivesUnsupportedF16Records) {
 TEST(VulkanBench, GemmParametersFromTheHookRunOrFailNamingIt) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
-  const RunResult r = run_gpucheck(quick({"bench", "--ops", "gemm"}),
+  const RunResult r = run_gpucheck(quick({"bench", "--ops", "gemm", "--dtype", "f32,f16"}),
                                    {{"GPUCHECK_TEST_GEMM_PARAMS", "wx=8,wy=4,tm=2,tn=8,bk=4"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const auto& rec : vulkan_records(r.out)) {
     SCOPED_TRACE(rec.dump());
+    if (rec.at("dtype") == "f16" && rec.at("status") == "unsupported") continue;  // no float16
     EXPECT_EQ(rec.at("status"), "ok");
     const Json& p = rec.at("context").at("tuning_parameters").at("parameters");
     EXPECT_EQ(p, Json::parse(R"({"wx": 8, "wy": 4, "tm": 2, "tn": 8, "bk": 4})"));
@@ -170,6 +187,77 @@ TEST(VulkanBench, GemmParametersFromTheHookRunOrFailNamingIt) {
   EXPECT_NE(recs[0].value("reason", "").find("GPUCHECK_TEST_GEMM_PARAMS: unknown parameter 'tile'"),
             std::string::npos)
       << recs[0].dump();
+}
+
+// The GEMM tuner on vulkan0. A CPU implementation searches only when asked (--tune-budget here):
+// the search verifies every candidate (a planted wrong one is rejected, never chosen), caches
+// its winner per dtype, and the next run reads the cache; --no-tune runs the defaults.
+TEST(VulkanBench, TuningSearchesVerifiesCachesAndTheNextRunReadsTheCache) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const std::filesystem::path home = std::filesystem::temp_directory_path() /
+                                     ("gpucheck-vulkan-tuning-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(home);
+  const std::map<std::string, std::optional<std::string>> env = {{"XDG_CACHE_HOME", home.string()}};
+  auto tuning_of = [](const RunResult& r, const std::string& state) {
+    std::map<std::string, Json> params;  // per dtype
+    for (const auto& rec : vulkan_records(r.out)) {
+      SCOPED_TRACE(rec.dump());
+      if (rec.at("op") != "gemm" || rec.at("status") == "unsupported") continue;
+      EXPECT_EQ(rec.at("status"), "ok");
+      EXPECT_EQ(rec.at("context").at("tuning"), state);
+      params[rec.at("dtype")] = rec.at("context").at("tuning_parameters");
+    }
+    EXPECT_TRUE(params.contains("f32")) << r.err;
+    return params;
+  };
+  const std::vector<std::string> gemm = {"bench", "--ops", "gemm", "--dtype", "f32,f16"};
+
+  auto env_plant = env;
+  env_plant["GPUCHECK_TEST_PLANT_TUNE"] = "wrong";
+  auto args = quick(gemm);
+  args.insert(args.end(), {"--tune-budget", "0.5", "-v"});
+  const RunResult first = run_gpucheck(args, env_plant);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("tuned gemm f32"), std::string::npos) << first.err;
+  const auto tuned = tuning_of(first, "tuned");
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(home / "gpucheck"))
+    files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream in(files[0]);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Json doc = Json::parse(text);
+  EXPECT_EQ(doc.at("format"), "gpucheck-vulkan-gemm-tuning/1");
+  EXPECT_EQ(doc.at("identity").at("device_uuid"), device.value("device_uuid", ""));
+  for (const auto& [dtype, params] : tuned) {
+    SCOPED_TRACE(dtype);
+    const Json& entry = doc.at("dtypes").at(dtype);
+    EXPECT_EQ(entry.at("parameters"), params.at("parameters"));
+    EXPECT_LE(entry.at("seconds").get<double>(), entry.at("reference").at("seconds").get<double>());
+    // The planted candidate (the first after the defaults) failed verification and lost.
+    ASSERT_FALSE(entry.at("rejected").empty()) << entry.dump();
+    const Json& planted = entry.at("rejected")[0];
+    EXPECT_TRUE(planted.at("why").get<std::string>().starts_with("verification failed"));
+    EXPECT_NE(planted.at("parameters"), params.at("parameters"));
+  }
+
+  // Again without flags: the cache's winners, nothing searched or rewritten.
+  const RunResult second = run_gpucheck(quick(gemm), env);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(tuning_of(second, "cached"), tuned);
+  EXPECT_EQ(second.err.find("tuned gemm"), std::string::npos) << second.err;
+  std::ifstream again(files[0]);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()),
+            text);
+
+  // --no-tune: the defaults, as a run on a CPU implementation without a cache has them.
+  auto plain = quick(gemm);
+  plain.push_back("--no-tune");
+  const RunResult off = run_gpucheck(plain, env);
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  tuning_of(off, "default");
+  std::filesystem::remove_all(home);
 }
 
 TEST(VulkanBench, PlantedWrongValueIsAMismatch) {

@@ -108,6 +108,25 @@ TEST(QualifyJudge, DeviceCriteriaAnyAndEach) {
   EXPECT_EQ(cpu[0].outcome, q::Outcome::kUnmet);  // 8 GiB of host memory
 }
 
+// A Vulkan device's memory is its largest device-local heap; a host-visible heap does not count.
+TEST(QualifyJudge, VulkanMemoryIsTheLargestDeviceLocalHeap) {
+  auto o = observations();
+  o.backends.push_back(Json::parse(R"({"name": "vulkan", "status": "available", "devices": [
+      {"device": "vulkan0", "device_name": "A GPU", "stable_id": "vulkan:0000:00:06.0",
+       "properties": {"driver_version": "580.159.4", "memory_heaps": [
+         {"size": 85899345920, "flags": ["VK_MEMORY_HEAP_DEVICE_LOCAL_BIT"]},
+         {"size": 270582939648, "flags": []},
+         {"size": 257949696, "flags": ["VK_MEMORY_HEAP_DEVICE_LOCAL_BIT"]}]}}]})"));
+  const std::string rule = "kind = \"device\"\nbackend = \"vulkan\"\nmemory_gib_min = ";
+  auto met = q::judge(parse_one(rule + "79\n"), o);
+  ASSERT_EQ(met.size(), 1u);
+  EXPECT_EQ(met[0].outcome, q::Outcome::kMet) << met[0].reason;
+  EXPECT_EQ(met[0].device, "vulkan0");
+  auto unmet = q::judge(parse_one(rule + "100\n"), o);
+  EXPECT_EQ(unmet[0].outcome, q::Outcome::kUnmet);
+  EXPECT_THAT(unmet[0].reason, HasSubstr("memory 80.0 GiB"));
+}
+
 TEST(QualifyJudge, MissingDeviceIsUnmetWithTheBackendsWord) {
   auto o = observations();
   auto v = q::judge(parse_one("kind = \"device\"\ndevice = \"cuda7\"\n"), o);

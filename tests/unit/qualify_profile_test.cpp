@@ -37,7 +37,7 @@ unit = "GFLOP/s"
 TEST(QualifyProfile, ShippedProfilesLoad) {
   const std::filesystem::path dir = std::filesystem::path(GPUCHECK_SOURCE_DIR) / "configs/qualify";
   for (const char* name :
-       {"cpu-only.toml", "opencl.toml", "cuda-training.toml", "cuda-hopper.toml"}) {
+       {"cpu-only.toml", "opencl.toml", "vulkan.toml", "cuda-training.toml", "cuda-hopper.toml"}) {
     SCOPED_TRACE(name);
     q::Profile p = q::load_profile((dir / name).string());
     EXPECT_FALSE(p.requirements.empty());

@@ -135,15 +135,12 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
                   result.reference_s
                       ? fmt::format(", {:.2f}x the defaults", *result.reference_s / result.best_s)
                       : std::string()));
-  if (path) {
-    doc["dtypes"][dt] = tuning_cache_entry(result, target.untuned, setup.budget_s, utc_timestamp());
-    if (auto failed = write_kept_cache(*path, doc); !failed.empty())
-      say(request, TuningLog::kWarn,
-          fmt::format("the tuned gemm {} is not cached: {}", dt, failed));
-  } else {
-    say(request, TuningLog::kWarn,
-        "the tuned GEMM is not cached: neither XDG_CACHE_HOME nor HOME is set");
-  }
+  if (auto warning = keep_kept_entry(
+          path, doc, "dtypes", dt,
+          tuning_cache_entry(result, target.untuned, setup.budget_s, utc_timestamp()),
+          "the tuned gemm " + dt);
+      !warning.empty())
+    say(request, TuningLog::kWarn, warning);
   return {result.best, "tuned", {}};
 }
 

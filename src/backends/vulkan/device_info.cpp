@@ -124,6 +124,25 @@ Json cooperative(Query query, const char* call, VkStructureType type, VkPhysical
   return out;
 }
 
+// Whether either cooperative-matrix extension is there with its feature on, said plainly (the
+// per-extension sections exist only where the extension does): bench's GEMM record repeats it.
+Json cooperative_summary(const Json& p) {
+  Json offered = Json::array();
+  for (const auto& [key, ext] : {std::pair{k::kCooperativeMatrixKhr, "VK_KHR_cooperative_matrix"},
+                                 std::pair{k::kCooperativeMatrixNv, "VK_NV_cooperative_matrix"}}) {
+    auto it = p.find(std::string(key));
+    if (it != p.end() && it->value(std::string(k::kSupported), false)) offered.push_back(ext);
+  }
+  if (offered.empty())
+    return {{k::kOffered, false},
+            {"detail",
+             "not offered by this device: neither VK_KHR_cooperative_matrix nor "
+             "VK_NV_cooperative_matrix with its cooperativeMatrix feature"}};
+  return {{k::kOffered, true},
+          {"extensions", offered},
+          {"detail", "offered; gpucheck's GEMM does not use it yet (the tiled shader runs)"}};
+}
+
 }  // namespace
 
 Json describe_device(const InstanceFunctions& fns, VkPhysicalDevice d, int index) {
@@ -289,6 +308,7 @@ Json describe_device(const InstanceFunctions& fns, VkPhysicalDevice d, int index
         },
         &errors);
 #endif
+  p[k::kCooperativeMatrix] = cooperative_summary(p);
   p[k::kExtensions] = extensions;
   if (!errors.empty()) p[k::kErrors] = std::move(errors);
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -10,6 +11,10 @@ namespace gpucheck::vulkan {
 
 nlohmann::json GemmConfig::to_json() const {
   return {{"wx", wx}, {"wy", wy}, {"tm", tm}, {"tn", tn}, {"bk", bk}};
+}
+
+std::string GemmConfig::describe() const {
+  return fmt::format("wx={},wy={},tm={},tn={},bk={}", wx, wy, tm, tn, bk);
 }
 
 std::optional<std::string> gemm_config_misfit(const GemmConfig& p, const GemmLimits& limits) {
@@ -65,6 +70,41 @@ std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmL
     return std::nullopt;
   }
   return p;
+}
+
+std::optional<GemmConfig> gemm_config_from_json(const nlohmann::json& j, const GemmLimits& limits,
+                                                std::string* why) {
+  if (!j.is_object()) {
+    *why = "not an object";
+    return std::nullopt;
+  }
+  GemmConfig p;
+  for (auto [key, field] : {std::pair{"wx", &p.wx}, std::pair{"wy", &p.wy}, std::pair{"tm", &p.tm},
+                            std::pair{"tn", &p.tn}, std::pair{"bk", &p.bk}}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_unsigned()) {
+      *why = fmt::format("'{}' is missing or not a positive integer", key);
+      return std::nullopt;
+    }
+    *field = it->get<std::uint32_t>();
+  }
+  if (auto misfit = gemm_config_misfit(p, limits)) {
+    *why = *misfit;
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::vector<GemmConfig> gemm_config_candidates(const GemmLimits& limits) {
+  const GemmConfig space[] = {
+      default_gemm_config(limits), {16, 16, 8, 8, 8}, {16, 16, 4, 8, 16}, {16, 16, 8, 4, 16},
+      {16, 16, 2, 2, 16},          {8, 8, 4, 4, 16},  {8, 8, 8, 8, 8},    {32, 8, 4, 4, 16},
+  };
+  std::vector<GemmConfig> out;
+  for (const GemmConfig& p : space)
+    if (!gemm_config_misfit(p, limits) && std::find(out.begin(), out.end(), p) == out.end())
+      out.push_back(p);
+  return out;
 }
 
 }  // namespace gpucheck::vulkan

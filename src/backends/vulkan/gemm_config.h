@@ -29,6 +29,9 @@ struct GemmConfig {
   // In the shader's constant_id order.
   std::vector<std::uint32_t> constants() const { return {wx, wy, tm, tn, bk}; }
   nlohmann::json to_json() const;
+  // "wx=16,wy=16,tm=4,tn=4,bk=16", the form parse_gemm_config reads.
+  std::string describe() const;
+  bool operator==(const GemmConfig&) const = default;
 };
 
 // Why p does not fit the device; nullopt when it does.
@@ -42,5 +45,14 @@ GemmConfig default_gemm_config(const GemmLimits& limits);
 // does not parse or parameters that do not fit.
 std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmLimits& limits,
                                             std::string* why);
+
+// The cache's form of a parameter set (to_json's object, every key present); nullopt and *why
+// for anything else or parameters that do not fit.
+std::optional<GemmConfig> gemm_config_from_json(const nlohmann::json& j, const GemmLimits& limits,
+                                                std::string* why);
+
+// The tuner's space: a few tile shapes around the default (wider and narrower tiles, more and
+// less work per invocation, smaller work groups), those that fit the device, the default first.
+std::vector<GemmConfig> gemm_config_candidates(const GemmLimits& limits);
 
 }  // namespace gpucheck::vulkan

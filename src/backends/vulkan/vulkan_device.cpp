@@ -7,14 +7,18 @@
 #include "backends/device_index.h"
 #include "backends/pageable_host.h"
 #include "backends/vulkan/gemm_config.h"
+#include "backends/vulkan/gemm_tuning.h"
 #include "backends/vulkan/vulkan_runtime.h"
 #include "core/json_keys.h"
+#include "core/json_keys_vulkan.h"
+#include "core/version.h"
 #include "probe/memory_info.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 
 namespace gpucheck::vulkan {
@@ -32,6 +36,11 @@ constexpr std::uint32_t kExpGroupsMaxCpu = 64;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
 constexpr std::size_t kStressGroupsMax = 4096;
+// The largest side the GEMM tuner times (it starts at 128 and doubles while the defaults stay
+// fast against its budget).
+constexpr std::uint64_t kTuneSide = 2048;
+constexpr std::uint64_t kTuneSideCpu = 256;
+constexpr double kTuneBudgetS = 10;
 
 class VkDeviceBuffer final : public DeviceBuffer {
  public:
@@ -87,7 +96,7 @@ class VulkanDevice final : public Device {
     context_ = {{"vulkan_api_version", p.value("api_version", "")},
                 {"driver_version", p.value("driver_version", "")}};
     if (p.contains("driver_info")) context_["driver_info"] = p["driver_info"];
-    gemm_ = default_gemm_config(limits());
+    cooperative_ = p.value(std::string(k::kCooperativeMatrix), nlohmann::json::object());
   }
 
   const DeviceIdentity& identity() const override { return identity_; }
@@ -120,7 +129,11 @@ class VulkanDevice final : public Device {
         return std::nullopt;
       case Op::kGemm:
         if (dtype == DType::kF32) return std::nullopt;
-        return fmt::format("the Vulkan GEMM shader runs f32 only, not {}", to_string(dtype));
+        if (dtype == DType::kF16) {
+          if (rt_->caps().float16) return std::nullopt;
+          return fmt::format("the device lacks {}", rt_->caps().float16_missing);
+        }
+        return fmt::format("the Vulkan GEMM shader runs f32 and f16, not {}", to_string(dtype));
       case Op::kConv:
         return std::string("the Vulkan backend has no convolution shader");
       default:
@@ -133,7 +146,7 @@ class VulkanDevice final : public Device {
     return op == Op::kCopy ? "vkCmdCopyBuffer" : "shader";
   }
 
-  // f16 exp computes in f32 and rounds once on store.
+  // f16 exp and GEMM compute in f32 and round once on store.
   std::string compute_type(Op op, DType dtype) const override {
     (void)op;
     return dtype == DType::kF16 ? "f32" : std::string(to_string(dtype));
@@ -172,18 +185,21 @@ class VulkanDevice final : public Device {
 
   void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
-    if (dtype != DType::kF32) throw std::logic_error("GEMM dtype: unsupported_reason says no");
+    if (dtype != DType::kF32 && dtype != DType::kF16)
+      throw std::logic_error("GEMM dtype: unsupported_reason says no");
     if (s.m == 0 || s.n == 0) return;
+    const GemmConfig& p = gemm_config(dtype);
     const std::uint32_t dims[3] = {to_u32(s.m, "GEMM m"), to_u32(s.n, "GEMM n"),
                                    to_u32(s.k, "GEMM k")};
-    const std::uint64_t gx = (s.n + gemm_.block_n() - 1) / gemm_.block_n();
-    const std::uint64_t gy = (s.m + gemm_.block_m() - 1) / gemm_.block_m();
+    const std::uint64_t gx = (s.n + p.block_n() - 1) / p.block_n();
+    const std::uint64_t gy = (s.m + p.block_m() - 1) / p.block_m();
     if (gx > rt_->caps().max_group_count_x || gy > 65535)
       throw std::overflow_error(
           fmt::format("GEMM {}x{} needs {}x{} work groups, beyond the "
                       "device's maxComputeWorkGroupCount",
                       s.m, s.n, gx, gy));
-    rt_->dispatch(Shader::kGemmF32, gemm_.constants(), {buf(a), buf(b), buf(c)}, dims, sizeof dims,
+    rt_->dispatch(dtype == DType::kF16 ? Shader::kGemmF16 : Shader::kGemmF32, p.constants(),
+                  {buf(a), buf(b), buf(c)}, dims, sizeof dims,
                   {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy), 1});
   }
 
@@ -235,22 +251,21 @@ class VulkanDevice final : public Device {
 
   std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
                                       const GemmTrialFn& trial) override {
-    (void)trial;
-    if (dtype != DType::kF32) return std::nullopt;
-    GemmTuning t;
-    t.state = "default";
-    if (!request.forced_parameters.empty()) {
-      std::string why;
-      auto forced = parse_gemm_config(request.forced_parameters, limits(), &why);
-      if (!forced) throw std::invalid_argument("GPUCHECK_TEST_GEMM_PARAMS: " + why);
-      gemm_ = *forced;
-      t.note = "parameters set by GPUCHECK_TEST_GEMM_PARAMS";
-    } else if (request.mode != TuningMode::kOff) {
-      t.note = rt_->caps().cpu
-                   ? "a CPU implementation of Vulkan: the default parameters run, not tuned"
-                   : "the Vulkan GEMM has no tuner yet: the default parameters run";
-    }
-    t.parameters = {{"impl", "kernel"}, {"parameters", gemm_.to_json()}};
+    if (dtype != DType::kF32 && dtype != DType::kF16) return std::nullopt;
+    const auto& caps = rt_->caps();
+    GemmTuningTarget target;
+    std::string driver = context_.value("driver_version", "");
+    if (context_.contains("driver_info")) driver += " (" + context_["driver_info"].dump() + ")";
+    target.identity = {identity_.device_uuid, identity_.device_name, driver, kVersion};
+    target.limits = limits();
+    target.untuned = default_gemm_config(target.limits);
+    target.shape = tuning_shape(dtype);
+    target.default_budget_s = kTuneBudgetS;
+    target.search_only_when_asked = caps.cpu;
+    target.use = [this, dtype](const GemmConfig& p) { gemm_[dtype] = p; };
+    GemmTuning t = choose_gemm_config(dtype, target, request, trial);
+    // Every GEMM record says whether the cooperative-matrix path was there to take.
+    t.parameters["cooperative_matrix"] = cooperative_.value("detail", std::string());
     return t;
   }
 
@@ -342,6 +357,23 @@ class VulkanDevice final : public Device {
     return buf(*partials_);
   }
 
+  // What the dtype's GEMM runs: tune_gemm's choice, else the defaults.
+  const GemmConfig& gemm_config(DType dtype) {
+    auto it = gemm_.find(dtype);
+    if (it == gemm_.end()) it = gemm_.emplace(dtype, default_gemm_config(limits())).first;
+    return it->second;
+  }
+
+  // Square, at most kTuneSide(Cpu), three matrices within the memory budget.
+  GemmShape tuning_shape(DType dtype) const {
+    std::uint64_t side = rt_->caps().cpu ? kTuneSideCpu : kTuneSide;
+    const MemoryBudget budget = memory_budget();
+    while (side > 256 && (3 * side * side * element_size(dtype) > budget.max_total ||
+                          side * side * element_size(dtype) > budget.max_allocation))
+      side /= 2;
+    return {side, side, side};
+  }
+
   GemmLimits limits() const {
     const auto& c = rt_->caps();
     return {c.max_group_x, c.max_group_invocations, c.max_shared_bytes};
@@ -350,8 +382,9 @@ class VulkanDevice final : public Device {
   std::shared_ptr<Runtime> rt_;
   DeviceIdentity identity_;
   nlohmann::json context_;
-  GemmConfig gemm_;
+  std::map<DType, GemmConfig> gemm_;                   // tune_gemm's choice per dtype
   mutable std::optional<TimingSource> region_timing_;  // see context()
+  nlohmann::json cooperative_;                         // the probe's cooperative-matrix summary
   std::unique_ptr<DeviceBuffer> partials_;             // after rt_: released before it
 };
 

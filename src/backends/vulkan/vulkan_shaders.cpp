@@ -20,6 +20,9 @@ constexpr std::uint32_t kExpF16[] = {
 constexpr std::uint32_t kGemmF32[] = {
 #include "gemm_f32.spv.inc"
 };
+constexpr std::uint32_t kGemmF16[] = {
+#include "gemm_f16.spv.inc"
+};
 constexpr std::uint32_t kStress[] = {
 #include "stress.spv.inc"
 };
@@ -35,6 +38,7 @@ constexpr Entry kShaders[] = {
     {Shader::kExpF32, {kExpF32, std::size(kExpF32)}, "shaders/exp.comp"},
     {Shader::kExpF16, {kExpF16, std::size(kExpF16)}, "shaders/exp.comp -DGC_F16"},
     {Shader::kGemmF32, {kGemmF32, std::size(kGemmF32)}, "shaders/gemm.comp"},
+    {Shader::kGemmF16, {kGemmF16, std::size(kGemmF16)}, "shaders/gemm.comp -DGC_F16"},
     {Shader::kStress, {kStress, std::size(kStress)}, "shaders/stress.comp"},
 };
 

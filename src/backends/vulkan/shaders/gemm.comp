@@ -3,8 +3,16 @@
 // by BK; each invocation keeps TM × TN sums in registers, its rows and columns strided by WY and
 // WX so that neighbouring invocations read neighbouring shared words. The parameters are
 // specialization constants: one SPIR-V module serves every parameter set. Edges are checked, so
-// any shape runs.
+// any shape runs. -DGC_F16 stores A, B and C in f16 and sums in f32 (each product of two f16
+// values is exact in f32; C is rounded once on store).
 #version 450
+#ifdef GC_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define ELEM float16_t
+#else
+#define ELEM float
+#endif
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 2) const uint TM = 4;
@@ -17,9 +25,9 @@ const uint BM = WY * TM;
 const uint BN = WX * TN;
 
 layout(push_constant) uniform Params { uint m; uint n; uint k; } p;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer C { float c[]; };
+layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
+layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
+layout(std430, binding = 2) writeonly buffer C { ELEM c[]; };
 
 shared float as[BK * BM];  // as[kk * BM + row]
 shared float bs[BK * BN];  // bs[kk * BN + col]
@@ -43,12 +51,12 @@ void main() {
     for (uint i = tid; i < BM * BK; i += threads) {
       const uint r = i / BK, kk = i % BK;
       const uint gr = row0 + r, gk = k0 + kk;
-      as[kk * BM + r] = (gr < p.m && gk < p.k) ? a[gr * p.k + gk] : 0.0f;
+      as[kk * BM + r] = (gr < p.m && gk < p.k) ? float(a[gr * p.k + gk]) : 0.0f;
     }
     for (uint i = tid; i < BK * BN; i += threads) {
       const uint kk = i / BN, cc = i % BN;
       const uint gk = k0 + kk, gc = col0 + cc;
-      bs[kk * BN + cc] = (gk < p.k && gc < p.n) ? b[gk * p.n + gc] : 0.0f;
+      bs[kk * BN + cc] = (gk < p.k && gc < p.n) ? float(b[gk * p.n + gc]) : 0.0f;
     }
     barrier();
     for (uint kk = 0; kk < BK; ++kk) {
@@ -64,7 +72,7 @@ void main() {
     if (r >= p.m) continue;
     for (uint j = 0; j < TN; ++j) {
       const uint cc = col0 + tx + j * WX;
-      if (cc < p.n) c[r * p.n + cc] = acc[i * TN + j];
+      if (cc < p.n) c[r * p.n + cc] = ELEM(acc[i * TN + j]);
     }
   }
 }
