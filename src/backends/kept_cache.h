@@ -68,4 +68,35 @@ std::string keep_kept_entry(const std::optional<std::filesystem::path>& path, nl
                             const std::string& entries, const std::string& key,
                             nlohmann::json entry, std::string_view what);
 
+// A GEMM tuning search's entry, the same for every backend that tunes: `best` and `reference`
+// (the candidates as the backend writes them) with their seconds, the shape timed, how many
+// were timed, the budget, the search's own time, when, and the first rejections with the start
+// of each reason (a build log can be long). `result` holds best_s, reference_s, shape, timed,
+// search_s and rejected (each with candidate and why); candidate_json writes a candidate.
+inline constexpr std::size_t kMaxRejectionsKept = 20;
+inline constexpr std::size_t kMaxWhyBytes = 400;
+template <class Result, class CandidateJson>
+nlohmann::json tuning_entry(const Result& result, nlohmann::json best, nlohmann::json reference,
+                            double budget_s, const std::string& tuned_at,
+                            const CandidateJson& candidate_json) {
+  best["seconds"] = result.best_s;
+  if (result.reference_s) reference["seconds"] = *result.reference_s;
+  best["reference"] = std::move(reference);
+  best["shape"] = {{"m", result.shape.m}, {"n", result.shape.n}, {"k", result.shape.k}};
+  best["timed"] = result.timed;
+  best["budget_s"] = budget_s;
+  best["search_s"] = result.search_s;
+  best["tuned_at"] = tuned_at;
+  nlohmann::json rejected = nlohmann::json::array();
+  for (std::size_t i = 0; i < result.rejected.size() && i < kMaxRejectionsKept; ++i) {
+    nlohmann::json r = candidate_json(result.rejected[i].candidate);
+    const std::string& why = result.rejected[i].why;
+    r["why"] = why.size() > kMaxWhyBytes ? why.substr(0, kMaxWhyBytes) + "..." : why;
+    rejected.push_back(std::move(r));
+  }
+  best["rejected"] = std::move(rejected);
+  best["rejected_count"] = result.rejected.size();
+  return best;
+}
+
 }  // namespace gpucheck

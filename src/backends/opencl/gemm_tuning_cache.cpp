@@ -2,6 +2,8 @@
 // the caller's, through core/output_file's write_output_file (complete or untouched).
 #include "backends/opencl/gemm_tuning_cache.h"
 
+#include "backends/kept_cache.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,9 +13,7 @@ namespace gpucheck::opencl {
 namespace {
 
 constexpr const char* kFormat = "gpucheck-opencl-gemm-tuning/1";
-constexpr std::size_t kMaxRejectionsKept = 20;
 constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
-constexpr std::size_t kMaxWhyBytes = 400;  // a build log can be long; its start says enough
 
 std::string string_at(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -80,27 +80,8 @@ nlohmann::json candidate_json(const GemmCandidate& c) {
 
 nlohmann::json tuning_cache_entry(const TunerResult& result, const GemmCandidate& reference,
                                   double budget_s, const std::string& tuned_at) {
-  nlohmann::json e = candidate_json(result.best);
-  e["seconds"] = result.best_s;
-  nlohmann::json ref = candidate_json(reference);
-  if (result.reference_s) ref["seconds"] = *result.reference_s;
-  e["reference"] = ref;
-  e["shape"] = {{"m", result.shape.m}, {"n", result.shape.n}, {"k", result.shape.k}};
-  e["timed"] = result.timed;
-  e["budget_s"] = budget_s;
-  e["search_s"] = result.search_s;
-  e["tuned_at"] = tuned_at;
-  nlohmann::json rejected = nlohmann::json::array();
-  for (std::size_t i = 0; i < std::min(result.rejected.size(), kMaxRejectionsKept); ++i) {
-    nlohmann::json r = candidate_json(result.rejected[i].candidate);
-    std::string why = result.rejected[i].why;
-    if (why.size() > kMaxWhyBytes) why = why.substr(0, kMaxWhyBytes) + "...";
-    r["why"] = why;
-    rejected.push_back(std::move(r));
-  }
-  e["rejected"] = rejected;
-  e["rejected_count"] = result.rejected.size();
-  return e;
+  return tuning_entry(result, candidate_json(result.best), candidate_json(reference), budget_s,
+                      tuned_at, candidate_json);
 }
 
 }  // namespace gpucheck::opencl

@@ -3,6 +3,8 @@
 // candidate in turn until the budget is spent, every result verified before its time counts.
 #include "backends/vulkan/gemm_tuning.h"
 
+#include "backends/kept_cache.h"
+
 #include "core/document.h"
 
 #include <fmt/format.h>
@@ -23,7 +25,6 @@ constexpr std::uint64_t kSmallestSide = 128;
 // The tuning shape is the largest doubling of the smallest on which the defaults take at most
 // this share of the budget per GEMM, so a slow device is not made to run seconds of GEMMs.
 constexpr double kMaxRunShareOfBudget = 1.0 / 40;
-constexpr std::size_t kMaxWhyBytes = 400;
 
 double seconds_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -138,24 +139,8 @@ class Search {
 };
 
 nlohmann::json cache_entry(const SearchResult& r, const GemmConfig& reference, double budget_s) {
-  nlohmann::json e = run_json(*r.best);
-  e["seconds"] = r.best_s;
-  nlohmann::json ref = run_json(reference);
-  if (r.reference_s) ref["seconds"] = *r.reference_s;
-  e["reference"] = ref;
-  e["shape"] = {{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}};
-  e["timed"] = r.timed;
-  e["budget_s"] = budget_s;
-  e["search_s"] = r.search_s;
-  e["tuned_at"] = utc_timestamp();
-  nlohmann::json rejected = nlohmann::json::array();
-  for (const auto& x : r.rejected) {
-    nlohmann::json j = run_json(x.candidate);
-    j["why"] = x.why.size() > kMaxWhyBytes ? x.why.substr(0, kMaxWhyBytes) + "..." : x.why;
-    rejected.push_back(std::move(j));
-  }
-  e["rejected"] = rejected;
-  return e;
+  return tuning_entry(r, run_json(*r.best), run_json(reference), budget_s, utc_timestamp(),
+                      run_json);
 }
 
 // The dtype's cached winner, if the entry is usable on this device; *why when it is not.
