@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace gpucheck::bench {
 
@@ -37,6 +38,9 @@ constexpr std::uint64_t kStreamAllreduce = 1000;  // + the rank
 // equals nothing, so an element never written cannot pass).
 constexpr unsigned char kCopyPoison = 0xA5;
 constexpr unsigned char kAllreducePoison = 0xFF;
+
+// Said after the error of a device that is lost: no later cell can run in this child.
+constexpr std::string_view kDeviceLostNote = " (a device is unusable: the group's child ends here)";
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
@@ -616,9 +620,7 @@ class GroupRunner {
       try {
         run_allreduce(index, cell, devs, send_ptrs, recv_ptrs, expected, got);
       } catch (const DeviceLostError& e) {
-        record(index, failed_record(cell, std::string(e.what()) +
-                                              " (a device is unusable: the group's child ends "
-                                              "here)"));
+        record(index, failed_record(cell, std::string(e.what()) + std::string(kDeviceLostNote)));
         throw;
       } catch (const std::exception& e) {
         record(index, failed_record(cell, e.what()));
@@ -803,7 +805,7 @@ void run_group_plan(const BenchPlan& plan, PeerGroup& group, const EngineCallbac
     try {
       body();
     } catch (const DeviceLostError& e) {
-      fail_rest(std::string(e.what()) + " (a device is unusable: the group's child ends here)");
+      fail_rest(std::string(e.what()) + std::string(kDeviceLostNote));
       throw;
     } catch (const std::exception& e) {
       fail_rest(e.what());
