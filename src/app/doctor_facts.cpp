@@ -42,13 +42,22 @@ bool has_nvlink(const nlohmann::json& cuda) {
   return false;
 }
 
-// "cuda0 4.12 s, cuda1 4.30 s": each load child's wall time, for the -v timing line.
+// "cuda0 4.12 s (ready 1.05, cells at 1.06 2.71), cuda1 …": each load child's wall time and when
+// it had its device open and started each cell, for the -v timing line.
 std::string child_seconds(const nlohmann::json& entries) {
   std::string out;
-  for (const auto& e : entries)
+  for (const auto& e : entries) {
     out += fmt::format("{}{} {:.2f} s", out.empty() ? "" : ", ",
                        e.value(std::string(keys::kDevice), "?"),
                        e.value(std::string(keys::kSeconds), 0.0));
+    const auto tl = e.value(std::string(keys::kTimeline), nlohmann::json::object());
+    const auto ready = tl.find(keys::kReadyS);
+    if (ready == tl.end() || !ready->is_number()) continue;
+    std::string cells;
+    for (const auto& c : tl.value(std::string(keys::kCells), nlohmann::json::array()))
+      cells += fmt::format(" {:.2f}", c.value(std::string(keys::kStartS), 0.0));
+    out += fmt::format(" (ready {:.2f}, cells at{})", ready->get<double>(), cells);
+  }
   return out;
 }
 

@@ -216,6 +216,11 @@ inline constexpr K kUnmatched = "unmatched";
 inline constexpr K kUnderLoad = "under_load";
 inline constexpr K kWorkload = "workload";
 inline constexpr K kSeconds = "seconds";
+// when each load child was ready (device open) and started each cell, in s from the spawn
+inline constexpr K kTimeline = "timeline";
+inline constexpr K kReadyS = "ready_s";
+inline constexpr K kCells = "cells";
+inline constexpr K kLabel = "label";
 inline constexpr K kClocksEventReasons = "clocks_event_reasons";
 inline constexpr K kPcieLinkGen = "pcie_link_gen";
 inline constexpr K kPcieLinkWidth = "pcie_link_width";

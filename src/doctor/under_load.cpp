@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <initializer_list>
 #include <set>
 #include <sstream>
@@ -33,7 +34,8 @@ bench::BenchPlan load_plan(const std::string& device, double seconds) {
   policy.warmup = 1;
   policy.min_time_s = seconds / 2;
   policy.max_time_s = seconds;
-  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0, 0, {}, {}, {}, {}};  // never tunes
+  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0,
+                          0,      {},     {},           {},     {}};  // never tunes
 }
 
 // The least timed work a peer copy aims at: a few repetitions of 16 copies at NVLink speed
@@ -139,19 +141,28 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
   // Inputs, cuBLAS set-up and verification come on top of the timed work.
   limits.timeout = std::chrono::duration<double>(4 * seconds + 60);
   limits.max_output = 16u << 20;
-  // The children stream their events; each "cell" line is one step of the load's progress.
+  // The children stream their events; each "cell" line is one step of the load's progress, and
+  // when each line came is the child's timeline (where its seconds beyond the load go).
   std::vector<std::string> pending(devices.size());
+  std::vector<Json> timelines(devices.size(),
+                              Json{{k::kReadyS, nullptr}, {k::kCells, Json::array()}});
   std::size_t started = 0;
   const std::size_t total = 2 * devices.size();
+  const auto spawned = std::chrono::steady_clock::now();
   auto watch = [&](std::size_t child, std::string_view chunk) {
-    if (!observer) return;
+    const double at =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - spawned).count();
     pending[child].append(chunk);
     for (auto nl = pending[child].find('\n'); nl != std::string::npos;
          nl = pending[child].find('\n')) {
       auto ev = parse_json_or_discarded(std::string_view(pending[child]).substr(0, nl));
       pending[child].erase(0, nl + 1);
-      if (ev.is_object() && ev.value("event", "") == "cell")
-        observer(devices[child], ev.value("label", ""), ++started, total);
+      if (!ev.is_object()) continue;
+      const std::string event = ev.value("event", "");
+      if (event == "plan") timelines[child][k::kReadyS] = at;
+      if (event != "cell") continue;
+      timelines[child][k::kCells].push_back({{k::kLabel, ev.value("label", "")}, {k::kStartS, at}});
+      if (observer) observer(devices[child], ev.value("label", ""), ++started, total);
     }
   };
   const auto results = run_children(specs, limits, watch);
@@ -169,6 +180,7 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
         "pinned host-to-device copies of 256 MiB, then f16 GEMM 4096x4096x4096, about {} s each",
         seconds / 2);
     entry[k::kSeconds] = r.seconds;
+    entry[k::kTimeline] = std::move(timelines[i]);
     if (r.exited_ok() && !records.empty()) {
       entry[k::kStatus] = "ok";
     } else {

@@ -9,7 +9,8 @@
 # Any staged gpucheck: GPUCHECK=.devrun/stress/install/bin/gpucheck (tools/device/stage.sh
 # stress). Output under $OUT (default ./hostcopy-out): the three documents and table.txt.
 # MIN_TIME (default 3) is each bench cell's --min-time; ALONE=0 skips step 1 (the baseline is
-# step 2) when device time is short.
+# step 2) when device time is short. ONE=1 adds bench and stress on cuda0 with no other GPU
+# visible: the line rate where the host is not shared.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 gpucheck=${GPUCHECK:-$root/.devrun/stress/install/bin/gpucheck}
@@ -31,6 +32,13 @@ fi
   echo "hostcopy.sh: bench together: exit $?" >&2
 "$gpucheck" stress --device "$devices" --tests copy --duration "${DUR}s" --json \
   -o "$out/stress.json" || echo "hostcopy.sh: stress: exit $?" >&2
+if [ "${ONE:-0}" != 0 ] && [ "$gpus" -gt 1 ]; then
+  # One GPU alone, both tools: whether stress reaches line rate where the host is not shared.
+  CUDA_VISIBLE_DEVICES=0 "$gpucheck" "${bench[@]/$devices/cuda0}" -o "$out/bench-one.json" ||
+    echo "hostcopy.sh: bench on one GPU: exit $?" >&2
+  CUDA_VISIBLE_DEVICES=0 "$gpucheck" stress --device cuda0 --tests copy --duration "${DUR}s" \
+    --json -o "$out/stress-one.json" || echo "hostcopy.sh: stress on one GPU: exit $?" >&2
+fi
 python3 - "$out" <<'PY' | tee "$out/table.txt"
 import json, sys
 out = sys.argv[1]
@@ -43,21 +51,29 @@ def pinned(name):
             for r in doc.get("results", [])
             if r.get("op") == "copy" and r.get("status") == "ok"
             and r["shape"].get("host_memory") == "pinned"}
-alone, together = pinned("bench-alone.json"), pinned("bench-together.json")
-try:
-    stress = json.load(open(f"{out}/stress.json"))["stress"]["devices"]
-except (OSError, ValueError, KeyError):
-    stress = []
-print(f"{'device':8} {'dir':4} {'bench alone':>11} {'bench together':>14} {'stress':>8} "
-      f"{'stress/together':>15}  verdict")
-for d in stress:
-    rec = next((r for r in d.get("records", []) if r.get("test") == "copy"), {})
-    c = rec.get("copy", {})
-    for dir in ("h2d", "d2h"):
-        s, t, a = c.get(f"{dir}_gbps"), together.get((d["device"], dir)), alone.get((d["device"], dir))
-        ratio = f"{s / t:.2f}" if s and t else "-"
-        f = lambda v: f"{v:.1f}" if v else "-"
-        print(f"{d['device']:8} {dir:4} {f(a):>11} {f(t):>14} {f(s):>8} {ratio:>15}  "
-              f"{d.get('verdict')} ({c.get('transfers_verified')} verified, "
-              f"{c.get('mismatches')} differed)")
+def stress_devices(name):
+    try:
+        return json.load(open(f"{out}/{name}"))["stress"]["devices"]
+    except (OSError, ValueError, KeyError):
+        return []
+def table(title, stress, together, alone):
+    print(title)
+    print(f"{'device':8} {'dir':4} {'bench alone':>11} {'bench together':>14} {'stress':>8} "
+          f"{'stress/together':>15}  verdict")
+    for d in stress:
+        rec = next((r for r in d.get("records", []) if r.get("test") == "copy"), {})
+        c = rec.get("copy", {})
+        for dir in ("h2d", "d2h"):
+            s, t, a = c.get(f"{dir}_gbps"), together.get((d["device"], dir)), alone.get((d["device"], dir))
+            ratio = f"{s / t:.2f}" if s and t else "-"
+            f = lambda v: f"{v:.1f}" if v else "-"
+            print(f"{d['device']:8} {dir:4} {f(a):>11} {f(t):>14} {f(s):>8} {ratio:>15}  "
+                  f"{d.get('verdict')} ({c.get('transfers_verified')} verified, "
+                  f"{c.get('mismatches')} differed)")
+table("every GPU at once", stress_devices("stress.json"), pinned("bench-together.json"),
+      pinned("bench-alone.json"))
+one = pinned("bench-one.json")
+if one:
+    table("cuda0 alone (CUDA_VISIBLE_DEVICES=0): bench's figure is the baseline",
+          stress_devices("stress-one.json"), one, one)
 PY

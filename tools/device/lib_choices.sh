@@ -72,3 +72,30 @@ for f in glob.glob("'"$work"'/runs/c*.json"):
     for k,v in json.load(open(f))["comparison"]["summary"].items(): c[k]+=v
 print(dict(c))')
 echo "verdicts over all compares: $summary"
+
+# A planted 10 % slowdown of every record (GPUCHECK_TEST_SLOWDOWN=1.1) against the last three
+# runs as bases: the share of records whose between-run spread is under 3 % that compare calls a
+# REGRESSION (the goal is at least 95 %).
+if [ "$runs" -ge 3 ]; then
+  GPUCHECK_TEST_SLOWDOWN=1.1 "$bin" bench --device cuda0 --no-baseline --size small --json \
+    -o "$work/runs/slow10.json" 2>"$work/runs/slow10.err"
+  echo "planted 10 % run: exit $?"
+  "$bin" report compare "$work/runs/r$((runs - 2)).json" "$work/runs/r$((runs - 1)).json" \
+    "$work/runs/r$runs.json" "$work/runs/slow10.json" --json -o "$work/runs/c-slow10.json" 2>/dev/null
+  echo "compare of the planted run against three bases: exit $?"
+  pack
+  python3 - "$work/runs/c-slow10.json" <<'PY'
+import json, sys, collections
+rows = json.load(open(sys.argv[1]))["comparison"]["rows"]
+steady = [r for r in rows if r.get("between_runs") is not None and r["between_runs"] < 0.03]
+caught = [r for r in steady if r.get("verdict") == "regression"]
+share = len(caught) / len(steady) if steady else 0
+print(f"planted 10 %: REGRESSION in {len(caught)} of {len(steady)} rows with a between-run "
+      f"spread under 3 % ({share:.1%}; goal >= 95 %); all rows: "
+      f"{dict(collections.Counter(r.get('verdict') for r in rows))}")
+for r in steady:
+    if r.get("verdict") != "regression":
+        print(f"  not caught: {r.get('op')} {r.get('dtype', '')} {json.dumps(r.get('shape'))} "
+              f"{r.get('verdict')}: {r.get('reason', '')[:120]}")
+PY
+fi

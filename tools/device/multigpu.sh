@@ -146,6 +146,23 @@ only scale-probe-one && step scale-probe-one 20 sh -c "CUDA_VISIBLE_DEVICES=0 '$
 only scale-peers && step scale-peers 90 sh -c "python3 '$here/peers.py' --ops p2p \
   --copy 67108864,268435456,1073741824 --reps 20 > '$OUT/peers-scale.jsonl'"
 
+# pairs-concurrent, pairs-serial, pairs-serial2, each only when named: p2p at 256 MiB with pairs
+# at once against two --serial runs (their spread is the noise floor); pair-allreduce: the
+# all-reduce of two GPUs beside peers.py.
+for mode in concurrent serial serial2; do
+  flag=; [ "$mode" = concurrent ] || flag=--serial
+  only "pairs-$mode" && step "pairs-$mode" 90 sh -c "'$gpucheck' bench --device all --no-baseline --ops p2p --copy 256MiB \
+    $flag --json > '$OUT/pairs-$mode.json'"
+done
+only pair-allreduce && step pair-allreduce 120 sh -c "CUDA_VISIBLE_DEVICES=0,1 '$gpucheck' bench \
+  --device all --no-baseline --ops allreduce --allreduce 64MiB,1GiB ${nccl_flag[*]} --json \
+  > '$OUT/pair-allreduce.json' && CUDA_VISIBLE_DEVICES=0,1 python3 '$here/peers.py' --ops p2p \
+  --copy 67108864,1073741824 --reps 20 > '$OUT/peers-pair.jsonl'"
+if only pairs-concurrent || only pair-allreduce; then
+  echo "=== pairs and the all-reduce of two GPUs"
+  python3 "$tools/spread_table.py" "$OUT" || echo "spread_table.py failed"
+fi
+
 # gemm-concurrency, only when STEPS names it: does running the two GPUs at once cost GEMM speed?
 gemm_concurrency() {
   local d=$OUT/gemm-concurrency i mode extra

@@ -153,7 +153,7 @@ using ConvKey =
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(int index, const EnvMap& env) : index_(index) {
+  CudaDevice(int index, const EnvMap& env) : index_(index), env_(env) {
     GC_CUDA_CHECK(cudaSetDevice(index));
     nlohmann::json d = probe_device(index);
     identity_ = {d[k::kDevice], "cuda", d[k::kDeviceName], d.value(std::string(k::kDeviceUuid), ""),
@@ -185,15 +185,22 @@ class CudaDevice final : public Device {
         GC_CUBLAS_CHECK(cublas_->cublasSetStream(blas_, stream_));
       }
     }
-    cudnn_ = CudnnLibrary::open(env, &cudnn_error_);
-    if (cudnn_) {
-      if (auto s = cudnn_->cudnnCreate(&dnn_); s != CUDNN_STATUS_SUCCESS) {
-        cudnn_error_ = fmt::format("cudnnCreate failed: status {}", static_cast<int>(s));
-        dnn_ = nullptr;
-      } else {
-        GC_CUDNN_CHECK(cudnn_->cudnnSetStream(dnn_, stream_));
-      }
+  }
+
+  // cuDNN is opened when a conv is first asked about: its load and cudnnCreate take time that a
+  // child running no conv (doctor's load, stress, peer copies) should not pay.
+  bool cudnn_ready() const {
+    if (cudnn_tried_) return dnn_ != nullptr;
+    cudnn_tried_ = true;
+    cudnn_ = CudnnLibrary::open(env_, &cudnn_error_);
+    if (!cudnn_) return false;
+    if (auto s = cudnn_->cudnnCreate(&dnn_); s != CUDNN_STATUS_SUCCESS) {
+      cudnn_error_ = fmt::format("cudnnCreate failed: status {}", static_cast<int>(s));
+      dnn_ = nullptr;
+      return false;
     }
+    GC_CUDNN_CHECK(cudnn_->cudnnSetStream(dnn_, stream_));
+    return true;
   }
 
   ~CudaDevice() override {
@@ -247,7 +254,7 @@ class CudaDevice final : public Device {
         if (!lt_ || !blas_) return "GEMM needs cuBLAS: " + cublas_error_;
         return arch_reason();
       case Op::kConv:
-        if (!dnn_) return "conv needs cuDNN: " + cudnn_error_;
+        if (!cudnn_ready()) return "conv needs cuDNN: " + cudnn_error_;
         if (dtype == DType::kF64)
           return std::string(
               "conv runs in f32, tf32, f16 and bf16 on CUDA (cuDNN's f64 paths are "
@@ -746,6 +753,7 @@ class CudaDevice final : public Device {
     ConvKey key{static_cast<int>(dtype),   s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad,
                 static_cast<int>(s.layout)};
     if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
+    if (!cudnn_ready()) throw std::runtime_error("conv needs cuDNN: " + cudnn_error_);
     const ConvTypes t = conv_types(dtype);
     const auto& L = *cudnn_;
     auto plan = std::make_unique<ConvPlan>();
@@ -818,9 +826,11 @@ class CudaDevice final : public Device {
   std::string cublas_error_;
   cublasLtHandle_t lt_ = nullptr;
   cublasHandle_t blas_ = nullptr;
-  std::unique_ptr<CudnnLibrary> cudnn_;
-  std::string cudnn_error_;
-  cudnnHandle_t dnn_ = nullptr;
+  EnvMap env_;  // where the libraries opened later (cuDNN) are looked for
+  mutable bool cudnn_tried_ = false;
+  mutable std::unique_ptr<CudnnLibrary> cudnn_;
+  mutable std::string cudnn_error_;
+  mutable cudnnHandle_t dnn_ = nullptr;
   std::unique_ptr<CudaBuffer> lt_workspace_;
   std::unique_ptr<CudaBuffer> conv_workspace_;
   std::map<GemmKey, std::unique_ptr<LtPlan>> lt_plans_;
