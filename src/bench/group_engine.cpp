@@ -742,13 +742,15 @@ std::vector<std::vector<std::size_t>> group_batches(const BenchPlan& plan) {
     std::optional<std::string> slot;
     std::set<std::size_t> devices;
     auto pair_slot = [&](const std::string& kind, const std::string& src, const std::string& dst,
-                         bool both) {
+                         bool both, bool peer) {
       const auto s = place(src), d = place(dst);
       if (!s || !d || *s == *d) return;  // the runner refuses it, alone
       devices = {*s, *d};
       const std::size_t round =
           both ? both_ways.at({std::min(*s, *d), std::max(*s, *d)}) : one_way.at({*s, *d});
-      if (!plan.serial) slot = fmt::format("{} round {}", kind, round);
+      // Copies staged through the host share its PCIe root and memory whatever the pair: only
+      // copies over peer paths run together.
+      if (!plan.serial && peer) slot = fmt::format("{} round {}", kind, round);
     };
     if (const auto* p = std::get_if<P2pShape>(&c.shape); p && p->fan != P2pFan::kPair) {
       phase = p->peer_access ? 0 : 1;  // every device at once: a batch of its own
@@ -756,10 +758,11 @@ std::vector<std::vector<std::size_t>> group_batches(const BenchPlan& plan) {
       phase = p->peer_access ? 0 : 1;
       pair_slot(fmt::format("p2p {} {} {} {}", p->bytes, p->bidirectional, p->peer_access,
                             to_string(p->engine)),
-                p->src, p->dst, p->bidirectional);
+                p->src, p->dst, p->bidirectional, p->peer_access);
     } else if (const auto* l = std::get_if<LatencyShape>(&c.shape)) {
       phase = l->peer_access ? 0 : 1;
-      pair_slot(fmt::format("latency {} {}", l->bytes, l->peer_access), l->src, l->dst, false);
+      pair_slot(fmt::format("latency {} {}", l->bytes, l->peer_access), l->src, l->dst, false,
+                l->peer_access);
     }
     if (slot) {
       auto it = open.find(*slot);

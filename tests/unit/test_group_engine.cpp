@@ -482,7 +482,8 @@ TEST(GroupBatches, PairsThatShareNoGpuRunTogetherPeerPathsFirstAllreduceLast) {
     int mine = 2;
     if (const auto* p = std::get_if<P2pShape>(&first.shape)) {
       mine = p->peer_access ? 0 : 1;
-      EXPECT_EQ(b.size(), 2u) << "four GPUs: two pairs at once";
+      // Staged copies share the host's PCIe root and memory: one pair at a time.
+      EXPECT_EQ(b.size(), p->peer_access ? 2u : 1u) << "four GPUs: two pairs at once over peers";
       (p->bidirectional ? both_ways : p->peer_access ? one_way_peer : one_way_staged)++;
     }
     EXPECT_GE(mine, phase);
@@ -490,8 +491,8 @@ TEST(GroupBatches, PairsThatShareNoGpuRunTogetherPeerPathsFirstAllreduceLast) {
   }
   EXPECT_EQ(seen.size(), plan.cells.size());
   EXPECT_EQ(one_way_peer, 6u);  // 12 ordered pairs, two at a time
-  EXPECT_EQ(one_way_staged, 6u);
-  EXPECT_EQ(both_ways, 3u);  // 6 pairs
+  EXPECT_EQ(one_way_staged, 12u);  // one at a time
+  EXPECT_EQ(both_ways, 3u);        // 6 pairs
   EXPECT_EQ(plan.cells[batches.back().front()].op, Op::kAllreduce);
 }
 
@@ -525,7 +526,7 @@ TEST(GroupEngine, FourGpusCopyTwoPairsAtOnceEachVerifiedWithTheirOwnFigures) {
     EXPECT_EQ(r["status"], "ok") << r.dump();
     EXPECT_EQ(r["shape"]["src"], s.src);
     EXPECT_EQ(r["shape"]["dst"], s.dst);
-    EXPECT_EQ(r["context"]["concurrent_pairs"], 2);
+    EXPECT_EQ(r["context"]["concurrent_pairs"], s.peer_access ? 2 : 1);  // staged: one at a time
     // The host group copies lower→higher at 100 GB/s, back at 50: each record its own pair's.
     const double want = s.bidirectional ? 150 : s.src < s.dst ? 100 : 50;
     EXPECT_NEAR(r["throughput"]["value"].get<double>(), want, want * 1e-6) << r.dump();
