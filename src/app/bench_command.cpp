@@ -1,7 +1,6 @@
 // `gpucheck bench`: the same workloads on the CPU and each chosen device, verified, with
 // speedups over the CPU. Each device runs in its own child; children of distinct physical GPUs
 // run at the same time (bench_multi.h), the CPU baseline alone first.
-#include "app/backend_probes.h"
 #include "app/bench_devices.h"
 #include "app/bench_framework.h"
 #include "app/bench_multi.h"
@@ -17,8 +16,9 @@
 #include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/rendezvous.h"
-#include "probe/cpu_info.h"
-#include "probe/host_info.h"
+#include "host/cpu_info.h"
+#include "host/host_info.h"
+#include "probe/backend_probes.h"
 #include "report/speedup.h"
 #include "report/stack_versions.h"
 
@@ -227,7 +227,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
                          const EnvMap& env) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
-  const nlohmann::json backends = probe_backends(env, limits);
+  const nlohmann::json backends = probe::probe_backends(env, limits);
   DeviceResolution res = resolve_devices(split_list(o.devices), backends);
   std::vector<BenchTarget> cuda;
   for (const auto& t : res.targets) {
@@ -270,8 +270,8 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
 
   nlohmann::json doc = make_document("bench", o.argv, env);
   doc[k::kProvenance][k::kVersions] = report::stack_versions_json(report::stack_versions(backends));
-  doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
-  doc[k::kCpu] = probe::to_json(probe::read_cpu_facts("/"));
+  doc[k::kHost] = host::to_json(host::read_host_facts("/"));
+  doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
   nlohmann::json who = nlohmann::json::array();
   if (rs.rank == 0)
     for (const auto& text : met.identities) who.push_back(parse_json_or_discarded(text));
@@ -345,7 +345,7 @@ ExitCode run_bench(const BenchOptions& given) {
   if (needs_probe(names)) {
     ChildLimits limits;
     limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
-    backends = probe_backends(env, limits);
+    backends = probe::probe_backends(env, limits);
   }
   DeviceResolution res = resolve_devices(names, backends);
   for (auto& m : res.missing) m += " (gpucheck doctor says why and how to fix it)";
@@ -399,8 +399,8 @@ ExitCode run_bench(const BenchOptions& given) {
   if (!backends.empty())
     doc[k::kProvenance][k::kVersions] =
         report::stack_versions_json(report::stack_versions(backends));
-  doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
-  doc[k::kCpu] = probe::to_json(probe::read_cpu_facts("/"));
+  doc[k::kHost] = host::to_json(host::read_host_facts("/"));
+  doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
   nlohmann::json errors = nlohmann::json::array();
   for (const auto& m : res.missing) {
     spdlog::error("{}", m);

@@ -6,8 +6,8 @@
 #include "bench/framework_run.h"
 #include "core/errors.h"
 #include "core/json_keys_framework.h"
-#include "doctor/python_envs.h"
 #include "doctor/system_view.h"
+#include "host/python_envs.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -44,7 +44,7 @@ std::optional<std::string> resolve_program(const std::string& name, const EnvMap
 }
 
 // Whether a site directory holds the framework (read from files: nothing is imported).
-bool installed_in(const doctor::SitePackages& sp, const std::string& framework) {
+bool installed_in(const host::SitePackages& sp, const std::string& framework) {
   if (framework == "torch") return sp.torch.has_value();
   for (const auto& d : sp.gpu_dists) {
     if (framework == "jax" && d.name == "jax") return true;
@@ -54,7 +54,7 @@ bool installed_in(const doctor::SitePackages& sp, const std::string& framework) 
   return false;
 }
 
-std::optional<std::string> interpreter_of(const doctor::PythonEnv& env) {
+std::optional<std::string> interpreter_of(const host::PythonEnv& env) {
   for (const char* name : {"/bin/python3", "/bin/python"})
     if (executable_file(env.prefix + name)) return env.prefix + name;
   return std::nullopt;
@@ -97,7 +97,7 @@ std::vector<FrameworkChoice> choose_frameworks(const std::string& list, const st
   }
   doctor::SystemView view;
   view.env = env;
-  const auto envs = doctor::python_environments(view);
+  const auto envs = host::python_environments(view);
   for (const auto& n : known) {
     const bool named = std::find(names.begin(), names.end(), n) != names.end();
     if (!named && !all) continue;
@@ -105,8 +105,8 @@ std::vector<FrameworkChoice> choose_frameworks(const std::string& list, const st
     for (const auto& e : envs) {
       auto interpreter = interpreter_of(e);
       if (!interpreter) continue;
-      for (const auto& dir : doctor::import_path(view, e))
-        if (installed_in(doctor::read_site_packages(view, dir), n)) {
+      for (const auto& dir : host::import_path(view, e))
+        if (installed_in(host::read_site_packages(view, dir), n)) {
           found = FrameworkChoice{n, *interpreter, e.origin, named};
           break;
         }

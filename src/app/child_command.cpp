@@ -1,5 +1,4 @@
 // The hidden "__child" subcommand: what gpucheck runs in its isolated children.
-#include "app/backend_probes.h"
 #include "app/bench_ranks.h"
 #include "app/cli_common.h"
 #include "app/cpu_blas_selection.h"
@@ -11,6 +10,7 @@
 #include "core/graceful_stop.h"
 #include "core/json_input.h"
 #include "core/rendezvous.h"
+#include "probe/backend_probes.h"
 #include "stress/events.h"
 #include "stress/faults.h"
 #include "stress/runner.h"
@@ -212,7 +212,7 @@ Command add_child_command(CLI::App& root) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);
             configure_logging(0, false);
             if (probe->parsed())
-              return static_cast<ExitCode>(run_probe_child(*backend, current_environment()));
+              return static_cast<ExitCode>(probe::run_probe_child(*backend, current_environment()));
             if (bench->parsed()) return static_cast<ExitCode>(run_bench_child(*plan));
             if (stress->parsed()) return static_cast<ExitCode>(run_stress_child(*stress_plan));
             if (counters->parsed())

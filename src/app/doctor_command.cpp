@@ -1,7 +1,6 @@
 // `gpucheck doctor`: checks of the GPU environment, each PASS/INFO/WARN/FAIL/SKIP with the fix.
 // The facts come from the same isolated probe children as `gpucheck probe` (or a saved probe
 // document with the hidden --facts), so a crashing driver costs a finding, never the report.
-#include "app/backend_probes.h"
 #include "app/cli_common.h"
 #include "app/doctor_facts.h"
 #include "core/document.h"
@@ -17,6 +16,7 @@
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
 #include "doctor/under_load.h"
+#include "probe/backend_probes.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -67,9 +67,9 @@ struct DoctorOptions {
 };
 
 // The probe document's facts sections: what the checks read and the report repeats.
-constexpr std::string_view kFactSections[] = {keys::kHost, keys::kCpu, keys::kMemory,
-                                              keys::kInfiniband, keys::kBackends,
-                                              doctor::kFrameworkQueriesKey};
+constexpr std::string_view kFactSections[] = {keys::kHost,     keys::kCpu,
+                                              keys::kMemory,   keys::kInfiniband,
+                                              keys::kBackends, doctor::kFrameworkQueriesKey};
 
 nlohmann::json load_facts(const std::string& path) {
   nlohmann::json doc =
@@ -119,7 +119,7 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env,
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   const auto first_reading = std::chrono::steady_clock::now();
   Stopwatch step;
-  nlohmann::json facts = probe_sections(opts.sysroot, env, limits);
+  nlohmann::json facts = probe::probe_sections(opts.sysroot, env, limits);
   spdlog::info("doctor: probe: {:.2f} s", step.lap());
   // The framework children run while the GPUs are loaded: the two overlap, and a framework found
   // nowhere costs nothing.

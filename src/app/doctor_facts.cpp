@@ -10,7 +10,7 @@
 #include "core/pair_schedule.h"
 #include "core/stopwatch.h"
 #include "doctor/under_load.h"
-#include "probe/infiniband.h"
+#include "host/infiniband.h"
 
 #include <fmt/format.h>
 
@@ -124,7 +124,7 @@ void add_infiniband_counters_after(nlohmann::json& facts, const std::filesystem:
   (*ib)[keys::kCountersAfterLoad] = {
       {keys::kIntervalS,
        std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count()},
-      {keys::kPorts, probe::read_infiniband_counters(root)}};
+      {keys::kPorts, host::read_infiniband_counters(root)}};
 }
 
 namespace {

@@ -1,5 +1,4 @@
 // gpucheck's entry point: parses the command line and holds the program's only catch-all.
-#include "app/backend_probes.h"
 #include "app/cli_common.h"
 #include "app/cli_spec.h"
 #include "app/help_format.h"
@@ -8,6 +7,7 @@
 #include "core/output_file.h"
 #include "core/stop_signals.h"
 #include "core/version.h"
+#include "probe/backend_probes.h"
 #include "report/stack_versions.h"
 #include "report/text_layout.h"
 
@@ -50,7 +50,7 @@ std::string version_text() {
 std::string stack_version_lines() {
   gpucheck::ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(60.0);
-  auto backends = gpucheck::app::probe_backends(gpucheck::current_environment(), limits);
+  auto backends = gpucheck::probe::probe_backends(gpucheck::current_environment(), limits);
   std::string out;
   for (const auto& v : gpucheck::report::stack_versions(backends)) {
     std::string text = v.version.empty() ? "not found: " + v.missing : v.version;

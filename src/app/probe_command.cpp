@@ -1,7 +1,7 @@
 // `gpucheck probe`: host, CPU, memory and every backend's platforms and devices.
-#include "app/backend_probes.h"
 #include "app/cli_common.h"
 #include "core/document.h"
+#include "probe/backend_probes.h"
 
 namespace gpucheck::app {
 
@@ -22,7 +22,7 @@ ExitCode run_probe(const ProbeOptions& opts) {
   nlohmann::json doc = make_document("probe", opts.argv, env);
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
-  doc.update(probe_sections(opts.sysroot, env, limits));
+  doc.update(probe::probe_sections(opts.sysroot, env, limits));
   output.write(doc);
   // A missing or broken driver is a finding, never an exit code.
   return ExitCode::kOk;

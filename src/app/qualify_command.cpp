@@ -1,7 +1,6 @@
 // `gpucheck qualify --profile FILE`: probe, doctor and the benches a TOML profile needs, each
 // requirement judged; exit 1 when one is unmet. The probe, the doctor checks and the bench
 // children are the same code paths as `probe`, `doctor` and `bench`.
-#include "app/backend_probes.h"
 #include "app/bench_run.h"
 #include "app/cli_common.h"
 #include "app/doctor_facts.h"
@@ -14,6 +13,7 @@
 #include "core/output_file.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
+#include "probe/backend_probes.h"
 #include "qualify/bench_plan.h"
 #include "qualify/judge.h"
 #include "qualify/profile.h"
@@ -96,7 +96,7 @@ nlohmann::json run_profile_stress(const q::Profile& profile, const q::Observatio
     plans.push_back(p);
     ids.push_back(d.device);
   }
-  doctor::KernelLogWatch watch(sysroot);
+  host::KernelLogWatch watch(sysroot);
   StatusBoard board(ids, base.duration_s, ::isatty(STDERR_FILENO) != 0, !quiet);
   std::vector<StressChildReport> reports;
   if (!plans.empty()) reports = run_stress_children(plans, {}, board);
@@ -133,7 +133,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
   ChildLimits limits;
   limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
   const auto first_reading = std::chrono::steady_clock::now();
-  nlohmann::json facts = probe_sections(o.sysroot, env, limits);
+  nlohmann::json facts = probe::probe_sections(o.sysroot, env, limits);
   doc.update(facts);
 
   q::Observations obs;

@@ -1,6 +1,5 @@
 // `gpucheck stress`: sustained load on every selected device at once, each in its own child,
 // every result checked, telemetry and the kernel log watched, one verdict per device.
-#include "app/backend_probes.h"
 #include "app/bench_devices.h"
 #include "app/cli_common.h"
 #include "app/stress_run.h"
@@ -10,10 +9,11 @@
 #include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "core/stop_signals.h"
-#include "doctor/kernel_log.h"
-#include "probe/cpu_info.h"
-#include "probe/host_info.h"
-#include "probe/memory_info.h"
+#include "host/cpu_info.h"
+#include "host/host_info.h"
+#include "host/kernel_log.h"
+#include "host/memory_info.h"
+#include "probe/backend_probes.h"
 #include "stress/kill_reason.h"
 #include "stress/plan.h"
 #include "stress/verdict.h"
@@ -90,7 +90,7 @@ stress::StressPlan base_plan(const StressOptions& o) {
 // A device's memory: MemTotal for the CPU, the probe's global memory size for a GPU; 0 when
 // not known.
 std::uint64_t memory_bytes(const stress::StressPlan& p, const nlohmann::json& backends) {
-  if (p.backend == "cpu") return probe::read_memory_facts("/").total_bytes.value_or(0);
+  if (p.backend == "cpu") return host::read_memory_facts("/").total_bytes.value_or(0);
   for (const auto& b : backends) {
     if (!b.is_object() || b.value(std::string(k::kName), "") != p.backend ||
         !b.contains(k::kDevices) || !b[k::kDevices].is_array())
@@ -154,7 +154,7 @@ ExitCode run_stress(const StressOptions& o) {
   if (needs_probe(names)) {
     ChildLimits limits;
     limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
-    backends = probe_backends(env, limits);
+    backends = probe::probe_backends(env, limits);
   }
   const DeviceResolution res = resolve_devices(expand_all(names, backends), backends);
   std::vector<stress::StressPlan> plans;
@@ -169,7 +169,7 @@ ExitCode run_stress(const StressOptions& o) {
     if (auto why = stress::gemm_refusal(p, memory_bytes(p, backends))) throw UsageError(*why);
 
   // The kernel log's position before any child starts: only what they cause counts.
-  doctor::KernelLogWatch watch(o.sysroot);
+  host::KernelLogWatch watch(o.sysroot);
   std::vector<std::string> ids;
   for (const auto& p : plans) ids.push_back(p.device);
   StatusBoard board(ids, base.duration_s, ::isatty(STDERR_FILENO) != 0,
@@ -178,7 +178,7 @@ ExitCode run_stress(const StressOptions& o) {
   // at their next batch end and the document holds what they did.
   GracefulStop stop;
   std::vector<StressChildReport> reports;
-  const std::uint64_t available = probe::read_memory_facts("/").available_bytes.value_or(0);
+  const std::uint64_t available = host::read_memory_facts("/").available_bytes.value_or(0);
   if (!plans.empty()) {
     StressRunLimits limits;
     limits.hang_timeout_s = o.hang_timeout_s;
@@ -199,8 +199,8 @@ ExitCode run_stress(const StressOptions& o) {
     spdlog::info("{}: {}", d[k::kDevice].get<std::string>(), d[k::kVerdict].get<std::string>());
 
   nlohmann::json doc = make_document("stress", o.argv, env);
-  doc[k::kHost] = probe::to_json(probe::read_host_facts("/"));
-  doc[k::kCpu] = probe::to_json(probe::read_cpu_facts("/"));
+  doc[k::kHost] = host::to_json(host::read_host_facts("/"));
+  doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
   doc[k::kStress] = section;
   if (!res.missing.empty()) doc[k::kErrors] = res.missing;
   output.write(doc);

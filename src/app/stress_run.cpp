@@ -111,7 +111,7 @@ std::size_t expected_records(const stress::StressPlan& p) {
   return n;
 }
 
-nlohmann::json xid_json(const doctor::XidEvent& x) {
+nlohmann::json xid_json(const host::XidEvent& x) {
   return {{k::kCode, x.code}, {k::kPciBusId, x.pci}, {k::kDetail, x.detail}};
 }
 
@@ -120,10 +120,10 @@ nlohmann::json xid_json(const doctor::XidEvent& x) {
 nlohmann::json stress_section(const stress::StressPlan& base,
                               const std::vector<stress::StressPlan>& plans,
                               const std::vector<StressChildReport>& reports,
-                              const doctor::KernelLogWatch& watch, const std::string& new_log,
+                              const host::KernelLogWatch& watch, const std::string& new_log,
                               const std::vector<std::pair<std::string, std::string>>& missing,
                               const stress::VerdictLimits& vl, int stop_signal) {
-  const auto xids = doctor::parse_xids(new_log);
+  const auto xids = host::parse_xids(new_log);
   nlohmann::json devices = nlohmann::json::array();
   bool all_pass = true;
   std::vector<bool> attributed(xids.size(), false);
@@ -153,7 +153,7 @@ nlohmann::json stress_section(const stress::StressPlan& base,
     const std::string bus = entry.value(std::string(k::kPciBusId), "");
     nlohmann::json dev_xids = nlohmann::json::array();
     for (std::size_t x = 0; x < xids.size(); ++x)
-      if (!bus.empty() && doctor::same_pci_device(xids[x].pci, bus)) {
+      if (!bus.empty() && host::same_pci_device(xids[x].pci, bus)) {
         in.xids.push_back(xids[x]);
         dev_xids.push_back(xid_json(xids[x]));
         attributed[x] = true;

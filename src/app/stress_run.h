@@ -5,7 +5,7 @@
 #pragma once
 
 #include "app/stress_status.h"
-#include "doctor/kernel_log.h"
+#include "host/kernel_log.h"
 #include "stress/plan.h"
 #include "stress/verdict.h"
 
@@ -45,7 +45,7 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
 nlohmann::json stress_section(const stress::StressPlan& base,
                               const std::vector<stress::StressPlan>& plans,
                               const std::vector<StressChildReport>& reports,
-                              const doctor::KernelLogWatch& watch, const std::string& new_log,
+                              const host::KernelLogWatch& watch, const std::string& new_log,
                               const std::vector<std::pair<std::string, std::string>>& missing,
                               const stress::VerdictLimits& limits, int stop_signal);
 

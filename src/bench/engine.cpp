@@ -9,7 +9,7 @@
 #include "bench/verify.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
-#include "probe/memory_info.h"
+#include "host/memory_info.h"
 
 #include <fmt/format.h>
 
@@ -765,7 +765,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
   Budget budget;
   budget.device = device.memory_budget();
   budget.host_device = device.is_host();
-  auto mem = probe::read_memory_facts("/");
+  auto mem = host::read_memory_facts("/");
   budget.host = mem.available_bytes.value_or(0) / 2;
   CellRunner runner(plan, device, callbacks, options);
 

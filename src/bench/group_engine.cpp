@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "core/json_keys.h"
 #include "core/pair_schedule.h"
-#include "probe/memory_info.h"
+#include "host/memory_info.h"
 
 #include <fmt/format.h>
 
@@ -81,7 +81,7 @@ class GroupRunner {
   GroupRunner(const BenchPlan& plan, PeerGroup& group, const EngineCallbacks& cb,
               std::optional<PlantedError> plant)
       : plan_(plan), group_(group), cb_(cb), plant_(plant) {
-    host_limit_ = probe::read_memory_facts("/").available_bytes.value_or(0) / 2;
+    host_limit_ = host::read_memory_facts("/").available_bytes.value_or(0) / 2;
     const bool any_allreduce = std::any_of(plan.cells.begin(), plan.cells.end(),
                                            [](const Cell& c) { return c.op == Op::kAllreduce; });
     if (any_allreduce) setup_refusal_ = group_.setup_allreduce(plan.allreduce);

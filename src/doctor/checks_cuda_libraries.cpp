@@ -4,7 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
-#include "doctor/python_envs.h"
+#include "host/python_envs.h"
 
 #include "core/json_keys.h"
 
@@ -158,7 +158,7 @@ CheckResult check_cudnn_library(const SystemView& view) {
 // ---- framework_cuda_driver ----
 
 CheckResult check_framework_cuda_driver(const SystemView& view) {
-  const auto envs = python_environments(view);
+  const auto envs = host::python_environments(view);
   struct Need {
     std::string who;
     int major;
@@ -168,14 +168,14 @@ CheckResult check_framework_cuda_driver(const SystemView& view) {
   std::vector<std::string> evidence;
   for (const auto& env : envs)
     for (const auto& dir : env.site_dirs) {
-      const SitePackages sp = read_site_packages(view, dir);
+      const host::SitePackages sp = host::read_site_packages(view, dir);
       if (sp.torch && sp.torch->cuda) {
         if (auto v = parse_cuda_version(*sp.torch->cuda))
           needs.push_back({fmt::format("torch {} in {}", sp.torch->version, dir), *v / 1000, *v});
       }
       for (const auto& d : sp.gpu_dists) {
         if (d.name == "torch" || d.name.starts_with("nvidia-")) continue;
-        if (auto m = cuda_major_of_dist(d.name, d.version))
+        if (auto m = host::cuda_major_of_dist(d.name, d.version))
           needs.push_back({fmt::format("{} {} in {}", d.name, d.version, dir), *m, std::nullopt});
       }
     }

@@ -4,7 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
-#include "doctor/python_envs.h"
+#include "host/python_envs.h"
 
 #include <fmt/format.h>
 
@@ -17,28 +17,28 @@ namespace gpucheck::doctor {
 namespace {
 
 struct Installed {
-  const PythonEnv* env;
-  SitePackages site;
+  const host::PythonEnv* env;
+  host::SitePackages site;
 };
 
 std::vector<Installed> installed_frameworks(const SystemView& view,
-                                            const std::vector<PythonEnv>& envs) {
+                                            const std::vector<host::PythonEnv>& envs) {
   std::vector<Installed> out;
   for (const auto& env : envs)
     for (const auto& dir : env.site_dirs) {
-      SitePackages sp = read_site_packages(view, dir);
+      host::SitePackages sp = host::read_site_packages(view, dir);
       if (sp.torch || !sp.gpu_dists.empty()) out.push_back({&env, std::move(sp)});
     }
   return out;
 }
 
-std::string torch_label(const TorchBuild& t) {
+std::string torch_label(const host::TorchBuild& t) {
   if (t.cuda) return fmt::format("torch {} (CUDA {})", t.version, *t.cuda);
   if (t.hip) return fmt::format("torch {} (ROCm, HIP {})", t.version, *t.hip);
   return fmt::format("torch {} (CPU-only)", t.version);
 }
 
-std::string summary(const SitePackages& sp) {
+std::string summary(const host::SitePackages& sp) {
   std::vector<std::string> parts;
   if (sp.torch) parts.push_back(torch_label(*sp.torch));
   std::size_t nvidia = 0;
@@ -52,7 +52,7 @@ std::string summary(const SitePackages& sp) {
   }
   std::vector<std::string> key_libs;
   for (const auto& d : sp.gpu_dists)
-    if (is_library_wheel(d.name, "cudnn") || is_library_wheel(d.name, "cublas"))
+    if (host::is_library_wheel(d.name, "cudnn") || host::is_library_wheel(d.name, "cublas"))
       key_libs.push_back(d.name + " " + d.version);
   if (nvidia > 0)
     parts.push_back(fmt::format("{} nvidia-* wheel{}{}", nvidia, nvidia == 1 ? "" : "s",
@@ -61,7 +61,7 @@ std::string summary(const SitePackages& sp) {
 }
 
 // The CUDA libraries a CUDA build of torch cannot import without.
-std::vector<std::string> torch_missing_libraries(const SitePackages& sp) {
+std::vector<std::string> torch_missing_libraries(const host::SitePackages& sp) {
   std::vector<std::string> missing;
   if (!sp.torch || !sp.torch->cuda) return missing;
   auto bundled = [&](std::string_view prefix) {
@@ -69,15 +69,16 @@ std::vector<std::string> torch_missing_libraries(const SitePackages& sp) {
                        [&](const std::string& l) { return l.starts_with(prefix); });
   };
   auto wheel = [&](std::string_view library) {
-    return std::any_of(sp.gpu_dists.begin(), sp.gpu_dists.end(),
-                       [&](const Distribution& d) { return is_library_wheel(d.name, library); });
+    return std::any_of(sp.gpu_dists.begin(), sp.gpu_dists.end(), [&](const host::Distribution& d) {
+      return host::is_library_wheel(d.name, library);
+    });
   };
   if (!bundled("libcudnn") && !wheel("cudnn")) missing.emplace_back("cuDNN");
   if (!bundled("libcublas") && !wheel("cublas")) missing.emplace_back("cuBLAS");
   return missing;
 }
 
-std::string torch_reinstall(const TorchBuild& t) {
+std::string torch_reinstall(const host::TorchBuild& t) {
   // PyTorch's wheel index names CUDA 12.1 "cu121".
   std::string tag = "cu121";
   if (t.cuda) {
@@ -91,7 +92,7 @@ std::string torch_reinstall(const TorchBuild& t) {
       version, tag);
 }
 
-std::vector<std::string> scanned(const std::vector<PythonEnv>& envs) {
+std::vector<std::string> scanned(const std::vector<host::PythonEnv>& envs) {
   std::vector<std::string> out;
   for (const auto& e : envs)
     for (const auto& d : e.site_dirs) out.push_back(fmt::format("scanned {} ({})", d, e.origin));
@@ -103,7 +104,7 @@ std::vector<std::string> scanned(const std::vector<PythonEnv>& envs) {
 // ---- framework_packages ----
 
 CheckResult check_framework_packages(const SystemView& view) {
-  const auto envs = python_environments(view);
+  const auto envs = host::python_environments(view);
   if (envs.empty())
     return info(
         "no Python environment found (no python on PATH, no CONDA_PREFIX or "
@@ -164,7 +165,7 @@ CheckResult check_framework_packages(const SystemView& view) {
 // ---- pytorch_cuda_usable ----
 
 CheckResult check_pytorch_cuda_usable(const SystemView& view) {
-  const auto envs = python_environments(view);
+  const auto envs = host::python_environments(view);
   const auto found = installed_frameworks(view, envs);
   std::vector<std::string> evidence = scanned(envs);
   const Installed* first = nullptr;
@@ -179,7 +180,7 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
   if (first == nullptr)
     return info(lead + "no, because PyTorch is not installed in any Python environment found",
                 evidence);
-  const TorchBuild& t = *first->site.torch;
+  const host::TorchBuild& t = *first->site.torch;
   const std::string where = fmt::format("torch {} in {}", t.version, first->site.dir);
   if (t.hip)
     return info(lead + fmt::format("no, because {} is a ROCm build: it drives AMD GPUs through "

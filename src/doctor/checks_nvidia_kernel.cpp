@@ -4,7 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
-#include "doctor/kernel_log.h"
+#include "host/kernel_log.h"
 
 #include "core/json_keys.h"
 
@@ -151,13 +151,13 @@ CheckResult check_nvidia_device_nodes(const SystemView& view) {
 // ---- nvidia_xid ----
 
 CheckResult check_nvidia_xid(const SystemView& view) {
-  const KernelLog log = read_kernel_log(view.root.string());
+  const host::KernelLog log = host::read_kernel_log(view.root.string());
   if (!log.text)
     throw NotObservable("the kernel log: " + join(log.unreadable, " and ") +
                         " (run as root, or sudo sysctl kernel.dmesg_restrict=0)");
   std::map<std::string, long long> lines_per_key;  // "<pci> <code>": lines in the log
   std::vector<std::string> last;
-  for (const auto& x : parse_xids(*log.text)) {
+  for (const auto& x : host::parse_xids(*log.text)) {
     ++lines_per_key[x.pci + " " + std::to_string(x.code)];
     last.push_back(fmt::format("Xid {} on {}:{}", x.code, x.pci, x.detail));
     if (last.size() > 8) last.erase(last.begin());

@@ -136,7 +136,7 @@ std::string pytorch_install(const std::string& tag, const std::string& version) 
       version.empty() ? "" : "==" + release_of(version), tag);
 }
 
-std::string python_of(const PythonEnv& env) {
+std::string python_of(const host::PythonEnv& env) {
   const std::string prefix = env.prefix == "/" ? "" : env.prefix;
   return prefix + "/bin/python3";
 }
@@ -184,28 +184,31 @@ std::vector<std::string> wheel_lib_dirs(const SystemView& view, const std::strin
   return out;
 }
 
-const Distribution* EnvScan::first(const std::string& dist_name, const SitePackages** where) const {
+const host::Distribution* EnvScan::first(const std::string& dist_name,
+                                         const host::SitePackages** where) const {
   for (const auto& s : sites)
-    if (const Distribution* d = s.find(dist_name)) {
+    if (const host::Distribution* d = s.find(dist_name)) {
       if (where != nullptr) *where = &s;
       return d;
     }
   return nullptr;
 }
 
-const SitePackages* EnvScan::first_with_file(const SystemView& view, const std::string& rel) const {
+const host::SitePackages* EnvScan::first_with_file(const SystemView& view,
+                                                   const std::string& rel) const {
   for (const auto& s : sites)
     if (view.exists(s.dir + "/" + rel)) return &s;
   return nullptr;
 }
 
-std::vector<EnvScan> scan_environments(const SystemView& view, const std::vector<PythonEnv>& envs) {
+std::vector<EnvScan> scan_environments(const SystemView& view,
+                                       const std::vector<host::PythonEnv>& envs) {
   std::vector<EnvScan> out;
   for (const auto& env : envs) {
     EnvScan scan;
     scan.env = &env;
-    for (const auto& dir : import_path(view, env))
-      scan.sites.push_back(read_site_packages(view, dir));
+    for (const auto& dir : host::import_path(view, env))
+      scan.sites.push_back(host::read_site_packages(view, dir));
     out.push_back(std::move(scan));
   }
   return out;
@@ -242,7 +245,7 @@ CheckResult framework_result(Code failure, const std::vector<Verdict>& verdicts,
 
 CheckResult judge_every_environment(const SystemView& view, Code failure,
                                     const std::string& framework, const Judge& judge) {
-  const auto envs = python_environments(view);
+  const auto envs = host::python_environments(view);
   const auto scans = scan_environments(view, envs);
   const GpuPicture gpus = gpu_picture(view);
   std::vector<std::string> evidence = gpus.evidence;

@@ -7,8 +7,8 @@
 #include "doctor/check.h"
 #include "doctor/check_util.h"
 #include "doctor/cuda_facts.h"
-#include "doctor/python_envs.h"
 #include "doctor/system_view.h"
+#include "host/python_envs.h"
 
 #include <functional>
 #include <optional>
@@ -65,7 +65,7 @@ std::string pytorch_install(const std::string& tag, const std::string& version =
 
 // The interpreter a fix should name for an environment: its prefix's bin/python3 (or the
 // PATH entry it came from).
-std::string python_of(const PythonEnv& env);
+std::string python_of(const host::PythonEnv& env);
 
 // Where the dynamic linker (or a framework's own search) finds a library by soname.
 struct LibrarySearch {
@@ -89,16 +89,17 @@ struct Verdict {
 
 // An environment's site directories as `import` searches them, each read once.
 struct EnvScan {
-  const PythonEnv* env = nullptr;
-  std::vector<SitePackages> sites;
+  const host::PythonEnv* env = nullptr;
+  std::vector<host::SitePackages> sites;
 
   // The first distribution so named on the import path, and the site that holds it.
-  const Distribution* first(const std::string& dist_name,
-                            const SitePackages** where = nullptr) const;
+  const host::Distribution* first(const std::string& dist_name,
+                                  const host::SitePackages** where = nullptr) const;
   // The first site holding this path (relative to the site: "tensorflow/__init__.py").
-  const SitePackages* first_with_file(const SystemView& view, const std::string& rel) const;
+  const host::SitePackages* first_with_file(const SystemView& view, const std::string& rel) const;
 };
-std::vector<EnvScan> scan_environments(const SystemView& view, const std::vector<PythonEnv>& envs);
+std::vector<EnvScan> scan_environments(const SystemView& view,
+                                       const std::vector<host::PythonEnv>& envs);
 
 // A framework check's result from its verdicts (one a framework found) and further findings:
 // the worst status decides; PASS when every one passes. Identical lines (one install reached

@@ -24,7 +24,7 @@ std::string jax_extra(const GpuPicture& gpus, std::optional<int> plugin_major = 
 }
 
 struct Plugin {
-  const Distribution* dist;
+  const host::Distribution* dist;
   int major;
 };
 
@@ -55,7 +55,7 @@ void check_plugin_requirements(const EnvScan& scan, const Plugin& p, const std::
   for (const auto& line : p.dist->requires_dist) {
     auto r = parse_requirement(line);
     if (!r || !r->name.starts_with("nvidia-") || r->specs.empty()) continue;
-    const Distribution* have = scan.first(r->name);
+    const host::Distribution* have = scan.first(r->name);
     if (have == nullptr)
       missing.push_back(r->name);
     else if (any_installed = true; !satisfies(have->version, *r))
@@ -81,9 +81,9 @@ void check_plugin_requirements(const EnvScan& scan, const Plugin& p, const std::
 
 std::optional<Verdict> judge_jax(const SystemView& view, const GpuPicture& gpus,
                                  const EnvScan& scan, std::vector<std::string>& evidence) {
-  const SitePackages* site = scan.first_with_file(view, "jax/version.py");
-  const SitePackages* dist_site = nullptr;
-  const Distribution* jax_dist = scan.first("jax", &dist_site);
+  const host::SitePackages* site = scan.first_with_file(view, "jax/version.py");
+  const host::SitePackages* dist_site = nullptr;
+  const host::Distribution* jax_dist = scan.first("jax", &dist_site);
   if (site == nullptr && jax_dist == nullptr) return std::nullopt;
   JaxVersionPy vp;
   if (site != nullptr)
@@ -91,7 +91,7 @@ std::optional<Verdict> judge_jax(const SystemView& view, const GpuPicture& gpus,
       vp = parse_jax_version_py(*text);
   const std::string version =
       jax_dist ? jax_dist->version : vp.version.value_or("(version unknown)");
-  const Distribution* jaxlib = scan.first("jaxlib");
+  const host::Distribution* jaxlib = scan.first("jaxlib");
   const auto plugins = jax_plugins(scan);
   std::optional<int> plugin_major;
   for (const auto& p : plugins) plugin_major = p.major;
@@ -189,8 +189,8 @@ CheckResult check_framework_jax(const SystemView& view) {
 std::optional<Verdict> judge_cupy(const SystemView&, const GpuPicture& gpus, const EnvScan& scan,
                                   std::vector<std::string>& evidence) {
   // The first site with a CuPy package is the one import finds.
-  const SitePackages* site = nullptr;
-  std::vector<const Distribution*> cupys;
+  const host::SitePackages* site = nullptr;
+  std::vector<const host::Distribution*> cupys;
   for (const auto& s : scan.sites) {
     for (const auto& d : s.gpu_dists)
       if (d.name == "cupy" || d.name.starts_with("cupy-")) cupys.push_back(&d);
@@ -218,7 +218,7 @@ std::optional<Verdict> judge_cupy(const SystemView&, const GpuPicture& gpus, con
                         py, right);
     return v;
   }
-  const Distribution& d = *cupys.front();
+  const host::Distribution& d = *cupys.front();
   const std::string name = d.name + " " + d.version;
   if (d.name.starts_with("cupy-rocm")) {
     v.status = gpus.nvidia ? CheckStatus::kFail : CheckStatus::kInfo;
@@ -227,7 +227,7 @@ std::optional<Verdict> judge_cupy(const SystemView&, const GpuPicture& gpus, con
     v.fix = fmt::format("{} -m pip uninstall -y {} && {} -m pip install {}", py, d.name, py, right);
     return v;
   }
-  const auto major = cuda_major_of_wheel(d.name);
+  const auto major = host::cuda_major_of_wheel(d.name);
   if (!gpus.nvidia) {
     v.status = CheckStatus::kInfo;
     v.line = name + ": no NVIDIA GPU is here (CuPy runs only on a GPU: import works, use fails)";

@@ -35,7 +35,7 @@ KerasBackend keras_backend(const SystemView& view) {
 
 std::optional<Verdict> judge_keras(const SystemView& view, const GpuPicture& gpus,
                                    const EnvScan& scan, std::vector<std::string>& evidence) {
-  const Distribution* keras = scan.first("keras");
+  const host::Distribution* keras = scan.first("keras");
   if (keras == nullptr) return std::nullopt;
   const bool keras3 = compare_versions(keras->version, "3") >= 0;
   // Keras 2 is tf.keras's: TensorFlow is its only backend.
@@ -133,11 +133,11 @@ std::string value_or(const std::map<std::string, std::string>& m, const std::str
 
 std::optional<Verdict> judge_theano(const SystemView& view, const GpuPicture& gpus,
                                     const EnvScan& scan, std::vector<std::string>& evidence) {
-  const Distribution* theano = scan.first("theano");
-  const Distribution* pytensor = scan.first("pytensor");
+  const host::Distribution* theano = scan.first("theano");
+  const host::Distribution* pytensor = scan.first("pytensor");
   if (theano == nullptr && pytensor == nullptr) return std::nullopt;
   const bool is_theano = theano != nullptr;
-  const Distribution& d = is_theano ? *theano : *pytensor;
+  const host::Distribution& d = is_theano ? *theano : *pytensor;
   const TheanoConfig cfg = is_theano ? theano_config(view, "THEANO_FLAGS", ".theanorc")
                                      : theano_config(view, "PYTENSOR_FLAGS", ".pytensorrc");
   for (const auto& s : cfg.sources) evidence.push_back("config: " + s);

@@ -75,7 +75,7 @@ CheckResult check_framework_memory(const SystemView& view) {
   const std::string growth = view.env_value("TF_FORCE_GPU_ALLOW_GROWTH").value_or("false");
   const bool tf_prealloc = growth != "true";
 
-  const auto envs = python_environments(view);
+  const auto envs = host::python_environments(view);
   const auto scans = scan_environments(view, envs);
   const GpuPicture gpus = gpu_picture(view);
   std::vector<std::string> scratch;

@@ -5,7 +5,7 @@
 #include "core/sanitize.h"
 #include "doctor/check_util.h"
 #include "doctor/framework_gpus.h"
-#include "doctor/python_envs.h"
+#include "host/python_envs.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -26,7 +26,7 @@ using Json = nlohmann::json;
 namespace {
 
 // The interpreter of an environment: bin/python3, else bin/python, that exists and may be run.
-std::string interpreter_of(const SystemView& view, const PythonEnv& env) {
+std::string interpreter_of(const SystemView& view, const host::PythonEnv& env) {
   const std::string prefix = env.prefix == "/" ? "" : env.prefix;
   for (const char* name : {"/bin/python3", "/bin/python"}) {
     const std::string path = prefix + name;
@@ -39,13 +39,13 @@ std::string interpreter_of(const SystemView& view, const PythonEnv& env) {
 // interpreter, its standard library (also where PYTHONHOME puts it), the user base that
 // PYTHONUSERBASE names and each directory on its import path (a .pth file in a site directory
 // runs code; a module in any of them shadows the standard library's).
-std::vector<std::string> start_up_paths(const SystemView& view, const PythonEnv& env,
+std::vector<std::string> start_up_paths(const SystemView& view, const host::PythonEnv& env,
                                         const std::string& python) {
   std::vector<std::string> out{env.prefix, python};
   const std::string prefix = env.prefix == "/" ? "" : env.prefix;
   for (const auto& d : view.glob(prefix + "/lib/python3*"))
     if (view.is_dir(d)) out.push_back(d);
-  for (const auto& d : import_path(view, env)) out.push_back(d);
+  for (const auto& d : host::import_path(view, env)) out.push_back(d);
   // The standard library and the user site can be moved elsewhere: those places count too.
   for (const char* var : {"PYTHONHOME", "PYTHONUSERBASE"})
     if (auto v = view.env_value(var)) {
@@ -187,7 +187,7 @@ std::vector<std::string> writable_by_others(const std::vector<std::string>& path
 }
 
 std::vector<FrameworkQuery> plan_framework_queries(const SystemView& view, bool as_root) {
-  const auto envs = python_environments(view);
+  const auto envs = host::python_environments(view);
   const auto scans = scan_environments(view, envs);
   // Which frameworks are installed, as the checks find them; judged against no GPU, which reads
   // the fewest files (no architecture scan).

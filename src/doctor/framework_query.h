@@ -38,7 +38,7 @@ std::vector<double> expected_query_matmul();
 // One child to start: a framework found in an environment, and the interpreter to ask.
 struct FrameworkQuery {
   std::string framework;  // "torch"
-  std::string prefix;     // the environment's prefix, as python_environments() names it
+  std::string prefix;     // the environment's prefix, as host::python_environments() names it
   std::string origin;     // how the environment was found
   std::string python;     // the interpreter; empty when the environment has none
   // Not started: why (run as root, a path another user can write), and whether that is a

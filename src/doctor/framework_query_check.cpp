@@ -230,7 +230,7 @@ CheckResult check_framework_query(const SystemView& view) {
   if (entries.empty())
     return not_applicable(
         "no torch, JAX, CuPy, TensorFlow or Keras in any Python environment found", evidence);
-  const auto envs = python_environments(view);
+  const auto envs = host::python_environments(view);
   const auto scans = scan_environments(view, envs);
   const GpuPicture gpus = gpu_picture(view);
   std::vector<Finding> findings;

@@ -47,16 +47,16 @@ bool finds_wheel_libraries(const std::string& version) {
          (compare_versions(version, "2.16") < 0 || compare_versions(version, "2.18") >= 0);
 }
 
-const Distribution* tf_dist(const SitePackages& site) {
+const host::Distribution* tf_dist(const host::SitePackages& site) {
   for (const char* n : {"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly",
                         "tensorflow-intel", "tensorflow-macos", "tensorflow-rocm"})
-    if (const Distribution* d = site.find(n)) return d;
+    if (const host::Distribution* d = site.find(n)) return d;
   return nullptr;
 }
 
 Verdict judge_tensorflow_site(const SystemView& view, const GpuPicture& gpus, const EnvScan& scan,
-                              const SitePackages& site, std::vector<std::string>& evidence) {
-  const Distribution* dist = tf_dist(site);
+                              const host::SitePackages& site, std::vector<std::string>& evidence) {
+  const host::Distribution* dist = tf_dist(site);
   const std::string version = dist ? dist->version : std::string("(version unknown)");
   const std::string package = dist ? dist->name : std::string("tensorflow");
   const std::string name = package + " " + version;
@@ -188,7 +188,7 @@ Verdict judge_tensorflow_site(const SystemView& view, const GpuPicture& gpus, co
 
 std::optional<Verdict> judge_tensorflow(const SystemView& view, const GpuPicture& gpus,
                                         const EnvScan& scan, std::vector<std::string>& evidence) {
-  const SitePackages* site = scan.first_with_file(view, "tensorflow/__init__.py");
+  const host::SitePackages* site = scan.first_with_file(view, "tensorflow/__init__.py");
   if (site == nullptr) site = scan.first_with_file(view, kBuildInfo);
   if (site == nullptr) return std::nullopt;
   return judge_tensorflow_site(view, gpus, scan, *site, evidence);

@@ -34,8 +34,9 @@ std::optional<std::vector<std::string>> torch_arch_list(const SystemView& view,
 }
 
 // The install command for a CUDA build this driver can run.
-std::string cuda_install_fix(const GpuPicture& gpus, const TorchBuild& t, const SitePackages& site,
-                             const SystemView& view, const PythonEnv& env) {
+std::string cuda_install_fix(const GpuPicture& gpus, const host::TorchBuild& t,
+                             const host::SitePackages& site, const SystemView& view,
+                             const host::PythonEnv& env) {
   std::string tag = "cu126";
   std::string note =
       " (no driver CUDA version was read: choose the build for the CUDA version "
@@ -57,15 +58,15 @@ std::string cuda_install_fix(const GpuPicture& gpus, const TorchBuild& t, const 
 }
 
 // nvidia-* wheels torch's METADATA requires, against those installed on the import path.
-void check_requirements(const EnvScan& scan, const SitePackages& site, const TorchBuild& t,
-                        Verdict& v, std::vector<std::string>& evidence) {
-  const Distribution* dist = site.find("torch");
+void check_requirements(const EnvScan& scan, const host::SitePackages& site,
+                        const host::TorchBuild& t, Verdict& v, std::vector<std::string>& evidence) {
+  const host::Distribution* dist = site.find("torch");
   if (dist == nullptr) return;
   std::vector<std::string> missing, mismatched, fixes;
   for (const auto& line : dist->requires_dist) {
     auto r = parse_requirement(line);
     if (!r || !r->name.starts_with("nvidia-") || !r->extra.empty() || r->specs.empty()) continue;
-    const Distribution* have = scan.first(r->name);
+    const host::Distribution* have = scan.first(r->name);
     if (have == nullptr) {
       missing.push_back(r->text);
     } else if (!satisfies(have->version, *r)) {
@@ -98,9 +99,9 @@ void check_requirements(const EnvScan& scan, const SitePackages& site, const Tor
 // Another torch later on the import path is never imported; one earlier than the environment's
 // own (PYTHONPATH, the user site) hides it.
 void check_shadowing(const SystemView& view, const EnvScan& scan,
-                     const std::vector<const SitePackages*>& with_torch, Verdict& v) {
+                     const std::vector<const host::SitePackages*>& with_torch, Verdict& v) {
   if (with_torch.size() < 2) return;
-  const SitePackages& used = *with_torch[0];
+  const host::SitePackages& used = *with_torch[0];
   std::vector<std::string> hidden;
   for (std::size_t i = 1; i < with_torch.size(); ++i)
     hidden.push_back(
@@ -119,9 +120,9 @@ void check_shadowing(const SystemView& view, const EnvScan& scan,
                          python_of(*scan.env), used.dir)});
 }
 
-Verdict judge_cuda_build(const SystemView& view, const GpuPicture& gpus, const SitePackages& site,
-                         const TorchBuild& t, const PythonEnv& env,
-                         std::vector<std::string>& evidence) {
+Verdict judge_cuda_build(const SystemView& view, const GpuPicture& gpus,
+                         const host::SitePackages& site, const host::TorchBuild& t,
+                         const host::PythonEnv& env, std::vector<std::string>& evidence) {
   Verdict v;
   const std::string name = "torch " + t.version;
   const auto needs = parse_cuda_version(*t.cuda);
@@ -203,10 +204,10 @@ Verdict judge_cuda_build(const SystemView& view, const GpuPicture& gpus, const S
 }
 
 Verdict judge_torch_site(const SystemView& view, const GpuPicture& gpus, const EnvScan& scan,
-                         const std::vector<const SitePackages*>& with_torch,
+                         const std::vector<const host::SitePackages*>& with_torch,
                          std::vector<std::string>& evidence) {
-  const SitePackages& site = *with_torch[0];
-  const TorchBuild& t = *site.torch;
+  const host::SitePackages& site = *with_torch[0];
+  const host::TorchBuild& t = *site.torch;
   evidence.push_back(fmt::format("{}: torch {}, cuda {}, hip {} (first of {} on {}'s import path)",
                                  t.version_file, t.version, t.cuda.value_or("None"),
                                  t.hip.value_or("None"), with_torch.size(), python_of(*scan.env)));
@@ -231,7 +232,7 @@ Verdict judge_torch_site(const SystemView& view, const GpuPicture& gpus, const E
   check_shadowing(view, scan, with_torch, v);
   // A CPU-only copy hiding a CUDA build: removing the copy is the fix, not a reinstall.
   const bool cuda_behind = std::any_of(with_torch.begin() + 1, with_torch.end(),
-                                       [](const SitePackages* s) { return s->torch->cuda; });
+                                       [](const host::SitePackages* s) { return s->torch->cuda; });
   if (!t.cuda && cuda_behind && v.status == CheckStatus::kFail && !v.more.empty())
     v.fix = v.more.back().fix + " (the torch behind it is a CUDA build)";
   return v;
@@ -241,7 +242,7 @@ Verdict judge_torch_site(const SystemView& view, const GpuPicture& gpus, const E
 
 std::optional<Verdict> judge_torch(const SystemView& view, const GpuPicture& gpus,
                                    const EnvScan& scan, std::vector<std::string>& evidence) {
-  std::vector<const SitePackages*> with_torch;
+  std::vector<const host::SitePackages*> with_torch;
   for (const auto& s : scan.sites)
     if (s.torch) with_torch.push_back(&s);
   if (with_torch.empty()) return std::nullopt;

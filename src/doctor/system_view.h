@@ -1,15 +1,14 @@
-// What every doctor check reads, and nothing else: files under a root prefix, an environment,
-// the probe's facts (the document `gpucheck probe --json` writes), the identity permission
-// checks judge against, and stat results that fixtures supply for device nodes.
+// What every doctor check reads, and nothing else: the host's files and environment
+// (host::HostView: files under a root prefix, stat results fixtures supply for device nodes), the
+// probe's facts (the document `gpucheck probe --json` writes) and the identity permission checks
+// judge against.
 #pragma once
 
-#include "core/environment.h"
+#include "host/host_view.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <filesystem>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,12 +16,7 @@
 
 namespace gpucheck::doctor {
 
-// The parts of stat(2) the checks use. mode holds the file type bits too (S_IFCHR | 0660).
-struct FileStat {
-  std::uint32_t mode = 0;
-  std::uint32_t uid = 0;
-  std::uint32_t gid = 0;
-};
+using host::FileStat;
 
 // The identity of the process a check speaks for: who will run the GPU program.
 struct Identity {
@@ -32,40 +26,15 @@ struct Identity {
   static Identity of_this_process();
 };
 
-class SystemView {
+class SystemView : public host::HostView {
  public:
-  std::filesystem::path root = "/";  // the described system's "/"
-  EnvMap env;
   nlohmann::json facts = nlohmann::json::object();  // host, cpu, memory, backends
   Identity identity;
-  // Paths of the described system whose stat results are given, not read: fixtures cannot
-  // hold character devices or their owners. They also appear in list_dir and exists.
-  std::map<std::string, FileStat> stat_overrides;
   // Per check id, the state the check kept on its last run (CheckResult::state, from doctor's
   // state file); empty without a state file.
   nlohmann::json saved_state = nlohmann::json::object();
   // --ci: judge as on a CI runner (persistence mode off is WARN), as the CI variable does.
   bool ci = false;
-
-  // The path to open for a path of the described system ("/etc/x" -> root/etc/x).
-  std::string host_path(std::string_view path) const;
-  // The whole file (up to max_bytes), nullopt when it cannot be read.
-  std::optional<std::string> read_file(std::string_view path,
-                                       std::size_t max_bytes = 1u << 20) const;
-  bool exists(std::string_view path) const;
-  bool is_dir(std::string_view path) const;
-  // Sorted entry names of a directory (empty when it is missing).
-  std::vector<std::string> list_dir(std::string_view dir) const;
-  // Paths of the described system matching a glob(3) pattern, sorted.
-  std::vector<std::string> glob(std::string_view pattern) const;
-  // stat(2), following symlinks; an override wins.
-  std::optional<FileStat> stat(std::string_view path) const;
-  // The target of a symbolic link as written, nullopt when the path is no link.
-  std::optional<std::string> read_link(std::string_view path) const;
-
-  std::optional<std::string> env_value(std::string_view name) const;
-  // Set and not empty.
-  bool env_set(std::string_view name) const;
 
   // The backend section named `name` in facts.backends; nullptr when absent.
   const nlohmann::json* backend(std::string_view name) const;

@@ -3,7 +3,7 @@
 // is unit-tested on fabricated records.
 #pragma once
 
-#include "doctor/kernel_log.h"
+#include "host/kernel_log.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,7 +36,7 @@ struct VerdictInput {
   bool telemetry_expected = false;          // the device has NVML telemetry (CUDA)
   bool xid_readable = false;
   std::string xid_unreadable_why;
-  std::vector<doctor::XidEvent> xids;  // new Xid lines naming this device's PCI address
+  std::vector<host::XidEvent> xids;  // new Xid lines naming this device's PCI address
 };
 
 struct RuleResult {

@@ -1,7 +1,7 @@
 // qualify's infiniband requirement: parsed strictly, judged on the probe's section as read from
 // the mlx5 sysroots (tests/fixtures/sysroots/infiniband).
 #include "core/errors.h"
-#include "probe/infiniband.h"
+#include "host/infiniband.h"
 #include "qualify/judge.h"
 #include "qualify/profile.h"
 
@@ -23,7 +23,7 @@ q::Requirement requirement(const std::string& body) {
 
 q::Observations observed(const char* tree) {
   q::Observations obs;
-  obs.infiniband = gpucheck::probe::to_json(gpucheck::probe::read_infiniband_facts(
+  obs.infiniband = gpucheck::host::to_json(gpucheck::host::read_infiniband_facts(
       std::filesystem::path(GPUCHECK_FIXTURES_DIR) / "sysroots" / "infiniband" / tree));
   return obs;
 }

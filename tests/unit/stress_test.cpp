@@ -5,7 +5,7 @@
 #include "backends/registry.h"
 #include "bench/inputs.h"
 #include "core/json_keys.h"
-#include "doctor/kernel_log.h"
+#include "host/kernel_log.h"
 #include "stress/compare.h"
 #include "stress/faults.h"
 #include "stress/plan.h"
@@ -356,17 +356,17 @@ TEST(StressCompare, ToleranceAcceptsRoundingAndCatchesAWrongElement) {
 // ---------------------------------------------------------------- kernel log
 
 TEST(StressXid, LinesParseAndMatchTheDeviceByPciAddress) {
-  const auto xids = doctor::parse_xids(
+  const auto xids = host::parse_xids(
       "6,1,2,-;NVRM: Xid (PCI:0000:17:00): 79, pid=1234, GPU has fallen off the bus.\n"
       "[ 12.5] NVRM: Xid (PCI:0000:00:06): 48, An uncorrectable double bit error\n"
       "unrelated line\n");
   ASSERT_EQ(xids.size(), 2u);
   EXPECT_EQ(xids[0].code, 79);
   EXPECT_EQ(xids[0].pci, "0000:17:00");
-  EXPECT_TRUE(doctor::same_pci_device(xids[0].pci, "00000000:17:00.0"));
-  EXPECT_TRUE(doctor::same_pci_device(xids[1].pci, "0000:00:06.0"));
-  EXPECT_FALSE(doctor::same_pci_device(xids[1].pci, "0000:00:07.0"));
-  EXPECT_FALSE(doctor::same_pci_device("garbage", "0000:00:07.0"));
+  EXPECT_TRUE(host::same_pci_device(xids[0].pci, "00000000:17:00.0"));
+  EXPECT_TRUE(host::same_pci_device(xids[1].pci, "0000:00:06.0"));
+  EXPECT_FALSE(host::same_pci_device(xids[1].pci, "0000:00:07.0"));
+  EXPECT_FALSE(host::same_pci_device("garbage", "0000:00:07.0"));
 }
 
 TEST(StressXid, AWatchSeesOnlyWhatIsWrittenAfterItBegan) {
@@ -374,14 +374,14 @@ TEST(StressXid, AWatchSeesOnlyWhatIsWrittenAfterItBegan) {
   std::filesystem::create_directories(root + "/dev");
   const std::string kmsg = root + "/dev/kmsg";
   std::ofstream(kmsg) << "6,1,1,-;NVRM: Xid (PCI:0000:17:00): 79, before the run\n";
-  doctor::KernelLogWatch watch(root);
+  host::KernelLogWatch watch(root);
   ASSERT_TRUE(watch.readable()) << watch.why();
   std::ofstream(kmsg, std::ios::app) << "6,2,2,-;NVRM: Xid (PCI:0000:17:00): 48, during it\n";
-  const auto xids = doctor::parse_xids(watch.read_new());
+  const auto xids = host::parse_xids(watch.read_new());
   ASSERT_EQ(xids.size(), 1u);
   EXPECT_EQ(xids[0].code, 48);
   // A root without a kmsg: unreadable, with why, never an error.
-  doctor::KernelLogWatch none(root + "/nowhere");
+  host::KernelLogWatch none(root + "/nowhere");
   EXPECT_FALSE(none.readable());
   EXPECT_NE(none.why().find("/dev/kmsg"), std::string::npos);
   EXPECT_TRUE(none.read_new().empty());

@@ -12,13 +12,13 @@
 #include <string>
 
 #include "core/json_keys.h"
-#include "probe/cpu_info.h"
+#include "host/cpu_info.h"
 
 namespace fs = std::filesystem;
 namespace keys = gpucheck::keys;
-using gpucheck::probe::CpuFacts;
-using gpucheck::probe::read_cpu_facts;
-using gpucheck::probe::to_json;
+using gpucheck::host::CpuFacts;
+using gpucheck::host::read_cpu_facts;
+using gpucheck::host::to_json;
 
 namespace {
 
@@ -268,6 +268,6 @@ TEST(CpuInfo, LiveRootParses) {
   struct utsname u {};
   ASSERT_EQ(uname(&u), 0);
   EXPECT_EQ(f.arch, std::string(u.machine));
-  EXPECT_EQ(gpucheck::probe::detect_arch("/"), std::string(u.machine));
+  EXPECT_EQ(gpucheck::host::detect_arch("/"), std::string(u.machine));
   EXPECT_NO_THROW((void)to_json(f).dump());
 }

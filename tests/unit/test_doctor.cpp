@@ -3,9 +3,9 @@
 // the Python metadata parsers the framework checks use.
 #include "core/errors.h"
 #include "doctor/check.h"
-#include "doctor/python_envs.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
+#include "host/python_envs.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -213,47 +213,48 @@ TEST(Identity, OfThisProcessHasItsUidAndGroups) {
 }
 
 TEST(PythonMetadata, TorchVersionPyOfEveryBuildKind) {
-  auto cuda = parse_torch_version_py(
+  auto cuda = host::parse_torch_version_py(
       "from typing import Optional\n__version__ = '2.3.0+cu121'\ndebug = False\n"
       "cuda: Optional[str] = '12.1'\ngit_version = 'x'\nhip: Optional[str] = None\n");
   ASSERT_TRUE(cuda);
   EXPECT_EQ(cuda->version, "2.3.0+cu121");
   EXPECT_EQ(cuda->cuda, "12.1");
   EXPECT_FALSE(cuda->hip);
-  auto old = parse_torch_version_py("__version__ = '1.13.1'\ncuda = '11.7'\n");
+  auto old = host::parse_torch_version_py("__version__ = '1.13.1'\ncuda = '11.7'\n");
   ASSERT_TRUE(old);
   EXPECT_EQ(old->cuda, "11.7");
-  auto cpu = parse_torch_version_py("__version__ = \"2.2.1+cpu\"\ncuda = None\nhip = None\n");
+  auto cpu = host::parse_torch_version_py("__version__ = \"2.2.1+cpu\"\ncuda = None\nhip = None\n");
   ASSERT_TRUE(cpu);
   EXPECT_FALSE(cpu->cuda);
-  auto rocm = parse_torch_version_py("__version__ = '2.3.0+rocm6.0'\ncuda = None\nhip = '6.0.3'\n");
+  auto rocm =
+      host::parse_torch_version_py("__version__ = '2.3.0+rocm6.0'\ncuda = None\nhip = '6.0.3'\n");
   ASSERT_TRUE(rocm);
   EXPECT_EQ(rocm->hip, "6.0.3");
-  EXPECT_FALSE(parse_torch_version_py("cuda = '12.1'\n"));
+  EXPECT_FALSE(host::parse_torch_version_py("cuda = '12.1'\n"));
 }
 
 TEST(PythonMetadata, CudaMajorOfWheelNames) {
-  EXPECT_EQ(cuda_major_of_wheel("nvidia-cudnn-cu12"), 12);
-  EXPECT_EQ(cuda_major_of_wheel("nvidia-cublas-cu11"), 11);
-  EXPECT_EQ(cuda_major_of_wheel("jax-cuda12-plugin"), 12);
-  EXPECT_EQ(cuda_major_of_wheel("jax-cuda12-pjrt"), 12);
-  EXPECT_EQ(cuda_major_of_wheel("cupy-cuda12x"), 12);
-  EXPECT_EQ(cuda_major_of_wheel("cupy-cuda114"), 11);
-  EXPECT_EQ(cuda_major_of_wheel("cupy-cuda102"), 10);
-  EXPECT_FALSE(cuda_major_of_wheel("nvidia-ml-py"));
-  EXPECT_FALSE(cuda_major_of_wheel("cupy"));
-  EXPECT_FALSE(cuda_major_of_wheel("jax"));
+  EXPECT_EQ(host::cuda_major_of_wheel("nvidia-cudnn-cu12"), 12);
+  EXPECT_EQ(host::cuda_major_of_wheel("nvidia-cublas-cu11"), 11);
+  EXPECT_EQ(host::cuda_major_of_wheel("jax-cuda12-plugin"), 12);
+  EXPECT_EQ(host::cuda_major_of_wheel("jax-cuda12-pjrt"), 12);
+  EXPECT_EQ(host::cuda_major_of_wheel("cupy-cuda12x"), 12);
+  EXPECT_EQ(host::cuda_major_of_wheel("cupy-cuda114"), 11);
+  EXPECT_EQ(host::cuda_major_of_wheel("cupy-cuda102"), 10);
+  EXPECT_FALSE(host::cuda_major_of_wheel("nvidia-ml-py"));
+  EXPECT_FALSE(host::cuda_major_of_wheel("cupy"));
+  EXPECT_FALSE(host::cuda_major_of_wheel("jax"));
   // CUDA 13's toolkit wheels carry no suffix: the version's major says it.
-  EXPECT_EQ(cuda_major_of_dist("nvidia-cublas", "13.1.0.3"), 13);
-  EXPECT_EQ(cuda_major_of_dist("nvidia-cudnn-cu13", "9.13.0.50"), 13);
-  EXPECT_FALSE(cuda_major_of_dist("nvidia-ml-py", "13.580.82"));
+  EXPECT_EQ(host::cuda_major_of_dist("nvidia-cublas", "13.1.0.3"), 13);
+  EXPECT_EQ(host::cuda_major_of_dist("nvidia-cudnn-cu13", "9.13.0.50"), 13);
+  EXPECT_FALSE(host::cuda_major_of_dist("nvidia-ml-py", "13.580.82"));
   // These number themselves: CUDA 13 ships cuRAND 10.4 and cuFFT 12.0.
-  EXPECT_FALSE(cuda_major_of_dist("nvidia-curand", "10.4.0.35"));
-  EXPECT_FALSE(cuda_major_of_dist("nvidia-cufft", "12.0.0.61"));
-  EXPECT_TRUE(is_library_wheel("nvidia-cublas", "cublas"));
-  EXPECT_TRUE(is_library_wheel("nvidia-cublas-cu12", "cublas"));
-  EXPECT_FALSE(is_library_wheel("nvidia-cublaslt-cu12", "cublas"));
-  EXPECT_FALSE(is_library_wheel("nvidia-cudnn-frontend", "cudnn"));
+  EXPECT_FALSE(host::cuda_major_of_dist("nvidia-curand", "10.4.0.35"));
+  EXPECT_FALSE(host::cuda_major_of_dist("nvidia-cufft", "12.0.0.61"));
+  EXPECT_TRUE(host::is_library_wheel("nvidia-cublas", "cublas"));
+  EXPECT_TRUE(host::is_library_wheel("nvidia-cublas-cu12", "cublas"));
+  EXPECT_FALSE(host::is_library_wheel("nvidia-cublaslt-cu12", "cublas"));
+  EXPECT_FALSE(host::is_library_wheel("nvidia-cudnn-frontend", "cudnn"));
 }
 
 TEST(PythonEnvironments, OrderDedupAndPyenv) {
@@ -272,7 +273,7 @@ TEST(PythonEnvironments, OrderDedupAndPyenv) {
   v.root = root.path();
   v.env = {{"CONDA_PREFIX", "/opt/conda"},
            {"PATH", "/home/a/.pyenv/shims:/opt/conda/bin:/usr/bin:/bin:relative"}};
-  auto envs = python_environments(v);
+  auto envs = host::python_environments(v);
   ASSERT_EQ(envs.size(), 3u);
   EXPECT_EQ(envs[0].origin, "CONDA_PREFIX");
   EXPECT_EQ(envs[0].site_dirs, std::vector<std::string>{"/opt/conda/lib/python3.10/site-packages"});
@@ -282,7 +283,7 @@ TEST(PythonEnvironments, OrderDedupAndPyenv) {
               ::testing::UnorderedElementsAre("/usr/lib/python3/dist-packages",
                                               "/usr/local/lib/python3.11/dist-packages"));
   v.env["PYENV_VERSION"] = "3.11.0";
-  envs = python_environments(v);
+  envs = host::python_environments(v);
   ASSERT_GE(envs.size(), 2u);
   EXPECT_EQ(envs[1].prefix, "/home/a/.pyenv/versions/3.11.0");
 }
@@ -298,7 +299,7 @@ TEST(PythonEnvironments, SitePackagesReadsMetadataNotCode) {
   root.write(site + "/requests-2.31.0.dist-info/METADATA", "Name: requests\nVersion: 2.31.0\n");
   SystemView v;
   v.root = root.path();
-  auto sp = read_site_packages(v, site);
+  auto sp = host::read_site_packages(v, site);
   ASSERT_TRUE(sp.torch);
   EXPECT_EQ(sp.torch->cuda, "11.8");
   EXPECT_THAT(sp.torch->bundled_cuda_libs, ::testing::ElementsAre("libcudnn.so.8"));

@@ -4,7 +4,7 @@
 // exact status; every check has a pass (its healthy status) and a fail (WARN or FAIL) case.
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
-#include "probe/infiniband.h"
+#include "host/infiniband.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -82,10 +82,10 @@ SystemView view_of(const Case& k, const Json& c) {
   // The infiniband section as the probe reads root/'s sysfs; a second reading of its counters
   // with `grow` added ("mlx5_0/1": {"symbol_error": 2}) as doctor takes one after its load.
   if (c.value("probe_infiniband", false)) {
-    Json ib = probe::to_json(probe::read_infiniband_facts(v.root));
+    Json ib = host::to_json(host::read_infiniband_facts(v.root));
     if (c.contains("infiniband_after")) {
       const Json& after = c["infiniband_after"];
-      Json ports = probe::read_infiniband_counters(v.root);
+      Json ports = host::read_infiniband_counters(v.root);
       const Json grown = after.value("grow", Json::object());  // kept alive through the loop
       for (const auto& [port, grow] : grown.items())
         for (const auto& [name, n] : grow.items())

@@ -5,7 +5,7 @@
 // tags for a driver, and the import path of an environment.
 #include "doctor/framework_files.h"
 #include "doctor/framework_gpus.h"
-#include "doctor/python_envs.h"
+#include "host/python_envs.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -241,19 +241,20 @@ TEST(FrameworkEnvs, ImportPathOrder) {
   view.root = root;
   view.env["HOME"] = "/home/a";
   view.env["PYTHONPATH"] = "/extra:relative";
-  const PythonEnv venv{"/opt/venv", "VIRTUAL_ENV", {"/opt/venv/lib/python3.12/site-packages"}};
-  EXPECT_EQ(import_path(view, venv),
+  const host::PythonEnv venv{
+      "/opt/venv", "VIRTUAL_ENV", {"/opt/venv/lib/python3.12/site-packages"}};
+  EXPECT_EQ(host::import_path(view, venv),
             (std::vector<std::string>{"/extra", "/opt/venv/lib/python3.12/site-packages"}));
-  const PythonEnv sys{
+  const host::PythonEnv sys{
       "/usr",
       "PATH /usr/bin/python3",
       {"/usr/lib/python3/dist-packages", "/usr/local/lib/python3.11/dist-packages"}};
-  EXPECT_EQ(import_path(view, sys),
+  EXPECT_EQ(host::import_path(view, sys),
             (std::vector<std::string>{"/extra", "/home/a/.local/lib/python3.11/site-packages",
                                       "/usr/local/lib/python3.11/dist-packages",
                                       "/usr/lib/python3/dist-packages"}));
   view.env["PYTHONNOUSERSITE"] = "1";
-  EXPECT_EQ(import_path(view, sys).size(), 3u);
+  EXPECT_EQ(host::import_path(view, sys).size(), 3u);
   fs::remove_all(root);
 }
 

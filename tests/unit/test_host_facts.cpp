@@ -11,17 +11,17 @@
 #include <string>
 
 #include "core/json_keys.h"
-#include "probe/host_info.h"
-#include "probe/memory_info.h"
+#include "host/host_info.h"
+#include "host/memory_info.h"
 
 namespace fs = std::filesystem;
 namespace keys = gpucheck::keys;
-using gpucheck::probe::HostFacts;
-using gpucheck::probe::MemoryFacts;
-using gpucheck::probe::read_host_facts;
-using gpucheck::probe::read_memory_facts;
-using gpucheck::probe::to_json;
-using gpucheck::probe::Virtualization;
+using gpucheck::host::HostFacts;
+using gpucheck::host::MemoryFacts;
+using gpucheck::host::read_host_facts;
+using gpucheck::host::read_memory_facts;
+using gpucheck::host::to_json;
+using gpucheck::host::Virtualization;
 
 namespace {
 

@@ -7,13 +7,13 @@
 #include <string>
 
 #include "core/json_keys_infiniband.h"
-#include "probe/infiniband.h"
+#include "host/infiniband.h"
 
 namespace fs = std::filesystem;
 namespace keys = gpucheck::keys;
-using gpucheck::probe::InfinibandFacts;
-using gpucheck::probe::PciDistance;
-using gpucheck::probe::read_infiniband_facts;
+using gpucheck::host::InfinibandFacts;
+using gpucheck::host::PciDistance;
+using gpucheck::host::read_infiniband_facts;
 
 namespace {
 
@@ -21,7 +21,7 @@ fs::path ib_root(const char* name) {
   return fs::path(GPUCHECK_FIXTURES_DIR) / "sysroots" / "infiniband" / name;
 }
 
-const gpucheck::probe::IbDevice* device(const InfinibandFacts& f, const std::string& name) {
+const gpucheck::host::IbDevice* device(const InfinibandFacts& f, const std::string& name) {
   for (const auto& d : f.devices)
     if (d.name == name) return &d;
   return nullptr;
@@ -97,7 +97,7 @@ TEST(Infiniband, PciDistanceFollowsTheTree) {
                         "0000:04:00.0"};
   const V other_root_port{"pci0000:00", "0000:00:02.0", "0000:05:00.0"};
   const V other_bridge{"pci0000:80", "0000:80:01.0", "0000:81:00.0"};
-  using gpucheck::probe::pci_distance;
+  using gpucheck::host::pci_distance;
   EXPECT_EQ(pci_distance(gpu, 0, behind_switch, 0, false), PciDistance::kPcieSwitch);
   EXPECT_EQ(pci_distance(gpu, 0, other_root_port, 0, false), PciDistance::kHostBridge);
   EXPECT_EQ(pci_distance(gpu, 0, other_bridge, 0, false), PciDistance::kNumaNode);
@@ -109,7 +109,7 @@ TEST(Infiniband, PciDistanceFollowsTheTree) {
 }
 
 TEST(Infiniband, ParsesRates) {
-  using gpucheck::probe::parse_rate;
+  using gpucheck::host::parse_rate;
   auto r = parse_rate("400 Gb/sec (4X NDR)\n");
   EXPECT_EQ(r.gbps, 400.0);
   EXPECT_EQ(r.width, "4X");
@@ -157,7 +157,7 @@ TEST(Infiniband, NoSysfsClassIsNoAdapterWithAReason) {
 }
 
 TEST(Infiniband, SecondReadingHasEveryPortsCounters) {
-  const auto j = gpucheck::probe::read_infiniband_counters(ib_root("healthy"));
+  const auto j = gpucheck::host::read_infiniband_counters(ib_root("healthy"));
   ASSERT_TRUE(j.contains("mlx5_1/1"));
   EXPECT_EQ(j["mlx5_2/1"]["symbol_error"], 3u);
   EXPECT_EQ(j.size(), 3u);
@@ -167,7 +167,7 @@ TEST(Infiniband, SecondReadingHasEveryPortsCounters) {
 // administrator made one: `modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0`.
 TEST(Infiniband, RealSoftRoceDevice) {
   const InfinibandFacts f = read_infiniband_facts("/");
-  const gpucheck::probe::IbDevice* rxe = nullptr;
+  const gpucheck::host::IbDevice* rxe = nullptr;
   for (const auto& d : f.devices)
     if (d.name.rfind("rxe", 0) == 0) rxe = &d;
   if (rxe == nullptr)

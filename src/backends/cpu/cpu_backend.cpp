@@ -7,7 +7,7 @@
 #include "backends/cpu/cpu_isa.h"
 #include "core/environment.h"
 #include "core/json_keys.h"
-#include "probe/cpu_info.h"
+#include "host/cpu_info.h"
 
 #include <thread>
 
@@ -22,11 +22,11 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
 
   nlohmann::json probe() override {
-    auto facts = probe::read_cpu_facts("/");
+    auto facts = host::read_cpu_facts("/");
     // The library the search finds and the kernel it chooses by itself (nothing is selected
     // here: the probe reports what programs on this machine get).
     const auto blas = cpu::load_cpu_blas(
-        current_environment(), cpu::blas_isa_from_cpu_json(probe::to_json(facts)), "", false);
+        current_environment(), cpu::blas_isa_from_cpu_json(host::to_json(facts)), "", false);
     nlohmann::json props = {
         {"threads", facts.threads.value_or(static_cast<int>(std::thread::hardware_concurrency()))},
         {"exp_isa_path", cpu::to_string(cpu::best_isa_path())},

@@ -3,7 +3,7 @@
 #include "backends/cpu/cpu_blas.h"
 
 #include "core/json_keys.h"
-#include "probe/cpu_info.h"
+#include "host/cpu_info.h"
 
 #include <fmt/format.h>
 
@@ -44,7 +44,7 @@ CpuBlas load_cpu_blas(const EnvMap& env, const BlasIsa& isa, const std::string& 
 }
 
 BlasIsa running_cpu_isa() {
-  return blas_isa_from_cpu_json(probe::to_json(probe::read_cpu_facts("/")));
+  return blas_isa_from_cpu_json(host::to_json(host::read_cpu_facts("/")));
 }
 
 std::string no_blas_reason(const std::string& error) {

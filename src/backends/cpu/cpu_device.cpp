@@ -10,8 +10,8 @@
 #include "backends/cpu/cpu_stress.h"
 #include "core/environment.h"
 #include "core/errors.h"
-#include "probe/cpu_info.h"
-#include "probe/memory_info.h"
+#include "host/cpu_info.h"
+#include "host/memory_info.h"
 
 #include <fmt/format.h>
 
@@ -60,7 +60,7 @@ class CpuDevice final : public Device {
                                      : static_cast<int>(std::thread::hardware_concurrency())),
         blas_(cpu::load_cpu_blas(current_environment(), cpu::running_cpu_isa(),
                                  options.blas_library_kernel, options.blas_dynamic_arch)) {
-    auto facts = probe::read_cpu_facts("/");
+    auto facts = host::read_cpu_facts("/");
     identity_ = {"cpu", "cpu", facts.model.value_or("unknown CPU"), "", ""};
   }
 
@@ -68,7 +68,7 @@ class CpuDevice final : public Device {
   bool is_host() const override { return true; }
 
   MemoryBudget memory_budget() const override {
-    auto mem = probe::read_memory_facts("/");
+    auto mem = host::read_memory_facts("/");
     std::size_t avail = mem.available_bytes.value_or(std::size_t{1} << 30);
     return {avail / 2, avail / 2, fmt::format("half of MemAvailable ({} bytes)", avail)};
   }
@@ -176,7 +176,7 @@ class CpuDevice final : public Device {
 
   // ---- Stress primitives ----
   MemoryInfo memory_info() const override {
-    auto mem = probe::read_memory_facts("/");
+    auto mem = host::read_memory_facts("/");
     MemoryInfo m;
     m.free_bytes = mem.available_bytes.value_or(mem.free_bytes.value_or(0));
     m.total_bytes = mem.total_bytes.value_or(m.free_bytes);

@@ -14,7 +14,7 @@
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 #include "core/version.h"
-#include "probe/memory_info.h"
+#include "host/memory_info.h"
 
 #include <fmt/format.h>
 
@@ -501,7 +501,7 @@ class OpenClDevice final : public Device {
     m.max_allocation = max_alloc_;
     m.host_memory = host_memory_;
     if (host_memory_) {
-      auto mem = probe::read_memory_facts("/");
+      auto mem = host::read_memory_facts("/");
       m.free_bytes =
           std::min<std::uint64_t>(global_mem_, mem.available_bytes.value_or(global_mem_));
       m.source = "MemAvailable (/proc/meminfo), a CPU device";

@@ -12,7 +12,7 @@
 #include "core/json_keys.h"
 #include "core/json_keys_vulkan.h"
 #include "core/version.h"
-#include "probe/memory_info.h"
+#include "host/memory_info.h"
 
 #include <fmt/format.h>
 
@@ -277,7 +277,7 @@ class VulkanDevice final : public Device {
     m.max_allocation = c.max_allocation;
     m.host_memory = c.cpu;
     if (c.cpu) {
-      auto mem = probe::read_memory_facts("/");
+      auto mem = host::read_memory_facts("/");
       m.free_bytes = std::min<std::uint64_t>(c.device_local_heap,
                                              mem.available_bytes.value_or(c.device_local_heap));
       m.source = "MemAvailable (/proc/meminfo), a CPU device";

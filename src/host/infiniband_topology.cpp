@@ -1,15 +1,15 @@
 // Which RDMA adapter is closest to each GPU: both PCI functions' places in the sys/devices tree
 // (host bridge, root port, switch ports) and their NUMA nodes, judged as nvidia-smi topo does.
-#include "probe/infiniband.h"
+#include "host/infiniband.h"
 
 #include <algorithm>
 #include <charconv>
 #include <system_error>
 
 #include "core/files.h"
-#include "probe/pci_tree.h"
+#include "host/pci_tree.h"
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 namespace fs = std::filesystem;
 
@@ -133,4 +133,4 @@ std::vector<GpuAffinity> read_gpu_affinity(const fs::path& root,
   return out;
 }
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

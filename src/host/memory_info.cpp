@@ -1,5 +1,5 @@
 // Parses proc/meminfo ("Key:   value kB" lines) into byte counts.
-#include "probe/memory_info.h"
+#include "host/memory_info.h"
 #include "core/json_access.h"
 
 #include <array>
@@ -13,7 +13,7 @@
 #include "core/files.h"
 #include "core/json_keys.h"
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 namespace fs = std::filesystem;
 
@@ -87,4 +87,4 @@ nlohmann::json to_json(const MemoryFacts& m) {
   return j;
 }
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

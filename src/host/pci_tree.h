@@ -2,14 +2,14 @@
 // below sys/devices and its NUMA node, and the GPUs' distances to the RDMA adapters.
 #pragma once
 
-#include "probe/infiniband.h"
+#include "host/infiniband.h"
 
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 // The path below sys/devices ("pci0000:00", "0000:00:01.0", ..., the function) of the PCI
 // function a link leads to; empty when it leads to no PCI host bridge there.
@@ -24,4 +24,4 @@ std::optional<int> numa_node_of(const std::filesystem::path& function);
 std::vector<GpuAffinity> read_gpu_affinity(const std::filesystem::path& root,
                                            const std::vector<IbDevice>& devices);
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

@@ -1,6 +1,6 @@
 // Parses proc/cpuinfo and cpu/node sysfs under a root prefix into CpuFacts; never throws on bad
 // input: a field whose file is missing or malformed stays absent.
-#include "probe/cpu_info.h"
+#include "host/cpu_info.h"
 #include "core/json_access.h"
 #include "core/text.h"
 
@@ -21,7 +21,7 @@
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 namespace fs = std::filesystem;
 
@@ -476,4 +476,4 @@ nlohmann::json to_json(const CpuFacts& f) {
   return j;
 }
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 // Bytes; a field is absent when its meminfo line is missing or malformed.
 struct MemoryFacts {
@@ -24,4 +24,4 @@ MemoryFacts read_memory_facts(const std::filesystem::path& root);
 // The "memory" object of the JSON document; absent fields have no key.
 nlohmann::json to_json(const MemoryFacts& facts);
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

@@ -1,5 +1,5 @@
 // Finding Python environments and reading their GPU frameworks' metadata from files.
-#include "doctor/python_envs.h"
+#include "host/python_envs.h"
 #include "core/files.h"
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-namespace gpucheck::doctor {
+namespace gpucheck::host {
 
 namespace {
 
@@ -28,7 +28,7 @@ bool is_gpu_dist(const std::string& n) {
 }
 
 // Site directories of an installation prefix, as CPython, Debian and conda lay them out.
-std::vector<std::string> site_dirs_of(const SystemView& view, const std::string& prefix) {
+std::vector<std::string> site_dirs_of(const HostView& view, const std::string& prefix) {
   std::string p = prefix == "/" ? "" : prefix;
   std::vector<std::string> out;
   for (const auto& pattern :
@@ -46,7 +46,7 @@ bool is_python_name(const std::string& name) {
 }
 
 // pyenv's shims run the version named by PYENV_VERSION or $PYENV_ROOT/version.
-std::vector<std::string> pyenv_prefixes(const SystemView& view, const std::string& shims_dir) {
+std::vector<std::string> pyenv_prefixes(const HostView& view, const std::string& shims_dir) {
   const std::string root = dirname_of(shims_dir);
   std::vector<std::string> out;
   if (!view.is_dir(root + "/versions")) return out;
@@ -63,7 +63,7 @@ std::vector<std::string> pyenv_prefixes(const SystemView& view, const std::strin
   return out;
 }
 
-std::string canonical_key(const SystemView& view, const std::string& path) {
+std::string canonical_key(const HostView& view, const std::string& path) {
   std::error_code ec;
   auto c = std::filesystem::canonical(view.host_path(path), ec);
   return ec ? path : c.string();
@@ -93,7 +93,7 @@ std::optional<std::string> metadata_field(const std::string& text, const std::st
 
 // A distribution from its .dist-info (METADATA) or .egg-info (PKG-INFO, as Debian's
 // python3-* packages and setup.py installs leave them) directory.
-Distribution read_distribution(const SystemView& view, const std::string& dir,
+Distribution read_distribution(const HostView& view, const std::string& dir,
                                const std::string& entry) {
   const bool egg = entry.ends_with(".egg-info");
   const std::string path = dir + "/" + entry;
@@ -116,7 +116,7 @@ Distribution read_distribution(const SystemView& view, const std::string& dir,
 
 }  // namespace
 
-std::vector<PythonEnv> python_environments(const SystemView& view) {
+std::vector<PythonEnv> python_environments(const HostView& view) {
   std::vector<PythonEnv> envs;
   std::vector<std::string> seen_sites;
   auto add = [&](const std::string& prefix, const std::string& origin) {
@@ -240,7 +240,7 @@ std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
   return b;
 }
 
-SitePackages read_site_packages(const SystemView& view, const std::string& dir) {
+SitePackages read_site_packages(const HostView& view, const std::string& dir) {
   SitePackages sp;
   sp.dir = dir;
   for (const auto& entry : view.list_dir(dir)) {
@@ -273,7 +273,7 @@ std::optional<std::string> python_version_of_site(const std::string& site_dir) {
   return std::nullopt;
 }
 
-std::vector<std::string> import_path(const SystemView& view, const PythonEnv& env) {
+std::vector<std::string> import_path(const HostView& view, const PythonEnv& env) {
   std::vector<std::string> out;
   auto add = [&](const std::string& d) {
     if (!d.empty() && view.is_dir(d) && std::find(out.begin(), out.end(), d) == out.end())
@@ -308,4 +308,4 @@ std::vector<std::string> import_path(const SystemView& view, const PythonEnv& en
   return out;
 }
 
-}  // namespace gpucheck::doctor
+}  // namespace gpucheck::host

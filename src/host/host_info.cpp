@@ -1,5 +1,5 @@
 // Reads hostname, os-release, kernel release and container/WSL markers under a root prefix.
-#include "probe/host_info.h"
+#include "host/host_info.h"
 #include "core/json_access.h"
 #include "core/text.h"
 
@@ -14,9 +14,9 @@
 #include "core/files.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
-#include "probe/cpu_info.h"
+#include "host/cpu_info.h"
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 namespace fs = std::filesystem;
 
@@ -237,4 +237,4 @@ nlohmann::json to_json(const HostFacts& h) {
   return j;
 }
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

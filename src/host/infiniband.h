@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 // A field is absent when its file is missing or malformed; the device's `unreadable` says which.
 struct IbPort {
@@ -89,4 +89,4 @@ nlohmann::json to_json(const InfinibandFacts& facts);
 // Only the error counters again, for a second reading: {"mlx5_0/1": {"symbol_error": 0, ...}}.
 nlohmann::json read_infiniband_counters(const std::filesystem::path& root);
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 // One cache of cpu0 (sys/devices/system/cpu/cpu0/cache/indexN); a field is absent when its
 // file is missing or malformed.
@@ -53,4 +53,4 @@ CpuFacts read_cpu_facts(const std::filesystem::path& root);
 // The "cpu" object of the JSON document; absent fields have no key.
 nlohmann::json to_json(const CpuFacts& facts);
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

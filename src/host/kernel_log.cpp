@@ -1,7 +1,7 @@
 // Reading the kernel log: /dev/kmsg gives one record per read() and EAGAIN at its end
 // (O_NONBLOCK); a saved copy under a fixture root is a plain file that ends with EOF; both are
 // read the same way. syslog(2) (klogctl) is what dmesg falls back to.
-#include "doctor/kernel_log.h"
+#include "host/kernel_log.h"
 
 #include <fcntl.h>
 #include <sys/klog.h>
@@ -17,7 +17,7 @@
 #include <regex>
 #include <sstream>
 
-namespace gpucheck::doctor {
+namespace gpucheck::host {
 
 namespace {
 
@@ -213,4 +213,4 @@ std::string KernelLogWatch::read_new() {
   return text;
 }
 
-}  // namespace gpucheck::doctor
+}  // namespace gpucheck::host

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace gpucheck::app {
+namespace gpucheck::probe {
 
 // One section per active backend (built ones, then test-only ones), then the backends that are
 // not built here. A child that crashes, hangs, floods or writes garbage becomes a "failed"
@@ -25,4 +25,4 @@ nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& e
 // Inside the child: probes one backend and writes its section to the reserved stdout.
 int run_probe_child(const std::string& backend, const EnvMap& env);
 
-}  // namespace gpucheck::app
+}  // namespace gpucheck::probe

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpucheck::doctor {
+namespace gpucheck::host {
 
 // Which kernel-log interface answered and the text, or why none did.
 struct KernelLog {
@@ -57,4 +57,4 @@ class KernelLogWatch {
   std::vector<std::string> seen_;  // syslog(2): the lines at the start
 };
 
-}  // namespace gpucheck::doctor
+}  // namespace gpucheck::host

@@ -1,5 +1,5 @@
 // Parent and child halves of the isolated backend probe.
-#include "app/backend_probes.h"
+#include "probe/backend_probes.h"
 
 #include "backends/probe_steps.h"
 #include "backends/registry.h"
@@ -9,10 +9,10 @@
 #include "core/json_keys.h"
 #include "core/json_keys_infiniband.h"
 #include "core/sanitize.h"
-#include "probe/cpu_info.h"
-#include "probe/host_info.h"
-#include "probe/infiniband.h"
-#include "probe/memory_info.h"
+#include "host/cpu_info.h"
+#include "host/host_info.h"
+#include "host/infiniband.h"
+#include "host/memory_info.h"
 #if GPUCHECK_HAVE_OPENCL
 #include "backends/opencl/icd_isolation.h"
 #endif
@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-namespace gpucheck::app {
+namespace gpucheck::probe {
 
 namespace k = keys;
 
@@ -112,12 +112,12 @@ nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& e
                               const ChildLimits& limits) {
   // The backend children start first: the files are read while the drivers initialise.
   auto backends = std::async(kConcurrently, [&] { return probe_backends(env, limits); });
-  nlohmann::json out = {{k::kHost, probe::to_json(probe::read_host_facts(root))},
-                        {k::kCpu, probe::to_json(probe::read_cpu_facts(root))},
-                        {k::kMemory, probe::to_json(probe::read_memory_facts(root))},
-                        {k::kInfiniband, probe::to_json(probe::read_infiniband_facts(root))}};
+  nlohmann::json out = {{k::kHost, host::to_json(host::read_host_facts(root))},
+                        {k::kCpu, host::to_json(host::read_cpu_facts(root))},
+                        {k::kMemory, host::to_json(host::read_memory_facts(root))},
+                        {k::kInfiniband, host::to_json(host::read_infiniband_facts(root))}};
   out[k::kBackends] = backends.get();
   return out;
 }
 
-}  // namespace gpucheck::app
+}  // namespace gpucheck::probe

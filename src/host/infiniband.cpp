@@ -1,6 +1,6 @@
 // Reads /sys/class/infiniband/<dev> and its ports/<n> files (the layout of the kernel's
 // drivers/infiniband/core/sysfs.c) under a root prefix, and writes the "infiniband" object.
-#include "probe/infiniband.h"
+#include "host/infiniband.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,9 +10,9 @@
 #include "core/files.h"
 #include "core/json_keys_infiniband.h"
 #include "core/sanitize.h"
-#include "probe/pci_tree.h"
+#include "host/pci_tree.h"
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 namespace fs = std::filesystem;
 namespace k = keys;
@@ -301,4 +301,4 @@ nlohmann::json read_infiniband_counters(const fs::path& root) {
   return out;
 }
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

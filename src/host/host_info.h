@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpucheck::probe {
+namespace gpucheck::host {
 
 enum class Virtualization { kBareMetal, kContainer, kWsl };
 
@@ -41,4 +41,4 @@ HostFacts read_host_facts(const std::filesystem::path& root);
 // The "host" object of the JSON document; absent fields have no key.
 nlohmann::json to_json(const HostFacts& facts);
 
-}  // namespace gpucheck::probe
+}  // namespace gpucheck::host

@@ -4,14 +4,14 @@
 // Nothing is imported: importing torch on a broken stack can hang or crash.
 #pragma once
 
-#include "doctor/system_view.h"
+#include "host/host_view.h"
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace gpucheck::doctor {
+namespace gpucheck::host {
 
 struct PythonEnv {
   std::string prefix;                  // /usr, /opt/conda, ~/.venv
@@ -21,7 +21,7 @@ struct PythonEnv {
 
 // In the order a shell would pick them: CONDA_PREFIX, VIRTUAL_ENV, then PATH order. A
 // site-packages directory reached twice (through symlinks) is listed once, under its first env.
-std::vector<PythonEnv> python_environments(const SystemView& view);
+std::vector<PythonEnv> python_environments(const HostView& view);
 
 struct Distribution {
   std::string name;  // normalised: lower-case, '-' for '_' and '.'
@@ -50,13 +50,13 @@ struct SitePackages {
   std::vector<std::pair<int, std::string>> cuda_majors() const;
 };
 
-SitePackages read_site_packages(const SystemView& view, const std::string& dir);
+SitePackages read_site_packages(const HostView& view, const std::string& dir);
 
 // The directories `import` searches in an environment, in sys.path order: PYTHONPATH's, the
 // user site (~/.local/lib/python3.N/site-packages, which venvs leave out unless their
 // pyvenv.cfg includes system site-packages), /usr/local's dist-packages before /usr/lib's (as
 // Debian orders them), then the environment's own site directories. Existing directories only.
-std::vector<std::string> import_path(const SystemView& view, const PythonEnv& env);
+std::vector<std::string> import_path(const HostView& view, const PythonEnv& env);
 
 // The "3.11" of a site directory's lib/python3.11/..., nullopt when its path names none.
 std::optional<std::string> python_version_of_site(const std::string& site_dir);
@@ -76,4 +76,4 @@ std::optional<int> cuda_major_of_dist(const std::string& normalised_name,
 // nvidia-cudnn-cu12, or CUDA 13's suffix-less nvidia-cublas.
 bool is_library_wheel(const std::string& normalised_name, std::string_view library);
 
-}  // namespace gpucheck::doctor
+}  // namespace gpucheck::host
