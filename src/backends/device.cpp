@@ -19,7 +19,8 @@ namespace {
 
 class SerialHostCopyQueues final : public HostCopyQueues {
  public:
-  SerialHostCopyQueues(Device& device, std::size_t events) : dev_(device), at_(events) {}
+  SerialHostCopyQueues(Device& device, StressOps& ops, std::size_t events)
+      : dev_(device), ops_(ops), at_(events) {}
 
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
     dev_.upload(dst, src, bytes);
@@ -29,8 +30,8 @@ class SerialHostCopyQueues final : public HostCopyQueues {
   }
   void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums, std::size_t slot,
                 std::uint64_t* host_sum) override {
-    dev_.checksum(src, words, sums, slot);
-    dev_.download_at(host_sum, sums, slot * 8, 8);
+    ops_.checksum(src, words, sums, slot);
+    ops_.download_at(host_sum, sums, slot * 8, 8);
   }
   // Everything enqueued so far is done when the event is reached.
   void record(std::size_t event, Queue queue) override {
@@ -52,13 +53,20 @@ class SerialHostCopyQueues final : public HostCopyQueues {
 
  private:
   Device& dev_;
+  StressOps& ops_;
   std::vector<std::chrono::steady_clock::time_point> at_;
 };
 
 }  // namespace
 
-std::unique_ptr<HostCopyQueues> serial_host_copy_queues(Device& device, std::size_t events) {
-  return std::make_unique<SerialHostCopyQueues>(device, events);
+std::unique_ptr<HostCopyQueues> open_host_copy_queues(Device& device, StressOps& ops,
+                                                      std::size_t events) {
+  if (auto own = ops.host_copy_queues(events)) return own;
+  return std::make_unique<SerialHostCopyQueues>(device, ops, events);
+}
+
+std::string missing_capability(const Device& device, std::string_view capability) {
+  return fmt::format("the {} backend offers no {}", device.identity().backend, capability);
 }
 
 }  // namespace gpucheck

@@ -1,5 +1,7 @@
-// The primitives a device offers the bench engine. The engine owns every workload (inputs,
-// reference, timing, verification); a backend only moves bytes and runs single operations.
+// The primitives a device offers the bench engine and stress: a core every backend implements
+// (Device) and optional capabilities (GemmTuner, StressOps, DeviceTelemetry) a backend may offer.
+// The engine owns every workload (inputs, reference, timing, verification); a backend only moves
+// bytes and runs single operations.
 #pragma once
 
 #include "backends/stress_math.h"
@@ -14,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpucheck {
@@ -109,7 +112,7 @@ struct TelemetrySample {
   std::optional<std::uint32_t> clock_events;  // clock_event flags
 };
 
-// ---- GEMM tuning: a device whose GEMM has parameters to search (OpenCL).
+// ---- For GEMM tuning: a device whose GEMM has parameters to search (OpenCL, Vulkan, CUDA).
 
 enum class TuningMode { kOff, kAuto, kRetune };  // --no-tune, the default, --retune
 
@@ -156,7 +159,7 @@ struct MemoryBudget {
 // of their own (CUDA: a stream each, so the copy engines of both directions run together), the
 // device checksums of what was uploaded on a third, and events that order the queues and time
 // them. Calls enqueue and return, except wait_host and seconds_between. Events are numbered
-// 0..events-1 (Device::open_host_copy_queues); an event may be recorded again once what waited
+// 0..events-1 (open_host_copy_queues); an event may be recorded again once what waited
 // on it has been enqueued.
 class HostCopyQueues {
  public:
@@ -164,7 +167,7 @@ class HostCopyQueues {
   virtual ~HostCopyQueues() = default;
   virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;    // on kUp
   virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;  // on kDown
-  // On kCheck: Device::checksum's sum of src's first `words` words into sums[slot], then that
+  // On kCheck: StressOps::checksum's sum of src's first `words` words into sums[slot], then that
   // word copied to *host_sum (a pinned HostAllocation's memory, read after wait_host).
   virtual void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
                         std::size_t slot, std::uint64_t* host_sum) = 0;
@@ -176,83 +179,26 @@ class HostCopyQueues {
   virtual double seconds_between(std::size_t from, std::size_t to) = 0;
 };
 
-// Runs the queues one after another on the device's own primitives (upload, download, checksum,
-// synchronize), each event the host clock once everything before it is done: every backend's
-// fallback, where the device has no queues of its own.
-class Device;
-std::unique_ptr<HostCopyQueues> serial_host_copy_queues(Device& device, std::size_t events);
+// ---- Optional capabilities. A backend offers one by deriving from it and returning itself from
+// the Device accessor of the same name; a caller that needs one asks, and where it is absent
+// says so (missing_capability) instead of running.
 
-class Device {
+// Chooses the parameters of a dtype's GEMM (a device whose GEMM has parameters to search).
+class GemmTuner {
  public:
-  virtual ~Device() = default;
-  virtual const DeviceIdentity& identity() const = 0;
-  // The CPU computes where the data already is: no transfers-included records.
-  virtual bool is_host() const = 0;
-  virtual MemoryBudget memory_budget() const = 0;
-
-  // nullopt when the device can run op in dtype; else why not (library missing, no fp64, ...).
-  virtual std::optional<std::string> unsupported_reason(Op op, DType dtype,
-                                                        Layout layout) const = 0;
-  // What the record names as impl ("openblas", "cublas", "kernel") and compute_type; both may
-  // depend on how the dtype's GEMM was tuned (tune_gemm), which happens before its records.
-  virtual std::string impl(Op op, DType dtype) const = 0;
-  virtual std::string compute_type(Op op, DType dtype) const = 0;
-  // The arithmetic the engine verifies GEMM/conv results with, where it is not
-  // bench::default_compute(dtype) (CLBlast's HGEMM accumulates in f16); nullopt: the default.
-  virtual std::optional<DType> verify_compute(Op op, DType dtype) const {
-    (void)op;
-    (void)dtype;
-    return std::nullopt;
-  }
-
-  virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
-  virtual std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory kind) = 0;
-  // Asynchronous where the device allows; synchronize() waits for all of it.
-  virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
-  virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;
-  virtual void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) = 0;
-  virtual void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) = 0;
-  // C = A·B, row-major, C[m×n], A[m×k], B[k×n].
-  virtual void gemm(DType dtype, const GemmShape& shape, const DeviceBuffer& a,
-                    const DeviceBuffer& b, DeviceBuffer& c) = 0;
-  // x and y in shape.layout; w K×C×R×S for NCHW, K×R×S×C for NHWC.
-  virtual void conv2d(DType dtype, const ConvShape& shape, const DeviceBuffer& x,
-                      const DeviceBuffer& w, DeviceBuffer& y) = 0;
-  virtual void launch_empty() = 0;
-  virtual void synchronize() = 0;
-  // Seconds the enqueued work took on the device's own clock (events, profiling); for the
-  // CPU the host clock around the synchronous call.
-  virtual double time_on_device(const std::function<void()>& enqueue) = 0;
-
-  // The engine brackets each record's repetitions (warm-up and timed) with these, so a device
-  // can observe the region from outside it (NVML sampled on its own thread, say). Default: no-op.
-  virtual void timed_region_begin(Op op, DType dtype) {
-    (void)op;
-    (void)dtype;
-  }
-  virtual void timed_region_end() {}
-
-  // Facts recorded in each record's context (threads, clocks); may be empty. Called after
-  // timed_region_end(), it describes that region. A device that knows the dense peak of the
-  // region's op may add keys::kPeakTflopsAtMeanSmClock (and ..AtMaxSmClock): the engine turns
-  // them into the record's peak_fraction (and context's peak_fraction_at_max_sm_clock).
-  virtual nlohmann::json context() const { return nlohmann::json::object(); }
-  // The engine or algorithm a vendor library ran for the region's GEMM or conv (the record's
-  // `choice`: library, version, id, ...); an empty object where the device has no such choice.
-  virtual nlohmann::json library_choice() const { return nlohmann::json::object(); }
-
+  virtual ~GemmTuner() = default;
   // Chooses the parameters of dtype's GEMM (and of the GEMM inside conv) once, before its first
   // record: tuned now through `trial`, read from the cache, or the library's defaults, as the
   // request's mode says. nullopt: this device has nothing to tune (its library chooses).
   virtual std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
-                                              const GemmTrialFn& trial) {
-    (void)dtype;
-    (void)request;
-    (void)trial;
-    return std::nullopt;
-  }
+                                              const GemmTrialFn& trial) = 0;
+};
 
-  // ---- Stress primitives ----
+// What stress runs on the device besides the core primitives: memory sizing, ranged transfers,
+// checksums and the memory-test pass.
+class StressOps {
+ public:
+  virtual ~StressOps() = default;
   virtual MemoryInfo memory_info() const = 0;
   // upload/download of a byte range of a device buffer (offset + bytes within it).
   virtual void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,
@@ -276,24 +222,106 @@ class Device {
     (void)dtype;
     return true;
   }
-  // Telemetry sampled on a thread every interval_ms while stress runs; false when the device
-  // has none (the CPU, OpenCL). telemetry_take() hands over the samples taken since the last
-  // call; health_counters() reads the counters that only grow (ECC, remapped rows, PCIe replay,
-  // NVLink errors, clocks-event time in ns) by name, for before/after deltas.
-  virtual bool telemetry_begin(int interval_ms) {
-    (void)interval_ms;
-    return false;
+  // Queues for host copies in both directions at once with `events` events; nullptr where the
+  // device has none of its own (open_host_copy_queues then runs them one after another).
+  virtual std::unique_ptr<HostCopyQueues> host_copy_queues(std::size_t events) {
+    (void)events;
+    return nullptr;
   }
-  virtual std::vector<TelemetrySample> telemetry_take() { return {}; }
-  virtual void telemetry_end() {}
-  virtual std::map<std::string, std::uint64_t> health_counters() { return {}; }
-  // Queues for host copies in both directions at once with `events` events; the default runs
-  // them one after another (serial_host_copy_queues).
-  virtual std::unique_ptr<HostCopyQueues> open_host_copy_queues(std::size_t events) {
-    return serial_host_copy_queues(*this, events);
-  }
-  // NVML's maximum SM clock, where known: the reference of the clock floor.
-  virtual std::optional<double> max_sm_clock_mhz() const { return std::nullopt; }
 };
+
+// Telemetry sampled on a thread every interval_ms while stress runs. telemetry_take() hands over
+// the samples taken since the last call; health_counters() reads the counters that only grow
+// (ECC, remapped rows, PCIe replay, NVLink errors, clocks-event time in ns) by name, for
+// before/after deltas.
+class DeviceTelemetry {
+ public:
+  virtual ~DeviceTelemetry() = default;
+  // false when sampling could not start (the run then has no samples).
+  virtual bool telemetry_begin(int interval_ms) = 0;
+  virtual std::vector<TelemetrySample> telemetry_take() = 0;
+  virtual void telemetry_end() = 0;
+  virtual std::map<std::string, std::uint64_t> health_counters() = 0;
+  // The maximum SM clock, where known: the reference of the clock floor.
+  virtual std::optional<double> max_sm_clock_mhz() const = 0;
+};
+
+// The core every backend implements: identity, memory, transfers, one op's steps, synchronising
+// and timing. Everything else is an optional capability (above) or a defaulted hook.
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceIdentity& identity() const = 0;
+  // The CPU computes where the data already is: no transfers-included records.
+  virtual bool is_host() const = 0;
+  virtual MemoryBudget memory_budget() const = 0;
+
+  // nullopt when the device can run op in dtype; else why not (library missing, no fp64, ...).
+  virtual std::optional<std::string> unsupported_reason(Op op, DType dtype,
+                                                        Layout layout) const = 0;
+  // What the record names as impl ("openblas", "cublas", "kernel") and compute_type; both may
+  // depend on how the dtype's GEMM was tuned (GemmTuner), which happens before its records.
+  virtual std::string impl(Op op, DType dtype) const = 0;
+  virtual std::string compute_type(Op op, DType dtype) const = 0;
+
+  virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
+  virtual std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory kind) = 0;
+  // Asynchronous where the device allows; synchronize() waits for all of it.
+  virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
+  virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;
+  virtual void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) = 0;
+  virtual void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) = 0;
+  // C = A·B, row-major, C[m×n], A[m×k], B[k×n].
+  virtual void gemm(DType dtype, const GemmShape& shape, const DeviceBuffer& a,
+                    const DeviceBuffer& b, DeviceBuffer& c) = 0;
+  // x and y in shape.layout; w K×C×R×S for NCHW, K×R×S×C for NHWC.
+  virtual void conv2d(DType dtype, const ConvShape& shape, const DeviceBuffer& x,
+                      const DeviceBuffer& w, DeviceBuffer& y) = 0;
+  virtual void launch_empty() = 0;
+  virtual void synchronize() = 0;
+  // Seconds the enqueued work took on the device's own clock (events, profiling); for the
+  // CPU the host clock around the synchronous call.
+  virtual double time_on_device(const std::function<void()>& enqueue) = 0;
+
+  // ---- Defaulted hooks.
+
+  // The arithmetic the engine verifies GEMM/conv results with, where it is not
+  // bench::default_compute(dtype) (CLBlast's HGEMM accumulates in f16); nullopt: the default.
+  virtual std::optional<DType> verify_compute(Op op, DType dtype) const {
+    (void)op;
+    (void)dtype;
+    return std::nullopt;
+  }
+  // The engine brackets each record's repetitions (warm-up and timed) with these, so a device
+  // can observe the region from outside it (NVML sampled on its own thread, say). Default: no-op.
+  virtual void timed_region_begin(Op op, DType dtype) {
+    (void)op;
+    (void)dtype;
+  }
+  virtual void timed_region_end() {}
+  // Facts recorded in each record's context (threads, clocks); may be empty. Called after
+  // timed_region_end(), it describes that region. A device that knows the dense peak of the
+  // region's op may add keys::kPeakTflopsAtMeanSmClock (and ..AtMaxSmClock): the engine turns
+  // them into the record's peak_fraction (and context's peak_fraction_at_max_sm_clock).
+  virtual nlohmann::json context() const { return nlohmann::json::object(); }
+  // The engine or algorithm a vendor library ran for the region's GEMM or conv (the record's
+  // `choice`: library, version, id, ...); an empty object where the device has no such choice.
+  virtual nlohmann::json library_choice() const { return nlohmann::json::object(); }
+
+  // ---- Optional capabilities: nullptr where the backend offers none.
+  virtual GemmTuner* gemm_tuner() { return nullptr; }
+  virtual StressOps* stress_ops() { return nullptr; }
+  virtual DeviceTelemetry* telemetry() { return nullptr; }
+};
+
+// "the cpu backend offers no stress primitives": the reason a caller gives (an "unsupported"
+// record) where the device lacks the capability it needs.
+std::string missing_capability(const Device& device, std::string_view capability);
+
+// The device's host-copy queues where it has its own; else queues run one after another on the
+// device's own primitives (upload, download, checksum, synchronize), each event the host clock
+// once everything before it is done: every backend's fallback.
+std::unique_ptr<HostCopyQueues> open_host_copy_queues(Device& device, StressOps& ops,
+                                                      std::size_t events);
 
 }  // namespace gpucheck

@@ -215,7 +215,9 @@ class CellRunner {
     req.forced_parameters = options_.forced_gemm_parameters;
     req.log = cb_.tuning_log;
     req.progress = cb_.tuning_progress;
-    tuned_[dtype] = dev_.tune_gemm(dtype, req, make_gemm_trial(dev_, dtype, plan_.seed));
+    // A device without a tuner runs what its library chooses: nothing to record.
+    if (GemmTuner* tuner = dev_.gemm_tuner())
+      tuned_[dtype] = tuner->tune_gemm(dtype, req, make_gemm_trial(dev_, dtype, plan_.seed));
   }
 
   // Runs one round of the cell under `policy`, adding its records' timings to `into`.

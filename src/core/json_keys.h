@@ -363,7 +363,7 @@ inline constexpr K kXid = "xid";
 inline constexpr K kXidWatch = "xid_watch";
 inline constexpr K kCode = "code";
 inline constexpr K kLines = "lines";
-// Counters a device reads before and after (Device::health_counters), by name.
+// Counters a device reads before and after (DeviceTelemetry::health_counters), by name.
 inline constexpr K kCounterEccVolatileCorrected = "ecc_volatile_corrected";
 inline constexpr K kCounterEccVolatileUncorrected = "ecc_volatile_uncorrected";
 inline constexpr K kCounterRemappedRowsCorrectable = "remapped_rows_correctable";

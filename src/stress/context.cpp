@@ -24,13 +24,14 @@ constexpr double kStatusIntervalS = 1.0;
 
 RunContext::RunContext(Device& device, const StressPlan& plan, std::vector<Fault> faults, Emit emit)
     : device_(device), plan_(plan), faults_(std::move(faults)), emit_(std::move(emit)) {
-  counters_before_ = device_.health_counters();
+  DeviceTelemetry* t = device_.telemetry();
+  if (t != nullptr) counters_before_ = t->health_counters();
   start_ = std::chrono::steady_clock::now();
-  telemetry_ = telemetry_open_ = device_.telemetry_begin(kTelemetryIntervalMs);
+  telemetry_ = telemetry_open_ = t != nullptr && t->telemetry_begin(kTelemetryIntervalMs);
 }
 
 RunContext::~RunContext() {
-  if (telemetry_open_) device_.telemetry_end();
+  if (telemetry_open_) device_.telemetry()->telemetry_end();
 }
 
 double RunContext::now_s() const {
@@ -43,7 +44,7 @@ bool RunContext::stopping() const {
 
 void RunContext::poll_telemetry() {
   if (!telemetry_open_) return;
-  auto got = device_.telemetry_take();
+  auto got = device_.telemetry()->telemetry_take();
   samples_.insert(samples_.end(), got.begin(), got.end());
 }
 
@@ -91,16 +92,27 @@ void RunContext::heartbeat(std::string_view test, std::string_view what) {
 nlohmann::json RunContext::finish_telemetry() {
   poll_telemetry();
   if (telemetry_open_) {
-    device_.telemetry_end();
+    device_.telemetry()->telemetry_end();
     telemetry_open_ = false;
   }
   TelemetryInput in;
   in.interval_ms = kTelemetryIntervalMs;
   in.samples = samples_;
   in.before = counters_before_;
-  in.after = device_.health_counters();
-  in.max_sm_clock_mhz = device_.max_sm_clock_mhz();
+  if (DeviceTelemetry* t = device_.telemetry()) {
+    in.after = t->health_counters();
+    in.max_sm_clock_mhz = t->max_sm_clock_mhz();
+  }
   return summarize_telemetry(in);
+}
+
+StressOps* stress_ops_or_refuse(RunContext& ctx, nlohmann::json& record) {
+  StressOps* ops = ctx.device().stress_ops();
+  if (ops == nullptr) {
+    record[k::kStatus] = "unsupported";
+    record[k::kReason] = missing_capability(ctx.device(), "stress primitives");
+  }
+  return ops;
 }
 
 void run_guarded(RunContext& ctx, nlohmann::json& record, const std::function<void()>& body) {

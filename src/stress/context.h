@@ -88,6 +88,10 @@ class RunContext {
 // The identity fields every stress record starts with.
 nlohmann::json record_base(const Device& device, Test test);
 
+// The device's stress primitives; where the backend offers none, nullptr, and the record says
+// "unsupported" with the reason.
+StressOps* stress_ops_or_refuse(RunContext& ctx, nlohmann::json& record);
+
 // Runs a test's body; an exception becomes the record's "failed" status with its message, and a
 // lost device (DeviceLostError) also ends the child's later tests.
 void run_guarded(RunContext& ctx, nlohmann::json& record, const std::function<void()>& body);

@@ -4,7 +4,7 @@
 // pinned host memory: a download (D2H) from one of two device buffers, each holding a random
 // pattern, into a host slot, then an upload (H2D) of that slot into a device slot, whose
 // checksum the device computes. The download of transfer i, the upload of transfer i-1 and the
-// checksum of transfer i-2 run at once on queues of their own (Device::open_host_copy_queues:
+// checksum of transfer i-2 run at once on queues of their own (open_host_copy_queues:
 // on CUDA a stream each, so both copy engines work), with up to kSlots-1 transfers queued in
 // each direction; the host waits only for the oldest round trip's 8-byte checksum and never
 // reads the data while the copies run.
@@ -78,8 +78,8 @@ struct Events {
 
 class CopyStress {
  public:
-  CopyStress(RunContext& ctx, double end_s, nlohmann::json& record)
-      : ctx_(ctx), dev_(ctx.device()), plan_(ctx.plan()), end_s_(end_s), r_(record) {}
+  CopyStress(RunContext& ctx, StressOps& ops, double end_s, nlohmann::json& record)
+      : ctx_(ctx), dev_(ctx.device()), ops_(ops), plan_(ctx.plan()), end_s_(end_s), r_(record) {}
 
   void run() {
     setup();
@@ -92,7 +92,7 @@ class CopyStress {
  private:
   void setup() {
     ctx_.heartbeat("copy", "allocating");
-    const MemoryInfo mem = dev_.memory_info();
+    const MemoryInfo mem = ops_.memory_info();
     host_ = dev_.is_host();
     slots_ = mem.host_memory ? kHostSlots : kGpuSlots;
     ev_ = Events{slots_};
@@ -124,7 +124,7 @@ class CopyStress {
     host_sums_ = dev_.allocate_host(8 * slots_, HostMemory::kPinned);
     std::memset(host_sums_->data(), 0, 8 * slots_);
     dev_.synchronize();
-    queues_ = dev_.open_host_copy_queues(ev_.count());
+    queues_ = open_host_copy_queues(dev_, ops_, ev_.count());
   }
 
   std::size_t slot(std::uint64_t transfer) const { return transfer % slots_; }
@@ -292,6 +292,7 @@ class CopyStress {
 
   RunContext& ctx_;
   Device& dev_;
+  StressOps& ops_;
   const StressPlan& plan_;
   double end_s_;
   nlohmann::json& r_;
@@ -327,7 +328,9 @@ nlohmann::json run_copy_test(RunContext& ctx, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kCopy);
   r[k::kImpl] = dev.impl(Op::kCopy, DType::kF32);
-  run_guarded(ctx, r, [&] { CopyStress(ctx, end_s, r).run(); });
+  StressOps* ops = stress_ops_or_refuse(ctx, r);
+  if (ops == nullptr) return r;
+  run_guarded(ctx, r, [&] { CopyStress(ctx, *ops, end_s, r).run(); });
   return r;
 }
 

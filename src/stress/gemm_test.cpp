@@ -1,7 +1,7 @@
 // The GEMM stress test: gpu-burn's load with every result checked.
 //
 // Results cycle through as many device buffers as fit, so the load touches most of the memory.
-// Every result's checksum (Device::checksum, on the device) is compared with the first
+// Every result's checksum (StressOps::checksum, on the device) is compared with the first
 // result's; a differing one is brought back and compared element by element to count what is
 // wrong. About every k-th result is also brought back whole and checked on a host thread, bit
 // for bit against the first result and by Freivalds' test against float64 (bench/verify), so a
@@ -168,9 +168,10 @@ struct Findings {
 
 class GemmStress {
  public:
-  GemmStress(RunContext& ctx, DType dtype, double end_s, nlohmann::json& record)
+  GemmStress(RunContext& ctx, StressOps& ops, DType dtype, double end_s, nlohmann::json& record)
       : ctx_(ctx),
         dev_(ctx.device()),
+        ops_(ops),
         plan_(ctx.plan()),
         dtype_(dtype),
         end_s_(end_s),
@@ -186,7 +187,7 @@ class GemmStress {
 
  private:
   void setup() {
-    const MemoryInfo mem = dev_.memory_info();
+    const MemoryInfo mem = ops_.memory_info();
     const std::uint64_t n =
         plan_.gemm_size != 0 ? plan_.gemm_size : (mem.host_memory ? kHostGemmSize : kGpuGemmSize);
     shape_ = {n, n, n};
@@ -223,7 +224,7 @@ class GemmStress {
         last_beat = ctx_.now_s();
       }
     }
-    bitwise_ = dev_.gemm_reproducible(dtype_);
+    bitwise_ = ops_.gemm_reproducible(dtype_);
     compute_ = dev_.verify_compute(Op::kGemm, dtype_).value_or(bench::default_compute(dtype_));
     if (!bitwise_) tolerance_ = std::make_unique<ToleranceCompare>(shape_, in_.a, in_.b, compute_);
   }
@@ -232,7 +233,7 @@ class GemmStress {
     auto buf = dev_.allocate(padded_);
     if (padded_ > bytes_) {  // the checksum reads whole words: the pad must hold the same bytes
       const std::uint64_t zero = 0;
-      dev_.upload_at(*buf, bytes_, &zero, padded_ - bytes_);
+      ops_.upload_at(*buf, bytes_, &zero, padded_ - bytes_);
     }
     return buf;
   }
@@ -242,7 +243,7 @@ class GemmStress {
     if (auto f = ctx_.fault(FaultKind::kGemmBit);
         f && iteration == std::max<std::uint64_t>(f->at, 2))
       flip_bit(c);
-    if (!plan_.no_check) dev_.checksum(c, padded_ / 8, *sums_, slot);
+    if (!plan_.no_check) ops_.checksum(c, padded_ / 8, *sums_, slot);
   }
 
   // The planted fault: one bit of the middle word of a result, as a flaky unit would leave it.
@@ -250,10 +251,10 @@ class GemmStress {
     dev_.synchronize();
     const std::size_t offset = padded_ / 16 * 8;
     std::uint64_t word = 0;
-    dev_.download_at(&word, c, offset, 8);
+    ops_.download_at(&word, c, offset, 8);
     dev_.synchronize();
     word ^= std::uint64_t{1} << 3;
-    dev_.upload_at(c, offset, &word, 8);
+    ops_.upload_at(c, offset, &word, 8);
     dev_.synchronize();
   }
 
@@ -445,6 +446,7 @@ class GemmStress {
 
   RunContext& ctx_;
   Device& dev_;
+  StressOps& ops_;
   const StressPlan& plan_;
   DType dtype_;
   double end_s_;
@@ -484,7 +486,9 @@ nlohmann::json run_gemm_test(RunContext& ctx, DType dtype, double end_s) {
     r[k::kReason] = *why;
     return r;
   }
-  run_guarded(ctx, r, [&] { GemmStress(ctx, dtype, end_s, r).run(); });
+  StressOps* ops = stress_ops_or_refuse(ctx, r);
+  if (ops == nullptr) return r;
+  run_guarded(ctx, r, [&] { GemmStress(ctx, *ops, dtype, end_s, r).run(); });
   return r;
 }
 

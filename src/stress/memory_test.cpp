@@ -1,5 +1,5 @@
 // The memory stress test: the memory fraction of the device's free memory in chunks, tested in
-// rounds of passes (Device::memtest kernels) until the end:
+// rounds of passes (StressOps::memtest kernels) until the end:
 //   walking ones   one bit b (a new one each round) set in every word, checked, inverted,
 //                  checked again;
 //   address        every word holds its own index, then the complement;
@@ -89,8 +89,8 @@ struct Chunk {
 
 class MemoryStress {
  public:
-  MemoryStress(RunContext& ctx, double end_s, nlohmann::json& record)
-      : ctx_(ctx), dev_(ctx.device()), plan_(ctx.plan()), end_s_(end_s), r_(record) {}
+  MemoryStress(RunContext& ctx, StressOps& ops, double end_s, nlohmann::json& record)
+      : ctx_(ctx), dev_(ctx.device()), ops_(ops), plan_(ctx.plan()), end_s_(end_s), r_(record) {}
 
   void run() {
     allocate();
@@ -101,7 +101,7 @@ class MemoryStress {
  private:
   void allocate() {
     ctx_.heartbeat("memory", "allocating");
-    const MemoryInfo mem = dev_.memory_info();
+    const MemoryInfo mem = ops_.memory_info();
     free_ = mem.free_bytes;
     fraction_ = memory_fraction_for(plan_, mem.host_memory);
     const auto target = static_cast<std::uint64_t>(fraction_ * static_cast<double>(free_));
@@ -142,7 +142,7 @@ class MemoryStress {
     const std::size_t n = chunks_.size();
     for (std::size_t i = 0; i < n; ++i) {
       Chunk& c = chunks_[p.descending ? n - 1 - i : i];
-      dev_.memtest(*c.buf, c.words, c.first_word, p.check, p.write, *result_);
+      ops_.memtest(*c.buf, c.words, c.first_word, p.check, p.write, *result_);
     }
     dev_.synchronize();
     ++passes_;
@@ -156,10 +156,10 @@ class MemoryStress {
     Chunk& c = chunks_.front();
     const std::size_t offset = c.words / 2 * 8;
     std::uint64_t w = 0;
-    dev_.download_at(&w, *c.buf, offset, 8);
+    ops_.download_at(&w, *c.buf, offset, 8);
     dev_.synchronize();
     w ^= 1;
-    dev_.upload_at(*c.buf, offset, &w, 8);
+    ops_.upload_at(*c.buf, offset, &w, 8);
     dev_.synchronize();
   }
 
@@ -181,7 +181,7 @@ class MemoryStress {
       for (auto& c : chunks_)
         if (res[1] >= c.first_word && res[1] < c.first_word + c.words) {
           std::uint64_t w = 0;
-          dev_.download_at(&w, *c.buf, (res[1] - c.first_word) * 8, 8);
+          ops_.download_at(&w, *c.buf, (res[1] - c.first_word) * 8, 8);
           dev_.synchronize();
           where[k::kRead] = fmt::format("{:#018x}", w);
         }
@@ -270,6 +270,7 @@ class MemoryStress {
 
   RunContext& ctx_;
   Device& dev_;
+  StressOps& ops_;
   const StressPlan& plan_;
   double end_s_;
   nlohmann::json& r_;
@@ -289,7 +290,9 @@ nlohmann::json run_memory_test(RunContext& ctx, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kMemory);
   r[k::kImpl] = "kernel";
-  run_guarded(ctx, r, [&] { MemoryStress(ctx, end_s, r).run(); });
+  StressOps* ops = stress_ops_or_refuse(ctx, r);
+  if (ops == nullptr) return r;
+  run_guarded(ctx, r, [&] { MemoryStress(ctx, *ops, end_s, r).run(); });
   return r;
 }
 

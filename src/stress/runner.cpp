@@ -24,11 +24,15 @@ void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> fault
                 PeerOpener open_peers) {
   RunContext ctx(device, plan, std::move(faults), emit);
   ctx.set_peer_opener(std::move(open_peers));
-  const MemoryInfo mem = device.memory_info();
-  nlohmann::json started = {
-      {k::kDevice, device.identity().device},   {k::kDeviceName, device.identity().device_name},
-      {k::kBackend, device.identity().backend}, {k::kFreeBytes, mem.free_bytes},
-      {k::kTotalBytes, mem.total_bytes},        {k::kTelemetry, ctx.has_telemetry()}};
+  nlohmann::json started = {{k::kDevice, device.identity().device},
+                            {k::kDeviceName, device.identity().device_name},
+                            {k::kBackend, device.identity().backend},
+                            {k::kTelemetry, ctx.has_telemetry()}};
+  if (const StressOps* ops = device.stress_ops()) {
+    const MemoryInfo mem = ops->memory_info();
+    started[k::kFreeBytes] = mem.free_bytes;
+    started[k::kTotalBytes] = mem.total_bytes;
+  }
   if (!device.identity().device_uuid.empty())
     started[k::kDeviceUuid] = device.identity().device_uuid;
   if (!device.identity().pci_bus_id.empty()) started[k::kPciBusId] = device.identity().pci_bus_id;

@@ -4,6 +4,7 @@
 // shows as a mismatch; the planted faults must still be caught and named.
 #include "backends/registry.h"
 #include "core/json_keys.h"
+#include "forwarding_device.h"
 #include "stress/context.h"
 #include "stress/faults.h"
 #include "stress/plan.h"
@@ -23,8 +24,8 @@ using Queue = HostCopyQueues::Queue;
 
 class LateQueues final : public HostCopyQueues {
  public:
-  LateQueues(Device& dev, std::size_t events)
-      : dev_(dev), recorded_(events, 0), reached_(events, 0), at_(events) {}
+  LateQueues(Device& dev, StressOps& ops, std::size_t events)
+      : dev_(dev), ops_(ops), recorded_(events, 0), reached_(events, 0), at_(events) {}
 
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
     push(Queue::kUp, [this, &dst, src, bytes] { dev_.upload(dst, src, bytes); });
@@ -35,8 +36,8 @@ class LateQueues final : public HostCopyQueues {
   void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums, std::size_t slot,
                 std::uint64_t* host_sum) override {
     push(Queue::kCheck, [this, &src, words, &sums, slot, host_sum] {
-      dev_.checksum(src, words, sums, slot);
-      dev_.download_at(host_sum, sums, slot * 8, 8);
+      ops_.checksum(src, words, sums, slot);
+      ops_.download_at(host_sum, sums, slot * 8, 8);
     });
   }
   void record(std::size_t event, Queue queue) override {
@@ -81,80 +82,47 @@ class LateQueues final : public HostCopyQueues {
   void push(Queue queue, std::function<void()> f) { q(queue).push_back({std::move(f), 0, 0}); }
 
   Device& dev_;
+  StressOps& ops_;
   std::deque<Op> queues_[3];
   std::vector<std::uint64_t> recorded_, reached_;
   std::vector<std::chrono::steady_clock::time_point> at_;
 };
 
 // The CPU device seen as a GPU with 6 MiB free (1 MiB copies, four slots) and late queues.
-class LateGpu final : public Device {
+class LateGpu final : public fakes::ForwardingDevice, public StressOps {
  public:
-  explicit LateGpu(std::unique_ptr<Device> cpu) : d_(std::move(cpu)) {}
-  const DeviceIdentity& identity() const override { return d_->identity(); }
+  explicit LateGpu(std::unique_ptr<Device> cpu)
+      : ForwardingDevice(std::move(cpu)), s_(*inner().stress_ops()) {}
   bool is_host() const override { return false; }
-  MemoryBudget memory_budget() const override { return d_->memory_budget(); }
-  std::optional<std::string> unsupported_reason(Op op, DType dt, Layout l) const override {
-    return d_->unsupported_reason(op, dt, l);
-  }
-  std::string impl(Op op, DType dt) const override { return d_->impl(op, dt); }
-  std::string compute_type(Op op, DType dt) const override { return d_->compute_type(op, dt); }
-  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return d_->allocate(bytes); }
-  std::unique_ptr<HostAllocation> allocate_host(std::size_t bytes, HostMemory kind) override {
-    return d_->allocate_host(bytes, kind);
-  }
-  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
-    d_->upload(dst, src, bytes);
-  }
-  void download(void* dst, const DeviceBuffer& src, std::size_t bytes) override {
-    d_->download(dst, src, bytes);
-  }
-  void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) override {
-    d_->copy(dst, src, bytes);
-  }
-  void exp(DType dt, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) override {
-    d_->exp(dt, x, y, n);
-  }
-  void gemm(DType dt, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
-            DeviceBuffer& c) override {
-    d_->gemm(dt, s, a, b, c);
-  }
-  void conv2d(DType dt, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
-              DeviceBuffer& y) override {
-    d_->conv2d(dt, s, x, w, y);
-  }
-  void launch_empty() override { d_->launch_empty(); }
-  void synchronize() override { d_->synchronize(); }
-  double time_on_device(const std::function<void()>& enqueue) override {
-    return d_->time_on_device(enqueue);
-  }
+  StressOps* stress_ops() override { return this; }
   MemoryInfo memory_info() const override {
-    MemoryInfo m = d_->memory_info();
+    MemoryInfo m = s_.memory_info();
     m.free_bytes = std::uint64_t{6} << 20;
     m.host_memory = false;
     return m;
   }
   void upload_at(DeviceBuffer& dst, std::size_t offset, const void* src,
                  std::size_t bytes) override {
-    d_->upload_at(dst, offset, src, bytes);
+    s_.upload_at(dst, offset, src, bytes);
   }
   void download_at(void* dst, const DeviceBuffer& src, std::size_t offset,
                    std::size_t bytes) override {
-    d_->download_at(dst, src, offset, bytes);
+    s_.download_at(dst, src, offset, bytes);
   }
   void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums,
                 std::size_t slot) override {
-    d_->checksum(src, words, sums, slot);
+    s_.checksum(src, words, sums, slot);
   }
   void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word, MemPattern check,
                MemPattern write, DeviceBuffer& result) override {
-    d_->memtest(buf, words, first_word, check, write, result);
+    s_.memtest(buf, words, first_word, check, write, result);
   }
-  std::unique_ptr<HostCopyQueues> open_host_copy_queues(std::size_t events) override {
-    return std::make_unique<LateQueues>(*d_, events);
+  std::unique_ptr<HostCopyQueues> host_copy_queues(std::size_t events) override {
+    return std::make_unique<LateQueues>(inner(), s_, events);
   }
 
  private:
-  std::unique_ptr<Device> d_;
+  StressOps& s_;
 };
 
 nlohmann::json copy_record(std::vector<Fault> faults) {

@@ -53,7 +53,7 @@ void* ptr(DeviceBuffer& b) {
   return static_cast<AlignedMemory&>(b).data();
 }
 
-class CpuDevice final : public Device {
+class CpuDevice final : public Device, public StressOps {
  public:
   explicit CpuDevice(const DeviceOptions& options)
       : threads_(options.threads > 0 ? options.threads
@@ -174,7 +174,9 @@ class CpuDevice final : public Device {
             {"blas", blas_.facts()}};
   }
 
-  // ---- Stress primitives ----
+  StressOps* stress_ops() override { return this; }
+
+  // ---- StressOps ----
   MemoryInfo memory_info() const override {
     auto mem = host::read_memory_facts("/");
     MemoryInfo m;

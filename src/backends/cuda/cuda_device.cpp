@@ -151,7 +151,7 @@ using ConvKey =
     std::tuple<int, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
                std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, int>;
 
-class CudaDevice final : public Device {
+class CudaDevice final : public Device, public GemmTuner, public StressOps, public DeviceTelemetry {
  public:
   CudaDevice(int index, const EnvMap& env) : index_(index), env_(env) {
     GC_CUDA_CHECK(cudaSetDevice(index));
@@ -430,7 +430,11 @@ class CudaDevice final : public Device {
     }
   }
 
-  // ---- Stress primitives ----
+  GemmTuner* gemm_tuner() override { return this; }
+  StressOps* stress_ops() override { return this; }
+  DeviceTelemetry* telemetry() override { return this; }
+
+  // ---- StressOps ----
   MemoryInfo memory_info() const override {
     std::size_t free = 0, total = 0;
     GC_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -464,7 +468,7 @@ class CudaDevice final : public Device {
                                   check_stream_));
     checks_pending_ = true;
   }
-  std::unique_ptr<HostCopyQueues> open_host_copy_queues(std::size_t events) override {
+  std::unique_ptr<HostCopyQueues> host_copy_queues(std::size_t events) override {
     return open_cuda_host_copy_queues(index_, sms_, events);
   }
   void memtest(DeviceBuffer& buf, std::size_t words, std::uint64_t first_word, MemPattern check,
@@ -475,6 +479,7 @@ class CudaDevice final : public Device {
                                  check.kind, check.param, write.kind, write.param,
                                  static_cast<unsigned long long*>(dptr(result)), sms_, stream_));
   }
+  // ---- DeviceTelemetry ----
   bool telemetry_begin(int interval_ms) override {
     if (!sampler_) return false;
     sampler_->set_interval_ms(interval_ms);

@@ -1,5 +1,5 @@
 // Stress's host copies on one GPU: uploads, downloads and checksums on three streams of their
-// own, so the copy engines of both directions run at once (Device::open_host_copy_queues).
+// own, so the copy engines of both directions run at once (StressOps::host_copy_queues).
 #pragma once
 
 #include "backends/device.h"

@@ -21,7 +21,7 @@ int checksum_blocks(int sms);
 cudaError_t launch_checksum(const std::uint64_t* words, std::size_t n, std::uint64_t* partials,
                             std::uint64_t* sums, std::size_t slot, int sms, cudaStream_t stream);
 
-// One memory-test pass (Device::memtest): result[0] += mismatches, result[1] = min(result[1],
+// One memory-test pass (StressOps::memtest): result[0] += mismatches, result[1] = min(result[1],
 // lowest bad index), with 64-bit atomics only where a thread saw a mismatch.
 cudaError_t launch_memtest(std::uint64_t* words, std::size_t n, std::uint64_t first_word,
                            stress_math::PatternKind check, std::uint64_t check_param,

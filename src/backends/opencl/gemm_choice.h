@@ -1,4 +1,4 @@
-// Which GEMM an OpenCL device runs for a dtype (Device::tune_gemm): the library's defaults
+// Which GEMM an OpenCL device runs for a dtype (GemmTuner::tune_gemm): the library's defaults
 // (--no-tune), the cache's winner, or a fresh search whose winner is then cached.
 #pragma once
 

@@ -13,7 +13,7 @@ namespace gpucheck::opencl {
 namespace {
 
 constexpr const char* kFormat = "gpucheck-opencl-gemm-tuning/1";
-constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
+constexpr std::size_t kMaxTuningCacheBytes = std::size_t{1} << 20;
 
 std::string string_at(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -31,7 +31,7 @@ nlohmann::json identity_json(const TuningIdentity& id) {
 }  // namespace
 
 CacheLayout tuning_cache_layout(const TuningIdentity& id) {
-  return {kFormat, identity_json(id), {"platform", "device_name"}, "dtypes", kMaxFileBytes};
+  return {kFormat, identity_json(id), {"platform", "device_name"}, "dtypes", kMaxTuningCacheBytes};
 }
 
 std::filesystem::path tuning_cache_path(const std::filesystem::path& dir,

@@ -1,10 +1,12 @@
 // The OpenCL bench device: one in-order profiling queue; exp, im2col and GEMM from kernels/*.cl
 // (built once per element type and parameters), CLBlast's GEMM as the untuned default, and
-// device time from profiling events.
+// device time from profiling events. The OpenCL objects it runs on are owned by a ClSession and
+// cl_handles.h's handles; this file holds the operations.
 #include "backends/opencl/opencl_device.h"
 
 #include "backends/device_index.h"
 #include "backends/opencl/cl_errors.h"
+#include "backends/opencl/cl_session.h"
 #include "backends/opencl/clblast_library.h"
 #include "backends/opencl/gemm_choice.h"
 #include "backends/opencl/opencl_library.h"
@@ -25,6 +27,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,72 +64,14 @@ constexpr double kTuneBudgetCpuS = 20;
 constexpr std::uint64_t kTuneSide = 4096;
 constexpr std::uint64_t kTuneSideCpu = 1024;
 
-cl_int release(const OpenClLibrary& l, cl_mem h) {
-  return l.clReleaseMemObject(h);
-}
-cl_int release(const OpenClLibrary& l, cl_kernel h) {
-  return l.clReleaseKernel(h);
-}
-cl_int release(const OpenClLibrary& l, cl_program h) {
-  return l.clReleaseProgram(h);
-}
-cl_int release(const OpenClLibrary& l, cl_command_queue h) {
-  return l.clReleaseCommandQueue(h);
-}
-cl_int release(const OpenClLibrary& l, cl_context h) {
-  return l.clReleaseContext(h);
-}
-
-// One reference to an OpenCL object, released when the owner goes.
-template <typename H>
-class Owned {
- public:
-  Owned() = default;
-  Owned(const OpenClLibrary* lib, H h) : lib_(lib), h_(h) {}
-  Owned(Owned&& o) noexcept : lib_(o.lib_), h_(std::exchange(o.h_, nullptr)) {}
-  Owned& operator=(Owned&& o) noexcept {
-    if (this != &o) {
-      reset();
-      lib_ = o.lib_;
-      h_ = std::exchange(o.h_, nullptr);
-    }
-    return *this;
-  }
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  ~Owned() { reset(); }
-  void reset() {
-    if (h_ != nullptr) GC_CL_CHECK_NOTHROW(release(*lib_, h_));
-    h_ = nullptr;
-  }
-  H get() const { return h_; }
-
- private:
-  const OpenClLibrary* lib_ = nullptr;
-  H h_ = nullptr;
-};
-
-// A context with its queue, built programs and scratch memory. After an allocation failure at
-// enqueue the device starts a fresh one: some drivers leave a context unusable after it.
-struct Session {
-  Owned<cl_context> context;
-  Owned<cl_command_queue> queue;
-  std::map<std::string, Owned<cl_program>> programs;  // by source name and build options
-  std::map<std::string, Owned<cl_kernel>> kernels;    // by program key and kernel name
-  Owned<cl_mem> col;                                  // im2col scratch
-  std::size_t col_bytes = 0;
-  Owned<cl_mem> partials;  // stress kernels' per-group results
-  std::size_t partials_bytes = 0;
-};
-
 class ClBuffer final : public DeviceBuffer {
  public:
-  ClBuffer(Owned<cl_mem> mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
+  ClBuffer(ClMem mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
   std::size_t bytes() const override { return bytes_; }
   cl_mem get() const { return mem_.get(); }
 
  private:
-  Owned<cl_mem> mem_;
+  ClMem mem_;
   std::size_t bytes_;
 };
 
@@ -139,22 +84,19 @@ cl_mem mem(const DeviceBuffer& b) {
 // oclBandwidthTest method).
 class PinnedHost final : public HostAllocation {
  public:
-  PinnedHost(const OpenClLibrary& lib, std::shared_ptr<Session> session, std::size_t bytes)
+  PinnedHost(const OpenClLibrary& lib, std::shared_ptr<ClSession> session, std::size_t bytes)
       : lib_(lib), session_(std::move(session)), bytes_(bytes) {
-    cl_int err = CL_SUCCESS;
     const std::size_t size = std::max<std::size_t>(bytes, 1);
-    mem_ = Owned<cl_mem>(
-        &lib, lib.clCreateBuffer(session_->context.get(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                                 size, nullptr, &err));
-    GC_CL_CHECK(err);
-    ptr_ = lib.clEnqueueMapBuffer(session_->queue.get(), mem_.get(), CL_TRUE,
+    mem_ = create_buffer(lib, session_->context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size);
+    cl_int err = CL_SUCCESS;
+    ptr_ = lib.clEnqueueMapBuffer(session_->queue(), mem_.get(), CL_TRUE,
                                   CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, nullptr, nullptr, &err);
-    GC_CL_CHECK(err);
+    if (err != CL_SUCCESS) throw_cl_error(err, "clEnqueueMapBuffer", __FILE__, __LINE__);
   }
   ~PinnedHost() override {
     GC_CL_CHECK_NOTHROW(
-        lib_.clEnqueueUnmapMemObject(session_->queue.get(), mem_.get(), ptr_, 0, nullptr, nullptr));
-    GC_CL_CHECK_NOTHROW(lib_.clFinish(session_->queue.get()));
+        lib_.clEnqueueUnmapMemObject(session_->queue(), mem_.get(), ptr_, 0, nullptr, nullptr));
+    GC_CL_CHECK_NOTHROW(lib_.clFinish(session_->queue()));
   }
   PinnedHost(const PinnedHost&) = delete;
   PinnedHost& operator=(const PinnedHost&) = delete;
@@ -163,11 +105,25 @@ class PinnedHost final : public HostAllocation {
 
  private:
   const OpenClLibrary& lib_;
-  std::shared_ptr<Session> session_;
-  Owned<cl_mem> mem_;
+  std::shared_ptr<ClSession> session_;
+  ClMem mem_;
   void* ptr_ = nullptr;
   std::size_t bytes_;
 };
+
+// The text of an embedded kernel source (kernels/<source>).
+std::string_view kernel_source(const std::string& source) {
+  const auto text = [](const unsigned char* t, unsigned long long size) {
+    return std::string_view(reinterpret_cast<const char*>(t), static_cast<std::size_t>(size));
+  };
+  if (source == "opencl_exp.cl")
+    return text(gpucheck_kernel_opencl_exp, gpucheck_kernel_opencl_exp_size);
+  if (source == "opencl_stress.cl")
+    return text(gpucheck_kernel_opencl_stress, gpucheck_kernel_opencl_stress_size);
+  if (source == "opencl_gemm.cl")
+    return text(gpucheck_kernel_opencl_gemm, gpucheck_kernel_opencl_gemm_size);
+  return text(gpucheck_kernel_opencl_im2col, gpucheck_kernel_opencl_im2col_size);
+}
 
 std::size_t round_up(std::size_t v, std::size_t to) {
   return (v + to - 1) / to * to;
@@ -222,11 +178,11 @@ GemmLimits gemm_limits(const OpenClLibrary& lib, cl_device_id d) {
 // CLBlast call (which may enqueue several kernels and returns only the last one's event) gives
 // the time the call's work could start.
 struct Recorded {
-  cl_event event = nullptr;
+  ClEvent event;
   bool marker = false;
 };
 
-class OpenClDevice final : public Device {
+class OpenClDevice final : public Device, public GemmTuner, public StressOps {
  public:
   OpenClDevice(std::unique_ptr<OpenClLibrary> lib, cl_platform_id platform, cl_device_id device,
                std::string device_id)
@@ -262,7 +218,7 @@ class OpenClDevice final : public Device {
 
   ~OpenClDevice() override {
     release_events();
-    if (session_) GC_CL_CHECK_NOTHROW(lib_->clFinish(session_->queue.get()));
+    if (session_) GC_CL_CHECK_NOTHROW(lib_->clFinish(session_->queue()));
   }
   OpenClDevice(const OpenClDevice&) = delete;
   OpenClDevice& operator=(const OpenClDevice&) = delete;
@@ -324,14 +280,11 @@ class OpenClDevice final : public Device {
   }
 
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
-    Session& s = fresh_session();
+    ClSession& s = fresh_session();
     return guarded([&] {
-      cl_int err = CL_SUCCESS;
-      Owned<cl_mem> m(lib_.get(),
-                      lib_->clCreateBuffer(s.context.get(), CL_MEM_READ_WRITE,
-                                           std::max<std::size_t>(bytes, 1), nullptr, &err));
-      GC_CL_CHECK(err);
-      return std::make_unique<ClBuffer>(std::move(m), bytes);
+      return std::make_unique<ClBuffer>(
+          create_buffer(*lib_, s.context(), CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1)),
+          bytes);
     });
   }
 
@@ -403,7 +356,7 @@ class OpenClDevice final : public Device {
       const std::size_t cap = std::min<std::size_t>(kColBytesCap, max_alloc_);
       const std::size_t images =
           std::clamp<std::size_t>(cap / std::max<std::size_t>(per_image * es, 1), 1, s.n);
-      cl_mem col = scratch(images * per_image * es);
+      cl_mem col = session_->scratch(ClSession::Scratch::kIm2col, images * per_image * es);
       const bool nhwc = s.layout == Layout::kNhwc;
       cl_kernel kern = kernel("opencl_im2col.cl", im2col_options(dtype),
                               nhwc ? "gc_im2col_nhwc" : "gc_im2col_nchw");
@@ -463,25 +416,26 @@ class OpenClDevice final : public Device {
     recording_ = false;
     std::vector<cl_event> all;
     for (const auto& r : events_)
-      if (r.event != nullptr) all.push_back(r.event);
+      if (r.event) all.push_back(r.event.get());
     if (all.empty()) return 0.0;
     guarded(
         [&] { GC_CL_CHECK(lib_->clWaitForEvents(static_cast<cl_uint>(all.size()), all.data())); });
     cl_ulong first = std::numeric_limits<cl_ulong>::max(), last = 0;
     for (const auto& r : events_) {
-      if (r.event == nullptr) continue;
+      if (!r.event) continue;
+      const cl_event ev = r.event.get();
       cl_ulong start = 0, end = 0;
       if (r.marker) {
         // A driver without marker timestamps leaves the span to the commands themselves.
-        if (lib_->clGetEventProfilingInfo(r.event, CL_PROFILING_COMMAND_END, sizeof end, &end,
+        if (lib_->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end,
                                           nullptr) == CL_SUCCESS)
           first = std::min(first, end);
         continue;
       }
-      GC_CL_CHECK(lib_->clGetEventProfilingInfo(r.event, CL_PROFILING_COMMAND_START, sizeof start,
+      GC_CL_CHECK(lib_->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start,
                                                 &start, nullptr));
-      GC_CL_CHECK(lib_->clGetEventProfilingInfo(r.event, CL_PROFILING_COMMAND_END, sizeof end, &end,
-                                                nullptr));
+      GC_CL_CHECK(
+          lib_->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr));
       first = std::min(first, start);
       last = std::max(last, end);
     }
@@ -492,7 +446,10 @@ class OpenClDevice final : public Device {
 
   nlohmann::json context() const override { return context_; }
 
-  // ---- Stress primitives ----
+  GemmTuner* gemm_tuner() override { return this; }
+  StressOps* stress_ops() override { return this; }
+
+  // ---- StressOps ----
   // OpenCL has no free-memory query: a CPU device's memory is the host's (MemAvailable), a
   // GPU's is taken as its global memory.
   MemoryInfo memory_info() const override {
@@ -535,7 +492,7 @@ class OpenClDevice final : public Device {
     check_buffer_range(sums, slot * 8, 8);
     guarded([&] {
       const std::size_t wg = stress_group(), groups = stress_groups(words);
-      const cl_mem parts = partials(groups * 8);
+      const cl_mem parts = session_->scratch(ClSession::Scratch::kPartials, groups * 8);
       launch_stress("gc_checksum_partial", groups * wg, mem(src), cl_ulong{words}, parts);
       launch_stress("gc_checksum_final", wg, parts, static_cast<cl_uint>(groups), mem(sums),
                     cl_ulong{slot});
@@ -547,7 +504,7 @@ class OpenClDevice final : public Device {
     check_buffer_range(result, 0, 16);
     guarded([&] {
       const std::size_t wg = stress_group(), groups = stress_groups(words);
-      const cl_mem parts = partials(groups * 16);
+      const cl_mem parts = session_->scratch(ClSession::Scratch::kPartials, groups * 16);
       launch_stress("gc_memtest", groups * wg, mem(buf), cl_ulong{words}, cl_ulong{first_word},
                     static_cast<cl_uint>(check.kind), cl_ulong{check.param},
                     static_cast<cl_uint>(write.kind), cl_ulong{write.param}, parts);
@@ -555,6 +512,7 @@ class OpenClDevice final : public Device {
     });
   }
 
+  // ---- GemmTuner ----
   std::optional<GemmTuning> tune_gemm(DType dtype, const GemmTuningRequest& request,
                                       const GemmTrialFn& trial) override {
     GemmTuningTarget target;
@@ -599,40 +557,12 @@ class OpenClDevice final : public Device {
         lib_->clEnqueueNDRangeKernel(queue(), kern, 1, nullptr, &global, &wg, 0, nullptr, nullptr));
   }
 
-  // The session's partials buffer, grown to at least `bytes` (after the queue drained).
-  cl_mem partials(std::size_t bytes) {
-    Session& s = *session_;
-    if (s.partials_bytes < bytes) {
-      GC_CL_CHECK(lib_->clFinish(queue()));
-      s.partials.reset();
-      s.partials_bytes = 0;
-      cl_int err = CL_SUCCESS;
-      s.partials = Owned<cl_mem>(
-          lib_.get(),
-          lib_->clCreateBuffer(s.context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
-      GC_CL_CHECK(err);
-      s.partials_bytes = bytes;
-    }
-    return s.partials.get();
-  }
-
-  std::shared_ptr<Session> make_session() {
-    const OpenClLibrary& L = *lib_;
-    auto s = std::make_shared<Session>();
-    cl_int err = CL_SUCCESS;
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                           reinterpret_cast<cl_context_properties>(platform_), 0};
-    s->context =
-        Owned<cl_context>(&L, L.clCreateContext(props, 1, &device_, nullptr, nullptr, &err));
-    GC_CL_CHECK(err);
-    s->queue = Owned<cl_command_queue>(
-        &L, L.clCreateCommandQueue(s->context.get(), device_, CL_QUEUE_PROFILING_ENABLE, &err));
-    GC_CL_CHECK(err);
-    return s;
+  std::shared_ptr<ClSession> make_session() {
+    return std::make_shared<ClSession>(*lib_, platform_, device_);
   }
 
   // The session for a new cell: a fresh context after an allocation failure in an earlier one.
-  Session& fresh_session() {
+  ClSession& fresh_session() {
     if (poisoned_) {
       release_events();
       session_ = make_session();
@@ -641,7 +571,7 @@ class OpenClDevice final : public Device {
     return *session_;
   }
 
-  cl_command_queue queue() const { return session_->queue.get(); }
+  cl_command_queue queue() const { return session_->queue(); }
 
   // What the dtype's GEMM runs untuned: CLBlast's defaults where CLBlast runs the dtype, else
   // gpucheck's kernel with its built-in parameters.
@@ -689,15 +619,11 @@ class OpenClDevice final : public Device {
 
   cl_event* next_event(bool marker) {
     if (!recording_) return nullptr;
-    events_.push_back({nullptr, marker});
-    return &events_.back().event;
+    events_.push_back({ClEvent{}, marker});
+    return events_.back().event.receive(*lib_);
   }
 
-  void release_events() {
-    for (auto& r : events_)
-      if (r.event != nullptr) GC_CL_CHECK_NOTHROW(lib_->clReleaseEvent(r.event));
-    events_.clear();
-  }
+  void release_events() { events_.clear(); }
 
   std::size_t work_group() const { return std::min(kWorkGroup, max_work_group_); }
 
@@ -731,74 +657,7 @@ class OpenClDevice final : public Device {
 
   // A kernel of an embedded source built with options, built once per session.
   cl_kernel kernel(const std::string& source, const std::string& options, const char* name) {
-    Session& s = *session_;
-    const std::string program_key = source + " " + options;
-    const std::string kernel_key = program_key + " " + name;
-    if (auto it = s.kernels.find(kernel_key); it != s.kernels.end()) return it->second.get();
-    auto prog = s.programs.find(program_key);
-    if (prog == s.programs.end())
-      prog = s.programs.emplace(program_key, build(source, options)).first;
-    cl_int err = CL_SUCCESS;
-    Owned<cl_kernel> kern(lib_.get(), lib_->clCreateKernel(prog->second.get(), name, &err));
-    GC_CL_CHECK(err);
-    return s.kernels.emplace(kernel_key, std::move(kern)).first->second.get();
-  }
-
-  Owned<cl_program> build(const std::string& source, const std::string& options) {
-    const OpenClLibrary& L = *lib_;
-    const char* text = nullptr;
-    std::size_t size = 0;
-    if (source == "opencl_exp.cl") {
-      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_exp);
-      size = static_cast<std::size_t>(gpucheck_kernel_opencl_exp_size);
-    } else if (source == "opencl_stress.cl") {
-      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_stress);
-      size = static_cast<std::size_t>(gpucheck_kernel_opencl_stress_size);
-    } else if (source == "opencl_gemm.cl") {
-      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_gemm);
-      size = static_cast<std::size_t>(gpucheck_kernel_opencl_gemm_size);
-    } else {
-      text = reinterpret_cast<const char*>(gpucheck_kernel_opencl_im2col);
-      size = static_cast<std::size_t>(gpucheck_kernel_opencl_im2col_size);
-    }
-    cl_int err = CL_SUCCESS;
-    Owned<cl_program> prog(
-        &L, L.clCreateProgramWithSource(session_->context.get(), 1, &text, &size, &err));
-    GC_CL_CHECK(err);
-    const cl_int built =
-        L.clBuildProgram(prog.get(), 1, &device_, options.c_str(), nullptr, nullptr);
-    if (built != CL_SUCCESS) {
-      std::size_t log_size = 0;
-      std::string log = "(no build log)";
-      if (L.clGetProgramBuildInfo(prog.get(), device_, CL_PROGRAM_BUILD_LOG, 0, nullptr,
-                                  &log_size) == CL_SUCCESS &&
-          log_size > 0) {
-        std::vector<char> buf(log_size);
-        GC_CL_CHECK(L.clGetProgramBuildInfo(prog.get(), device_, CL_PROGRAM_BUILD_LOG, log_size,
-                                            buf.data(), nullptr));
-        log = sanitize_c_buffer(buf.data(), buf.size());
-      }
-      throw std::runtime_error(
-          fmt::format("clBuildProgram of kernels/{} ({}) failed: {}; build "
-                      "log:\n{}",
-                      source, options, cl_error_text(built), log));
-    }
-    return prog;
-  }
-
-  cl_mem scratch(std::size_t bytes) {
-    Session& s = *session_;
-    if (s.col_bytes < bytes) {
-      GC_CL_CHECK(lib_->clFinish(queue()));
-      s.col.reset();
-      s.col_bytes = 0;
-      cl_int err = CL_SUCCESS;
-      s.col = Owned<cl_mem>(lib_.get(), lib_->clCreateBuffer(s.context.get(), CL_MEM_READ_WRITE,
-                                                             bytes, nullptr, &err));
-      GC_CL_CHECK(err);
-      s.col_bytes = bytes;
-    }
-    return s.col.get();
+    return session_->kernel("kernels/" + source, kernel_source(source), options, name);
   }
 
   // Row-major C[m×n] = A[m×k] · op(B), op(B) = B (k×n) or Bᵀ (B stored n×k); offsets and
@@ -883,7 +742,7 @@ class OpenClDevice final : public Device {
   std::size_t max_work_group_ = 1;
   bool host_memory_ = false;  // a CPU device (pocl): its memory is the host's
   nlohmann::json context_;
-  std::shared_ptr<Session> session_;
+  std::shared_ptr<ClSession> session_;
   bool poisoned_ = false;
   bool recording_ = false;
   std::vector<Recorded> events_;

@@ -1,4 +1,4 @@
-// Which parameters the Vulkan GEMM shader runs for a dtype (Device::tune_gemm): the defaults
+// Which parameters the Vulkan GEMM shader runs for a dtype (GemmTuner::tune_gemm): the defaults
 // (--no-tune, a CPU implementation not asked to search), the cache's winner, or a search over
 // gemm_config_candidates whose winner is cached. The cache is one JSON file per device (its UUID
 // and name own it) in the user's cache directory (backends/kept_cache.h), an entry per dtype,

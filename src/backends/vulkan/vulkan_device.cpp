@@ -82,7 +82,7 @@ std::uint32_t to_u32(std::uint64_t v, const char* what) {
   return static_cast<std::uint32_t>(v);
 }
 
-class VulkanDevice final : public Device {
+class VulkanDevice final : public Device, public GemmTuner, public StressOps {
  public:
   VulkanDevice(std::unique_ptr<Context> ctx, std::string device_id)
       : rt_(std::make_shared<Runtime>(std::move(ctx))) {
@@ -269,7 +269,10 @@ class VulkanDevice final : public Device {
     return t;
   }
 
-  // ---- Stress primitives ----
+  GemmTuner* gemm_tuner() override { return this; }
+  StressOps* stress_ops() override { return this; }
+
+  // ---- StressOps ----
   MemoryInfo memory_info() const override {
     const auto& c = rt_->caps();
     MemoryInfo m;

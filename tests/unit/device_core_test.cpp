@@ -1,0 +1,106 @@
+// A device that offers only the core of backends/device.h: it compiles with the core's pure
+// methods alone, bench runs its GEMM untuned, and stress says why it cannot run rather than
+// crashing where it asks for the stress primitives or telemetry it lacks.
+#include "backends/registry.h"
+#include "bench/engine.h"
+#include "core/json_keys.h"
+#include "forwarding_device.h"
+#include "stress/events.h"
+#include "stress/plan.h"
+#include "stress/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gpucheck {
+namespace {
+
+namespace k = keys;
+
+// The CPU device behind the core alone (ForwardingDevice overrides exactly the core's pure
+// methods), under a backend name of its own.
+class CoreOnlyDevice final : public fakes::ForwardingDevice {
+ public:
+  CoreOnlyDevice() : ForwardingDevice(make_backend("cpu", {})->open_device("cpu", {})) {
+    id_ = inner().identity();
+    id_.backend = "coreonly";
+  }
+  const DeviceIdentity& identity() const override { return id_; }
+
+ private:
+  DeviceIdentity id_;
+};
+
+TEST(DeviceCore, ACoreOnlyDeviceOffersNoCapabilityButTheCpuDeviceOffersStress) {
+  CoreOnlyDevice core;
+  EXPECT_EQ(core.gemm_tuner(), nullptr);
+  EXPECT_EQ(core.stress_ops(), nullptr);
+  EXPECT_EQ(core.telemetry(), nullptr);
+  EXPECT_EQ(missing_capability(core, "stress primitives"),
+            "the coreonly backend offers no stress primitives");
+  auto cpu = make_backend("cpu", {})->open_device("cpu", {});
+  EXPECT_NE(cpu->stress_ops(), nullptr);
+  EXPECT_EQ(cpu->gemm_tuner(), nullptr);
+}
+
+TEST(DeviceCore, StressSaysEveryTestIsUnsupportedWithoutTheStressPrimitives) {
+  CoreOnlyDevice core;
+  stress::StressPlan plan;
+  plan.device = "cpu";
+  plan.backend = "cpu";
+  plan.tests = {stress::Test::kGemm, stress::Test::kMemory, stress::Test::kCopy};
+  plan.dtypes = {DType::kF32};
+  plan.duration_s = 0.3;
+  plan.threads = 1;
+  std::vector<nlohmann::json> records;
+  nlohmann::json started, telemetry;
+  bool done = false;
+  stress::run_stress(plan, core, {}, [&](const nlohmann::json& line) {
+    const std::string key = line.at(stress::event::kKey);
+    const nlohmann::json& payload = line.at(stress::event::kPayload);
+    if (key == stress::event::kRecord) records.push_back(payload);
+    if (key == stress::event::kStarted) started = payload;
+    if (key == stress::event::kTelemetry) telemetry = payload;
+    if (key == stress::event::kDone) done = true;
+  });
+  EXPECT_TRUE(done);
+  EXPECT_FALSE(started.contains(k::kFreeBytes)) << started.dump();
+  EXPECT_EQ(started[k::kTelemetry], false);
+  ASSERT_EQ(records.size(), 3u);
+  for (const auto& r : records) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r[k::kStatus], "unsupported");
+    EXPECT_EQ(r[k::kReason], "the coreonly backend offers no stress primitives");
+  }
+  EXPECT_TRUE(telemetry.is_object());
+}
+
+TEST(DeviceCore, BenchRunsACoreOnlyDevicesGemmUntuned) {
+  CoreOnlyDevice core;
+  bench::BenchPlan plan;
+  plan.device = "cpu";
+  plan.backend = "cpu";
+  plan.tuning.mode = TuningMode::kRetune;  // asks for tuning the device cannot do
+  bench::Cell cell;
+  cell.op = Op::kGemm;
+  cell.dtype = DType::kF32;
+  cell.shape = GemmShape{64, 64, 64};
+  cell.explicit_request = true;
+  plan.cells = {cell};
+  plan.policy.warmup = 0;
+  plan.policy.reps = 2;
+  plan.threads = 1;
+  std::vector<nlohmann::json> records;
+  bench::EngineCallbacks cb;
+  cb.record = [&](std::size_t, const nlohmann::json& r) { records.push_back(r); };
+  bench::run_plan(plan, core, cb);
+  ASSERT_EQ(records.size(), 1u);
+  const auto& r = records[0];
+  EXPECT_EQ(r[k::kStatus], "ok") << r.dump();
+  EXPECT_FALSE(r.contains(k::kContext) && r[k::kContext].contains(k::kTuning)) << r.dump();
+}
+
+}  // namespace
+}  // namespace gpucheck
