@@ -149,6 +149,10 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
               add(DType::kF32, CopyShape{bytes, dir, mem}, !o.copy.empty());
           add(DType::kF32, CopyShape{bytes, Direction::kD2d, HostMemory::kPageable},
               !o.copy.empty());
+          // Both ways at once: the baseline of stress's copy test, whose round trips do that.
+          if (o.host_copies_together)
+            add(DType::kF32, CopyShape{bytes, Direction::kBoth, HostMemory::kPinned},
+                !o.copy.empty());
         }
         break;
       case Op::kLatency:
@@ -531,7 +535,8 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_flag("--host-copies-together", o->host_copies_together,
                 "Concurrent GPUs time their host transfers at the same time, sharing the host's "
                 "memory and PCIe root, as stress's copy test does (default: one GPU at a time, "
-                "each figure the GPU's alone)");
+                "each figure the GPU's alone); adds pinned copies both ways at once (direction "
+                "'both'), the baseline of stress's copies");
   cmd->add_option("--reps", o->reps, "Exactly this many timed repetitions")->type_name("N");
   cmd->add_option("--min-time", o->min_time_s,
                   "Timed work to aim for per record: " + duration_help({kMaxDurationS, true}))

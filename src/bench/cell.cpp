@@ -45,7 +45,8 @@ E parse_enum(const nlohmann::json& j, F from_string, const char* what) {
 }
 
 std::optional<Direction> direction_from_string(std::string_view s) {
-  for (auto d : {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h})
+  for (auto d : {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h,
+                 Direction::kBoth})
     if (to_string(d) == s) return d;
   return std::nullopt;
 }
@@ -137,7 +138,8 @@ nlohmann::json shape_to_json(const Shape& shape) {
                   {k::kPad, s.pad}, {k::kLayout, to_string(s.layout)}};
         } else if constexpr (std::is_same_v<T, CopyShape>) {
           nlohmann::json j = {{k::kBytes, s.bytes}, {k::kDirection, to_string(s.direction)}};
-          if (s.direction == Direction::kH2d || s.direction == Direction::kD2h)
+          if (s.direction == Direction::kH2d || s.direction == Direction::kD2h ||
+              s.direction == Direction::kBoth)
             j[k::kHostMemory] = to_string(s.host_memory);
           return j;
         } else if constexpr (std::is_same_v<T, LatencyShape>) {

@@ -63,9 +63,10 @@ Work work_of(const Cell& cell) {
                       static_cast<double>(s.c * s.r * s.s),
                   "TFLOP/s"};
         } else if constexpr (std::is_same_v<T, CopyShape>) {
-          bool both_sides_same_memory =
-              s.direction == Direction::kD2d || s.direction == Direction::kH2h;
-          return {static_cast<double>(s.bytes) * (both_sides_same_memory ? 2.0 : 1.0), "GB/s"};
+          // d2d and h2h read and write the same memory; both ways carry the bytes each way.
+          bool counted_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
+                               s.direction == Direction::kBoth;
+          return {static_cast<double>(s.bytes) * (counted_twice ? 2.0 : 1.0), "GB/s"};
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
         } else if constexpr (std::is_same_v<T, P2pShape>) {
@@ -486,10 +487,68 @@ class CellRunner {
         std::memcpy(back.data(), host->data(), bytes);
         break;
       }
+      case Direction::kBoth:
+        run_copy_both_ways(std::move(r), pattern, back, bytes);
+        return;
     }
     collect(
         std::move(r), std::move(times), truncated,
         verify_exact(pattern.data(), back.data(), bytes, "copied bytes differ from the source"));
+  }
+
+  // An upload and a download of `bytes` at once on the device's own copy queues (the bench
+  // decided before running that it has them): the figure is both directions' bytes over the
+  // span from their common start to the later end, the context gives each direction's own GB/s,
+  // and both copies are verified byte for byte.
+  void run_copy_both_ways(nlohmann::json r, const HostBuffer& pattern,
+                          std::vector<unsigned char>& back, std::size_t bytes) {
+    using Queue = HostCopyQueues::Queue;
+    enum : std::size_t { kOrigin, kUpStart, kUpEnd, kDownStart, kDownEnd, kEvents };
+    auto queues = dev_.stress_ops()->host_copy_queues(kEvents);
+    if (!queues) throw std::runtime_error("copies both ways: the device's copy queues are gone");
+    auto up_src = dev_.allocate_host(bytes, HostMemory::kPinned);
+    std::memcpy(up_src->data(), pattern.data(), bytes);
+    auto up_dst = dev_.allocate(bytes);
+    auto down_src = dev_.allocate(bytes);
+    dev_.upload(*down_src, pattern.data(), bytes);
+    auto down_dst = dev_.allocate_host(bytes, HostMemory::kPinned);
+    std::memset(down_dst->data(), 0xA5, bytes);
+    dev_.synchronize();
+    std::vector<double> up_s, down_s;
+    bool truncated = false;
+    auto alone = host_lock_.hold(true);
+    auto times = reps(
+        [&] {
+          // Both queues start after one point, so the span has one origin.
+          queues->record(kOrigin, Queue::kUp);
+          queues->wait(Queue::kDown, kOrigin);
+          queues->record(kUpStart, Queue::kUp);
+          queues->upload(*up_dst, up_src->data(), bytes);
+          queues->record(kUpEnd, Queue::kUp);
+          queues->record(kDownStart, Queue::kDown);
+          queues->download(down_dst->data(), *down_src, bytes);
+          queues->record(kDownEnd, Queue::kDown);
+          queues->wait_host(kUpEnd);
+          queues->wait_host(kDownEnd);
+          up_s.push_back(queues->seconds_between(kUpStart, kUpEnd));
+          down_s.push_back(queues->seconds_between(kDownStart, kDownEnd));
+          return std::max(queues->seconds_between(kOrigin, kUpEnd),
+                          queues->seconds_between(kOrigin, kDownEnd));
+        },
+        &truncated);
+    auto median_gbps = [&](std::vector<double> t) {
+      std::sort(t.begin(), t.end());
+      return t.empty() || t[t.size() / 2] <= 0 ? 0.0 : static_cast<double>(bytes) / t[t.size() / 2] / 1e9;
+    };
+    r[k::kContext]["direction_gbps"] = {median_gbps(up_s), median_gbps(down_s)};  // h2d, d2h
+    dev_.download(back.data(), *up_dst, bytes);
+    dev_.synchronize();
+    Verification v =
+        verify_exact(pattern.data(), back.data(), bytes, "uploaded bytes differ from the source");
+    if (v.ok)
+      v = verify_exact(pattern.data(), down_dst->data(), bytes,
+                       "downloaded bytes differ from the source");
+    collect(std::move(r), std::move(times), truncated, std::move(v));
   }
 
   void run_latency(const Cell& cell) {
@@ -592,10 +651,12 @@ Footprint footprint_of(const Cell& cell, bool host_device) {
         } else if constexpr (std::is_same_v<T, ConvShape>) {
           tensors({conv_x_elements(s), conv_w_elements(s), conv_y_elements(s)});
         } else if constexpr (std::is_same_v<T, CopyShape>) {
-          bool on_device_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h;
+          bool on_device_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
+                                 s.direction == Direction::kBoth;
           f.device_total = mul(s.bytes, on_device_twice ? 2 : 1);
           f.device_largest = s.bytes;
-          f.host_total = mul(s.bytes, 2);  // the source pattern and the copy brought back
+          // The source pattern and the copy brought back; both ways: a pinned buffer each way too.
+          f.host_total = mul(s.bytes, s.direction == Direction::kBoth ? 4 : 2);
         } else if constexpr (std::is_same_v<T, SeedloopShape>) {
           f.device_total = mul(mul(s.n, 4), 2);
           f.device_largest = mul(s.n, 4);
@@ -724,6 +785,21 @@ std::optional<nlohmann::json> decide_before_running(Cell& cell, Device& device,
     r[k::kStatus] = "unsupported";
     r[k::kReason] = *why;
     return r;
+  }
+  // Copies both ways at once need queues of the device's own (a serial fallback would time
+  // them one after another and call it both ways).
+  if (const auto* copy = std::get_if<CopyShape>(&cell.shape);
+      copy && copy->direction == Direction::kBoth) {
+    StressOps* ops = device.stress_ops();
+    if (device.is_host() || !ops || !ops->host_copy_queues(1)) {
+      nlohmann::json r = base_record(device, cell, t);
+      r[k::kStatus] = "unsupported";
+      r[k::kReason] = fmt::format(
+          "copies both ways at once need copy queues of the device's own; the {} backend runs "
+          "its host copies one after another",
+          device.identity().backend);
+      return r;
+    }
   }
   try {
     std::uint64_t need = 0, limit = 0;

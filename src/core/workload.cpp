@@ -25,10 +25,11 @@ constexpr NameTable<DType, 5> kDTypes{{{DType::kF32, "f32"},
                                        {DType::kBf16, "bf16"},
                                        {DType::kF64, "f64"}}};
 constexpr NameTable<Layout, 2> kLayouts{{{Layout::kNchw, "nchw"}, {Layout::kNhwc, "nhwc"}}};
-constexpr NameTable<Direction, 4> kDirections{{{Direction::kH2d, "h2d"},
+constexpr NameTable<Direction, 5> kDirections{{{Direction::kH2d, "h2d"},
                                                {Direction::kD2h, "d2h"},
                                                {Direction::kD2d, "d2d"},
-                                               {Direction::kH2h, "h2h"}}};
+                                               {Direction::kH2h, "h2h"},
+                                               {Direction::kBoth, "both"}}};
 constexpr NameTable<HostMemory, 2> kHostMemory{
     {{HostMemory::kPinned, "pinned"}, {HostMemory::kPageable, "pageable"}}};
 constexpr NameTable<Transfers, 2> kTransfers{

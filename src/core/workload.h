@@ -14,7 +14,8 @@ namespace gpucheck {
 enum class Op { kExp, kGemm, kConv, kCopy, kLatency, kSeedloop, kP2p, kAllreduce };
 enum class DType { kF32, kTf32, kF16, kBf16, kF64 };
 enum class Layout { kNchw, kNhwc };
-enum class Direction { kH2d, kD2h, kD2d, kH2h };
+// kBoth: pinned host-to-device and device-to-host copies at once, on queues of their own.
+enum class Direction { kH2d, kD2h, kD2d, kH2h, kBoth };
 enum class HostMemory { kPinned, kPageable };
 enum class Transfers { kExcluded, kIncluded };
 

@@ -77,6 +77,35 @@ TEST(DeviceCore, StressSaysEveryTestIsUnsupportedWithoutTheStressPrimitives) {
   EXPECT_TRUE(telemetry.is_object());
 }
 
+// Copies both ways at once need queues of the device's own: a device without stress primitives
+// (and the CPU, whose copies are memory to memory) says so instead of timing them in turn.
+TEST(DeviceCore, CopiesBothWaysNeedCopyQueuesOfTheDevicesOwn) {
+  CoreOnlyDevice core;
+  auto cpu = make_backend("cpu", {})->open_device("cpu", {});
+  for (Device* dev : {static_cast<Device*>(&core), cpu.get()}) {
+    bench::BenchPlan plan;
+    plan.device = "cpu";
+    plan.backend = "cpu";
+    bench::Cell cell;
+    cell.op = Op::kCopy;
+    cell.dtype = DType::kF32;
+    cell.shape = CopyShape{4096, Direction::kBoth, HostMemory::kPinned};
+    cell.explicit_request = true;
+    plan.cells = {cell};
+    plan.policy.reps = 2;
+    plan.threads = 1;
+    std::vector<nlohmann::json> records;
+    bench::EngineCallbacks cb;
+    cb.record = [&](std::size_t, const nlohmann::json& r) { records.push_back(r); };
+    bench::run_plan(plan, *dev, cb);
+    ASSERT_EQ(records.size(), 1u);
+    SCOPED_TRACE(records[0].dump());
+    EXPECT_EQ(records[0][k::kStatus], "unsupported");
+    EXPECT_NE(records[0][k::kReason].get<std::string>().find("copy queues of the device's own"),
+              std::string::npos);
+  }
+}
+
 TEST(DeviceCore, BenchRunsACoreOnlyDevicesGemmUntuned) {
   CoreOnlyDevice core;
   bench::BenchPlan plan;

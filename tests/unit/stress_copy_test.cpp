@@ -3,6 +3,7 @@
 // before its download, a slot reused before its checksum was read) then moves stale bytes and
 // shows as a mismatch; the planted faults must still be caught and named.
 #include "backends/registry.h"
+#include "bench/engine.h"
 #include "core/json_keys.h"
 #include "forwarding_device.h"
 #include "stress/context.h"
@@ -88,6 +89,29 @@ class LateQueues final : public HostCopyQueues {
   std::vector<std::chrono::steady_clock::time_point> at_;
 };
 
+// Downloads that do nothing: what a broken copy engine would leave in the host buffer.
+class DroppedDownloads final : public HostCopyQueues {
+ public:
+  explicit DroppedDownloads(std::unique_ptr<HostCopyQueues> q) : q_(std::move(q)) {}
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    q_->upload(dst, src, bytes);
+  }
+  void download(void*, const DeviceBuffer&, std::size_t) override {}
+  void checksum(const DeviceBuffer& src, std::size_t words, DeviceBuffer& sums, std::size_t slot,
+                std::uint64_t* host_sum) override {
+    q_->checksum(src, words, sums, slot, host_sum);
+  }
+  void record(std::size_t event, Queue queue) override { q_->record(event, queue); }
+  void wait(Queue queue, std::size_t event) override { q_->wait(queue, event); }
+  void wait_host(std::size_t event) override { q_->wait_host(event); }
+  double seconds_between(std::size_t from, std::size_t to) override {
+    return q_->seconds_between(from, to);
+  }
+
+ private:
+  std::unique_ptr<HostCopyQueues> q_;
+};
+
 // The CPU device seen as a GPU with 6 MiB free (1 MiB copies, four slots) and late queues.
 class LateGpu final : public fakes::ForwardingDevice, public StressOps {
  public:
@@ -118,8 +142,11 @@ class LateGpu final : public fakes::ForwardingDevice, public StressOps {
     s_.memtest(buf, words, first_word, check, write, result);
   }
   std::unique_ptr<HostCopyQueues> host_copy_queues(std::size_t events) override {
-    return std::make_unique<LateQueues>(inner(), s_, events);
+    auto late = std::make_unique<LateQueues>(inner(), s_, events);
+    if (drop_downloads) return std::make_unique<DroppedDownloads>(std::move(late));
+    return late;
   }
+  bool drop_downloads = false;
 
  private:
   StressOps& s_;
@@ -165,6 +192,55 @@ TEST(StressCopyQueues, APlantedFaultIsNamedAsTheDownloadsWhenTheQueuesRunLate) {
       EXPECT_EQ(c["first_bad_offset"], (1u << 20) / 2);
     }
   }
+}
+
+// bench's copy both ways at once (the baseline of the copy test above) on the late queues: a
+// wait the engine forgot would time or verify bytes not yet moved.
+std::vector<nlohmann::json> both_ways_records(bool drop_downloads) {
+  auto backend = make_backend("cpu", {});
+  LateGpu late(backend->open_device("cpu", {}));
+  late.drop_downloads = drop_downloads;
+  bench::BenchPlan plan;
+  plan.device = "cpu";
+  plan.backend = "cpu";
+  bench::Cell cell;
+  cell.op = Op::kCopy;
+  cell.dtype = DType::kF32;
+  cell.shape = CopyShape{1u << 20, Direction::kBoth, HostMemory::kPinned};
+  cell.explicit_request = cell.explicit_size = true;
+  plan.cells = {cell};
+  plan.policy.warmup = 1;
+  plan.policy.reps = 3;
+  plan.threads = 1;
+  std::vector<nlohmann::json> records;
+  bench::EngineCallbacks cb;
+  cb.record = [&](std::size_t, const nlohmann::json& r) { records.push_back(r); };
+  bench::run_plan(plan, late, cb);
+  return records;
+}
+
+TEST(BenchBothWays, CopiesBothWaysAtOnceAreVerifiedWithEachDirectionsFigure) {
+  const auto records = both_ways_records(false);
+  ASSERT_EQ(records.size(), 1u);
+  const nlohmann::json& r = records[0];
+  SCOPED_TRACE(r.dump());
+  EXPECT_EQ(r["status"], "ok");
+  EXPECT_EQ(r["shape"]["direction"], "both");
+  EXPECT_EQ(r["shape"]["host_memory"], "pinned");
+  EXPECT_GT(r["throughput"]["value"].get<double>(), 0.0);
+  const auto& per = r["context"]["direction_gbps"];
+  ASSERT_EQ(per.size(), 2u);
+  EXPECT_GT(per[0].get<double>(), 0.0);  // h2d
+  EXPECT_GT(per[1].get<double>(), 0.0);  // d2h
+}
+
+TEST(BenchBothWays, ADownloadThatMovedNothingIsAMismatch) {
+  const auto records = both_ways_records(true);
+  ASSERT_EQ(records.size(), 1u);
+  SCOPED_TRACE(records[0].dump());
+  EXPECT_EQ(records[0]["status"], "mismatch");
+  EXPECT_NE(records[0]["reason"].get<std::string>().find("downloaded bytes differ"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 # minutes: the target is each direction of stress ≥ 0.9 × bench's pinned copy of that direction
 # with the same GPUs copying at once (they share the host's memory and PCIe root).
 #   1. bench, one GPU's host copies at a time (the default host lock): each GPU alone
-#   2. bench --host-copies-together: every GPU's host copies at the same time (the baseline)
+#   2. bench --host-copies-together: every GPU's host copies at the same time (the baseline), with
+#      pinned copies both ways at once (direction "both": each direction's figure while the
+#      other runs, the baseline stress's round trips are judged against: "stress/both")
 #   3. stress --tests copy on every GPU for DUR s (default 20; with several GPUs the host copies
 #      take the first half, the peer copies the second)
 # Any staged gpucheck: GPUCHECK=.devrun/stress/install/bin/gpucheck (tools/device/stage.sh
@@ -34,7 +36,8 @@ fi
   -o "$out/stress.json" || echo "hostcopy.sh: stress: exit $?" >&2
 if [ "${ONE:-0}" != 0 ] && [ "$gpus" -gt 1 ]; then
   # One GPU alone, both tools: whether stress reaches line rate where the host is not shared.
-  CUDA_VISIBLE_DEVICES=0 "$gpucheck" "${bench[@]/$devices/cuda0}" -o "$out/bench-one.json" ||
+  CUDA_VISIBLE_DEVICES=0 "$gpucheck" "${bench[@]/$devices/cuda0}" --host-copies-together \
+    -o "$out/bench-one.json" ||
     echo "hostcopy.sh: bench on one GPU: exit $?" >&2
   CUDA_VISIBLE_DEVICES=0 "$gpucheck" stress --device cuda0 --tests copy --duration "${DUR}s" \
     --json -o "$out/stress-one.json" || echo "hostcopy.sh: stress on one GPU: exit $?" >&2
@@ -47,10 +50,17 @@ def pinned(name):
         doc = json.load(open(f"{out}/{name}"))
     except (OSError, ValueError):
         return {}
-    return {(r["device"], r["shape"]["direction"]): r["throughput"]["value"]
-            for r in doc.get("results", [])
-            if r.get("op") == "copy" and r.get("status") == "ok"
-            and r["shape"].get("host_memory") == "pinned"}
+    out_ = {}
+    for r in doc.get("results", []):
+        if r.get("op") != "copy" or r.get("status") != "ok" or r["shape"].get("host_memory") != "pinned":
+            continue
+        d = r["shape"]["direction"]
+        if d == "both":  # each direction's own figure while the other ran: (device, "both h2d")
+            for dir, v in zip(("h2d", "d2h"), r.get("context", {}).get("direction_gbps", [])):
+                out_[(r["device"], "both " + dir)] = v
+        else:
+            out_[(r["device"], d)] = r["throughput"]["value"]
+    return out_
 def stress_devices(name):
     try:
         return json.load(open(f"{out}/{name}"))["stress"]["devices"]
@@ -58,17 +68,19 @@ def stress_devices(name):
         return []
 def table(title, stress, together, alone):
     print(title)
-    print(f"{'device':8} {'dir':4} {'bench alone':>11} {'bench together':>14} {'stress':>8} "
-          f"{'stress/together':>15}  verdict")
+    print(f"{'device':8} {'dir':4} {'bench alone':>11} {'bench together':>14} {'both ways':>9} "
+          f"{'stress':>8} {'stress/together':>15} {'stress/both':>11}  verdict")
     for d in stress:
         rec = next((r for r in d.get("records", []) if r.get("test") == "copy"), {})
         c = rec.get("copy", {})
         for dir in ("h2d", "d2h"):
             s, t, a = c.get(f"{dir}_gbps"), together.get((d["device"], dir)), alone.get((d["device"], dir))
+            b = together.get((d["device"], "both " + dir))
             ratio = f"{s / t:.2f}" if s and t else "-"
+            ratio_b = f"{s / b:.2f}" if s and b else "-"
             f = lambda v: f"{v:.1f}" if v else "-"
-            print(f"{d['device']:8} {dir:4} {f(a):>11} {f(t):>14} {f(s):>8} {ratio:>15}  "
-                  f"{d.get('verdict')} ({c.get('transfers_verified')} verified, "
+            print(f"{d['device']:8} {dir:4} {f(a):>11} {f(t):>14} {f(b):>9} {f(s):>8} {ratio:>15} "
+                  f"{ratio_b:>11}  {d.get('verdict')} ({c.get('transfers_verified')} verified, "
                   f"{c.get('mismatches')} differed)")
 table("every GPU at once", stress_devices("stress.json"), pinned("bench-together.json"),
       pinned("bench-alone.json"))
