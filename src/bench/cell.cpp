@@ -45,8 +45,8 @@ E parse_enum(const nlohmann::json& j, F from_string, const char* what) {
 }
 
 std::optional<Direction> direction_from_string(std::string_view s) {
-  for (auto d : {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h,
-                 Direction::kBoth})
+  for (auto d :
+       {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h, Direction::kBoth})
     if (to_string(d) == s) return d;
   return std::nullopt;
 }

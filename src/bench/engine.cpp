@@ -536,11 +536,11 @@ class CellRunner {
                           queues->seconds_between(kOrigin, kDownEnd));
         },
         &truncated);
-    auto median_gbps = [&](std::vector<double> t) {
-      std::sort(t.begin(), t.end());
-      return t.empty() || t[t.size() / 2] <= 0 ? 0.0 : static_cast<double>(bytes) / t[t.size() / 2] / 1e9;
+    auto median_gbps = [&](const std::vector<double>& t) {
+      const double s = median_of(t);
+      return s > 0 ? static_cast<double>(bytes) / s / 1e9 : 0.0;
     };
-    r[k::kContext]["direction_gbps"] = {median_gbps(up_s), median_gbps(down_s)};  // h2d, d2h
+    r[k::kContext][k::kDirectionGbps] = {median_gbps(up_s), median_gbps(down_s)};  // h2d, d2h
     dev_.download(back.data(), *up_dst, bytes);
     dev_.synchronize();
     Verification v =

@@ -509,7 +509,7 @@ class GroupRunner {
           std::sort(d.begin(), d.end());
           gbps.push_back(bytes / d[d.size() / 2] / 1e9);
         }
-        extra["direction_gbps"] = gbps;  // median of each direction: src→dst, then dst→src
+        extra[k::kDirectionGbps] = gbps;  // median of each direction: src→dst, then dst→src
         if (std::get<P2pShape>(parts[p].cell.shape).fan != P2pFan::kPair) {
           nlohmann::json names = nlohmann::json::array();  // a fan's copies, in that order
           for (std::size_t d = 0; d < parts[p].count; ++d) {

@@ -471,6 +471,9 @@ inline constexpr K kDst = "dst";
 inline constexpr K kBidirectional = "bidirectional";
 inline constexpr K kEngine = "engine";
 inline constexpr K kCopies = "copies";  // copies at once of a p2p fan (all_to_one, ...)
+// context: each direction's median GB/s of copies both ways at once (p2p: src→dst, dst→src;
+// host copies: h2d, d2h)
+inline constexpr K kDirectionGbps = "direction_gbps";
 inline constexpr K kDstUuid = "dst_uuid";
 inline constexpr K kDstPciBusId = "dst_pci_bus_id";
 inline constexpr K kAlgbw = "algbw";  // GB/s: bytes per device / time

@@ -34,8 +34,12 @@ bench::BenchPlan load_plan(const std::string& device, double seconds) {
   policy.warmup = 1;
   policy.min_time_s = seconds / 2;
   policy.max_time_s = seconds;
-  return bench::BenchPlan{device, "cuda", {copy, gemm}, policy, 0,
-                          0,      {},     {},           {},     {}};  // never tunes
+  bench::BenchPlan plan;  // tuning stays off: the load never tunes
+  plan.device = device;
+  plan.backend = "cuda";
+  plan.cells = {copy, gemm};
+  plan.policy = policy;
+  return plan;
 }
 
 // The least timed work a peer copy aims at: a few repetitions of 16 copies at NVLink speed
@@ -141,9 +145,11 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
   // Inputs, cuBLAS set-up and verification come on top of the timed work.
   limits.timeout = std::chrono::duration<double>(4 * seconds + 60);
   limits.max_output = 16u << 20;
-  // The children stream their events; each "cell" line is one step of the load's progress, and
-  // when each line came is the child's timeline (where its seconds beyond the load go).
+  // The children stream their events, read here once: each "cell" line is one step of the load's
+  // progress, when each line came is the child's timeline (where its seconds beyond the load
+  // go), and the "record" lines are what the load measured.
   std::vector<std::string> pending(devices.size());
+  std::vector<Json> records(devices.size(), Json::array());
   std::vector<Json> timelines(devices.size(),
                               Json{{k::kReadyS, nullptr}, {k::kCells, Json::array()}});
   std::size_t started = 0;
@@ -159,6 +165,7 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
       pending[child].erase(0, nl + 1);
       if (!ev.is_object()) continue;
       const std::string event = ev.value("event", "");
+      if (event == "record") records[child].push_back(std::move(ev["record"]));
       if (event == "plan") timelines[child][k::kReadyS] = at;
       if (event != "cell") continue;
       timelines[child][k::kCells].push_back({{k::kLabel, ev.value("label", "")}, {k::kStartS, at}});
@@ -168,20 +175,14 @@ Json run_cuda_load(const Json& cuda, double seconds, const LoadObserver& observe
   const auto results = run_children(specs, limits, watch);
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const ChildResult& r = results[i];
-    Json records = Json::array();
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);) {
-      auto ev = parse_json_or_discarded(line);
-      if (ev.is_object() && ev.value("event", "") == "record") records.push_back(ev["record"]);
-    }
-    Json entry = summarise_load_records(records);
+    Json entry = summarise_load_records(records[i]);
     entry[k::kDevice] = devices[i];
     entry[k::kWorkload] = fmt::format(
         "pinned host-to-device copies of 256 MiB, then f16 GEMM 4096x4096x4096, about {} s each",
         seconds / 2);
     entry[k::kSeconds] = r.seconds;
     entry[k::kTimeline] = std::move(timelines[i]);
-    if (r.exited_ok() && !records.empty()) {
+    if (r.exited_ok() && !records[i].empty()) {
       entry[k::kStatus] = "ok";
     } else {
       entry[k::kStatus] = "failed";

@@ -60,7 +60,8 @@ ShapeKeys shape_keys(std::string_view op) {
     return {{"n", "c", "h", "w", "k", "r", "s", "stride", "pad"}, {{"layout", {"nchw", "nhwc"}}}};
   if (op == "copy")
     return {{"bytes"},
-            {{"direction", {"h2d", "d2h", "d2d", "h2h", "both"}}, {"host_memory", {"pinned", "pageable"}}}};
+            {{"direction", {"h2d", "d2h", "d2d", "h2h", "both"}},
+             {"host_memory", {"pinned", "pageable"}}}};
   if (op == "latency") return {{}, {{"mode", {"async", "round_trip"}}}};
   return {{"n", "calls"}, {}};  // seedloop (d2h_each_call below)
 }

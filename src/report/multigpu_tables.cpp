@@ -101,7 +101,7 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
     if (op == "p2p" && !direction.empty() && direction != "p2p") {
       std::string slowest;
       const Json ctx = r.value(std::string(k::kContext), Json::object());
-      if (auto g = ctx.find("direction_gbps"); g != ctx.end() && g->is_array() && !g->empty()) {
+      if (auto g = ctx.find(k::kDirectionGbps); g != ctx.end() && g->is_array() && !g->empty()) {
         double low = std::numeric_limits<double>::infinity();
         for (const auto& x : *g)
           if (x.is_number()) low = std::min(low, x.get<double>());

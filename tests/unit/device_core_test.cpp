@@ -3,6 +3,7 @@
 // crashing where it asks for the stress primitives or telemetry it lacks.
 #include "backends/registry.h"
 #include "bench/engine.h"
+#include "bench_one_cell.h"
 #include "core/json_keys.h"
 #include "forwarding_device.h"
 #include "stress/events.h"
@@ -83,21 +84,11 @@ TEST(DeviceCore, CopiesBothWaysNeedCopyQueuesOfTheDevicesOwn) {
   CoreOnlyDevice core;
   auto cpu = make_backend("cpu", {})->open_device("cpu", {});
   for (Device* dev : {static_cast<Device*>(&core), cpu.get()}) {
-    bench::BenchPlan plan;
-    plan.device = "cpu";
-    plan.backend = "cpu";
     bench::Cell cell;
     cell.op = Op::kCopy;
     cell.dtype = DType::kF32;
     cell.shape = CopyShape{4096, Direction::kBoth, HostMemory::kPinned};
-    cell.explicit_request = true;
-    plan.cells = {cell};
-    plan.policy.reps = 2;
-    plan.threads = 1;
-    std::vector<nlohmann::json> records;
-    bench::EngineCallbacks cb;
-    cb.record = [&](std::size_t, const nlohmann::json& r) { records.push_back(r); };
-    bench::run_plan(plan, *dev, cb);
+    const auto records = fakes::bench_one_cell(*dev, cell, 2);
     ASSERT_EQ(records.size(), 1u);
     SCOPED_TRACE(records[0].dump());
     EXPECT_EQ(records[0][k::kStatus], "unsupported");
@@ -108,23 +99,12 @@ TEST(DeviceCore, CopiesBothWaysNeedCopyQueuesOfTheDevicesOwn) {
 
 TEST(DeviceCore, BenchRunsACoreOnlyDevicesGemmUntuned) {
   CoreOnlyDevice core;
-  bench::BenchPlan plan;
-  plan.device = "cpu";
-  plan.backend = "cpu";
-  plan.tuning.mode = TuningMode::kRetune;  // asks for tuning the device cannot do
   bench::Cell cell;
   cell.op = Op::kGemm;
   cell.dtype = DType::kF32;
   cell.shape = GemmShape{64, 64, 64};
-  cell.explicit_request = true;
-  plan.cells = {cell};
-  plan.policy.warmup = 0;
-  plan.policy.reps = 2;
-  plan.threads = 1;
-  std::vector<nlohmann::json> records;
-  bench::EngineCallbacks cb;
-  cb.record = [&](std::size_t, const nlohmann::json& r) { records.push_back(r); };
-  bench::run_plan(plan, core, cb);
+  // Retune asks for tuning the device cannot do.
+  const auto records = fakes::bench_one_cell(core, cell, 2, 0, TuningMode::kRetune);
   ASSERT_EQ(records.size(), 1u);
   const auto& r = records[0];
   EXPECT_EQ(r[k::kStatus], "ok") << r.dump();

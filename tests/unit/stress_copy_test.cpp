@@ -3,7 +3,7 @@
 // before its download, a slot reused before its checksum was read) then moves stale bytes and
 // shows as a mismatch; the planted faults must still be caught and named.
 #include "backends/registry.h"
-#include "bench/engine.h"
+#include "bench_one_cell.h"
 #include "core/json_keys.h"
 #include "forwarding_device.h"
 #include "stress/context.h"
@@ -200,22 +200,12 @@ std::vector<nlohmann::json> both_ways_records(bool drop_downloads) {
   auto backend = make_backend("cpu", {});
   LateGpu late(backend->open_device("cpu", {}));
   late.drop_downloads = drop_downloads;
-  bench::BenchPlan plan;
-  plan.device = "cpu";
-  plan.backend = "cpu";
   bench::Cell cell;
   cell.op = Op::kCopy;
   cell.dtype = DType::kF32;
   cell.shape = CopyShape{1u << 20, Direction::kBoth, HostMemory::kPinned};
-  cell.explicit_request = cell.explicit_size = true;
-  plan.cells = {cell};
-  plan.policy.warmup = 1;
-  plan.policy.reps = 3;
-  plan.threads = 1;
-  std::vector<nlohmann::json> records;
-  bench::EngineCallbacks cb;
-  cb.record = [&](std::size_t, const nlohmann::json& r) { records.push_back(r); };
-  bench::run_plan(plan, late, cb);
+  cell.explicit_size = true;
+  auto records = fakes::bench_one_cell(late, cell, 3, 1);
   return records;
 }
 

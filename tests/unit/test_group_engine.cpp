@@ -490,7 +490,7 @@ TEST(GroupBatches, PairsThatShareNoGpuRunTogetherPeerPathsFirstAllreduceLast) {
     phase = mine;
   }
   EXPECT_EQ(seen.size(), plan.cells.size());
-  EXPECT_EQ(one_way_peer, 6u);  // 12 ordered pairs, two at a time
+  EXPECT_EQ(one_way_peer, 6u);     // 12 ordered pairs, two at a time
   EXPECT_EQ(one_way_staged, 12u);  // one at a time
   EXPECT_EQ(both_ways, 3u);        // 6 pairs
   EXPECT_EQ(plan.cells[batches.back().front()].op, Op::kAllreduce);

@@ -6,20 +6,11 @@ OUT/pair-allreduce.json and OUT/peers-pair.jsonl; prints a table; a missing file
 
   python3 spread_table.py OUT
 """
-import json
 import os
 import sys
 
-
-def load(path):
-    try:
-        with open(path) as f:
-            if path.endswith(".jsonl"):
-                return [json.loads(l) for l in f if l.strip().startswith("{")]
-            return json.load(f)
-    except Exception as e:  # noqa: BLE001 - report and go on
-        print(f"  ({os.path.basename(path)}: {type(e).__name__}: {e})")
-        return None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from multigpu_table import load  # noqa: E402 - beside this file: a missing file is named
 
 
 def figures(doc):
@@ -38,9 +29,9 @@ def figures(doc):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
-    conc = figures(load(f"{out}/pairs-concurrent.json"))
-    ser = figures(load(f"{out}/pairs-serial.json"))
-    ser2 = figures(load(f"{out}/pairs-serial2.json"))
+    conc = figures(load(out, "pairs-concurrent.json"))
+    ser = figures(load(out, "pairs-serial.json"))
+    ser2 = figures(load(out, "pairs-serial2.json"))
     keys = sorted(k for k in conc if k in ser and k in ser2)
     if keys:
         print("concurrent pairs vs --serial (GB/s); 'within' = |conc/serial - 1| <= the spread of "
@@ -55,8 +46,8 @@ def main():
                   f"{k[6]:10} {'bidir' if k[7] else '':5} serial {a:7.1f} serial2 {b:7.1f} concurrent {c:7.1f}  "
                   f"conc/serial {c / a:.3f}  serial2/serial {b / a:.3f}  {'within' if ok else 'OUT'}")
         print(f"  {within} of {len(keys)} concurrent figures within the serial runs' spread")
-    pair = figures(load(f"{out}/pair-allreduce.json"))
-    peers = [p for p in (load(f"{out}/peers-pair.jsonl") or []) if p.get("op") == "allreduce"]
+    pair = figures(load(out, "pair-allreduce.json"))
+    peers = [p for p in (load(out, "peers-pair.jsonl") or []) if p.get("op") == "allreduce"]
     for p in peers:
         ours = [v for k, v in pair.items() if k[0] == "allreduce" and k[3] == p["bytes"]]
         best = max(ours) if ours else None
