@@ -31,10 +31,13 @@ import time
 GEMM, EXP, CONV = "4096,8192", "67108864", "32,64,56,56,64,3,3,1,1"
 DTYPES = "f32,tf32,f16,bf16"
 # --isolate's groups: (name, gpucheck's workload flags, peers.py's workload flags).
+# One dtype a group: in one child, the cell before leaves the GPU idle while its outputs go back.
 ISOLATED = [
-    ("gemm 8192 tf32,bf16", ["--ops", "gemm", "--gemm", "8192", "--dtype", "tf32,bf16"],
-     ["--ops", "gemm", "--gemm", "8192", "--dtypes", "tf32,bf16"]),
-    ("conv nhwc tf32", ["--ops", "conv", "--conv", CONV, "--layout", "nhwc", "--dtype", "tf32"],
+    ("gemm-tf32", ["--ops", "gemm", "--gemm", "8192", "--dtype", "tf32"],
+     ["--ops", "gemm", "--gemm", "8192", "--dtypes", "tf32"]),
+    ("gemm-bf16", ["--ops", "gemm", "--gemm", "8192", "--dtype", "bf16"],
+     ["--ops", "gemm", "--gemm", "8192", "--dtypes", "bf16"]),
+    ("conv-nhwc-tf32", ["--ops", "conv", "--conv", CONV, "--layout", "nhwc", "--dtype", "tf32"],
      ["--ops", "conv", "--conv", CONV, "--layouts", "nhwc", "--dtypes", "tf32"]),
     ("seedloop", ["--ops", "seedloop"], ["--ops", "seedloop"]),
 ]
@@ -135,6 +138,8 @@ def main():
     a.add_argument("--isolate", action="store_true", help="the order-sensitive workloads alone")
     a.add_argument("--reps", type=int, default=None, help="repetitions (20; --isolate: 100)")
     a.add_argument("--pause", type=float, default=2.0, help="--isolate: idle seconds before each")
+    a.add_argument("--groups", default=",".join(g[0] for g in ISOLATED),
+                   help="--isolate: which groups (%(default)s)")
     o = a.parse_args()
     env = dict(os.environ, GPUCHECK_TORCH_CUDNN_BENCHMARK="1")
     if not o.isolate:
@@ -150,7 +155,13 @@ def main():
         print_table(times)
         return
     reps = o.reps or 100
+    wanted = o.groups.split(",")
+    unknown = set(wanted) - {g[0] for g in ISOLATED}
+    if unknown:
+        raise SystemExit("--groups: unknown %s" % ", ".join(sorted(unknown)))
     for gi, (name, gp, pe) in enumerate(ISOLATED):
+        if name not in wanted:
+            continue
         times = {}
         for rnd in range(o.rounds):
             steps = [lambda: gpucheck_round(o, env, gp, reps, times, "%d-%d" % (gi, rnd)),
