@@ -13,8 +13,8 @@
 // the same rate (an H100 host link: about 45 GB/s up beside 52 down). Where the downloads have
 // caught up with the uploads (the down queue reached the latest round trip's download), the down
 // queue takes a host-checked download as well: the pattern into a pinned slot of its own, which
-// the host sums in chunks while it would otherwise wait for a round trip's checksum, so the
-// downloads run at their own rate without delaying the round trips.
+// the host compares with the pattern in small chunks, only while it would otherwise wait for a
+// round trip's checksum, so the downloads run at their own rate without delaying the round trips.
 //
 // The verification rule: every byte of every transfer is checked, in both directions. The upload
 // carries the download's bytes to the device, so a download that corrupted its copy shows in the
@@ -55,15 +55,15 @@ constexpr std::uint64_t kHostCopyBytes = std::uint64_t{64} << 20;
 // Memory the device shares with the host runs its queues one after another: two suffice.
 constexpr std::size_t kGpuSlots = 4;
 constexpr std::size_t kHostSlots = 2;
-// Host-checked downloads in flight at once (their slots), and the host's share of one slot's
-// sum between two looks at the round trips.
+// Host-checked downloads in flight at once (their slots), and the bytes the host compares between
+// two looks at the round trips: well under a millisecond, so a round trip whose checksum arrives
+// meanwhile waits no longer than that.
 constexpr std::size_t kSpareSlots = 2;
-constexpr std::size_t kCheckChunks = 8;
+constexpr std::size_t kCheckChunkBytes = std::size_t{2} << 20;
 
-// Words [from, to) of the sum the device's checksum kernel makes.
-std::uint64_t host_checksum(const std::uint64_t* w, std::size_t from, std::size_t to) {
+std::uint64_t host_checksum(const std::uint64_t* w, std::size_t words) {
   std::uint64_t sum = 0;
-  for (std::size_t i = from; i < to; ++i) sum += sm::checksum_term(w[i], i);
+  for (std::size_t i = 0; i < words; ++i) sum += sm::checksum_term(w[i], i);
   return sum;
 }
 
@@ -125,7 +125,7 @@ class CopyStress {
       const std::uint64_t seed = sm::splitmix64(plan_.seed + 977 * (p + 1));
       for (std::size_t i = 0; i < words_; ++i)
         w[i] = sm::pattern_value(sm::PatternKind::kRandom, seed, i);
-      expected_[p] = host_checksum(w, 0, words_);
+      expected_[p] = host_checksum(w, words_);
       source_[p] = dev_.allocate(bytes_);
       dev_.upload(*source_[p], w, bytes_);
     }
@@ -200,8 +200,8 @@ class CopyStress {
     queues_->record(ev_.spare_downloaded(spare(x)), Queue::kDown);
   }
 
-  // One chunk of the oldest host-checked download's sum, where its copy is done (or, with
-  // `wait`, once it is); false when there is nothing to sum now.
+  // One chunk of the oldest host-checked download compared with its pattern, where its copy is
+  // done (or, with `wait`, once it is); false when there is nothing to compare now.
   bool check_spare_chunk(bool wait) {
     if (spares_checked_ == spares_issued_) return false;
     const std::uint64_t x = spares_checked_;
@@ -210,19 +210,21 @@ class CopyStress {
       queues_->wait_host(ev_.spare_downloaded(e));
     else if (!queues_->reached(ev_.spare_downloaded(e)))
       return false;
-    const auto* w = static_cast<const std::uint64_t*>(spare_[e]->data());
-    const std::size_t chunk = (words_ + kCheckChunks - 1) / kCheckChunks;
-    const std::size_t to = std::min(words_, spare_checked_words_ + chunk);
-    spare_sum_ += host_checksum(w, spare_checked_words_, to);
-    spare_checked_words_ = to;
-    if (to < words_) return true;
     const int p = spare_pattern(x);
+    const auto* got = static_cast<const unsigned char*>(spare_[e]->data());
+    const auto* want = static_cast<const unsigned char*>(pattern_[p]->data());
+    const std::size_t from = spare_checked_bytes_;
+    const std::size_t to = std::min<std::size_t>(bytes_, from + kCheckChunkBytes);
+    if (!spare_bad_at_)
+      if (auto at = first_difference(got + from, want + from, to - from))
+        spare_bad_at_ = from + *at;
+    spare_checked_bytes_ = to;
+    if (to < bytes_) return true;
     ++verified_;
     ++spares_checked_;
-    if (spare_sum_ != expected_[p])
-      mismatch("d2h", transfers_issued_, first_difference(w, pattern_[p]->data(), bytes_));
-    spare_sum_ = 0;
-    spare_checked_words_ = 0;
+    if (spare_bad_at_) mismatch("d2h", transfers_issued_, spare_bad_at_);
+    spare_bad_at_.reset();
+    spare_checked_bytes_ = 0;
     spare_done_ = true;
     return true;
   }
@@ -245,7 +247,7 @@ class CopyStress {
       windows.add(now, per);
       ctx_.tick({"copy", meter.add(now, per) / 1e9, "GB/s", verified_, mismatches_});
     };
-    // A host-checked download, once summed, counts one way.
+    // A host-checked download, once compared, counts one way.
     auto spare_step = [&](bool wait) {
       const bool stepped = check_spare_chunk(wait);
       if (spare_done_) {
@@ -259,8 +261,7 @@ class CopyStress {
     std::uint64_t t = 0;
     do {  // at least once, even when the setup used up the test's share
       if (t >= slots_) {
-        // The host's wait for the oldest round trip sums host-checked downloads meanwhile.
-        spare_step(false);
+        // The host's wait for the oldest round trip compares host-checked downloads meanwhile.
         while (!queues_->reached(ev_.checked(slot(t - slots_))) && spare_step(false)) {
         }
         judged(t - slots_);  // frees slot(t) for this download
@@ -389,11 +390,11 @@ class CopyStress {
   std::vector<std::unique_ptr<HostAllocation>> host_slot_;  // pinned
   std::vector<std::unique_ptr<DeviceBuffer>> dev_slot_;
   // The host-checked downloads: their pinned slots (none where the device's memory is the
-  // host's), how many were queued and summed, and the oldest one's sum so far.
+  // host's), how many were queued and compared, and how far the oldest one's comparison got.
   std::array<std::unique_ptr<HostAllocation>, kSpareSlots> spare_;
   std::uint64_t spares_issued_ = 0, spares_checked_ = 0, spares_ = 0, transfers_issued_ = 0;
-  std::size_t spare_checked_words_ = 0;
-  std::uint64_t spare_sum_ = 0;
+  std::size_t spare_checked_bytes_ = 0;
+  std::optional<std::uint64_t> spare_bad_at_;
   bool spare_done_ = false;
   std::unique_ptr<DeviceBuffer> sums_;         // a checksum per device slot
   std::unique_ptr<HostAllocation> host_sums_;  // and its copy on the host, pinned

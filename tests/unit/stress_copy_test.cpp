@@ -204,8 +204,8 @@ TEST(StressCopyQueues, APlantedFaultIsNamedAsTheDownloadsWhenTheQueuesRunLate) {
 }
 
 // Queues that are always caught up: the down queue takes host-checked downloads beside the round
-// trips, and each is summed on the host and counted one way.
-TEST(StressCopyQueues, DownloadsBesideTheRoundTripsAreSummedOnTheHost) {
+// trips, and each is compared with its pattern on the host and counted one way.
+TEST(StressCopyQueues, DownloadsBesideTheRoundTripsAreComparedOnTheHost) {
   const nlohmann::json r = copy_record({}, /*eager=*/true);
   SCOPED_TRACE(r.dump());
   ASSERT_EQ(r["status"], "ok");
