@@ -12,9 +12,9 @@
 // A round trip moves as many bytes down as up, but the link seldom carries both directions at
 // the same rate (an H100 host link: about 45 GB/s up beside 52 down). Where the downloads have
 // caught up with the uploads (the down queue reached the latest round trip's download), the down
-// queue takes a host-checked download as well: the pattern into a pinned slot of its own, which
-// the host compares with the pattern in small chunks, only while it would otherwise wait for a
-// round trip's checksum, so the downloads run at their own rate without delaying the round trips.
+// queue takes a host-checked download as well (host_checked_downloads.h: the pattern into a
+// pinned slot of its own, compared with the pattern by a thread of its own), so the downloads run
+// at their own rate without delaying the round trips.
 //
 // The verification rule: every byte of every transfer is checked, in both directions. The upload
 // carries the download's bytes to the device, so a download that corrupted its copy shows in the
@@ -31,6 +31,7 @@
 // after the other, as every GPU's child does at the same moments: the read-backs and their
 // comparisons would otherwise take host bandwidth from the host copies being measured.
 #include "core/json_keys.h"
+#include "stress/host_checked_downloads.h"
 #include "stress/tests.h"
 #include "stress/windows.h"
 
@@ -55,11 +56,6 @@ constexpr std::uint64_t kHostCopyBytes = std::uint64_t{64} << 20;
 // Memory the device shares with the host runs its queues one after another: two suffice.
 constexpr std::size_t kGpuSlots = 4;
 constexpr std::size_t kHostSlots = 2;
-// Host-checked downloads in flight at once (their slots), and the bytes the host compares between
-// two looks at the round trips: well under a millisecond, so a round trip whose checksum arrives
-// meanwhile waits no longer than that.
-constexpr std::size_t kSpareSlots = 2;
-constexpr std::size_t kCheckChunkBytes = std::size_t{2} << 20;
 
 std::uint64_t host_checksum(const std::uint64_t* w, std::size_t words) {
   std::uint64_t sum = 0;
@@ -67,16 +63,8 @@ std::uint64_t host_checksum(const std::uint64_t* w, std::size_t words) {
   return sum;
 }
 
-// The first differing byte, or nullopt.
-std::optional<std::uint64_t> first_difference(const void* a, const void* b, std::size_t bytes) {
-  const auto* x = static_cast<const unsigned char*>(a);
-  const auto* y = static_cast<const unsigned char*>(b);
-  if (std::memcmp(x, y, bytes) == 0) return std::nullopt;
-  return static_cast<std::uint64_t>(std::mismatch(x, x + bytes, y).first - x);
-}
-
 // The events of the queues: three per slot, where each direction's copies began and ended, then
-// one per spare slot (its host-checked download done).
+// one per slot of the host-checked downloads (that download done).
 struct Events {
   std::size_t slots;
   std::size_t downloaded(std::size_t s) const { return 3 * s; }
@@ -86,8 +74,8 @@ struct Events {
   std::size_t last_down() const { return 3 * slots + 1; }
   std::size_t first_up() const { return 3 * slots + 2; }
   std::size_t last_up() const { return 3 * slots + 3; }
-  std::size_t spare_downloaded(std::size_t e) const { return 3 * slots + 4 + e; }
-  std::size_t count() const { return 3 * slots + 4 + kSpareSlots; }
+  std::size_t host_checked(std::size_t e) const { return 3 * slots + 4 + e; }
+  std::size_t count() const { return 3 * slots + 4 + HostCheckedDownloads::kSlots; }
 };
 
 class CopyStress {
@@ -134,14 +122,17 @@ class CopyStress {
       std::memset(host_slot_.back()->data(), 0, bytes_);
       dev_slot_.push_back(dev_.allocate(bytes_));
     }
-    // Memory the device shares with the host: a download is a memory copy, no link to fill.
-    if (!mem.host_memory)
-      for (auto& spare : spare_) spare = dev_.allocate_host(bytes_, HostMemory::kPinned);
     sums_ = dev_.allocate(8 * slots_);
     host_sums_ = dev_.allocate_host(8 * slots_, HostMemory::kPinned);
     std::memset(host_sums_->data(), 0, 8 * slots_);
     dev_.synchronize();
     queues_ = open_host_copy_queues(dev_, ops_, ev_.count());
+    // Memory the device shares with the host: a download is a memory copy, no link to fill.
+    if (!mem.host_memory)
+      checked_ = std::make_unique<HostCheckedDownloads>(
+          dev_, *queues_, ev_.host_checked(0), bytes_,
+          std::array<const void*, 2>{pattern_[0]->data(), pattern_[1]->data()},
+          std::array<const DeviceBuffer*, 2>{source_[0].get(), source_[1].get()});
   }
 
   std::size_t slot(std::uint64_t transfer) const { return transfer % slots_; }
@@ -186,49 +177,6 @@ class CopyStress {
     mismatch(host_ ? "h2h" : at ? "d2h" : "h2d", t, at);
   }
 
-  // Host-checked download x: spare slot x % 2, each slot's next use the other pattern.
-  std::size_t spare(std::uint64_t x) const { return x % kSpareSlots; }
-  int spare_pattern(std::uint64_t x) const { return static_cast<int>((x / kSpareSlots) % 2); }
-
-  // After the round trip's download of transfer t was queued: one more download, host-checked,
-  // where the down queue had caught up (reached transfer t-1's download) and a spare slot is free.
-  void maybe_spare_download(std::uint64_t t) {
-    if (!spare_[0] || t == 0 || spares_issued_ - spares_checked_ >= kSpareSlots) return;
-    if (!queues_->reached(ev_.downloaded(slot(t - 1)))) return;
-    const std::uint64_t x = spares_issued_++;
-    queues_->download(spare_[spare(x)]->data(), *source_[spare_pattern(x)], bytes_);
-    queues_->record(ev_.spare_downloaded(spare(x)), Queue::kDown);
-  }
-
-  // One chunk of the oldest host-checked download compared with its pattern, where its copy is
-  // done (or, with `wait`, once it is); false when there is nothing to compare now.
-  bool check_spare_chunk(bool wait) {
-    if (spares_checked_ == spares_issued_) return false;
-    const std::uint64_t x = spares_checked_;
-    const std::size_t e = spare(x);
-    if (wait)
-      queues_->wait_host(ev_.spare_downloaded(e));
-    else if (!queues_->reached(ev_.spare_downloaded(e)))
-      return false;
-    const int p = spare_pattern(x);
-    const auto* got = static_cast<const unsigned char*>(spare_[e]->data());
-    const auto* want = static_cast<const unsigned char*>(pattern_[p]->data());
-    const std::size_t from = spare_checked_bytes_;
-    const std::size_t to = std::min<std::size_t>(bytes_, from + kCheckChunkBytes);
-    if (!spare_bad_at_)
-      if (auto at = first_difference(got + from, want + from, to - from))
-        spare_bad_at_ = from + *at;
-    spare_checked_bytes_ = to;
-    if (to < bytes_) return true;
-    ++verified_;
-    ++spares_checked_;
-    if (spare_bad_at_) mismatch("d2h", transfers_issued_, spare_bad_at_);
-    spare_bad_at_.reset();
-    spare_checked_bytes_ = 0;
-    spare_done_ = true;
-    return true;
-  }
-
   void mismatch(const char* direction, std::uint64_t iteration, std::optional<std::uint64_t> at) {
     ++mismatches_;
     if (!first_) first_ = nlohmann::json{{k::kDirection, direction}, {k::kIterations, iteration}};
@@ -247,50 +195,54 @@ class CopyStress {
       windows.add(now, per);
       ctx_.tick({"copy", meter.add(now, per) / 1e9, "GB/s", verified_, mismatches_});
     };
-    // A host-checked download, once compared, counts one way.
-    auto spare_step = [&](bool wait) {
-      const bool stepped = check_spare_chunk(wait);
-      if (spare_done_) {
-        spare_done_ = false;
-        const double now = ctx_.now_s();
-        windows.add(now, static_cast<double>(bytes_));
-        meter.add(now, static_cast<double>(bytes_));
-      }
-      return stepped;
+    // Host-checked downloads count one way, once compared.
+    std::uint64_t counted = 0;
+    auto count_compared = [&](std::uint64_t compared) {
+      if (compared == counted) return;
+      const double now = ctx_.now_s(), moved = static_cast<double>(compared - counted) * bytes_;
+      windows.add(now, moved);
+      meter.add(now, moved);
+      verified_ += compared - counted;
+      counted = compared;
     };
     std::uint64_t t = 0;
     do {  // at least once, even when the setup used up the test's share
       if (t >= slots_) {
-        // The host's wait for the oldest round trip compares host-checked downloads meanwhile.
-        while (!queues_->reached(ev_.checked(slot(t - slots_))) && spare_step(false)) {
-        }
+        if (checked_) count_compared(checked_->compared());
         judged(t - slots_);  // frees slot(t) for this download
       }
       download(t);
-      maybe_spare_download(t);
+      // The down queue had caught up with the uploads: room for one more download.
+      if (checked_ && t > 0 && queues_->reached(ev_.downloaded(slot(t - 1)))) checked_->try_queue();
       if (t > 0) upload(t - 1);
-      transfers_issued_ = ++t;
+      ++t;
     } while (!ctx_.time_up(until_s));
     queues_->record(ev_.last_down(), Queue::kDown);
     upload(t - 1);
     queues_->record(ev_.last_up(), Queue::kUp);
     for (std::uint64_t j = t > slots_ ? t - slots_ : 0; j < t; ++j) judged(j);
-    while (spare_step(true)) {
+    if (checked_) {
+      const HostCheckedDownloads::Result r = checked_->finish();
+      count_compared(r.compared);
+      spares_ = r.compared;
+      if (r.differed > 0) {
+        mismatches_ += r.differed - 1;
+        mismatch("d2h", t, r.first_bad_offset);
+      }
     }
     queues_->wait_host(ev_.last_down());
     queues_->wait_host(ev_.last_up());
     transfers_ = t;
-    spares_ = spares_checked_;
     down_s_ = queues_->seconds_between(ev_.first_down(), ev_.last_down());
     up_s_ = queues_->seconds_between(ev_.first_up(), ev_.last_up());
     end_actual_s_ = ctx_.now_s();
     windows_ = windows.finish(end_actual_s_);
     total_ = windows.total();
     // The peer phase needs the memory.
+    checked_.reset();
     queues_.reset();
     host_slot_.clear();
     dev_slot_.clear();
-    for (auto& b : spare_) b.reset();
     for (auto& b : source_) b.reset();
   }
 
@@ -389,16 +341,12 @@ class CopyStress {
   std::array<std::unique_ptr<DeviceBuffer>, 2> source_;     // and copy on the device
   std::vector<std::unique_ptr<HostAllocation>> host_slot_;  // pinned
   std::vector<std::unique_ptr<DeviceBuffer>> dev_slot_;
-  // The host-checked downloads: their pinned slots (none where the device's memory is the
-  // host's), how many were queued and compared, and how far the oldest one's comparison got.
-  std::array<std::unique_ptr<HostAllocation>, kSpareSlots> spare_;
-  std::uint64_t spares_issued_ = 0, spares_checked_ = 0, spares_ = 0, transfers_issued_ = 0;
-  std::size_t spare_checked_bytes_ = 0;
-  std::optional<std::uint64_t> spare_bad_at_;
-  bool spare_done_ = false;
   std::unique_ptr<DeviceBuffer> sums_;         // a checksum per device slot
   std::unique_ptr<HostAllocation> host_sums_;  // and its copy on the host, pinned
   std::unique_ptr<HostCopyQueues> queues_;
+  // None where the device's memory is the host's; before queues_ goes, this goes.
+  std::unique_ptr<HostCheckedDownloads> checked_;
+  std::uint64_t spares_ = 0;  // host-checked downloads compared
   std::uint64_t transfers_ = 0, verified_ = 0, mismatches_ = 0;
   double down_s_ = 0, up_s_ = 0;  // device time from each direction's first copy to its last
   std::optional<nlohmann::json> first_;
