@@ -47,10 +47,6 @@ class SerialHostCopyQueues final : public HostCopyQueues {
     (void)event;
     dev_.synchronize();
   }
-  bool reached(std::size_t event) override {
-    (void)event;
-    return true;  // record() ran everything enqueued before it
-  }
   double seconds_between(std::size_t from, std::size_t to) override {
     return std::chrono::duration<double>(at_.at(to) - at_.at(from)).count();
   }

@@ -175,9 +175,6 @@ class HostCopyQueues {
   // The queue's later work starts after the event's recorded point.
   virtual void wait(Queue queue, std::size_t event) = 0;
   virtual void wait_host(std::size_t event) = 0;
-  // Whether the event's recorded point was reached (its queue ran everything before it); never
-  // waits, so the host can do other work meanwhile.
-  virtual bool reached(std::size_t event) = 0;
   // Seconds from one recorded event to another, both reached (wait_host).
   virtual double seconds_between(std::size_t from, std::size_t to) = 0;
 };

@@ -348,7 +348,6 @@ inline constexpr K kTransfersVerified = "transfers_verified";
 inline constexpr K kH2dGbps = "h2d_gbps";
 inline constexpr K kD2hGbps = "d2h_gbps";
 inline constexpr K kInFlight = "in_flight";
-inline constexpr K kHostCheckedDownloads = "host_checked_downloads";
 inline constexpr K kIntervalMs = "interval_ms";
 inline constexpr K kSmClockMhz = "sm_clock_mhz";
 inline constexpr K kMemClockMhz = "mem_clock_mhz";

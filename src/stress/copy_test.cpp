@@ -7,14 +7,7 @@
 // checksum of transfer i-2 run at once on queues of their own (open_host_copy_queues:
 // on CUDA a stream each, so both copy engines work), with up to kSlots-1 transfers queued in
 // each direction; the host waits only for the oldest round trip's 8-byte checksum and never
-// reads the round trips' data while the copies run.
-//
-// A round trip moves as many bytes down as up, but the link seldom carries both directions at
-// the same rate (an H100 host link: about 45 GB/s up beside 52 down). Where the downloads have
-// caught up with the uploads (the down queue reached the latest round trip's download), the down
-// queue takes a host-checked download as well (host_checked_downloads.h: the pattern into a
-// pinned slot of its own, compared with the pattern by a thread of its own), so the downloads run
-// at their own rate without delaying the round trips.
+// reads the data while the copies run.
 //
 // The verification rule: every byte of every transfer is checked, in both directions. The upload
 // carries the download's bytes to the device, so a download that corrupted its copy shows in the
@@ -31,7 +24,6 @@
 // after the other, as every GPU's child does at the same moments: the read-backs and their
 // comparisons would otherwise take host bandwidth from the host copies being measured.
 #include "core/json_keys.h"
-#include "stress/host_checked_downloads.h"
 #include "stress/tests.h"
 #include "stress/windows.h"
 
@@ -63,8 +55,15 @@ std::uint64_t host_checksum(const std::uint64_t* w, std::size_t words) {
   return sum;
 }
 
-// The events of the queues: three per slot, where each direction's copies began and ended, then
-// one per slot of the host-checked downloads (that download done).
+// The first differing byte, or nullopt.
+std::optional<std::uint64_t> first_difference(const void* a, const void* b, std::size_t bytes) {
+  const auto* x = static_cast<const unsigned char*>(a);
+  const auto* y = static_cast<const unsigned char*>(b);
+  if (std::memcmp(x, y, bytes) == 0) return std::nullopt;
+  return static_cast<std::uint64_t>(std::mismatch(x, x + bytes, y).first - x);
+}
+
+// The events of the queues: three per slot, then where each direction's copies began and ended.
 struct Events {
   std::size_t slots;
   std::size_t downloaded(std::size_t s) const { return 3 * s; }
@@ -74,8 +73,7 @@ struct Events {
   std::size_t last_down() const { return 3 * slots + 1; }
   std::size_t first_up() const { return 3 * slots + 2; }
   std::size_t last_up() const { return 3 * slots + 3; }
-  std::size_t host_checked(std::size_t e) const { return 3 * slots + 4 + e; }
-  std::size_t count() const { return 3 * slots + 4 + HostCheckedDownloads::kSlots; }
+  std::size_t count() const { return 3 * slots + 4; }
 };
 
 class CopyStress {
@@ -127,12 +125,6 @@ class CopyStress {
     std::memset(host_sums_->data(), 0, 8 * slots_);
     dev_.synchronize();
     queues_ = open_host_copy_queues(dev_, ops_, ev_.count());
-    // Memory the device shares with the host: a download is a memory copy, no link to fill.
-    if (!mem.host_memory)
-      checked_ = std::make_unique<HostCheckedDownloads>(
-          dev_, *queues_, ev_.host_checked(0), bytes_,
-          std::array<const void*, 2>{pattern_[0]->data(), pattern_[1]->data()},
-          std::array<const DeviceBuffer*, 2>{source_[0].get(), source_[1].get()});
   }
 
   std::size_t slot(std::uint64_t transfer) const { return transfer % slots_; }
@@ -195,25 +187,10 @@ class CopyStress {
       windows.add(now, per);
       ctx_.tick({"copy", meter.add(now, per) / 1e9, "GB/s", verified_, mismatches_});
     };
-    // Host-checked downloads count one way, once compared.
-    std::uint64_t counted = 0;
-    auto count_compared = [&](std::uint64_t compared) {
-      if (compared == counted) return;
-      const double now = ctx_.now_s(), moved = static_cast<double>(compared - counted) * bytes_;
-      windows.add(now, moved);
-      meter.add(now, moved);
-      verified_ += compared - counted;
-      counted = compared;
-    };
     std::uint64_t t = 0;
     do {  // at least once, even when the setup used up the test's share
-      if (t >= slots_) {
-        if (checked_) count_compared(checked_->compared());
-        judged(t - slots_);  // frees slot(t) for this download
-      }
+      if (t >= slots_) judged(t - slots_);  // frees slot(t) for this download
       download(t);
-      // The down queue had caught up with the uploads: room for one more download.
-      if (checked_ && t > 0 && queues_->reached(ev_.downloaded(slot(t - 1)))) checked_->try_queue();
       if (t > 0) upload(t - 1);
       ++t;
     } while (!ctx_.time_up(until_s));
@@ -221,15 +198,6 @@ class CopyStress {
     upload(t - 1);
     queues_->record(ev_.last_up(), Queue::kUp);
     for (std::uint64_t j = t > slots_ ? t - slots_ : 0; j < t; ++j) judged(j);
-    if (checked_) {
-      const HostCheckedDownloads::Result r = checked_->finish();
-      count_compared(r.compared);
-      spares_ = r.compared;
-      if (r.differed > 0) {
-        mismatches_ += r.differed - 1;
-        mismatch("d2h", t, r.first_bad_offset);
-      }
-    }
     queues_->wait_host(ev_.last_down());
     queues_->wait_host(ev_.last_up());
     transfers_ = t;
@@ -239,7 +207,6 @@ class CopyStress {
     windows_ = windows.finish(end_actual_s_);
     total_ = windows.total();
     // The peer phase needs the memory.
-    checked_.reset();
     queues_.reset();
     host_slot_.clear();
     dev_slot_.clear();
@@ -303,9 +270,7 @@ class CopyStress {
                         {k::kMismatches, mismatches_},
                         {k::kInFlight, slots_ - 1}};
     const double moved = static_cast<double>(transfers_) * static_cast<double>(bytes_);
-    const double down = static_cast<double>(transfers_ + spares_) * static_cast<double>(bytes_);
-    if (!host_) c[k::kHostCheckedDownloads] = spares_;
-    if (!host_ && down_s_ > 0) c[k::kD2hGbps] = down / down_s_ / 1e9;
+    if (!host_ && down_s_ > 0) c[k::kD2hGbps] = moved / down_s_ / 1e9;
     if (!host_ && up_s_ > 0) c[k::kH2dGbps] = moved / up_s_ / 1e9;
     if (first_) c.update(*first_);
     if (group_) {
@@ -344,9 +309,6 @@ class CopyStress {
   std::unique_ptr<DeviceBuffer> sums_;         // a checksum per device slot
   std::unique_ptr<HostAllocation> host_sums_;  // and its copy on the host, pinned
   std::unique_ptr<HostCopyQueues> queues_;
-  // None where the device's memory is the host's; before queues_ goes, this goes.
-  std::unique_ptr<HostCheckedDownloads> checked_;
-  std::uint64_t spares_ = 0;  // host-checked downloads compared
   std::uint64_t transfers_ = 0, verified_ = 0, mismatches_ = 0;
   double down_s_ = 0, up_s_ = 0;  // device time from each direction's first copy to its last
   std::optional<nlohmann::json> first_;

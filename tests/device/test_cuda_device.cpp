@@ -363,10 +363,6 @@ TEST(CudaStress, HostCopiesRunBothDirectionsAndNameTheBadOne) {
   EXPECT_EQ(c["in_flight"], 3) << c.dump();
   EXPECT_GT(c["h2d_gbps"].get<double>(), 5.0);  // PCIe 3 x8 and up
   EXPECT_GT(c["d2h_gbps"].get<double>(), 5.0);
-  // Host-checked downloads beside the round trips: every one counted as verified.
-  EXPECT_EQ(
-      c["transfers_verified"].get<std::uint64_t>(),
-      rec["iterations"].get<std::uint64_t>() + c["host_checked_downloads"].get<std::uint64_t>());
   EXPECT_NEAR(rec["throughput"]["value"].get<double>(),
               c["h2d_gbps"].get<double>() + c["d2h_gbps"].get<double>(),
               0.25 * rec["throughput"]["value"].get<double>());

@@ -66,12 +66,6 @@ class CudaHostCopyQueues final : public HostCopyQueues {
   void wait_host(std::size_t event) override {
     GC_CUDA_CHECK(cudaEventSynchronize(events_.at(event)));
   }
-  bool reached(std::size_t event) override {
-    const cudaError_t status = cudaEventQuery(events_.at(event));
-    if (status == cudaErrorNotReady) return false;
-    GC_CUDA_CHECK(status);
-    return true;
-  }
   double seconds_between(std::size_t from, std::size_t to) override {
     float ms = 0;
     GC_CUDA_CHECK(cudaEventElapsedTime(&ms, events_.at(from), events_.at(to)));
