@@ -1,6 +1,7 @@
 // Cells and plans to and from JSON: the parent sends a plan to the bench child as JSON.
 #include "bench/cell.h"
 
+#include "bench/ops/op_unit.h"
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 
@@ -58,6 +59,7 @@ std::optional<HostMemory> host_memory_from_string(std::string_view s) {
 }
 
 Shape shape_from_json(Op op, const nlohmann::json& j) {
+  if (const auto from = unit_of(op).shape_from_json) return from(j);
   auto u = [&](std::string_view key) { return j.at(std::string(key)).get<std::uint64_t>(); };
   switch (op) {
     case Op::kExp:
@@ -94,7 +96,7 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
       return s;
     }
     case Op::kSeedloop:
-      return SeedloopShape{u(k::kN), u(k::kCalls), j.at(std::string(k::kD2hEachCall)).get<bool>()};
+      break;
     case Op::kP2p: {
       P2pShape s;
       s.bytes = u(k::kBytes);
@@ -123,6 +125,7 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
 }  // namespace
 
 nlohmann::json shape_to_json(const Shape& shape) {
+  if (const auto to = unit_of(op_of(shape)).shape_to_json) return to(shape);
   return std::visit(
       [](const auto& s) -> nlohmann::json {
         using T = std::decay_t<decltype(s)>;
@@ -163,7 +166,7 @@ nlohmann::json shape_to_json(const Shape& shape) {
         } else if constexpr (std::is_same_v<T, AllreduceShape>) {
           return {{k::kBytes, s.bytes}, {k::kDevices, s.devices}};
         } else {
-          return {{k::kN, s.n}, {k::kCalls, s.calls}, {k::kD2hEachCall, s.d2h_each_call}};
+          return nlohmann::json::object();
         }
       },
       shape);

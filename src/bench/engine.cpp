@@ -4,6 +4,8 @@
 #include "bench/gemm_trial.h"
 #include "bench/host_lock.h"
 #include "bench/inputs.h"
+#include "bench/ops/op_unit.h"
+#include "bench/ops/run_context.h"
 #include "bench/record.h"
 #include "bench/stats.h"
 #include "bench/verify.h"
@@ -29,25 +31,28 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("size overflows 64 bits");
-  return r;
+  return checked_mul(a, b);
 }
 
 std::uint64_t add(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("size overflows 64 bits");
-  return r;
+  return checked_add(a, b);
 }
 
 }  // namespace
 
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+DeviceTensor to_device(Device& dev, const HostBuffer& h) {
+  DeviceTensor t{dev.allocate(h.size_bytes()), h.size_bytes()};
+  dev.upload(*t.buf, h.data(), t.bytes);
+  return t;
+}
+
 Work work_of(const Cell& cell) {
+  if (const auto work = unit_of(cell.op).work) return work(cell);
   const double es = static_cast<double>(element_size(cell.dtype));
   return std::visit(
       [&](const auto& s) -> Work {
@@ -67,8 +72,6 @@ Work work_of(const Cell& cell) {
           bool counted_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
                                s.direction == Direction::kBoth;
           return {static_cast<double>(s.bytes) * (counted_twice ? 2.0 : 1.0), "GB/s"};
-        } else if constexpr (std::is_same_v<T, SeedloopShape>) {
-          return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
         } else if constexpr (std::is_same_v<T, P2pShape>) {
           // Bytes over the links: both directions' for a bidirectional copy, every copy's of a fan.
           const double copies = s.fan != P2pFan::kPair ? static_cast<double>(s.copies)
@@ -102,7 +105,7 @@ nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transf
                       {k::kTransfers, to_string(transfers)}};
   if (!id.device_uuid.empty()) r[k::kDeviceUuid] = id.device_uuid;
   if (!id.pci_bus_id.empty()) r[k::kPciBusId] = id.pci_bus_id;
-  if (cell.op != Op::kCopy && cell.op != Op::kLatency) {
+  if (unit_of(cell.op).has_dtype) {
     r[k::kDtype] = to_string(cell.dtype);
     r[k::kComputeType] = dev.compute_type(cell.op, cell.dtype);
   }
@@ -176,22 +179,7 @@ struct CellRounds {
   bool finished = false;  // emitted (or failed): no more rounds
 };
 
-// One cell's buffers on the device, uploaded from host inputs.
-struct DeviceTensor {
-  std::unique_ptr<DeviceBuffer> buf;
-  std::size_t bytes = 0;
-};
-
-DeviceTensor to_device(Device& dev, const HostBuffer& h) {
-  DeviceTensor t{dev.allocate(h.size_bytes()), h.size_bytes()};
-  dev.upload(*t.buf, h.data(), t.bytes);
-  return t;
-}
-
-// The op itself, on resident device buffers.
-using Launch = std::function<void()>;
-
-class CellRunner {
+class CellRunner : public RunContext {
  public:
   CellRunner(const BenchPlan& plan, Device& dev, const EngineCallbacks& cb,
              const EngineOptions& options)
@@ -227,6 +215,7 @@ class CellRunner {
     policy_ = &policy;
     into_ = &into;
     into.next = 0;
+    if (const auto run = unit_of(cell.op).run) return run(cell, *this);
     switch (cell.op) {
       case Op::kExp:
         run_exp(cell);
@@ -244,8 +233,6 @@ class CellRunner {
         run_latency(cell);
         break;
       case Op::kSeedloop:
-        run_seedloop(cell);
-        break;
       case Op::kP2p:
       case Op::kAllreduce:
         throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
@@ -262,16 +249,23 @@ class CellRunner {
     rounds.finished = true;
   }
 
- private:
-  // A record whose timed region moves data through host memory: with siblings running, the
-  // region runs under the host lock and the record says so.
-  nlohmann::json host_bound_record(const Cell& cell, Transfers transfers) {
-    nlohmann::json r = base_record(dev_, cell, transfers);
-    if (host_lock_.active()) r[k::kContext][k::kHostTransfersAlone] = true;
-    return r;
+  Device& device() override { return dev_; }
+  std::uint64_t seed() const override { return plan_.seed; }
+  nlohmann::json record(Transfers transfers, bool host_bound) override {
+    return host_bound ? host_bound_record(*cell_, transfers) : base_record(dev_, *cell_, transfers);
+  }
+  HostLock::Guard hold_host(bool when) override { return host_lock_.hold(when); }
+  void plant(HostBuffer& out) override {
+    if (plant_) plant_error(out, *plant_);
+  }
+  void measure_op(const std::vector<const HostBuffer*>& inputs,
+                  std::vector<DeviceTensor>& dev_inputs, HostBuffer& out, DeviceTensor& dev_out,
+                  const Launch& launch,
+                  const std::function<Verification(const HostBuffer&)>& verify) override {
+    measure_op(*cell_, inputs, dev_inputs, out, dev_out, launch, verify);
   }
 
-  std::vector<double> reps(const std::function<double()>& once, bool* truncated) {
+  std::vector<double> reps(const std::function<double()>& once, bool* truncated) override {
     dev_.timed_region_begin(cell_->op, cell_->dtype);
     try {
       auto times = run_reps(*policy_, once, truncated);
@@ -287,13 +281,13 @@ class CellRunner {
 
   // Adds one round's record: the context describes the timed region just ended.
   void collect(nlohmann::json r, std::vector<double> times, bool truncated,
-               std::optional<Verification> v) {
+               std::optional<Verification> v) override {
     nlohmann::json ctx = dev_.context();
     // What the cell's runner put in the record's context (host_bound_record) stays.
     if (auto own = r.find(k::kContext); own != r.end() && own->is_object())
       for (const auto& [key, value] : own->items())
         if (!ctx.contains(key)) ctx[key] = value;
-    if (cell_->op == Op::kGemm || cell_->op == Op::kConv) {
+    if (unit_of(cell_->op).tunes_gemm) {
       if (auto choice = dev_.library_choice(); choice.is_object() && !choice.empty())
         r[k::kChoice] = std::move(choice);
       auto t = tuned_.find(cell_->dtype);
@@ -314,6 +308,15 @@ class CellRunner {
     rr.times.push_back(std::move(times));
     rr.truncated = rr.truncated || truncated;
     if (v && (!rr.verification || worse(*v, *rr.verification))) rr.verification = std::move(v);
+  }
+
+ private:
+  // A record whose timed region moves data through host memory: with siblings running, the
+  // region runs under the host lock and the record says so.
+  nlohmann::json host_bound_record(const Cell& cell, Transfers transfers) {
+    nlohmann::json r = base_record(dev_, cell, transfers);
+    if (host_lock_.active()) r[k::kContext][k::kHostTransfersAlone] = true;
+    return r;
   }
 
   // A peak the device names in the context becomes the record's peak_fraction (device time
@@ -577,45 +580,6 @@ class CellRunner {
     collect(std::move(r), std::move(times), truncated, std::nullopt);
   }
 
-  // Theano's gputest: the same exp called `calls` times; host wall time per call.
-  void run_seedloop(const Cell& cell) {
-    const auto& s = std::get<SeedloopShape>(cell.shape);
-    HostBuffer x = make_exp_input(DType::kF32, ExpShape{s.n}, plan_.seed);
-    HostBuffer y = make_output(DType::kF32, s.n);
-    DeviceTensor dx = to_device(dev_, x);
-    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
-    dev_.upload(*dy.buf, y.data(), dy.bytes);
-    auto host_out = dev_.allocate_host(y.size_bytes(), HostMemory::kPinned);
-    dev_.synchronize();
-    const Transfers transfers = s.d2h_each_call ? Transfers::kIncluded : Transfers::kExcluded;
-    nlohmann::json r =
-        s.d2h_each_call ? host_bound_record(cell, transfers) : base_record(dev_, cell, transfers);
-    bool truncated = false;
-    auto alone = host_lock_.hold(s.d2h_each_call);
-    auto times = reps(
-        [&] {
-          auto t0 = Clock::now();
-          for (std::uint64_t i = 0; i < s.calls; ++i) {
-            dev_.exp(DType::kF32, *dx.buf, *dy.buf, s.n);
-            if (s.d2h_each_call) {
-              // Synchronous, as Theano handed a numpy array back on every call.
-              dev_.download(host_out->data(), *dy.buf, dy.bytes);
-              dev_.synchronize();
-            }
-          }
-          dev_.synchronize();
-          return seconds_since(t0);
-        },
-        &truncated);
-    for (double& t : times) t /= static_cast<double>(s.calls);  // the record is per call
-    dev_.download(y.data(), *dy.buf, dy.bytes);
-    dev_.synchronize();
-    if (plant_) plant_error(y, *plant_);
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    collect(std::move(r), std::move(times), truncated, verify_exp(x, y, vo));
-  }
-
   const BenchPlan& plan_;
   Device& dev_;
   const EngineCallbacks& cb_;
@@ -630,6 +594,7 @@ class CellRunner {
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
+  if (const auto of = unit_of(cell.op).footprint) return of(cell, host_device);
   const std::uint64_t es = element_size(cell.dtype);
   Footprint f;
   auto tensors = [&](std::initializer_list<std::uint64_t> elements) {
@@ -657,10 +622,6 @@ Footprint footprint_of(const Cell& cell, bool host_device) {
           f.device_largest = s.bytes;
           // The source pattern and the copy brought back; both ways: a pinned buffer each way too.
           f.host_total = mul(s.bytes, s.direction == Direction::kBoth ? 4 : 2);
-        } else if constexpr (std::is_same_v<T, SeedloopShape>) {
-          f.device_total = mul(mul(s.n, 4), 2);
-          f.device_largest = mul(s.n, 4);
-          f.host_total = mul(mul(s.n, 4), 3);
         }
       },
       cell.shape);
@@ -669,6 +630,7 @@ Footprint footprint_of(const Cell& cell, bool host_device) {
 
 // A smaller version of a preset cell (halved along its main dimension); false at the floor.
 bool shrink(Cell& cell) {
+  if (const auto smaller = unit_of(cell.op).shrink) return smaller(cell);
   return std::visit(
       [](auto& s) -> bool {
         using T = std::decay_t<decltype(s)>;
@@ -777,10 +739,9 @@ namespace {
 std::optional<nlohmann::json> decide_before_running(Cell& cell, Device& device,
                                                     const Budget& budget) {
   const Transfers t = Transfers::kExcluded;
-  Layout layout = std::holds_alternative<ConvShape>(cell.shape)
-                      ? std::get<ConvShape>(cell.shape).layout
-                      : Layout::kNchw;
-  if (auto why = device.unsupported_reason(cell.op, cell.dtype, layout)) {
+  const auto refusal = unit_of(cell.op).refusal;
+  if (auto why = refusal ? refusal(cell, device)
+                         : device.unsupported_reason(cell.op, cell.dtype, Layout::kNchw)) {
     nlohmann::json r = base_record(device, cell, t);
     r[k::kStatus] = "unsupported";
     r[k::kReason] = *why;
@@ -892,7 +853,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
       const Cell& cell = cells[i];
       const auto t0 = Clock::now();
       try {
-        if (cell.op == Op::kGemm || cell.op == Op::kConv) runner.tune_gemm_once(cell.dtype);
+        if (unit_of(cell.op).tunes_gemm) runner.tune_gemm_once(cell.dtype);
         runner.run_round(cell, policy, state[i]);
         state[i].rounds_run++;
         state[i].seconds += seconds_since(t0);

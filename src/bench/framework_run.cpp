@@ -92,6 +92,7 @@ bool is_compute(Op op) {
 
 // A cell's inputs, made as the engine makes them.
 std::vector<HostBuffer> make_inputs(const Cell& cell, std::uint64_t seed) {
+  if (const auto inputs = unit_of(cell.op).inputs) return inputs(cell, seed);
   std::vector<HostBuffer> in;
   switch (cell.op) {
     case Op::kExp:
@@ -117,10 +118,6 @@ std::vector<HostBuffer> make_inputs(const Cell& cell, std::uint64_t seed) {
       in.push_back(std::move(pattern));
       break;
     }
-    case Op::kSeedloop:
-      in.push_back(
-          make_exp_input(DType::kF32, ExpShape{std::get<SeedloopShape>(cell.shape).n}, seed));
-      break;
     default:
       break;
   }
@@ -133,13 +130,16 @@ std::size_t input_bytes(const Cell& cell, const HostBuffer& b) {
 
 // Elements and dtype of a cell's output.
 std::pair<std::uint64_t, DType> output_of(const Cell& cell) {
+  if (const auto output = unit_of(cell.op).output) {
+    const OpOutput o = output(cell);
+    return {o.elements, o.dtype};
+  }
   return std::visit(
       [&](const auto& s) -> std::pair<std::uint64_t, DType> {
         using T = std::decay_t<decltype(s)>;
         if constexpr (std::is_same_v<T, ExpShape>) return {s.n, cell.dtype};
         if constexpr (std::is_same_v<T, GemmShape>) return {s.m * s.n, cell.dtype};
         if constexpr (std::is_same_v<T, ConvShape>) return {conv_y_elements(s), cell.dtype};
-        if constexpr (std::is_same_v<T, SeedloopShape>) return {s.n, DType::kF32};
         if constexpr (std::is_same_v<T, CopyShape>) return {s.bytes, DType::kF32};
         return {0, cell.dtype};
       },
@@ -152,9 +152,7 @@ std::size_t records_of(const Cell& cell, bool host_device) {
 }
 
 Transfers transfers_of(const Cell& cell, std::size_t record) {
-  if (cell.op == Op::kSeedloop)
-    return std::get<SeedloopShape>(cell.shape).d2h_each_call ? Transfers::kIncluded
-                                                             : Transfers::kExcluded;
+  if (const auto transfers = unit_of(cell.op).transfers) return transfers(cell);
   return record == 0 ? Transfers::kExcluded : Transfers::kIncluded;
 }
 
@@ -177,8 +175,7 @@ class Runner {
     if (cell.op != Op::kCopy) {
       r[k::kDtype] = to_string(cell.dtype);
       r[k::kComputeType] =
-          to_string(cell.op == Op::kSeedloop || cell.op == Op::kExp ? cell.dtype
-                                                                    : default_compute(cell.dtype));
+          to_string(unit_of(cell.op).computes_in_dtype ? cell.dtype : default_compute(cell.dtype));
     }
     nlohmann::json fw = {{k::kName, job_.framework}, {k::kInterpreter, job_.python}};
     if (hello_) {
@@ -211,7 +208,7 @@ class Runner {
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < job_.cells.size() && !run_.unavailable; ++i) {
       const Cell& c = job_.cells[i];
-      if (!is_compute(c.op) && c.op != Op::kCopy && c.op != Op::kSeedloop) {
+      if (!is_compute(c.op) && c.op != Op::kCopy && !unit_of(c.op).inputs) {
         if (c.explicit_request)
           verdict(c, "unsupported",
                   fmt::format("gpucheck runs {} through no framework", to_string(c.op)));
@@ -469,6 +466,8 @@ class Runner {
     auto in = make_inputs(cell, job_.seed);
     VerifyOptions vo;
     vo.seed = job_.seed;
+    if (const auto verify = unit_of(cell.op).verify)
+      return verify(cell, in, got->data(), default_compute(cell.dtype), vo);
     if (cell.op == Op::kCopy)
       return verify_exact(in[0].data(), got->data(), want, "copied bytes differ from the source");
     HostBuffer out(dtype, n);

@@ -1,0 +1,14 @@
+// latency (its pieces still live in the engine, the plan's JSON and bench's planning).
+#include "bench/ops/op_unit.h"
+
+namespace gpucheck::bench {
+
+OpUnit latency_unit() {
+  OpUnit u;
+  u.op = Op::kLatency;
+  u.in_default_plan = true;
+  u.has_dtype = false;
+  return u;
+}
+
+}  // namespace gpucheck::bench
