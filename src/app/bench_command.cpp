@@ -126,8 +126,6 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
     };
     switch (op) {
       case Op::kExp:
-        for (const auto& s : sizes.exp)
-          for (DType dt : dtypes) add(dt, s, !o.exp.empty());
         break;
       case Op::kGemm:
         for (const auto& s : sizes.gemm)

@@ -63,7 +63,7 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
   auto u = [&](std::string_view key) { return j.at(std::string(key)).get<std::uint64_t>(); };
   switch (op) {
     case Op::kExp:
-      return ExpShape{u(k::kN)};
+      break;
     case Op::kGemm:
       return GemmShape{u(k::kM), u(k::kN), u(k::kKk)};
     case Op::kConv: {
@@ -129,9 +129,7 @@ nlohmann::json shape_to_json(const Shape& shape) {
   return std::visit(
       [](const auto& s) -> nlohmann::json {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          return {{k::kN, s.n}};
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
+        if constexpr (std::is_same_v<T, GemmShape>) {
           return {{k::kM, s.m}, {k::kN, s.n}, {k::kKk, s.k}};
         } else if constexpr (std::is_same_v<T, ConvShape>) {
           return {{k::kN, s.n},     {k::kC, s.c},

@@ -53,13 +53,10 @@ DeviceTensor to_device(Device& dev, const HostBuffer& h) {
 
 Work work_of(const Cell& cell) {
   if (const auto work = unit_of(cell.op).work) return work(cell);
-  const double es = static_cast<double>(element_size(cell.dtype));
   return std::visit(
       [&](const auto& s) -> Work {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          return {2.0 * static_cast<double>(s.n) * es, "GB/s"};
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
+        if constexpr (std::is_same_v<T, GemmShape>) {
           return {
               2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k),
               "TFLOP/s"};
@@ -218,8 +215,6 @@ class CellRunner : public RunContext {
     if (const auto run = unit_of(cell.op).run) return run(cell, *this);
     switch (cell.op) {
       case Op::kExp:
-        run_exp(cell);
-        break;
       case Op::kGemm:
         run_gemm(cell);
         break;
@@ -388,20 +383,6 @@ class CellRunner : public RunContext {
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
     if (plant_) plant_error(out, *plant_);
     collect(std::move(r), std::move(times), truncated, verify(out));
-  }
-
-  void run_exp(const Cell& cell) {
-    const auto& s = std::get<ExpShape>(cell.shape);
-    HostBuffer x = make_exp_input(cell.dtype, s, plan_.seed);
-    HostBuffer y = make_output(cell.dtype, s.n);
-    std::vector<DeviceTensor> dx;
-    dx.push_back(to_device(dev_, x));
-    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    measure_op(
-        cell, {&x}, dx, y, dy, [&] { dev_.exp(cell.dtype, *dx[0].buf, *dy.buf, s.n); },
-        [&](const HostBuffer& out) { return verify_exp(x, out, vo); });
   }
 
   void run_gemm(const Cell& cell) {
@@ -609,9 +590,7 @@ Footprint footprint_of(const Cell& cell, bool host_device) {
   std::visit(
       [&](const auto& s) {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          tensors({s.n, s.n});
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
+        if constexpr (std::is_same_v<T, GemmShape>) {
           tensors({mul(s.m, s.k), mul(s.k, s.n), mul(s.m, s.n)});
         } else if constexpr (std::is_same_v<T, ConvShape>) {
           tensors({conv_x_elements(s), conv_w_elements(s), conv_y_elements(s)});
@@ -634,10 +613,7 @@ bool shrink(Cell& cell) {
   return std::visit(
       [](auto& s) -> bool {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          if (s.n <= 1024) return false;
-          s.n /= 2;
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
+        if constexpr (std::is_same_v<T, GemmShape>) {
           if (s.m <= 64 || s.n <= 64 || s.k <= 64) return false;
           s.m /= 2, s.n /= 2, s.k /= 2;
         } else if constexpr (std::is_same_v<T, ConvShape>) {
