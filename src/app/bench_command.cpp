@@ -128,8 +128,6 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
       case Op::kExp:
         break;
       case Op::kGemm:
-        for (const auto& s : sizes.gemm)
-          for (DType dt : dtypes) add(dt, s, !o.gemm.empty());
         break;
       case Op::kConv:
         for (auto s : sizes.conv)

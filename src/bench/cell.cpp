@@ -65,7 +65,7 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
     case Op::kExp:
       break;
     case Op::kGemm:
-      return GemmShape{u(k::kM), u(k::kN), u(k::kKk)};
+      break;
     case Op::kConv: {
       ConvShape s{u(k::kN), u(k::kC), u(k::kH),      u(k::kW),   u(k::kKk),
                   u(k::kR), u(k::kS), u(k::kStride), u(k::kPad), Layout::kNchw};
@@ -129,9 +129,7 @@ nlohmann::json shape_to_json(const Shape& shape) {
   return std::visit(
       [](const auto& s) -> nlohmann::json {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, GemmShape>) {
-          return {{k::kM, s.m}, {k::kN, s.n}, {k::kKk, s.k}};
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
+        if constexpr (std::is_same_v<T, ConvShape>) {
           return {{k::kN, s.n},     {k::kC, s.c},
                   {k::kH, s.h},     {k::kW, s.w},
                   {k::kKk, s.k},    {k::kR, s.r},

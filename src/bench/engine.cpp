@@ -56,11 +56,7 @@ Work work_of(const Cell& cell) {
   return std::visit(
       [&](const auto& s) -> Work {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, GemmShape>) {
-          return {
-              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k),
-              "TFLOP/s"};
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
+        if constexpr (std::is_same_v<T, ConvShape>) {
           return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
                       static_cast<double>(s.c * s.r * s.s),
                   "TFLOP/s"};
@@ -216,8 +212,6 @@ class CellRunner : public RunContext {
     switch (cell.op) {
       case Op::kExp:
       case Op::kGemm:
-        run_gemm(cell);
-        break;
       case Op::kConv:
         run_conv(cell);
         break;
@@ -383,24 +377,6 @@ class CellRunner : public RunContext {
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
     if (plant_) plant_error(out, *plant_);
     collect(std::move(r), std::move(times), truncated, verify(out));
-  }
-
-  void run_gemm(const Cell& cell) {
-    const auto& s = std::get<GemmShape>(cell.shape);
-    GemmInputs in = make_gemm_inputs(cell.dtype, s, plan_.seed);
-    HostBuffer c = make_output(cell.dtype, mul(s.m, s.n));
-    std::vector<DeviceTensor> d;
-    d.push_back(to_device(dev_, in.a));
-    d.push_back(to_device(dev_, in.b));
-    DeviceTensor dc{dev_.allocate(c.size_bytes()), c.size_bytes()};
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    DType compute =
-        dev_.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
-    measure_op(
-        cell, {&in.a, &in.b}, d, c, dc,
-        [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
-        [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
   }
 
   void run_conv(const Cell& cell) {
@@ -590,9 +566,7 @@ Footprint footprint_of(const Cell& cell, bool host_device) {
   std::visit(
       [&](const auto& s) {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, GemmShape>) {
-          tensors({mul(s.m, s.k), mul(s.k, s.n), mul(s.m, s.n)});
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
+        if constexpr (std::is_same_v<T, ConvShape>) {
           tensors({conv_x_elements(s), conv_w_elements(s), conv_y_elements(s)});
         } else if constexpr (std::is_same_v<T, CopyShape>) {
           bool on_device_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
@@ -613,10 +587,7 @@ bool shrink(Cell& cell) {
   return std::visit(
       [](auto& s) -> bool {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, GemmShape>) {
-          if (s.m <= 64 || s.n <= 64 || s.k <= 64) return false;
-          s.m /= 2, s.n /= 2, s.k /= 2;
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
+        if constexpr (std::is_same_v<T, ConvShape>) {
           if (s.n <= 1) return false;
           s.n /= 2;
         } else if constexpr (std::is_same_v<T, CopyShape>) {

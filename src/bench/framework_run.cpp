@@ -95,12 +95,6 @@ std::vector<HostBuffer> make_inputs(const Cell& cell, std::uint64_t seed) {
   if (const auto inputs = unit_of(cell.op).inputs) return inputs(cell, seed);
   std::vector<HostBuffer> in;
   switch (cell.op) {
-    case Op::kGemm: {
-      auto g = make_gemm_inputs(cell.dtype, std::get<GemmShape>(cell.shape), seed);
-      in.push_back(std::move(g.a));
-      in.push_back(std::move(g.b));
-      break;
-    }
     case Op::kConv: {
       auto c = make_conv_inputs(cell.dtype, std::get<ConvShape>(cell.shape), seed);
       in.push_back(std::move(c.x));
@@ -134,7 +128,6 @@ std::pair<std::uint64_t, DType> output_of(const Cell& cell) {
   return std::visit(
       [&](const auto& s) -> std::pair<std::uint64_t, DType> {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, GemmShape>) return {s.m * s.n, cell.dtype};
         if constexpr (std::is_same_v<T, ConvShape>) return {conv_y_elements(s), cell.dtype};
         if constexpr (std::is_same_v<T, CopyShape>) return {s.bytes, DType::kF32};
         return {0, cell.dtype};

@@ -191,7 +191,7 @@ class GemmStress {
     const std::uint64_t n =
         plan_.gemm_size != 0 ? plan_.gemm_size : (mem.host_memory ? kHostGemmSize : kGpuGemmSize);
     shape_ = {n, n, n};
-    r_[k::kShape] = {{k::kM, n}, {k::kN, n}, {k::kKk, n}};
+    r_[k::kShape] = bench::shape_to_json(shape_);
     ctx_.heartbeat("gemm", "making the inputs");
     in_ = bench::make_gemm_inputs(dtype_, shape_, plan_.seed);
     elements_ = static_cast<std::size_t>(n * n);
