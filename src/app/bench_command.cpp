@@ -130,12 +130,6 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
       case Op::kGemm:
         break;
       case Op::kConv:
-        for (auto s : sizes.conv)
-          for (auto layout : layouts)
-            for (DType dt : dtypes) {
-              s.layout = layout;
-              add(dt, s, !o.conv.empty());
-            }
         break;
       case Op::kCopy:
         for (auto bytes : sizes.copy) {

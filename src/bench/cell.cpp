@@ -38,13 +38,6 @@ std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
 
 namespace {
 
-template <typename E, typename F>
-E parse_enum(const nlohmann::json& j, F from_string, const char* what) {
-  auto v = from_string(j.get<std::string>());
-  if (!v) throw std::invalid_argument(fmt::format("bench plan: bad {} '{}'", what, j.dump()));
-  return *v;
-}
-
 std::optional<Direction> direction_from_string(std::string_view s) {
   for (auto d :
        {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h, Direction::kBoth})
@@ -66,19 +59,15 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
       break;
     case Op::kGemm:
       break;
-    case Op::kConv: {
-      ConvShape s{u(k::kN), u(k::kC), u(k::kH),      u(k::kW),   u(k::kKk),
-                  u(k::kR), u(k::kS), u(k::kStride), u(k::kPad), Layout::kNchw};
-      s.layout = parse_enum<Layout>(j.at(std::string(k::kLayout)), layout_from_string, "layout");
-      return s;
-    }
+    case Op::kConv:
+      break;
     case Op::kCopy: {
       CopyShape s{u(k::kBytes), Direction::kH2h, HostMemory::kPageable};
-      s.direction = parse_enum<Direction>(j.at(std::string(k::kDirection)), direction_from_string,
-                                          "direction");
+      s.direction = plan_enum<Direction>(j.at(std::string(k::kDirection)), direction_from_string,
+                                         "direction");
       if (j.contains(k::kHostMemory))
-        s.host_memory = parse_enum<HostMemory>(j.at(std::string(k::kHostMemory)),
-                                               host_memory_from_string, "host memory");
+        s.host_memory = plan_enum<HostMemory>(j.at(std::string(k::kHostMemory)),
+                                              host_memory_from_string, "host memory");
       return s;
     }
     case Op::kLatency: {
@@ -129,13 +118,7 @@ nlohmann::json shape_to_json(const Shape& shape) {
   return std::visit(
       [](const auto& s) -> nlohmann::json {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ConvShape>) {
-          return {{k::kN, s.n},     {k::kC, s.c},
-                  {k::kH, s.h},     {k::kW, s.w},
-                  {k::kKk, s.k},    {k::kR, s.r},
-                  {k::kS, s.s},     {k::kStride, s.stride},
-                  {k::kPad, s.pad}, {k::kLayout, to_string(s.layout)}};
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
+        if constexpr (std::is_same_v<T, CopyShape>) {
           nlohmann::json j = {{k::kBytes, s.bytes}, {k::kDirection, to_string(s.direction)}};
           if (s.direction == Direction::kH2d || s.direction == Direction::kD2h ||
               s.direction == Direction::kBoth)
@@ -249,14 +232,13 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
     plan.allreduce.span = span;
   }
   if (auto t = j.find("tuning"); t != j.end()) {
-    plan.tuning.mode =
-        parse_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");
+    plan.tuning.mode = plan_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");
     if (t->contains("budget_s")) plan.tuning.budget_s = t->at("budget_s").get<double>();
   }
   for (const auto& c : j.at("cells")) {
     Cell cell;
-    cell.op = parse_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");
-    cell.dtype = parse_enum<DType>(c.at(std::string(k::kDtype)), dtype_from_string, "dtype");
+    cell.op = plan_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");
+    cell.dtype = plan_enum<DType>(c.at(std::string(k::kDtype)), dtype_from_string, "dtype");
     cell.shape = shape_from_json(cell.op, c.at(std::string(k::kShape)));
     cell.explicit_request = c.value("explicit", false);
     cell.explicit_size = c.value("explicit_size", false);

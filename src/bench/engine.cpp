@@ -56,11 +56,7 @@ Work work_of(const Cell& cell) {
   return std::visit(
       [&](const auto& s) -> Work {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ConvShape>) {
-          return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
-                      static_cast<double>(s.c * s.r * s.s),
-                  "TFLOP/s"};
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
+        if constexpr (std::is_same_v<T, CopyShape>) {
           // d2d and h2h read and write the same memory; both ways carry the bytes each way.
           bool counted_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
                                s.direction == Direction::kBoth;
@@ -213,8 +209,6 @@ class CellRunner : public RunContext {
       case Op::kExp:
       case Op::kGemm:
       case Op::kConv:
-        run_conv(cell);
-        break;
       case Op::kCopy:
         run_copy(cell);
         break;
@@ -379,24 +373,6 @@ class CellRunner : public RunContext {
     collect(std::move(r), std::move(times), truncated, verify(out));
   }
 
-  void run_conv(const Cell& cell) {
-    const auto& s = std::get<ConvShape>(cell.shape);
-    ConvInputs in = make_conv_inputs(cell.dtype, s, plan_.seed);
-    HostBuffer y = make_output(cell.dtype, conv_y_elements(s));
-    std::vector<DeviceTensor> d;
-    d.push_back(to_device(dev_, in.x));
-    d.push_back(to_device(dev_, in.w));
-    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    DType compute =
-        dev_.verify_compute(Op::kConv, cell.dtype).value_or(default_compute(cell.dtype));
-    measure_op(
-        cell, {&in.x, &in.w}, d, y, dy,
-        [&] { dev_.conv2d(cell.dtype, s, *d[0].buf, *d[1].buf, *dy.buf); },
-        [&](const HostBuffer& out) { return verify_conv(s, in.x, in.w, out, compute, vo); });
-  }
-
   // Copies are verified byte for byte: the destination must equal the random source.
   void run_copy(const Cell& cell) {
     const auto& s = std::get<CopyShape>(cell.shape);
@@ -552,23 +528,11 @@ class CellRunner : public RunContext {
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
   if (const auto of = unit_of(cell.op).footprint) return of(cell, host_device);
-  const std::uint64_t es = element_size(cell.dtype);
   Footprint f;
-  auto tensors = [&](std::initializer_list<std::uint64_t> elements) {
-    for (auto n : elements) {
-      std::uint64_t b = mul(n, es);
-      f.device_total = add(f.device_total, b);
-      f.device_largest = std::max(f.device_largest, b);
-    }
-    // Inputs and the output live on the host too; accelerators add pinned copies of each.
-    f.host_total = mul(f.device_total, host_device ? 1 : 2);
-  };
   std::visit(
       [&](const auto& s) {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ConvShape>) {
-          tensors({conv_x_elements(s), conv_w_elements(s), conv_y_elements(s)});
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
+        if constexpr (std::is_same_v<T, CopyShape>) {
           bool on_device_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
                                  s.direction == Direction::kBoth;
           f.device_total = mul(s.bytes, on_device_twice ? 2 : 1);
@@ -587,10 +551,7 @@ bool shrink(Cell& cell) {
   return std::visit(
       [](auto& s) -> bool {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ConvShape>) {
-          if (s.n <= 1) return false;
-          s.n /= 2;
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
+        if constexpr (std::is_same_v<T, CopyShape>) {
           if (s.bytes <= 4096) return false;
           s.bytes /= 2;
         } else {

@@ -95,12 +95,6 @@ std::vector<HostBuffer> make_inputs(const Cell& cell, std::uint64_t seed) {
   if (const auto inputs = unit_of(cell.op).inputs) return inputs(cell, seed);
   std::vector<HostBuffer> in;
   switch (cell.op) {
-    case Op::kConv: {
-      auto c = make_conv_inputs(cell.dtype, std::get<ConvShape>(cell.shape), seed);
-      in.push_back(std::move(c.x));
-      in.push_back(std::move(c.w));
-      break;
-    }
     case Op::kCopy: {
       // The engine's source pattern; the file holds exactly the copied bytes.
       const auto bytes = std::get<CopyShape>(cell.shape).bytes;
@@ -128,7 +122,6 @@ std::pair<std::uint64_t, DType> output_of(const Cell& cell) {
   return std::visit(
       [&](const auto& s) -> std::pair<std::uint64_t, DType> {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ConvShape>) return {conv_y_elements(s), cell.dtype};
         if constexpr (std::is_same_v<T, CopyShape>) return {s.bytes, DType::kF32};
         return {0, cell.dtype};
       },

@@ -13,12 +13,14 @@
 #include "bench/verify.h"
 #include "core/workload.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,6 +120,15 @@ Op op_of(const Shape& shape);
 
 // A planned cell (neither an explicit request nor size yet).
 Cell planned_cell(Op op, DType dtype, Shape shape);
+
+// A named value of a plan's JSON (op, layout, direction, ...) through its from_string;
+// std::invalid_argument "bench plan: bad WHAT 'VALUE'" for anything else.
+template <typename E, typename F>
+E plan_enum(const nlohmann::json& j, F from_string, const char* what) {
+  auto v = from_string(j.get<std::string>());
+  if (!v) throw std::invalid_argument(fmt::format("bench plan: bad {} '{}'", what, j.dump()));
+  return *v;
+}
 
 // Overflow-checked sizes (std::overflow_error "size overflows 64 bits").
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b);
