@@ -132,22 +132,6 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
       case Op::kConv:
         break;
       case Op::kCopy:
-        for (auto bytes : sizes.copy) {
-          if (host_device) {
-            add(DType::kF32, CopyShape{bytes, Direction::kH2h, HostMemory::kPageable},
-                !o.copy.empty());
-            continue;
-          }
-          for (auto dir : {Direction::kH2d, Direction::kD2h})
-            for (auto mem : {HostMemory::kPinned, HostMemory::kPageable})
-              add(DType::kF32, CopyShape{bytes, dir, mem}, !o.copy.empty());
-          add(DType::kF32, CopyShape{bytes, Direction::kD2d, HostMemory::kPageable},
-              !o.copy.empty());
-          // Both ways at once: the baseline of stress's copy test, whose round trips do that.
-          if (o.host_copies_together)
-            add(DType::kF32, CopyShape{bytes, Direction::kBoth, HostMemory::kPinned},
-                !o.copy.empty());
-        }
         break;
       case Op::kLatency:
         for (auto mode : {bench::LatencyMode::kAsync, bench::LatencyMode::kRoundTrip}) {

@@ -38,19 +38,6 @@ std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
 
 namespace {
 
-std::optional<Direction> direction_from_string(std::string_view s) {
-  for (auto d :
-       {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h, Direction::kBoth})
-    if (to_string(d) == s) return d;
-  return std::nullopt;
-}
-
-std::optional<HostMemory> host_memory_from_string(std::string_view s) {
-  for (auto h : {HostMemory::kPinned, HostMemory::kPageable})
-    if (to_string(h) == s) return h;
-  return std::nullopt;
-}
-
 Shape shape_from_json(Op op, const nlohmann::json& j) {
   if (const auto from = unit_of(op).shape_from_json) return from(j);
   auto u = [&](std::string_view key) { return j.at(std::string(key)).get<std::uint64_t>(); };
@@ -61,15 +48,8 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
       break;
     case Op::kConv:
       break;
-    case Op::kCopy: {
-      CopyShape s{u(k::kBytes), Direction::kH2h, HostMemory::kPageable};
-      s.direction = plan_enum<Direction>(j.at(std::string(k::kDirection)), direction_from_string,
-                                         "direction");
-      if (j.contains(k::kHostMemory))
-        s.host_memory = plan_enum<HostMemory>(j.at(std::string(k::kHostMemory)),
-                                              host_memory_from_string, "host memory");
-      return s;
-    }
+    case Op::kCopy:
+      break;
     case Op::kLatency: {
       const std::string mode = j.at(std::string(k::kMode)).get<std::string>();
       LatencyShape s;
@@ -118,13 +98,7 @@ nlohmann::json shape_to_json(const Shape& shape) {
   return std::visit(
       [](const auto& s) -> nlohmann::json {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, CopyShape>) {
-          nlohmann::json j = {{k::kBytes, s.bytes}, {k::kDirection, to_string(s.direction)}};
-          if (s.direction == Direction::kH2d || s.direction == Direction::kD2h ||
-              s.direction == Direction::kBoth)
-            j[k::kHostMemory] = to_string(s.host_memory);
-          return j;
-        } else if constexpr (std::is_same_v<T, LatencyShape>) {
+        if constexpr (std::is_same_v<T, LatencyShape>) {
           if (s.mode == LatencyMode::kP2p)
             return {{k::kMode, "p2p"},
                     {k::kSrc, s.src},

@@ -27,19 +27,7 @@ namespace gpucheck::bench {
 
 namespace k = keys;
 
-namespace {
-
 using Clock = std::chrono::steady_clock;
-
-std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
-  return checked_mul(a, b);
-}
-
-std::uint64_t add(std::uint64_t a, std::uint64_t b) {
-  return checked_add(a, b);
-}
-
-}  // namespace
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -56,12 +44,7 @@ Work work_of(const Cell& cell) {
   return std::visit(
       [&](const auto& s) -> Work {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, CopyShape>) {
-          // d2d and h2h read and write the same memory; both ways carry the bytes each way.
-          bool counted_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
-                               s.direction == Direction::kBoth;
-          return {static_cast<double>(s.bytes) * (counted_twice ? 2.0 : 1.0), "GB/s"};
-        } else if constexpr (std::is_same_v<T, P2pShape>) {
+        if constexpr (std::is_same_v<T, P2pShape>) {
           // Bytes over the links: both directions' for a bidirectional copy, every copy's of a fan.
           const double copies = s.fan != P2pFan::kPair ? static_cast<double>(s.copies)
                                 : s.bidirectional      ? 2.0
@@ -210,8 +193,6 @@ class CellRunner : public RunContext {
       case Op::kGemm:
       case Op::kConv:
       case Op::kCopy:
-        run_copy(cell);
-        break;
       case Op::kLatency:
         run_latency(cell);
         break;
@@ -373,120 +354,6 @@ class CellRunner : public RunContext {
     collect(std::move(r), std::move(times), truncated, verify(out));
   }
 
-  // Copies are verified byte for byte: the destination must equal the random source.
-  void run_copy(const Cell& cell) {
-    const auto& s = std::get<CopyShape>(cell.shape);
-    const std::size_t bytes = s.bytes;
-    HostBuffer pattern(DType::kF32, (bytes + 3) / 4);
-    fill_uniform(pattern, -1.0, 1.0, plan_.seed, kStreamExpX);
-    std::vector<unsigned char> back(bytes, 0xA5);
-    const bool host_bound = s.direction != Direction::kD2d;
-    nlohmann::json r = host_bound ? host_bound_record(cell, Transfers::kExcluded)
-                                  : base_record(dev_, cell, Transfers::kExcluded);
-    bool truncated = false;
-    std::vector<double> times;
-    auto timed = [&](const std::function<double()>& rep) {
-      auto alone = host_lock_.hold(host_bound);
-      return reps(rep, &truncated);
-    };
-    switch (s.direction) {
-      case Direction::kH2h:
-      case Direction::kD2d: {
-        auto src = dev_.allocate(bytes);
-        auto dst = dev_.allocate(bytes);
-        dev_.upload(*src, pattern.data(), bytes);
-        dev_.upload(*dst, back.data(), bytes);
-        dev_.synchronize();
-        times = timed([&] { return dev_.time_on_device([&] { dev_.copy(*dst, *src, bytes); }); });
-        dev_.download(back.data(), *dst, bytes);
-        dev_.synchronize();
-        break;
-      }
-      case Direction::kH2d: {
-        auto host = dev_.allocate_host(bytes, s.host_memory);
-        std::memcpy(host->data(), pattern.data(), bytes);
-        auto dst = dev_.allocate(bytes);
-        times = timed(
-            [&] { return dev_.time_on_device([&] { dev_.upload(*dst, host->data(), bytes); }); });
-        dev_.download(back.data(), *dst, bytes);
-        dev_.synchronize();
-        break;
-      }
-      case Direction::kD2h: {
-        auto src = dev_.allocate(bytes);
-        dev_.upload(*src, pattern.data(), bytes);
-        auto host = dev_.allocate_host(bytes, s.host_memory);
-        std::memset(host->data(), 0xA5, bytes);
-        dev_.synchronize();
-        times = timed(
-            [&] { return dev_.time_on_device([&] { dev_.download(host->data(), *src, bytes); }); });
-        std::memcpy(back.data(), host->data(), bytes);
-        break;
-      }
-      case Direction::kBoth:
-        run_copy_both_ways(std::move(r), pattern, back, bytes);
-        return;
-    }
-    collect(
-        std::move(r), std::move(times), truncated,
-        verify_exact(pattern.data(), back.data(), bytes, "copied bytes differ from the source"));
-  }
-
-  // An upload and a download of `bytes` at once on the device's own copy queues (the bench
-  // decided before running that it has them): the figure is both directions' bytes over the
-  // span from their common start to the later end, the context gives each direction's own GB/s,
-  // and both copies are verified byte for byte.
-  void run_copy_both_ways(nlohmann::json r, const HostBuffer& pattern,
-                          std::vector<unsigned char>& back, std::size_t bytes) {
-    using Queue = HostCopyQueues::Queue;
-    enum : std::size_t { kOrigin, kUpStart, kUpEnd, kDownStart, kDownEnd, kEvents };
-    auto queues = dev_.stress_ops()->host_copy_queues(kEvents);
-    if (!queues) throw std::runtime_error("copies both ways: the device's copy queues are gone");
-    auto up_src = dev_.allocate_host(bytes, HostMemory::kPinned);
-    std::memcpy(up_src->data(), pattern.data(), bytes);
-    auto up_dst = dev_.allocate(bytes);
-    auto down_src = dev_.allocate(bytes);
-    dev_.upload(*down_src, pattern.data(), bytes);
-    auto down_dst = dev_.allocate_host(bytes, HostMemory::kPinned);
-    std::memset(down_dst->data(), 0xA5, bytes);
-    dev_.synchronize();
-    std::vector<double> up_s, down_s;
-    bool truncated = false;
-    auto alone = host_lock_.hold(true);
-    auto times = reps(
-        [&] {
-          // Both queues start after one point, so the span has one origin.
-          queues->record(kOrigin, Queue::kUp);
-          queues->wait(Queue::kDown, kOrigin);
-          queues->record(kUpStart, Queue::kUp);
-          queues->upload(*up_dst, up_src->data(), bytes);
-          queues->record(kUpEnd, Queue::kUp);
-          queues->record(kDownStart, Queue::kDown);
-          queues->download(down_dst->data(), *down_src, bytes);
-          queues->record(kDownEnd, Queue::kDown);
-          queues->wait_host(kUpEnd);
-          queues->wait_host(kDownEnd);
-          up_s.push_back(queues->seconds_between(kUpStart, kUpEnd));
-          down_s.push_back(queues->seconds_between(kDownStart, kDownEnd));
-          return std::max(queues->seconds_between(kOrigin, kUpEnd),
-                          queues->seconds_between(kOrigin, kDownEnd));
-        },
-        &truncated);
-    auto median_gbps = [&](const std::vector<double>& t) {
-      const double s = median_of(t);
-      return s > 0 ? static_cast<double>(bytes) / s / 1e9 : 0.0;
-    };
-    r[k::kContext][k::kDirectionGbps] = {median_gbps(up_s), median_gbps(down_s)};  // h2d, d2h
-    dev_.download(back.data(), *up_dst, bytes);
-    dev_.synchronize();
-    Verification v =
-        verify_exact(pattern.data(), back.data(), bytes, "uploaded bytes differ from the source");
-    if (v.ok)
-      v = verify_exact(pattern.data(), down_dst->data(), bytes,
-                       "downloaded bytes differ from the source");
-    collect(std::move(r), std::move(times), truncated, std::move(v));
-  }
-
   void run_latency(const Cell& cell) {
     const auto& s = std::get<LatencyShape>(cell.shape);
     constexpr int kLaunchesPerRep = 10000;
@@ -527,39 +394,14 @@ class CellRunner : public RunContext {
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
-  if (const auto of = unit_of(cell.op).footprint) return of(cell, host_device);
-  Footprint f;
-  std::visit(
-      [&](const auto& s) {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, CopyShape>) {
-          bool on_device_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
-                                 s.direction == Direction::kBoth;
-          f.device_total = mul(s.bytes, on_device_twice ? 2 : 1);
-          f.device_largest = s.bytes;
-          // The source pattern and the copy brought back; both ways: a pinned buffer each way too.
-          f.host_total = mul(s.bytes, s.direction == Direction::kBoth ? 4 : 2);
-        }
-      },
-      cell.shape);
-  return f;
+  const auto of = unit_of(cell.op).footprint;
+  return of ? of(cell, host_device) : Footprint{};
 }
 
-// A smaller version of a preset cell (halved along its main dimension); false at the floor.
+// A smaller version of a preset cell; false at the floor.
 bool shrink(Cell& cell) {
-  if (const auto smaller = unit_of(cell.op).shrink) return smaller(cell);
-  return std::visit(
-      [](auto& s) -> bool {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, CopyShape>) {
-          if (s.bytes <= 4096) return false;
-          s.bytes /= 2;
-        } else {
-          return false;
-        }
-        return true;
-      },
-      cell.shape);
+  const auto smaller = unit_of(cell.op).shrink;
+  return smaller && smaller(cell);
 }
 
 struct Budget {
@@ -572,7 +414,7 @@ struct Budget {
 std::optional<std::string> over_budget(const Footprint& f, const Budget& b, std::uint64_t* need,
                                        std::uint64_t* limit) {
   if (b.host_device) {
-    std::uint64_t total = add(f.device_total, f.host_total);
+    std::uint64_t total = checked_add(f.device_total, f.host_total);
     if (total > b.device.max_total) {
       *need = total, *limit = b.device.max_total;
       return fmt::format("needs {} bytes of host memory; the limit is {}", total, b.device.rule);
@@ -654,21 +496,6 @@ std::optional<nlohmann::json> decide_before_running(Cell& cell, Device& device,
     r[k::kStatus] = "unsupported";
     r[k::kReason] = *why;
     return r;
-  }
-  // Copies both ways at once need queues of the device's own (a serial fallback would time
-  // them one after another and call it both ways).
-  if (const auto* copy = std::get_if<CopyShape>(&cell.shape);
-      copy && copy->direction == Direction::kBoth) {
-    StressOps* ops = device.stress_ops();
-    if (device.is_host() || !ops || !ops->host_copy_queues(1)) {
-      nlohmann::json r = base_record(device, cell, t);
-      r[k::kStatus] = "unsupported";
-      r[k::kReason] = fmt::format(
-          "copies both ways at once need copy queues of the device's own; the {} backend runs "
-          "its host copies one after another",
-          device.identity().backend);
-      return r;
-    }
   }
   try {
     std::uint64_t need = 0, limit = 0;
