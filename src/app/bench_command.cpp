@@ -106,45 +106,12 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
   for (Op op : ops) {
     const bench::OpUnit& unit = bench::unit_of(op);
     const auto& dtypes = dtypes_named ? named_dtypes : unit.default_dtypes;
-    if (unit.plan) {
-      const bench::PlanRequest request{sizes, dtypes, layouts, host_device, o.host_copies_together};
-      for (Cell c : unit.plan(request)) {
-        c.explicit_request = ops_named && (dtypes_named || !unit.has_dtype);
-        c.explicit_size = sizes.given.contains(op);
-        cells.push_back(std::move(c));
-      }
-      continue;
-    }
-    auto add = [&](DType dt, bench::Shape shape, bool explicit_size) {
-      Cell c;
-      c.op = op;
-      c.dtype = dt;
-      c.shape = std::move(shape);
-      c.explicit_request = ops_named && (dtypes_named || op == Op::kCopy || op == Op::kLatency);
-      c.explicit_size = explicit_size;
+    if (!unit.plan) continue;  // between devices: the group plan (app/bench_multi.cpp)
+    const bench::PlanRequest request{sizes, dtypes, layouts, host_device, o.host_copies_together};
+    for (Cell c : unit.plan(request)) {
+      c.explicit_request = ops_named && (dtypes_named || !unit.has_dtype);
+      c.explicit_size = sizes.given.contains(op);
       cells.push_back(std::move(c));
-    };
-    switch (op) {
-      case Op::kExp:
-        break;
-      case Op::kGemm:
-        break;
-      case Op::kConv:
-        break;
-      case Op::kCopy:
-        break;
-      case Op::kLatency:
-        for (auto mode : {bench::LatencyMode::kAsync, bench::LatencyMode::kRoundTrip}) {
-          bench::LatencyShape shape;
-          shape.mode = mode;
-          add(DType::kF32, shape, false);
-        }
-        break;
-      case Op::kSeedloop:
-        break;
-      case Op::kP2p:
-      case Op::kAllreduce:
-        break;  // between devices: the group plan (app/bench_multi.cpp)
     }
   }
   return cells;

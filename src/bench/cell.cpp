@@ -50,20 +50,8 @@ Shape shape_from_json(Op op, const nlohmann::json& j) {
       break;
     case Op::kCopy:
       break;
-    case Op::kLatency: {
-      const std::string mode = j.at(std::string(k::kMode)).get<std::string>();
-      LatencyShape s;
-      s.mode = mode == "round_trip" ? LatencyMode::kRoundTrip
-               : mode == "p2p"      ? LatencyMode::kP2p
-                                    : LatencyMode::kAsync;
-      if (s.mode == LatencyMode::kP2p) {
-        s.src = j.at(std::string(k::kSrc)).get<std::string>();
-        s.dst = j.at(std::string(k::kDst)).get<std::string>();
-        s.peer_access = j.at(std::string(k::kPeerAccess)).get<bool>();
-        s.bytes = u(k::kBytes);
-      }
-      return s;
-    }
+    case Op::kLatency:
+      break;
     case Op::kSeedloop:
       break;
     case Op::kP2p: {
@@ -98,15 +86,7 @@ nlohmann::json shape_to_json(const Shape& shape) {
   return std::visit(
       [](const auto& s) -> nlohmann::json {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, LatencyShape>) {
-          if (s.mode == LatencyMode::kP2p)
-            return {{k::kMode, "p2p"},
-                    {k::kSrc, s.src},
-                    {k::kDst, s.dst},
-                    {k::kPeerAccess, s.peer_access},
-                    {k::kBytes, s.bytes}};
-          return {{k::kMode, s.mode == LatencyMode::kAsync ? "async" : "round_trip"}};
-        } else if constexpr (std::is_same_v<T, P2pShape>) {
+        if constexpr (std::is_same_v<T, P2pShape>) {
           nlohmann::json j = {{k::kBytes, s.bytes},
                               {k::kDirection, to_string(s.fan)},
                               {k::kBidirectional, s.bidirectional},

@@ -187,20 +187,10 @@ class CellRunner : public RunContext {
     policy_ = &policy;
     into_ = &into;
     into.next = 0;
-    if (const auto run = unit_of(cell.op).run) return run(cell, *this);
-    switch (cell.op) {
-      case Op::kExp:
-      case Op::kGemm:
-      case Op::kConv:
-      case Op::kCopy:
-      case Op::kLatency:
-        run_latency(cell);
-        break;
-      case Op::kSeedloop:
-      case Op::kP2p:
-      case Op::kAllreduce:
-        throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
-    }
+    const auto run = unit_of(cell.op).run;
+    if (!run)
+      throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
+    run(cell, *this);
   }
 
   // Finishes the cell's records from all its rounds and hands them on.
@@ -352,32 +342,6 @@ class CellRunner : public RunContext {
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
     if (plant_) plant_error(out, *plant_);
     collect(std::move(r), std::move(times), truncated, verify(out));
-  }
-
-  void run_latency(const Cell& cell) {
-    const auto& s = std::get<LatencyShape>(cell.shape);
-    constexpr int kLaunchesPerRep = 10000;
-    dev_.launch_empty();
-    dev_.synchronize();
-    nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
-    bool truncated = false;
-    auto times = reps(
-        [&] {
-          auto t0 = Clock::now();
-          if (s.mode == LatencyMode::kRoundTrip) {
-            dev_.launch_empty();
-            dev_.synchronize();
-            return seconds_since(t0);
-          }
-          for (int i = 0; i < kLaunchesPerRep; ++i) dev_.launch_empty();
-          dev_.synchronize();
-          return seconds_since(t0);
-        },
-        &truncated);
-    // Each asynchronous repetition timed a batch; the record is per launch.
-    if (s.mode == LatencyMode::kAsync)
-      for (double& t : times) t /= kLaunchesPerRep;
-    collect(std::move(r), std::move(times), truncated, std::nullopt);
   }
 
   const BenchPlan& plan_;
