@@ -39,70 +39,13 @@ std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
 namespace {
 
 Shape shape_from_json(Op op, const nlohmann::json& j) {
-  if (const auto from = unit_of(op).shape_from_json) return from(j);
-  auto u = [&](std::string_view key) { return j.at(std::string(key)).get<std::uint64_t>(); };
-  switch (op) {
-    case Op::kExp:
-      break;
-    case Op::kGemm:
-      break;
-    case Op::kConv:
-      break;
-    case Op::kCopy:
-      break;
-    case Op::kLatency:
-      break;
-    case Op::kSeedloop:
-      break;
-    case Op::kP2p: {
-      P2pShape s;
-      s.bytes = u(k::kBytes);
-      s.bidirectional = j.at(std::string(k::kBidirectional)).get<bool>();
-      s.src = j.at(std::string(k::kSrc)).get<std::string>();
-      s.dst = j.at(std::string(k::kDst)).get<std::string>();
-      s.peer_access = j.at(std::string(k::kPeerAccess)).get<bool>();
-      const std::string engine = j.at(std::string(k::kEngine)).get<std::string>();
-      if (engine != "ce" && engine != "sm")
-        throw std::invalid_argument("bench plan: bad engine '" + engine + "'");
-      s.engine = engine == "sm" ? CopyEngine::kSm : CopyEngine::kCe;
-      const std::string direction = j.value(std::string(k::kDirection), std::string("p2p"));
-      const auto fan = p2p_fan_from_string(direction);
-      if (!fan) throw std::invalid_argument("bench plan: bad p2p direction '" + direction + "'");
-      s.fan = *fan;
-      if (s.fan != P2pFan::kPair) s.copies = u(k::kCopies);
-      return s;
-    }
-    case Op::kAllreduce:
-      return AllreduceShape{u(k::kBytes),
-                            j.at(std::string(k::kDevices)).get<std::vector<std::string>>()};
-  }
-  throw std::invalid_argument("bench plan: unknown op");
+  return unit_of(op).shape_from_json(j);
 }
 
 }  // namespace
 
 nlohmann::json shape_to_json(const Shape& shape) {
-  if (const auto to = unit_of(op_of(shape)).shape_to_json) return to(shape);
-  return std::visit(
-      [](const auto& s) -> nlohmann::json {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, P2pShape>) {
-          nlohmann::json j = {{k::kBytes, s.bytes},
-                              {k::kDirection, to_string(s.fan)},
-                              {k::kBidirectional, s.bidirectional},
-                              {k::kSrc, s.src},
-                              {k::kDst, s.dst},
-                              {k::kPeerAccess, s.peer_access},
-                              {k::kEngine, to_string(s.engine)}};
-          if (s.fan != P2pFan::kPair) j[k::kCopies] = s.copies;
-          return j;
-        } else if constexpr (std::is_same_v<T, AllreduceShape>) {
-          return {{k::kBytes, s.bytes}, {k::kDevices, s.devices}};
-        } else {
-          return nlohmann::json::object();
-        }
-      },
-      shape);
+  return unit_of(op_of(shape)).shape_to_json(shape);
 }
 
 nlohmann::json to_json(const Cell& cell) {

@@ -40,24 +40,7 @@ DeviceTensor to_device(Device& dev, const HostBuffer& h) {
 }
 
 Work work_of(const Cell& cell) {
-  if (const auto work = unit_of(cell.op).work) return work(cell);
-  return std::visit(
-      [&](const auto& s) -> Work {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, P2pShape>) {
-          // Bytes over the links: both directions' for a bidirectional copy, every copy's of a fan.
-          const double copies = s.fan != P2pFan::kPair ? static_cast<double>(s.copies)
-                                : s.bidirectional      ? 2.0
-                                                       : 1.0;
-          return {static_cast<double>(s.bytes) * copies, "GB/s"};
-        } else if constexpr (std::is_same_v<T, AllreduceShape>) {
-          // Bus bandwidth (nccl-tests): algbw · 2(n−1)/n, what each link carries.
-          return {static_cast<double>(s.bytes) * allreduce_bus_factor(s.devices.size()), "GB/s"};
-        } else {
-          return {0, ""};
-        }
-      },
-      cell.shape);
+  return unit_of(cell.op).work(cell);
 }
 
 double allreduce_bus_factor(std::size_t n) {

@@ -1,12 +1,70 @@
-// p2p (its pieces still live in the engine, the plan's JSON and bench's planning).
+// p2p: a copy between devices of a group (one pair, or a fan loading every link at once); run by
+// bench/group_engine.cpp and planned by app/bench_multi.cpp.
 #include "bench/ops/op_unit.h"
+#include "core/json_keys.h"
+
+#include <stdexcept>
 
 namespace gpucheck::bench {
+
+namespace p2p_op {
+
+namespace {
+
+namespace k = keys;
+
+// Bytes over the links: both directions' for a bidirectional copy, every copy's of a fan.
+Work work(const Cell& cell) {
+  const auto& s = std::get<P2pShape>(cell.shape);
+  const double copies = s.fan != P2pFan::kPair ? static_cast<double>(s.copies)
+                        : s.bidirectional      ? 2.0
+                                               : 1.0;
+  return {static_cast<double>(s.bytes) * copies, "GB/s"};
+}
+
+nlohmann::json to_json(const Shape& shape) {
+  const auto& s = std::get<P2pShape>(shape);
+  nlohmann::json j = {{k::kBytes, s.bytes},
+                      {k::kDirection, to_string(s.fan)},
+                      {k::kBidirectional, s.bidirectional},
+                      {k::kSrc, s.src},
+                      {k::kDst, s.dst},
+                      {k::kPeerAccess, s.peer_access},
+                      {k::kEngine, to_string(s.engine)}};
+  if (s.fan != P2pFan::kPair) j[k::kCopies] = s.copies;
+  return j;
+}
+
+Shape from_json(const nlohmann::json& j) {
+  P2pShape s;
+  s.bytes = j.at(std::string(k::kBytes)).get<std::uint64_t>();
+  s.bidirectional = j.at(std::string(k::kBidirectional)).get<bool>();
+  s.src = j.at(std::string(k::kSrc)).get<std::string>();
+  s.dst = j.at(std::string(k::kDst)).get<std::string>();
+  s.peer_access = j.at(std::string(k::kPeerAccess)).get<bool>();
+  const std::string engine = j.at(std::string(k::kEngine)).get<std::string>();
+  if (engine != "ce" && engine != "sm")
+    throw std::invalid_argument("bench plan: bad engine '" + engine + "'");
+  s.engine = engine == "sm" ? CopyEngine::kSm : CopyEngine::kCe;
+  const std::string direction = j.value(std::string(k::kDirection), std::string("p2p"));
+  const auto fan = p2p_fan_from_string(direction);
+  if (!fan) throw std::invalid_argument("bench plan: bad p2p direction '" + direction + "'");
+  s.fan = *fan;
+  if (s.fan != P2pFan::kPair) s.copies = j.at(std::string(k::kCopies)).get<std::uint64_t>();
+  return s;
+}
+
+}  // namespace
+
+}  // namespace p2p_op
 
 OpUnit p2p_unit() {
   OpUnit u;
   u.op = Op::kP2p;
   u.group = true;
+  u.work = p2p_op::work;
+  u.shape_to_json = p2p_op::to_json;
+  u.shape_from_json = p2p_op::from_json;
   return u;
 }
 
