@@ -18,6 +18,16 @@ static_assert(
     std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(Op::kAllreduce), Shape>,
                    AllreduceShape>);
 
+// The units, one per op (bench/ops/<op>.cpp).
+OpUnit exp_unit();
+OpUnit gemm_unit();
+OpUnit conv_unit();
+OpUnit copy_unit();
+OpUnit latency_unit();
+OpUnit seedloop_unit();
+OpUnit p2p_unit();
+OpUnit allreduce_unit();
+
 namespace {
 
 const std::array<OpUnit, 8>& units() {

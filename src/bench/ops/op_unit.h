@@ -142,14 +142,4 @@ Footprint tensor_footprint(std::initializer_list<std::uint64_t> elements,
 // An output's bytes as a host buffer of its dtype (for an op's verify).
 HostBuffer output_buffer(const OpOutput& output, const void* got);
 
-// The units, one per op (bench/ops/<op>.cpp).
-OpUnit exp_unit();
-OpUnit gemm_unit();
-OpUnit conv_unit();
-OpUnit copy_unit();
-OpUnit latency_unit();
-OpUnit seedloop_unit();
-OpUnit p2p_unit();
-OpUnit allreduce_unit();
-
 }  // namespace gpucheck::bench
