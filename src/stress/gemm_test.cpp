@@ -7,6 +7,7 @@
 // for bit against the first result and by Freivalds' test against float64 (bench/verify), so a
 // fault that repeats in every result, the first included, is caught too. The first result
 // itself passes the same float64 check before the loop starts.
+#include "bench/ops/gemm.h"
 #include "bench/engine.h"
 #include "bench/inputs.h"
 #include "bench/verify.h"

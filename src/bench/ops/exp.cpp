@@ -1,9 +1,104 @@
 // exp: y = exp(x) over n elements, the memory-bound op (reads and writes each element once).
+#include "bench/ops/exp.h"
+
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
+#include "bench/verify_parts.h"
 #include "core/json_keys.h"
 
 namespace gpucheck::bench {
+
+// ---- inputs
+
+std::pair<double, double> exp_input_range(DType dtype) {
+  if (dtype == DType::kF16 || dtype == DType::kBf16) return {-8.0, 8.0};
+  return {-10.0, 10.0};
+}
+
+HostBuffer make_exp_input(DType dtype, const ExpShape& shape, std::uint64_t seed) {
+  HostBuffer x(dtype, host_size(shape.n, "exp input"));
+  const auto [lo, hi] = exp_input_range(dtype);
+  fill_uniform(x, lo, hi, seed, kStreamExpX);
+  return x;
+}
+
+// ---- float64 check
+
+double exp_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::kF64:
+      return 1e-14;
+    case DType::kF16:
+      return 2e-3;
+    case DType::kBf16:
+      return 1.6e-2;
+    case DType::kF32:
+    case DType::kTf32:
+      break;
+  }
+  return 2e-6;
+}
+
+Verification verify_exp(const HostBuffer& x, const HostBuffer& y, const VerifyOptions& opt) {
+  using namespace verify_parts;
+  if (x.size() != y.size())
+    throw std::invalid_argument(
+        fmt::format("verify_exp: {} inputs but {} outputs", x.size(), y.size()));
+  Verification v;
+  v.tolerance = exp_tolerance(y.dtype());
+  const std::uint64_t n = y.size();
+  const bool full = n <= opt.exp_full_max;
+  v.method = full ? "elementwise" : "sampled+scan";
+  const double floor = min_normal(y.dtype());
+  const ScanResult scan = scan_outputs(y, /*reject_negative=*/true);
+
+  Tracker t(v.tolerance);
+  auto check = [&](std::uint64_t i, double xi, double yi) {
+    if (!std::isfinite(yi)) return;  // the scan names it
+    const double e = std::exp(xi);
+    const double rel = std::fabs(yi - e) / std::max(e, floor);
+    t.observe(i, rel, [&] {
+      return fmt::format("element {}: {} where exp({}) = {} (relative error {:.3g} > {:.3g})", i,
+                         yi, xi, e, rel, v.tolerance);
+    });
+  };
+  std::uint64_t checked = 0;
+  if (full) {
+    std::vector<double> xb(kBlock), yb(kBlock);
+    for (std::size_t begin = 0; begin < n; begin += kBlock) {
+      const std::size_t count = std::min<std::size_t>(kBlock, n - begin);
+      load(x, begin, count, xb.data());
+      load(y, begin, count, yb.data());
+      for (std::size_t j = 0; j < count; ++j) check(begin + j, xb[j], yb[j]);
+    }
+    checked = n;
+  } else {
+    for (const std::uint64_t i : sample_indices(n, opt.exp_samples, opt.seed)) {
+      check(i, x.get(i), y.get(i));
+      ++checked;
+    }
+  }
+
+  v.max_rel_error = scan.bad != 0 ? kInf : t.max();
+  v.ok = scan.bad == 0 && t.bad() == 0;
+  v.first_bad_index = t.first();
+  if (scan.bad != 0 && (!t.first() || scan.first < *t.first())) v.first_bad_index = scan.first;
+  if (v.ok) {
+    v.detail = full ? fmt::format("all {} elements within {:.3g}", n, v.tolerance)
+                    : fmt::format("{} sampled elements within {:.3g}; scan of {} elements clean",
+                                  checked, v.tolerance, n);
+    return v;
+  }
+  // Every kind of failure found, the one at the lowest index first.
+  std::vector<std::pair<std::uint64_t, std::string>> parts;
+  if (t.bad() != 0)
+    parts.emplace_back(*t.first(), fmt::format("{}; {} of {} checked elements out of tolerance",
+                                               t.first_what(), t.bad(), checked));
+  if (scan.bad != 0) parts.emplace_back(scan.first, describe_scan(scan, y));
+  std::sort(parts.begin(), parts.end());
+  for (const auto& [index, text] : parts) v.detail += (v.detail.empty() ? "" : "; ") + text;
+  return v;
+}
 
 namespace exp_op {
 

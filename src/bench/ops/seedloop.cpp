@@ -1,5 +1,6 @@
 // seedloop: Theano's gputest.py, exp of n floats called `calls` times with the input resident on
 // the device; host wall time per call, optionally bringing the result back after every call.
+#include "bench/ops/exp.h"
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
 #include "core/json_keys.h"
