@@ -43,10 +43,6 @@ Work work_of(const Cell& cell) {
   return unit_of(cell.op).work(cell);
 }
 
-double allreduce_bus_factor(std::size_t n) {
-  return n == 0 ? 0.0 : 2.0 * static_cast<double>(n - 1) / static_cast<double>(n);
-}
-
 namespace {
 
 nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transfers) {

@@ -1,5 +1,7 @@
 // allreduce: an f32 sum all-reduce over a group's devices (NCCL); run by bench/group_engine.cpp
 // and planned by app/bench_multi.cpp.
+#include "bench/ops/allreduce.h"
+
 #include "bench/ops/op_unit.h"
 #include "core/json_keys.h"
 
@@ -17,6 +19,25 @@ Work work(const Cell& cell) {
   return {static_cast<double>(s.bytes) * allreduce_bus_factor(s.devices.size()), "GB/s"};
 }
 
+// On each device: its input and output.
+Footprint footprint(const Cell& cell, bool) {
+  const auto& a = std::get<AllreduceShape>(cell.shape);
+  Footprint f;
+  f.device_total = a.bytes * 2;
+  f.device_largest = a.bytes;
+  f.host_total = a.bytes * 3;
+  return f;
+}
+
+// Halved, in whole f32 elements.
+bool shrink(Cell& cell) {
+  auto& bytes = std::get<AllreduceShape>(cell.shape).bytes;
+  if (bytes <= 4096) return false;
+  bytes /= 2;
+  bytes -= bytes % 4;
+  return true;
+}
+
 nlohmann::json to_json(const Shape& shape) {
   const auto& s = std::get<AllreduceShape>(shape);
   return {{k::kBytes, s.bytes}, {k::kDevices, s.devices}};
@@ -31,11 +52,17 @@ Shape from_json(const nlohmann::json& j) {
 
 }  // namespace allreduce_op
 
+double allreduce_bus_factor(std::size_t n) {
+  return n == 0 ? 0.0 : 2.0 * static_cast<double>(n - 1) / static_cast<double>(n);
+}
+
 OpUnit allreduce_unit() {
   OpUnit u;
   u.op = Op::kAllreduce;
   u.group = true;
   u.work = allreduce_op::work;
+  u.footprint = allreduce_op::footprint;
+  u.shrink = allreduce_op::shrink;
   u.shape_to_json = allreduce_op::to_json;
   u.shape_from_json = allreduce_op::from_json;
   return u;

@@ -1,5 +1,6 @@
 // latency: empty kernel launches, asynchronous (the launch rate) or each waited for (the round
 // trip); mode p2p is a group's small peer copy (bench/group_engine.cpp).
+#include "bench/group_engine.h"
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
 #include "core/json_keys.h"
@@ -24,6 +25,17 @@ std::vector<Cell> plan(const PlanRequest&) {
 
 Work work(const Cell&) {
   return {0, ""};
+}
+
+// A group's small peer copies (mode p2p): a batch of them on each device; the one-device modes
+// need nothing worth checking.
+Footprint footprint(const Cell& cell, bool) {
+  const std::uint64_t b = std::get<LatencyShape>(cell.shape).bytes * kLatencyCopiesPerRep;
+  Footprint f;
+  f.device_total = b;
+  f.device_largest = b;
+  f.host_total = 2 * b;
+  return f;
 }
 
 nlohmann::json to_json(const Shape& shape) {
@@ -90,6 +102,7 @@ OpUnit latency_unit() {
   u.has_dtype = false;
   u.plan = latency_op::plan;
   u.work = latency_op::work;
+  u.footprint = latency_op::footprint;
   u.shape_to_json = latency_op::to_json;
   u.shape_from_json = latency_op::from_json;
   u.run = latency_op::run;

@@ -22,6 +22,29 @@ Work work(const Cell& cell) {
   return {static_cast<double>(s.bytes) * copies, "GB/s"};
 }
 
+// On each device: a fan's busiest device holds a landing place for every other device and its
+// own source.
+Footprint footprint(const Cell& cell, bool) {
+  const auto& p = std::get<P2pShape>(cell.shape);
+  Footprint f;
+  if (p.fan != P2pFan::kPair) {
+    f.device_total = p.bytes * (p.copies + 1);
+    f.host_total = p.bytes * 2;
+  } else {
+    f.device_total = p.bytes * (p.bidirectional ? 2u : 1u);
+    f.host_total = p.bytes * (p.bidirectional ? 4u : 2u);
+  }
+  f.device_largest = p.bytes;
+  return f;
+}
+
+bool shrink(Cell& cell) {
+  auto& bytes = std::get<P2pShape>(cell.shape).bytes;
+  if (bytes <= 4096) return false;
+  bytes /= 2;
+  return true;
+}
+
 nlohmann::json to_json(const Shape& shape) {
   const auto& s = std::get<P2pShape>(shape);
   nlohmann::json j = {{k::kBytes, s.bytes},
@@ -63,6 +86,8 @@ OpUnit p2p_unit() {
   u.op = Op::kP2p;
   u.group = true;
   u.work = p2p_op::work;
+  u.footprint = p2p_op::footprint;
+  u.shrink = p2p_op::shrink;
   u.shape_to_json = p2p_op::to_json;
   u.shape_from_json = p2p_op::from_json;
   return u;
