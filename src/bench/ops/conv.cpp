@@ -350,6 +350,10 @@ OpUnit conv_unit() {
   u.in_default_plan = true;
   u.end_to_end = true;
   u.tunes_gemm = true;
+  u.profile_shape = {
+      {{"n"}, {"c"}, {"h"}, {"w"}, {"k"}, {"r"}, {"s"}, {"stride", 1, 1}, {"pad", 0, 0}},
+      {{"layout", {"nchw", "nhwc"}, "nchw"}},
+      {}};
   u.default_dtypes = {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16};
   // The sweep: ×2 steps over the full range.
   u.sweep = SweepRange{1, 256, "batch n", conv_op::sweep_flag};

@@ -261,6 +261,15 @@ OpUnit copy_unit() {
   u.op = Op::kCopy;
   u.in_default_plan = true;
   u.has_dtype = false;
+  u.profile_shape = {{{"bytes"}},
+                     {{"direction", {"h2d", "d2h", "d2d", "h2h", "both"}},
+                      {"host_memory",
+                       {"pinned", "pageable"},
+                       "pinned",
+                       "direction",
+                       {"h2d", "d2h"},
+                       "applies to h2d and d2h copies only"}},
+                     {}};
   u.plan = copy_op::plan;
   u.work = copy_op::work;
   u.footprint = copy_op::footprint;

@@ -179,6 +179,7 @@ OpUnit exp_unit() {
   u.in_default_plan = true;
   u.computes_in_dtype = true;
   u.end_to_end = true;
+  u.profile_shape = {{{"n"}}, {}, {}};
   u.default_dtypes = {DType::kF32, DType::kF64, DType::kF16, DType::kBf16};
   // The sweep: ×2 steps over the full range.
   u.sweep = SweepRange{std::uint64_t{1} << 10, std::uint64_t{1} << 28, "elements"};

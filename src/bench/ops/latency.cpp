@@ -100,6 +100,7 @@ OpUnit latency_unit() {
   u.op = Op::kLatency;
   u.in_default_plan = true;
   u.has_dtype = false;
+  u.profile_shape = {{}, {{"mode", {"async", "round_trip"}}}, {}};
   u.plan = latency_op::plan;
   u.work = latency_op::work;
   u.footprint = latency_op::footprint;

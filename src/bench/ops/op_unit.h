@@ -56,6 +56,43 @@ struct SweepRange {
   std::string (*size_flag)(const std::vector<std::uint64_t>& sizes) = nullptr;
 };
 
+// How a qualify profile writes the op's shape (qualify/toml_reader.cpp): the record's keys.
+struct ProfileShape {
+  struct Count {
+    Count(std::string k, std::int64_t least = 1, std::optional<std::int64_t> otherwise = {})
+        : key(std::move(k)), min(least), dflt(otherwise) {}
+    std::string key;
+    std::int64_t min;
+    std::optional<std::int64_t> dflt;  // nullopt: required
+  };
+  struct Named {
+    Named(std::string k, std::vector<std::string> allowed,
+          std::optional<std::string> otherwise = {}, std::string only_key = {},
+          std::vector<std::string> only_values = {}, std::string only_why = {})
+        : key(std::move(k)),
+          values(std::move(allowed)),
+          dflt(std::move(otherwise)),
+          when_key(std::move(only_key)),
+          when_values(std::move(only_values)),
+          when_not(std::move(only_why)) {}
+    std::string key;
+    std::vector<std::string> values;
+    std::optional<std::string> dflt;  // nullopt: required
+    // Given only where `when_key` holds one of `when_values` (else `when_not` says why not).
+    std::string when_key;
+    std::vector<std::string> when_values;
+    std::string when_not;
+  };
+  struct Flag {
+    explicit Flag(std::string k, bool otherwise = false) : key(std::move(k)), dflt(otherwise) {}
+    std::string key;
+    bool dflt;
+  };
+  std::vector<Count> counts;
+  std::vector<Named> names;
+  std::vector<Flag> flags;
+};
+
 // A cell's result: elements of a dtype (a copy: its bytes, counted as f32 elements) and its size.
 struct OpOutput {
   std::uint64_t elements = 0;
@@ -82,6 +119,8 @@ struct OpUnit {
   std::vector<DType> default_dtypes = {DType::kF32};
   // `bench --sweep OP`: the op's range; nullopt: the op cannot be swept.
   std::optional<SweepRange> sweep;
+  // A qualify profile's bench requirement names one-device ops' records by this shape.
+  ProfileShape profile_shape;
 
   // The op's cells of a one-device plan (op, dtype and shape set; the caller marks explicit
   // requests and sizes). Group ops plan in app/bench_multi.cpp: empty.

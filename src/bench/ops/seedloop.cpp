@@ -115,6 +115,7 @@ OpUnit seedloop_unit() {
   OpUnit u;
   u.op = Op::kSeedloop;
   u.computes_in_dtype = true;
+  u.profile_shape = {{{"n"}, {"calls"}}, {}, {ProfileShape::Flag("d2h_each_call")}};
   u.plan = seedloop_op::plan;
   u.work = seedloop_op::work;
   u.footprint = seedloop_op::footprint;
