@@ -82,6 +82,23 @@ std::vector<T> parse_names(const std::string& text, const char* flag, F from_str
   return out;
 }
 
+// --ops' help: every op's unit, and those the default plan leaves out.
+std::string ops_help() {
+  std::string all, left_out;
+  std::size_t n_left_out = 0;
+  for (const auto& unit : bench::op_units())
+    if (!unit.in_default_plan) ++n_left_out;
+  std::size_t listed = 0;
+  for (const auto& unit : bench::op_units()) {
+    const std::string_view name = to_string(unit.op);
+    all += fmt::format("{}{}", all.empty() ? "" : ",", name);
+    if (unit.in_default_plan) continue;
+    ++listed;
+    left_out += fmt::format("{}{}", listed == 1 ? "" : listed == n_left_out ? " and " : ", ", name);
+  }
+  return fmt::format("{} (default: all but {})", all, left_out);
+}
+
 // The cells one device runs: each op's unit makes its cells from the sizes, dtypes and layouts
 // (bench/ops/op_unit.h); the request marks what the user named.
 std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes, bool host_device) {
@@ -460,10 +477,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
       ->capture_default_str()
       ->type_name("DEVICES");
-  cmd->add_option("--ops", o->ops,
-                  "exp,gemm,conv,copy,latency,seedloop,p2p,allreduce (default: all but seedloop, "
-                  "p2p and allreduce)")
-      ->type_name("OPS");
+  cmd->add_option("--ops", o->ops, ops_help())->type_name("OPS");
   cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)")
       ->type_name("DTYPES");
   cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)")

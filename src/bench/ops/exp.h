@@ -1,4 +1,4 @@
-// exp's inputs and float64 check (bench/ops/exp.cpp); seedloop, stress and the tests use them.
+// exp's inputs and float64 check (bench/ops/exp.cpp); other units and the tests use them too.
 #pragma once
 
 #include "bench/inputs.h"
