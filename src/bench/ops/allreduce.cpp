@@ -13,6 +13,14 @@ namespace {
 
 namespace k = keys;
 
+// One all-reduce per size over every device of the group.
+std::vector<Cell> group_plan(const GroupPlanRequest& req) {
+  std::vector<Cell> cells;
+  for (auto bytes : req.bytes)
+    cells.push_back(planned_cell(Op::kAllreduce, DType::kF32, AllreduceShape{bytes, req.devices}));
+  return cells;
+}
+
 // Bus bandwidth (nccl-tests): algbw · 2(n−1)/n, what each link carries.
 Work work(const Cell& cell) {
   const auto& s = std::get<AllreduceShape>(cell.shape);
@@ -60,6 +68,7 @@ OpUnit allreduce_unit() {
   OpUnit u;
   u.op = Op::kAllreduce;
   u.group = true;
+  u.group_plan = allreduce_op::group_plan;
   u.work = allreduce_op::work;
   u.footprint = allreduce_op::footprint;
   u.shrink = allreduce_op::shrink;

@@ -47,6 +47,12 @@ struct PlanRequest {
   bool host_copies_together = false;  // --host-copies-together: copies both ways at once too
 };
 
+// What a group's plan asks of a group op: the group's devices (two or more) and the op's sizes.
+struct GroupPlanRequest {
+  const std::vector<std::string>& devices;
+  const std::vector<std::uint64_t>& bytes;
+};
+
 // The steps of a sweep (`bench --sweep OP`): a geometric range of one size parameter.
 struct SweepRange {
   std::uint64_t first = 0, last = 0;
@@ -125,6 +131,9 @@ struct OpUnit {
   // The op's cells of a one-device plan (op, dtype and shape set; the caller marks explicit
   // requests and sizes). Group ops plan in app/bench_multi.cpp: empty.
   std::vector<Cell> (*plan)(const PlanRequest& request) = nullptr;
+  // A group op's cells over a group's devices (app/bench_multi.cpp marks them explicit requests,
+  // and their sizes explicit where the command line gave them); cells of a fixed size say so.
+  std::vector<Cell> (*group_plan)(const GroupPlanRequest& request) = nullptr;
   Work (*work)(const Cell& cell) = nullptr;
   // Nullptr: the cell needs no memory worth checking.
   Footprint (*footprint)(const Cell& cell, bool host_device) = nullptr;

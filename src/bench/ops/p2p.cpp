@@ -1,5 +1,7 @@
 // p2p: a copy between devices of a group (one pair, or a fan loading every link at once); run by
 // bench/group_engine.cpp and planned by app/bench_multi.cpp.
+#include "bench/ops/p2p.h"
+
 #include "bench/ops/op_unit.h"
 #include "core/json_keys.h"
 
@@ -12,6 +14,58 @@ namespace p2p_op {
 namespace {
 
 namespace k = keys;
+
+// Every ordered pair of the group: copy-engine copies with peer access on and off (staged
+// through the host), and the SM copy kernel; bidirectional copies (each unordered pair once);
+// with three or more devices the fans; then the small-copy latency of every ordered pair with
+// peer access on and off (op latency, of a fixed size).
+std::vector<Cell> group_plan(const GroupPlanRequest& req) {
+  const auto& cuda = req.devices;
+  std::vector<Cell> cells;
+  auto add = [&](P2pShape s) { cells.push_back(planned_cell(Op::kP2p, DType::kF32, s)); };
+  for (auto bytes : req.bytes) {
+    for (const auto& s : cuda)
+      for (const auto& d : cuda) {
+        if (s == d) continue;
+        for (bool peer : {true, false}) add(P2pShape{bytes, false, s, d, peer, CopyEngine::kCe});
+        add(P2pShape{bytes, false, s, d, true, CopyEngine::kSm});
+      }
+    // Both directions at once measure the pair, not an order: each unordered pair once.
+    for (std::size_t i = 0; i < cuda.size(); ++i)
+      for (std::size_t j = i + 1; j < cuda.size(); ++j)
+        for (bool peer : {true, false})
+          add(P2pShape{bytes, true, cuda[i], cuda[j], peer, CopyEngine::kCe});
+    // nvbandwidth's every-link-at-once tests show the contention a switch hides from one pair
+    // at a time; with two GPUs they are the pair copies again.
+    if (cuda.size() >= 3) {
+      const std::uint64_t n = cuda.size();
+      const std::string all(kAllDevices);
+      auto fan = [&](P2pFan f, const std::string& src, const std::string& dst,
+                     std::uint64_t copies) {
+        P2pShape s{bytes, false, src, dst, true, CopyEngine::kCe};
+        s.fan = f;
+        s.copies = copies;
+        add(s);
+      };
+      for (const auto& d : cuda) fan(P2pFan::kAllToOne, all, d, n - 1);
+      for (const auto& d : cuda) fan(P2pFan::kOneToAll, d, all, n - 1);
+      fan(P2pFan::kAllToAll, all, all, n * (n - 1));
+    }
+  }
+  for (const auto& s : cuda)
+    for (const auto& d : cuda) {
+      if (s == d) continue;
+      for (bool peer : {true, false}) {
+        LatencyShape l;
+        l.mode = LatencyMode::kP2p;
+        l.src = s, l.dst = d, l.peer_access = peer, l.bytes = kP2pLatencyBytes;
+        Cell c = planned_cell(Op::kLatency, DType::kF32, l);
+        c.explicit_size = true;
+        cells.push_back(std::move(c));
+      }
+    }
+  return cells;
+}
 
 // Bytes over the links: both directions' for a bidirectional copy, every copy's of a fan.
 Work work(const Cell& cell) {
@@ -85,6 +139,7 @@ OpUnit p2p_unit() {
   OpUnit u;
   u.op = Op::kP2p;
   u.group = true;
+  u.group_plan = p2p_op::group_plan;
   u.work = p2p_op::work;
   u.footprint = p2p_op::footprint;
   u.shrink = p2p_op::shrink;
