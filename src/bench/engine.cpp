@@ -27,7 +27,11 @@ namespace gpucheck::bench {
 
 namespace k = keys;
 
+namespace {
+
 using Clock = std::chrono::steady_clock;
+
+}  // namespace
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
