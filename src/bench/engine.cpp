@@ -1,4 +1,5 @@
-// Cell execution: inputs → device → timed runs → results back → verification → records.
+// Cell execution: inputs → device → timed runs → results back → verification → records; the
+// op's own steps are its unit's (bench/ops/), reached through RunContext.
 #include "bench/engine.h"
 
 #include "bench/gemm_trial.h"

@@ -1,6 +1,7 @@
 // The bench engine: runs a plan's cells on one device and turns each into result records.
-// It makes the inputs, poisons outputs, times, verifies and checks memory before allocating;
-// the device only supplies primitives (backends/device.h).
+// Each op's unit (bench/ops/op_unit.h) makes its inputs and runs and verifies it; the engine
+// checks memory before allocating, poisons outputs, times, and assembles the records; the device
+// only supplies primitives (backends/device.h).
 #pragma once
 
 #include "backends/device.h"

@@ -1,6 +1,7 @@
 // Verification of exp, GEMM and conv results against float64 on the host: elementwise where
 // affordable, else sampled elements plus Freivalds-style projections, always with a full scan
-// for NaN, Inf and poison (never-written) values.
+// for NaN, Inf and poison (never-written) values. Each op's check is in its unit
+// (bench/ops/<op>.h); this header keeps what the checks share and the error model they follow.
 //
 // What the numbers mean (the record's verification.max_rel_error and .tolerance; ok iff
 // max_rel_error <= tolerance; max_rel_error is +inf when an element is NaN, Inf, poison or of the
