@@ -11,6 +11,7 @@
 #include "bench/cell.h"
 #include "bench/config.h"
 #include "bench/host_lock.h"
+#include "bench/ops/op_unit.h"
 #include "bench/sweep.h"
 #include "core/document.h"
 #include "core/json_input.h"
@@ -81,25 +82,35 @@ std::vector<T> parse_names(const std::string& text, const char* flag, F from_str
   return out;
 }
 
-std::vector<DType> default_dtypes(Op op) {
-  switch (op) {
-    case Op::kExp:
-      return {DType::kF32, DType::kF64, DType::kF16, DType::kBf16};
-    case Op::kGemm:
-      return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
-    case Op::kConv:
-      return {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16};
-    default:
-      return {DType::kF32};
+// --ops' help: every op's unit, and those the default plan leaves out.
+std::string ops_help() {
+  std::string all, left_out;
+  std::size_t n_left_out = 0;
+  for (const auto& unit : bench::op_units())
+    if (!unit.in_default_plan) ++n_left_out;
+  std::size_t listed = 0;
+  for (const auto& unit : bench::op_units()) {
+    const std::string_view name = to_string(unit.op);
+    all += fmt::format("{}{}", all.empty() ? "" : ",", name);
+    if (unit.in_default_plan) continue;
+    ++listed;
+    left_out += fmt::format("{}{}", listed == 1 ? "" : listed == n_left_out ? " and " : ", ", name);
   }
+  return fmt::format("{} (default: all but {})", all, left_out);
 }
 
-// The cells one device runs: ops × dtypes × shapes (× layouts, copy directions, modes).
+// The cells one device runs: each op's unit makes its cells from the sizes, dtypes and layouts
+// (bench/ops/op_unit.h); the request marks what the user named.
 std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes, bool host_device) {
   bool ops_named = !o.ops.empty();
-  auto ops = ops_named ? parse_names<Op>(o.ops, "--ops", op_from_string,
-                                         "exp, gemm, conv, copy, latency, seedloop, p2p, allreduce")
-                       : std::vector<Op>{Op::kExp, Op::kGemm, Op::kConv, Op::kCopy, Op::kLatency};
+  std::string op_names;
+  std::vector<Op> default_ops;
+  for (const auto& unit : bench::op_units()) {
+    op_names += fmt::format("{}{}", op_names.empty() ? "" : ", ", to_string(unit.op));
+    if (unit.in_default_plan) default_ops.push_back(unit.op);
+  }
+  auto ops =
+      ops_named ? parse_names<Op>(o.ops, "--ops", op_from_string, op_names.c_str()) : default_ops;
   bool dtypes_named = !o.dtypes.empty();
   std::vector<DType> named_dtypes;
   if (dtypes_named)
@@ -110,65 +121,14 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
                      : parse_names<Layout>(o.layouts, "--layout", layout_from_string, "nchw, nhwc");
   std::vector<Cell> cells;
   for (Op op : ops) {
-    auto dtypes = dtypes_named ? named_dtypes : default_dtypes(op);
-    auto add = [&](DType dt, bench::Shape shape, bool explicit_size) {
-      Cell c;
-      c.op = op;
-      c.dtype = dt;
-      c.shape = std::move(shape);
-      c.explicit_request = ops_named && (dtypes_named || op == Op::kCopy || op == Op::kLatency);
-      c.explicit_size = explicit_size;
+    const bench::OpUnit& unit = bench::unit_of(op);
+    const auto& dtypes = dtypes_named ? named_dtypes : unit.default_dtypes;
+    if (!unit.plan) continue;  // between devices: the group plan (app/bench_multi.cpp)
+    const bench::PlanRequest request{sizes, dtypes, layouts, host_device, o.host_copies_together};
+    for (Cell c : unit.plan(request)) {
+      c.explicit_request = ops_named && (dtypes_named || !unit.has_dtype);
+      c.explicit_size = sizes.given.contains(op);
       cells.push_back(std::move(c));
-    };
-    switch (op) {
-      case Op::kExp:
-        for (const auto& s : sizes.exp)
-          for (DType dt : dtypes) add(dt, s, !o.exp.empty());
-        break;
-      case Op::kGemm:
-        for (const auto& s : sizes.gemm)
-          for (DType dt : dtypes) add(dt, s, !o.gemm.empty());
-        break;
-      case Op::kConv:
-        for (auto s : sizes.conv)
-          for (auto layout : layouts)
-            for (DType dt : dtypes) {
-              s.layout = layout;
-              add(dt, s, !o.conv.empty());
-            }
-        break;
-      case Op::kCopy:
-        for (auto bytes : sizes.copy) {
-          if (host_device) {
-            add(DType::kF32, CopyShape{bytes, Direction::kH2h, HostMemory::kPageable},
-                !o.copy.empty());
-            continue;
-          }
-          for (auto dir : {Direction::kH2d, Direction::kD2h})
-            for (auto mem : {HostMemory::kPinned, HostMemory::kPageable})
-              add(DType::kF32, CopyShape{bytes, dir, mem}, !o.copy.empty());
-          add(DType::kF32, CopyShape{bytes, Direction::kD2d, HostMemory::kPageable},
-              !o.copy.empty());
-          // Both ways at once: the baseline of stress's copy test, whose round trips do that.
-          if (o.host_copies_together)
-            add(DType::kF32, CopyShape{bytes, Direction::kBoth, HostMemory::kPinned},
-                !o.copy.empty());
-        }
-        break;
-      case Op::kLatency:
-        for (auto mode : {bench::LatencyMode::kAsync, bench::LatencyMode::kRoundTrip}) {
-          bench::LatencyShape shape;
-          shape.mode = mode;
-          add(DType::kF32, shape, false);
-        }
-        break;
-      case Op::kSeedloop:
-        add(DType::kF32, bench::SeedloopShape{}, false);
-        if (!host_device) add(DType::kF32, bench::SeedloopShape{230400, 1000, true}, false);
-        break;
-      case Op::kP2p:
-      case Op::kAllreduce:
-        break;  // between devices: the group plan (app/bench_multi.cpp)
     }
   }
   return cells;
@@ -184,10 +144,14 @@ bench::SizeSet size_set(const BenchOptions& o) {
     throw UsageError(fmt::format("--size: no preset '{}' (presets: {})", o.size, names));
   }
   bench::SizeSet s = it->second;
-  if (!o.exp.empty()) s.exp = bench::parse_exp_sizes(o.exp, "--exp");
-  if (!o.gemm.empty()) s.gemm = bench::parse_gemm_shapes(o.gemm, "--gemm");
-  if (!o.conv.empty()) s.conv = bench::parse_conv_shapes(o.conv, "--conv");
-  if (!o.copy.empty()) s.copy = s.p2p = bench::parse_byte_sizes(o.copy, "--copy");
+  auto given = [&](const std::string& flag, Op op) {
+    if (!flag.empty()) s.given.insert(op);
+    return !flag.empty();
+  };
+  if (given(o.exp, Op::kExp)) s.exp = bench::parse_exp_sizes(o.exp, "--exp");
+  if (given(o.gemm, Op::kGemm)) s.gemm = bench::parse_gemm_shapes(o.gemm, "--gemm");
+  if (given(o.conv, Op::kConv)) s.conv = bench::parse_conv_shapes(o.conv, "--conv");
+  if (given(o.copy, Op::kCopy)) s.copy = s.p2p = bench::parse_byte_sizes(o.copy, "--copy");
   if (!o.allreduce.empty()) s.allreduce = bench::parse_byte_sizes(o.allreduce, "--allreduce");
   for (auto b : s.allreduce)
     if (b % 4 != 0)
@@ -513,10 +477,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, opencl:<pci>, all")
       ->capture_default_str()
       ->type_name("DEVICES");
-  cmd->add_option("--ops", o->ops,
-                  "exp,gemm,conv,copy,latency,seedloop,p2p,allreduce (default: all but seedloop, "
-                  "p2p and allreduce)")
-      ->type_name("OPS");
+  cmd->add_option("--ops", o->ops, ops_help())->type_name("OPS");
   cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)")
       ->type_name("DTYPES");
   cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)")

@@ -1,6 +1,8 @@
 // Concurrency waves of bench children and the plan of the CUDA group child.
 #include "app/bench_multi.h"
 
+#include "bench/ops/op_unit.h"
+
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -175,63 +177,16 @@ GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>
     return out;
   }
   bench::BenchPlan plan = group_plan(cuda, policy, seed);
-  auto add = [&](Op op, bench::Shape shape, bool explicit_size) {
-    Cell c;
-    c.op = op;
-    c.shape = std::move(shape);
-    c.explicit_request = true;  // --ops named them: a cell that cannot run says why
-    c.explicit_size = explicit_size;
-    plan.cells.push_back(std::move(c));
-  };
-  if (req.p2p) {
-    for (auto bytes : req.p2p_bytes) {
-      for (const auto& s : cuda)
-        for (const auto& d : cuda) {
-          if (s == d) continue;
-          for (bool peer : {true, false})
-            add(Op::kP2p, bench::P2pShape{bytes, false, s, d, peer, bench::CopyEngine::kCe},
-                req.p2p_explicit_size);
-          add(Op::kP2p, bench::P2pShape{bytes, false, s, d, true, bench::CopyEngine::kSm},
-              req.p2p_explicit_size);
-        }
-      // Both directions at once measure the pair, not an order: each unordered pair once.
-      for (std::size_t i = 0; i < cuda.size(); ++i)
-        for (std::size_t j = i + 1; j < cuda.size(); ++j)
-          for (bool peer : {true, false})
-            add(Op::kP2p,
-                bench::P2pShape{bytes, true, cuda[i], cuda[j], peer, bench::CopyEngine::kCe},
-                req.p2p_explicit_size);
-      // nvbandwidth's every-link-at-once tests show the contention a switch hides from one pair
-      // at a time; with two GPUs they are the pair copies again.
-      if (cuda.size() >= 3) {
-        const std::uint64_t n = cuda.size();
-        const std::string all(bench::kAllDevices);
-        auto fan = [&](bench::P2pFan f, const std::string& src, const std::string& dst,
-                       std::uint64_t copies) {
-          bench::P2pShape s{bytes, false, src, dst, true, bench::CopyEngine::kCe};
-          s.fan = f;
-          s.copies = copies;
-          add(Op::kP2p, s, req.p2p_explicit_size);
-        };
-        for (const auto& d : cuda) fan(bench::P2pFan::kAllToOne, all, d, n - 1);
-        for (const auto& d : cuda) fan(bench::P2pFan::kOneToAll, d, all, n - 1);
-        fan(bench::P2pFan::kAllToAll, all, all, n * (n - 1));
-      }
+  // Each op's unit plans its cells over the group (bench/ops/p2p.cpp, allreduce.cpp).
+  auto add = [&](Op op, const std::vector<std::uint64_t>& bytes, bool explicit_size) {
+    for (Cell c : bench::unit_of(op).group_plan({cuda, bytes})) {
+      c.explicit_request = true;  // --ops named them: a cell that cannot run says why
+      c.explicit_size = c.explicit_size || explicit_size;
+      plan.cells.push_back(std::move(c));
     }
-    for (const auto& s : cuda)
-      for (const auto& d : cuda) {
-        if (s == d) continue;
-        for (bool peer : {true, false}) {
-          bench::LatencyShape l;
-          l.mode = bench::LatencyMode::kP2p;
-          l.src = s, l.dst = d, l.peer_access = peer, l.bytes = kP2pLatencyBytes;
-          add(Op::kLatency, l, true);
-        }
-      }
-  }
-  if (req.allreduce)
-    for (auto bytes : req.allreduce_bytes)
-      add(Op::kAllreduce, bench::AllreduceShape{bytes, cuda}, req.allreduce_explicit_size);
+  };
+  if (req.p2p) add(Op::kP2p, req.p2p_bytes, req.p2p_explicit_size);
+  if (req.allreduce) add(Op::kAllreduce, req.allreduce_bytes, req.allreduce_explicit_size);
   out.plan = std::move(plan);
   return out;
 }

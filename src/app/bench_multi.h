@@ -55,7 +55,4 @@ GroupPlanning plan_group(const GroupRequest& request, const std::vector<BenchTar
 bench::BenchPlan plan_rank(const GroupRequest& request, const std::vector<std::string>& devices,
                            const bench::RepPolicy& policy, std::uint64_t seed);
 
-// Bytes of a P2P latency copy (p2pBandwidthLatencyTest copies one int).
-inline constexpr std::uint64_t kP2pLatencyBytes = 4;
-
 }  // namespace gpucheck::app

@@ -1,6 +1,7 @@
 // Cells and plans to and from JSON: the parent sends a plan to the bench child as JSON.
 #include "bench/cell.h"
 
+#include "bench/ops/op_unit.h"
 #include "core/json_keys.h"
 #include "core/shape_text.h"
 
@@ -37,136 +38,14 @@ std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
 
 namespace {
 
-template <typename E, typename F>
-E parse_enum(const nlohmann::json& j, F from_string, const char* what) {
-  auto v = from_string(j.get<std::string>());
-  if (!v) throw std::invalid_argument(fmt::format("bench plan: bad {} '{}'", what, j.dump()));
-  return *v;
-}
-
-std::optional<Direction> direction_from_string(std::string_view s) {
-  for (auto d :
-       {Direction::kH2d, Direction::kD2h, Direction::kD2d, Direction::kH2h, Direction::kBoth})
-    if (to_string(d) == s) return d;
-  return std::nullopt;
-}
-
-std::optional<HostMemory> host_memory_from_string(std::string_view s) {
-  for (auto h : {HostMemory::kPinned, HostMemory::kPageable})
-    if (to_string(h) == s) return h;
-  return std::nullopt;
-}
-
 Shape shape_from_json(Op op, const nlohmann::json& j) {
-  auto u = [&](std::string_view key) { return j.at(std::string(key)).get<std::uint64_t>(); };
-  switch (op) {
-    case Op::kExp:
-      return ExpShape{u(k::kN)};
-    case Op::kGemm:
-      return GemmShape{u(k::kM), u(k::kN), u(k::kKk)};
-    case Op::kConv: {
-      ConvShape s{u(k::kN), u(k::kC), u(k::kH),      u(k::kW),   u(k::kKk),
-                  u(k::kR), u(k::kS), u(k::kStride), u(k::kPad), Layout::kNchw};
-      s.layout = parse_enum<Layout>(j.at(std::string(k::kLayout)), layout_from_string, "layout");
-      return s;
-    }
-    case Op::kCopy: {
-      CopyShape s{u(k::kBytes), Direction::kH2h, HostMemory::kPageable};
-      s.direction = parse_enum<Direction>(j.at(std::string(k::kDirection)), direction_from_string,
-                                          "direction");
-      if (j.contains(k::kHostMemory))
-        s.host_memory = parse_enum<HostMemory>(j.at(std::string(k::kHostMemory)),
-                                               host_memory_from_string, "host memory");
-      return s;
-    }
-    case Op::kLatency: {
-      const std::string mode = j.at(std::string(k::kMode)).get<std::string>();
-      LatencyShape s;
-      s.mode = mode == "round_trip" ? LatencyMode::kRoundTrip
-               : mode == "p2p"      ? LatencyMode::kP2p
-                                    : LatencyMode::kAsync;
-      if (s.mode == LatencyMode::kP2p) {
-        s.src = j.at(std::string(k::kSrc)).get<std::string>();
-        s.dst = j.at(std::string(k::kDst)).get<std::string>();
-        s.peer_access = j.at(std::string(k::kPeerAccess)).get<bool>();
-        s.bytes = u(k::kBytes);
-      }
-      return s;
-    }
-    case Op::kSeedloop:
-      return SeedloopShape{u(k::kN), u(k::kCalls), j.at(std::string(k::kD2hEachCall)).get<bool>()};
-    case Op::kP2p: {
-      P2pShape s;
-      s.bytes = u(k::kBytes);
-      s.bidirectional = j.at(std::string(k::kBidirectional)).get<bool>();
-      s.src = j.at(std::string(k::kSrc)).get<std::string>();
-      s.dst = j.at(std::string(k::kDst)).get<std::string>();
-      s.peer_access = j.at(std::string(k::kPeerAccess)).get<bool>();
-      const std::string engine = j.at(std::string(k::kEngine)).get<std::string>();
-      if (engine != "ce" && engine != "sm")
-        throw std::invalid_argument("bench plan: bad engine '" + engine + "'");
-      s.engine = engine == "sm" ? CopyEngine::kSm : CopyEngine::kCe;
-      const std::string direction = j.value(std::string(k::kDirection), std::string("p2p"));
-      const auto fan = p2p_fan_from_string(direction);
-      if (!fan) throw std::invalid_argument("bench plan: bad p2p direction '" + direction + "'");
-      s.fan = *fan;
-      if (s.fan != P2pFan::kPair) s.copies = u(k::kCopies);
-      return s;
-    }
-    case Op::kAllreduce:
-      return AllreduceShape{u(k::kBytes),
-                            j.at(std::string(k::kDevices)).get<std::vector<std::string>>()};
-  }
-  throw std::invalid_argument("bench plan: unknown op");
+  return unit_of(op).shape_from_json(j);
 }
 
 }  // namespace
 
 nlohmann::json shape_to_json(const Shape& shape) {
-  return std::visit(
-      [](const auto& s) -> nlohmann::json {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          return {{k::kN, s.n}};
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
-          return {{k::kM, s.m}, {k::kN, s.n}, {k::kKk, s.k}};
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
-          return {{k::kN, s.n},     {k::kC, s.c},
-                  {k::kH, s.h},     {k::kW, s.w},
-                  {k::kKk, s.k},    {k::kR, s.r},
-                  {k::kS, s.s},     {k::kStride, s.stride},
-                  {k::kPad, s.pad}, {k::kLayout, to_string(s.layout)}};
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
-          nlohmann::json j = {{k::kBytes, s.bytes}, {k::kDirection, to_string(s.direction)}};
-          if (s.direction == Direction::kH2d || s.direction == Direction::kD2h ||
-              s.direction == Direction::kBoth)
-            j[k::kHostMemory] = to_string(s.host_memory);
-          return j;
-        } else if constexpr (std::is_same_v<T, LatencyShape>) {
-          if (s.mode == LatencyMode::kP2p)
-            return {{k::kMode, "p2p"},
-                    {k::kSrc, s.src},
-                    {k::kDst, s.dst},
-                    {k::kPeerAccess, s.peer_access},
-                    {k::kBytes, s.bytes}};
-          return {{k::kMode, s.mode == LatencyMode::kAsync ? "async" : "round_trip"}};
-        } else if constexpr (std::is_same_v<T, P2pShape>) {
-          nlohmann::json j = {{k::kBytes, s.bytes},
-                              {k::kDirection, to_string(s.fan)},
-                              {k::kBidirectional, s.bidirectional},
-                              {k::kSrc, s.src},
-                              {k::kDst, s.dst},
-                              {k::kPeerAccess, s.peer_access},
-                              {k::kEngine, to_string(s.engine)}};
-          if (s.fan != P2pFan::kPair) j[k::kCopies] = s.copies;
-          return j;
-        } else if constexpr (std::is_same_v<T, AllreduceShape>) {
-          return {{k::kBytes, s.bytes}, {k::kDevices, s.devices}};
-        } else {
-          return {{k::kN, s.n}, {k::kCalls, s.calls}, {k::kD2hEachCall, s.d2h_each_call}};
-        }
-      },
-      shape);
+  return unit_of(op_of(shape)).shape_to_json(shape);
 }
 
 nlohmann::json to_json(const Cell& cell) {
@@ -250,14 +129,13 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
     plan.allreduce.span = span;
   }
   if (auto t = j.find("tuning"); t != j.end()) {
-    plan.tuning.mode =
-        parse_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");
+    plan.tuning.mode = plan_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");
     if (t->contains("budget_s")) plan.tuning.budget_s = t->at("budget_s").get<double>();
   }
   for (const auto& c : j.at("cells")) {
     Cell cell;
-    cell.op = parse_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");
-    cell.dtype = parse_enum<DType>(c.at(std::string(k::kDtype)), dtype_from_string, "dtype");
+    cell.op = plan_enum<Op>(c.at(std::string(k::kOp)), op_from_string, "op");
+    cell.dtype = plan_enum<DType>(c.at(std::string(k::kDtype)), dtype_from_string, "dtype");
     cell.shape = shape_from_json(cell.op, c.at(std::string(k::kShape)));
     cell.explicit_request = c.value("explicit", false);
     cell.explicit_size = c.value("explicit_size", false);

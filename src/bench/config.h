@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,9 @@ struct SizeSet {
   std::vector<std::uint64_t> copy;
   std::vector<std::uint64_t> p2p;        // bytes of each peer copy (--copy replaces them)
   std::vector<std::uint64_t> allreduce;  // bytes per device (--allreduce replaces them)
+  // The ops whose sizes the command line gave: one too large for the device is "skipped", where
+  // a preset's is scaled down.
+  std::set<Op> given;
 };
 
 // Preset name ("small", "medium", "large") → sizes.

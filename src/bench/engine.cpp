@@ -1,9 +1,12 @@
-// Cell execution: inputs → device → timed runs → results back → verification → records.
+// Cell execution: inputs → device → timed runs → results back → verification → records; the
+// op's own steps are its unit's (bench/ops/), reached through RunContext.
 #include "bench/engine.h"
 
 #include "bench/gemm_trial.h"
 #include "bench/host_lock.h"
 #include "bench/inputs.h"
+#include "bench/ops/op_unit.h"
+#include "bench/ops/run_context.h"
 #include "bench/record.h"
 #include "bench/stats.h"
 #include "bench/verify.h"
@@ -29,64 +32,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+}  // namespace
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("size overflows 64 bits");
-  return r;
+DeviceTensor to_device(Device& dev, const HostBuffer& h) {
+  DeviceTensor t{dev.allocate(h.size_bytes()), h.size_bytes()};
+  dev.upload(*t.buf, h.data(), t.bytes);
+  return t;
 }
-
-std::uint64_t add(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("size overflows 64 bits");
-  return r;
-}
-
-}  // namespace
 
 Work work_of(const Cell& cell) {
-  const double es = static_cast<double>(element_size(cell.dtype));
-  return std::visit(
-      [&](const auto& s) -> Work {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          return {2.0 * static_cast<double>(s.n) * es, "GB/s"};
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
-          return {
-              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k),
-              "TFLOP/s"};
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
-          return {2.0 * static_cast<double>(s.n * s.k * s.p() * s.q()) *
-                      static_cast<double>(s.c * s.r * s.s),
-                  "TFLOP/s"};
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
-          // d2d and h2h read and write the same memory; both ways carry the bytes each way.
-          bool counted_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
-                               s.direction == Direction::kBoth;
-          return {static_cast<double>(s.bytes) * (counted_twice ? 2.0 : 1.0), "GB/s"};
-        } else if constexpr (std::is_same_v<T, SeedloopShape>) {
-          return {2.0 * static_cast<double>(s.n) * 4.0, "GB/s"};
-        } else if constexpr (std::is_same_v<T, P2pShape>) {
-          // Bytes over the links: both directions' for a bidirectional copy, every copy's of a fan.
-          const double copies = s.fan != P2pFan::kPair ? static_cast<double>(s.copies)
-                                : s.bidirectional      ? 2.0
-                                                       : 1.0;
-          return {static_cast<double>(s.bytes) * copies, "GB/s"};
-        } else if constexpr (std::is_same_v<T, AllreduceShape>) {
-          // Bus bandwidth (nccl-tests): algbw · 2(n−1)/n, what each link carries.
-          return {static_cast<double>(s.bytes) * allreduce_bus_factor(s.devices.size()), "GB/s"};
-        } else {
-          return {0, ""};
-        }
-      },
-      cell.shape);
-}
-
-double allreduce_bus_factor(std::size_t n) {
-  return n == 0 ? 0.0 : 2.0 * static_cast<double>(n - 1) / static_cast<double>(n);
+  return unit_of(cell.op).work(cell);
 }
 
 namespace {
@@ -102,7 +61,7 @@ nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transf
                       {k::kTransfers, to_string(transfers)}};
   if (!id.device_uuid.empty()) r[k::kDeviceUuid] = id.device_uuid;
   if (!id.pci_bus_id.empty()) r[k::kPciBusId] = id.pci_bus_id;
-  if (cell.op != Op::kCopy && cell.op != Op::kLatency) {
+  if (unit_of(cell.op).has_dtype) {
     r[k::kDtype] = to_string(cell.dtype);
     r[k::kComputeType] = dev.compute_type(cell.op, cell.dtype);
   }
@@ -176,22 +135,7 @@ struct CellRounds {
   bool finished = false;  // emitted (or failed): no more rounds
 };
 
-// One cell's buffers on the device, uploaded from host inputs.
-struct DeviceTensor {
-  std::unique_ptr<DeviceBuffer> buf;
-  std::size_t bytes = 0;
-};
-
-DeviceTensor to_device(Device& dev, const HostBuffer& h) {
-  DeviceTensor t{dev.allocate(h.size_bytes()), h.size_bytes()};
-  dev.upload(*t.buf, h.data(), t.bytes);
-  return t;
-}
-
-// The op itself, on resident device buffers.
-using Launch = std::function<void()>;
-
-class CellRunner {
+class CellRunner : public RunContext {
  public:
   CellRunner(const BenchPlan& plan, Device& dev, const EngineCallbacks& cb,
              const EngineOptions& options)
@@ -227,29 +171,10 @@ class CellRunner {
     policy_ = &policy;
     into_ = &into;
     into.next = 0;
-    switch (cell.op) {
-      case Op::kExp:
-        run_exp(cell);
-        break;
-      case Op::kGemm:
-        run_gemm(cell);
-        break;
-      case Op::kConv:
-        run_conv(cell);
-        break;
-      case Op::kCopy:
-        run_copy(cell);
-        break;
-      case Op::kLatency:
-        run_latency(cell);
-        break;
-      case Op::kSeedloop:
-        run_seedloop(cell);
-        break;
-      case Op::kP2p:
-      case Op::kAllreduce:
-        throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
-    }
+    const auto run = unit_of(cell.op).run;
+    if (!run)
+      throw std::logic_error("a group op in a one-device plan (bench/group_engine.cpp runs it)");
+    run(cell, *this);
   }
 
   // Finishes the cell's records from all its rounds and hands them on.
@@ -262,16 +187,23 @@ class CellRunner {
     rounds.finished = true;
   }
 
- private:
-  // A record whose timed region moves data through host memory: with siblings running, the
-  // region runs under the host lock and the record says so.
-  nlohmann::json host_bound_record(const Cell& cell, Transfers transfers) {
-    nlohmann::json r = base_record(dev_, cell, transfers);
-    if (host_lock_.active()) r[k::kContext][k::kHostTransfersAlone] = true;
-    return r;
+  Device& device() override { return dev_; }
+  std::uint64_t seed() const override { return plan_.seed; }
+  nlohmann::json record(Transfers transfers, bool host_bound) override {
+    return host_bound ? host_bound_record(*cell_, transfers) : base_record(dev_, *cell_, transfers);
+  }
+  HostLock::Guard hold_host(bool when) override { return host_lock_.hold(when); }
+  void plant(HostBuffer& out) override {
+    if (plant_) plant_error(out, *plant_);
+  }
+  void measure_op(const std::vector<const HostBuffer*>& inputs,
+                  std::vector<DeviceTensor>& dev_inputs, HostBuffer& out, DeviceTensor& dev_out,
+                  const Launch& launch,
+                  const std::function<Verification(const HostBuffer&)>& verify) override {
+    measure_op(*cell_, inputs, dev_inputs, out, dev_out, launch, verify);
   }
 
-  std::vector<double> reps(const std::function<double()>& once, bool* truncated) {
+  std::vector<double> reps(const std::function<double()>& once, bool* truncated) override {
     dev_.timed_region_begin(cell_->op, cell_->dtype);
     try {
       auto times = run_reps(*policy_, once, truncated);
@@ -287,13 +219,13 @@ class CellRunner {
 
   // Adds one round's record: the context describes the timed region just ended.
   void collect(nlohmann::json r, std::vector<double> times, bool truncated,
-               std::optional<Verification> v) {
+               std::optional<Verification> v) override {
     nlohmann::json ctx = dev_.context();
     // What the cell's runner put in the record's context (host_bound_record) stays.
     if (auto own = r.find(k::kContext); own != r.end() && own->is_object())
       for (const auto& [key, value] : own->items())
         if (!ctx.contains(key)) ctx[key] = value;
-    if (cell_->op == Op::kGemm || cell_->op == Op::kConv) {
+    if (unit_of(cell_->op).tunes_gemm) {
       if (auto choice = dev_.library_choice(); choice.is_object() && !choice.empty())
         r[k::kChoice] = std::move(choice);
       auto t = tuned_.find(cell_->dtype);
@@ -314,6 +246,15 @@ class CellRunner {
     rr.times.push_back(std::move(times));
     rr.truncated = rr.truncated || truncated;
     if (v && (!rr.verification || worse(*v, *rr.verification))) rr.verification = std::move(v);
+  }
+
+ private:
+  // A record whose timed region moves data through host memory: with siblings running, the
+  // region runs under the host lock and the record says so.
+  nlohmann::json host_bound_record(const Cell& cell, Transfers transfers) {
+    nlohmann::json r = base_record(dev_, cell, transfers);
+    if (host_lock_.active()) r[k::kContext][k::kHostTransfersAlone] = true;
+    return r;
   }
 
   // A peak the device names in the context becomes the record's peak_fraction (device time
@@ -387,235 +328,6 @@ class CellRunner {
     collect(std::move(r), std::move(times), truncated, verify(out));
   }
 
-  void run_exp(const Cell& cell) {
-    const auto& s = std::get<ExpShape>(cell.shape);
-    HostBuffer x = make_exp_input(cell.dtype, s, plan_.seed);
-    HostBuffer y = make_output(cell.dtype, s.n);
-    std::vector<DeviceTensor> dx;
-    dx.push_back(to_device(dev_, x));
-    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    measure_op(
-        cell, {&x}, dx, y, dy, [&] { dev_.exp(cell.dtype, *dx[0].buf, *dy.buf, s.n); },
-        [&](const HostBuffer& out) { return verify_exp(x, out, vo); });
-  }
-
-  void run_gemm(const Cell& cell) {
-    const auto& s = std::get<GemmShape>(cell.shape);
-    GemmInputs in = make_gemm_inputs(cell.dtype, s, plan_.seed);
-    HostBuffer c = make_output(cell.dtype, mul(s.m, s.n));
-    std::vector<DeviceTensor> d;
-    d.push_back(to_device(dev_, in.a));
-    d.push_back(to_device(dev_, in.b));
-    DeviceTensor dc{dev_.allocate(c.size_bytes()), c.size_bytes()};
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    DType compute =
-        dev_.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
-    measure_op(
-        cell, {&in.a, &in.b}, d, c, dc,
-        [&] { dev_.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
-        [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
-  }
-
-  void run_conv(const Cell& cell) {
-    const auto& s = std::get<ConvShape>(cell.shape);
-    ConvInputs in = make_conv_inputs(cell.dtype, s, plan_.seed);
-    HostBuffer y = make_output(cell.dtype, conv_y_elements(s));
-    std::vector<DeviceTensor> d;
-    d.push_back(to_device(dev_, in.x));
-    d.push_back(to_device(dev_, in.w));
-    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    DType compute =
-        dev_.verify_compute(Op::kConv, cell.dtype).value_or(default_compute(cell.dtype));
-    measure_op(
-        cell, {&in.x, &in.w}, d, y, dy,
-        [&] { dev_.conv2d(cell.dtype, s, *d[0].buf, *d[1].buf, *dy.buf); },
-        [&](const HostBuffer& out) { return verify_conv(s, in.x, in.w, out, compute, vo); });
-  }
-
-  // Copies are verified byte for byte: the destination must equal the random source.
-  void run_copy(const Cell& cell) {
-    const auto& s = std::get<CopyShape>(cell.shape);
-    const std::size_t bytes = s.bytes;
-    HostBuffer pattern(DType::kF32, (bytes + 3) / 4);
-    fill_uniform(pattern, -1.0, 1.0, plan_.seed, kStreamExpX);
-    std::vector<unsigned char> back(bytes, 0xA5);
-    const bool host_bound = s.direction != Direction::kD2d;
-    nlohmann::json r = host_bound ? host_bound_record(cell, Transfers::kExcluded)
-                                  : base_record(dev_, cell, Transfers::kExcluded);
-    bool truncated = false;
-    std::vector<double> times;
-    auto timed = [&](const std::function<double()>& rep) {
-      auto alone = host_lock_.hold(host_bound);
-      return reps(rep, &truncated);
-    };
-    switch (s.direction) {
-      case Direction::kH2h:
-      case Direction::kD2d: {
-        auto src = dev_.allocate(bytes);
-        auto dst = dev_.allocate(bytes);
-        dev_.upload(*src, pattern.data(), bytes);
-        dev_.upload(*dst, back.data(), bytes);
-        dev_.synchronize();
-        times = timed([&] { return dev_.time_on_device([&] { dev_.copy(*dst, *src, bytes); }); });
-        dev_.download(back.data(), *dst, bytes);
-        dev_.synchronize();
-        break;
-      }
-      case Direction::kH2d: {
-        auto host = dev_.allocate_host(bytes, s.host_memory);
-        std::memcpy(host->data(), pattern.data(), bytes);
-        auto dst = dev_.allocate(bytes);
-        times = timed(
-            [&] { return dev_.time_on_device([&] { dev_.upload(*dst, host->data(), bytes); }); });
-        dev_.download(back.data(), *dst, bytes);
-        dev_.synchronize();
-        break;
-      }
-      case Direction::kD2h: {
-        auto src = dev_.allocate(bytes);
-        dev_.upload(*src, pattern.data(), bytes);
-        auto host = dev_.allocate_host(bytes, s.host_memory);
-        std::memset(host->data(), 0xA5, bytes);
-        dev_.synchronize();
-        times = timed(
-            [&] { return dev_.time_on_device([&] { dev_.download(host->data(), *src, bytes); }); });
-        std::memcpy(back.data(), host->data(), bytes);
-        break;
-      }
-      case Direction::kBoth:
-        run_copy_both_ways(std::move(r), pattern, back, bytes);
-        return;
-    }
-    collect(
-        std::move(r), std::move(times), truncated,
-        verify_exact(pattern.data(), back.data(), bytes, "copied bytes differ from the source"));
-  }
-
-  // An upload and a download of `bytes` at once on the device's own copy queues (the bench
-  // decided before running that it has them): the figure is both directions' bytes over the
-  // span from their common start to the later end, the context gives each direction's own GB/s,
-  // and both copies are verified byte for byte.
-  void run_copy_both_ways(nlohmann::json r, const HostBuffer& pattern,
-                          std::vector<unsigned char>& back, std::size_t bytes) {
-    using Queue = HostCopyQueues::Queue;
-    enum : std::size_t { kOrigin, kUpStart, kUpEnd, kDownStart, kDownEnd, kEvents };
-    auto queues = dev_.stress_ops()->host_copy_queues(kEvents);
-    if (!queues) throw std::runtime_error("copies both ways: the device's copy queues are gone");
-    auto up_src = dev_.allocate_host(bytes, HostMemory::kPinned);
-    std::memcpy(up_src->data(), pattern.data(), bytes);
-    auto up_dst = dev_.allocate(bytes);
-    auto down_src = dev_.allocate(bytes);
-    dev_.upload(*down_src, pattern.data(), bytes);
-    auto down_dst = dev_.allocate_host(bytes, HostMemory::kPinned);
-    std::memset(down_dst->data(), 0xA5, bytes);
-    dev_.synchronize();
-    std::vector<double> up_s, down_s;
-    bool truncated = false;
-    auto alone = host_lock_.hold(true);
-    auto times = reps(
-        [&] {
-          // Both queues start after one point, so the span has one origin.
-          queues->record(kOrigin, Queue::kUp);
-          queues->wait(Queue::kDown, kOrigin);
-          queues->record(kUpStart, Queue::kUp);
-          queues->upload(*up_dst, up_src->data(), bytes);
-          queues->record(kUpEnd, Queue::kUp);
-          queues->record(kDownStart, Queue::kDown);
-          queues->download(down_dst->data(), *down_src, bytes);
-          queues->record(kDownEnd, Queue::kDown);
-          queues->wait_host(kUpEnd);
-          queues->wait_host(kDownEnd);
-          up_s.push_back(queues->seconds_between(kUpStart, kUpEnd));
-          down_s.push_back(queues->seconds_between(kDownStart, kDownEnd));
-          return std::max(queues->seconds_between(kOrigin, kUpEnd),
-                          queues->seconds_between(kOrigin, kDownEnd));
-        },
-        &truncated);
-    auto median_gbps = [&](const std::vector<double>& t) {
-      const double s = median_of(t);
-      return s > 0 ? static_cast<double>(bytes) / s / 1e9 : 0.0;
-    };
-    r[k::kContext][k::kDirectionGbps] = {median_gbps(up_s), median_gbps(down_s)};  // h2d, d2h
-    dev_.download(back.data(), *up_dst, bytes);
-    dev_.synchronize();
-    Verification v =
-        verify_exact(pattern.data(), back.data(), bytes, "uploaded bytes differ from the source");
-    if (v.ok)
-      v = verify_exact(pattern.data(), down_dst->data(), bytes,
-                       "downloaded bytes differ from the source");
-    collect(std::move(r), std::move(times), truncated, std::move(v));
-  }
-
-  void run_latency(const Cell& cell) {
-    const auto& s = std::get<LatencyShape>(cell.shape);
-    constexpr int kLaunchesPerRep = 10000;
-    dev_.launch_empty();
-    dev_.synchronize();
-    nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
-    bool truncated = false;
-    auto times = reps(
-        [&] {
-          auto t0 = Clock::now();
-          if (s.mode == LatencyMode::kRoundTrip) {
-            dev_.launch_empty();
-            dev_.synchronize();
-            return seconds_since(t0);
-          }
-          for (int i = 0; i < kLaunchesPerRep; ++i) dev_.launch_empty();
-          dev_.synchronize();
-          return seconds_since(t0);
-        },
-        &truncated);
-    // Each asynchronous repetition timed a batch; the record is per launch.
-    if (s.mode == LatencyMode::kAsync)
-      for (double& t : times) t /= kLaunchesPerRep;
-    collect(std::move(r), std::move(times), truncated, std::nullopt);
-  }
-
-  // Theano's gputest: the same exp called `calls` times; host wall time per call.
-  void run_seedloop(const Cell& cell) {
-    const auto& s = std::get<SeedloopShape>(cell.shape);
-    HostBuffer x = make_exp_input(DType::kF32, ExpShape{s.n}, plan_.seed);
-    HostBuffer y = make_output(DType::kF32, s.n);
-    DeviceTensor dx = to_device(dev_, x);
-    DeviceTensor dy{dev_.allocate(y.size_bytes()), y.size_bytes()};
-    dev_.upload(*dy.buf, y.data(), dy.bytes);
-    auto host_out = dev_.allocate_host(y.size_bytes(), HostMemory::kPinned);
-    dev_.synchronize();
-    const Transfers transfers = s.d2h_each_call ? Transfers::kIncluded : Transfers::kExcluded;
-    nlohmann::json r =
-        s.d2h_each_call ? host_bound_record(cell, transfers) : base_record(dev_, cell, transfers);
-    bool truncated = false;
-    auto alone = host_lock_.hold(s.d2h_each_call);
-    auto times = reps(
-        [&] {
-          auto t0 = Clock::now();
-          for (std::uint64_t i = 0; i < s.calls; ++i) {
-            dev_.exp(DType::kF32, *dx.buf, *dy.buf, s.n);
-            if (s.d2h_each_call) {
-              // Synchronous, as Theano handed a numpy array back on every call.
-              dev_.download(host_out->data(), *dy.buf, dy.bytes);
-              dev_.synchronize();
-            }
-          }
-          dev_.synchronize();
-          return seconds_since(t0);
-        },
-        &truncated);
-    for (double& t : times) t /= static_cast<double>(s.calls);  // the record is per call
-    dev_.download(y.data(), *dy.buf, dy.bytes);
-    dev_.synchronize();
-    if (plant_) plant_error(y, *plant_);
-    VerifyOptions vo;
-    vo.seed = plan_.seed;
-    collect(std::move(r), std::move(times), truncated, verify_exp(x, y, vo));
-  }
-
   const BenchPlan& plan_;
   Device& dev_;
   const EngineCallbacks& cb_;
@@ -630,66 +342,14 @@ class CellRunner {
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
-  const std::uint64_t es = element_size(cell.dtype);
-  Footprint f;
-  auto tensors = [&](std::initializer_list<std::uint64_t> elements) {
-    for (auto n : elements) {
-      std::uint64_t b = mul(n, es);
-      f.device_total = add(f.device_total, b);
-      f.device_largest = std::max(f.device_largest, b);
-    }
-    // Inputs and the output live on the host too; accelerators add pinned copies of each.
-    f.host_total = mul(f.device_total, host_device ? 1 : 2);
-  };
-  std::visit(
-      [&](const auto& s) {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          tensors({s.n, s.n});
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
-          tensors({mul(s.m, s.k), mul(s.k, s.n), mul(s.m, s.n)});
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
-          tensors({conv_x_elements(s), conv_w_elements(s), conv_y_elements(s)});
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
-          bool on_device_twice = s.direction == Direction::kD2d || s.direction == Direction::kH2h ||
-                                 s.direction == Direction::kBoth;
-          f.device_total = mul(s.bytes, on_device_twice ? 2 : 1);
-          f.device_largest = s.bytes;
-          // The source pattern and the copy brought back; both ways: a pinned buffer each way too.
-          f.host_total = mul(s.bytes, s.direction == Direction::kBoth ? 4 : 2);
-        } else if constexpr (std::is_same_v<T, SeedloopShape>) {
-          f.device_total = mul(mul(s.n, 4), 2);
-          f.device_largest = mul(s.n, 4);
-          f.host_total = mul(mul(s.n, 4), 3);
-        }
-      },
-      cell.shape);
-  return f;
+  const auto of = unit_of(cell.op).footprint;
+  return of ? of(cell, host_device) : Footprint{};
 }
 
-// A smaller version of a preset cell (halved along its main dimension); false at the floor.
+// A smaller version of a preset cell; false at the floor.
 bool shrink(Cell& cell) {
-  return std::visit(
-      [](auto& s) -> bool {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) {
-          if (s.n <= 1024) return false;
-          s.n /= 2;
-        } else if constexpr (std::is_same_v<T, GemmShape>) {
-          if (s.m <= 64 || s.n <= 64 || s.k <= 64) return false;
-          s.m /= 2, s.n /= 2, s.k /= 2;
-        } else if constexpr (std::is_same_v<T, ConvShape>) {
-          if (s.n <= 1) return false;
-          s.n /= 2;
-        } else if constexpr (std::is_same_v<T, CopyShape>) {
-          if (s.bytes <= 4096) return false;
-          s.bytes /= 2;
-        } else {
-          return false;
-        }
-        return true;
-      },
-      cell.shape);
+  const auto smaller = unit_of(cell.op).shrink;
+  return smaller && smaller(cell);
 }
 
 struct Budget {
@@ -702,7 +362,7 @@ struct Budget {
 std::optional<std::string> over_budget(const Footprint& f, const Budget& b, std::uint64_t* need,
                                        std::uint64_t* limit) {
   if (b.host_device) {
-    std::uint64_t total = add(f.device_total, f.host_total);
+    std::uint64_t total = checked_add(f.device_total, f.host_total);
     if (total > b.device.max_total) {
       *need = total, *limit = b.device.max_total;
       return fmt::format("needs {} bytes of host memory; the limit is {}", total, b.device.rule);
@@ -777,29 +437,13 @@ namespace {
 std::optional<nlohmann::json> decide_before_running(Cell& cell, Device& device,
                                                     const Budget& budget) {
   const Transfers t = Transfers::kExcluded;
-  Layout layout = std::holds_alternative<ConvShape>(cell.shape)
-                      ? std::get<ConvShape>(cell.shape).layout
-                      : Layout::kNchw;
-  if (auto why = device.unsupported_reason(cell.op, cell.dtype, layout)) {
+  const auto refusal = unit_of(cell.op).refusal;
+  if (auto why = refusal ? refusal(cell, device)
+                         : device.unsupported_reason(cell.op, cell.dtype, Layout::kNchw)) {
     nlohmann::json r = base_record(device, cell, t);
     r[k::kStatus] = "unsupported";
     r[k::kReason] = *why;
     return r;
-  }
-  // Copies both ways at once need queues of the device's own (a serial fallback would time
-  // them one after another and call it both ways).
-  if (const auto* copy = std::get_if<CopyShape>(&cell.shape);
-      copy && copy->direction == Direction::kBoth) {
-    StressOps* ops = device.stress_ops();
-    if (device.is_host() || !ops || !ops->host_copy_queues(1)) {
-      nlohmann::json r = base_record(device, cell, t);
-      r[k::kStatus] = "unsupported";
-      r[k::kReason] = fmt::format(
-          "copies both ways at once need copy queues of the device's own; the {} backend runs "
-          "its host copies one after another",
-          device.identity().backend);
-      return r;
-    }
   }
   try {
     std::uint64_t need = 0, limit = 0;
@@ -892,7 +536,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
       const Cell& cell = cells[i];
       const auto t0 = Clock::now();
       try {
-        if (cell.op == Op::kGemm || cell.op == Op::kConv) runner.tune_gemm_once(cell.dtype);
+        if (unit_of(cell.op).tunes_gemm) runner.tune_gemm_once(cell.dtype);
         runner.run_round(cell, policy, state[i]);
         state[i].rounds_run++;
         state[i].seconds += seconds_since(t0);

@@ -1,11 +1,13 @@
 // The bench engine: runs a plan's cells on one device and turns each into result records.
-// It makes the inputs, poisons outputs, times, verifies and checks memory before allocating;
-// the device only supplies primitives (backends/device.h).
+// Each op's unit (bench/ops/op_unit.h) makes its inputs and runs and verifies it; the engine
+// checks memory before allocating, poisons outputs, times, and assembles the records; the device
+// only supplies primitives (backends/device.h).
 #pragma once
 
 #include "backends/device.h"
 #include "bench/cell.h"
 #include "bench/inputs.h"
+#include "bench/ops/op_unit.h"
 #include "bench/verify.h"
 
 #include <nlohmann/json.hpp>
@@ -64,13 +66,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
 // A record's "verification" object (stress records use it too).
 nlohmann::json verification_json(const Verification& v);
 
-// Bytes a cell needs: on the device (all buffers together and the largest one) and in host
-// memory. Overflow-checked: std::overflow_error for sizes beyond 64 bits.
-struct Footprint {
-  std::uint64_t device_total = 0;
-  std::uint64_t device_largest = 0;
-  std::uint64_t host_total = 0;
-};
+// Bytes a cell needs (its unit's footprint; bench/ops/op_unit.h).
 Footprint footprint(const Cell& cell, bool host_device);
 
 }  // namespace gpucheck::bench

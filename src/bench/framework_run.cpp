@@ -86,75 +86,28 @@ std::optional<std::string> read_file(const std::string& path) {
   return std::move(ss).str();
 }
 
-bool is_compute(Op op) {
-  return op == Op::kExp || op == Op::kGemm || op == Op::kConv;
-}
-
-// A cell's inputs, made as the engine makes them.
+// A cell's inputs, made as the engine makes them (only ops whose unit has inputs reach here).
 std::vector<HostBuffer> make_inputs(const Cell& cell, std::uint64_t seed) {
-  std::vector<HostBuffer> in;
-  switch (cell.op) {
-    case Op::kExp:
-      in.push_back(make_exp_input(cell.dtype, std::get<ExpShape>(cell.shape), seed));
-      break;
-    case Op::kGemm: {
-      auto g = make_gemm_inputs(cell.dtype, std::get<GemmShape>(cell.shape), seed);
-      in.push_back(std::move(g.a));
-      in.push_back(std::move(g.b));
-      break;
-    }
-    case Op::kConv: {
-      auto c = make_conv_inputs(cell.dtype, std::get<ConvShape>(cell.shape), seed);
-      in.push_back(std::move(c.x));
-      in.push_back(std::move(c.w));
-      break;
-    }
-    case Op::kCopy: {
-      // The engine's source pattern; the file holds exactly the copied bytes.
-      const auto bytes = std::get<CopyShape>(cell.shape).bytes;
-      HostBuffer pattern(DType::kF32, (bytes + 3) / 4);
-      fill_uniform(pattern, -1.0, 1.0, seed, kStreamExpX);
-      in.push_back(std::move(pattern));
-      break;
-    }
-    case Op::kSeedloop:
-      in.push_back(
-          make_exp_input(DType::kF32, ExpShape{std::get<SeedloopShape>(cell.shape).n}, seed));
-      break;
-    default:
-      break;
-  }
-  return in;
+  return unit_of(cell.op).inputs(cell, seed);
 }
 
+// The copy's source pattern is whole f32 elements; its file holds exactly the copied bytes.
 std::size_t input_bytes(const Cell& cell, const HostBuffer& b) {
   return cell.op == Op::kCopy ? std::get<CopyShape>(cell.shape).bytes : b.size_bytes();
 }
 
 // Elements and dtype of a cell's output.
-std::pair<std::uint64_t, DType> output_of(const Cell& cell) {
-  return std::visit(
-      [&](const auto& s) -> std::pair<std::uint64_t, DType> {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ExpShape>) return {s.n, cell.dtype};
-        if constexpr (std::is_same_v<T, GemmShape>) return {s.m * s.n, cell.dtype};
-        if constexpr (std::is_same_v<T, ConvShape>) return {conv_y_elements(s), cell.dtype};
-        if constexpr (std::is_same_v<T, SeedloopShape>) return {s.n, DType::kF32};
-        if constexpr (std::is_same_v<T, CopyShape>) return {s.bytes, DType::kF32};
-        return {0, cell.dtype};
-      },
-      cell.shape);
+OpOutput output_of(const Cell& cell) {
+  return unit_of(cell.op).output(cell);
 }
 
 // How many records the framework makes of a cell: device time, and end to end on accelerators.
 std::size_t records_of(const Cell& cell, bool host_device) {
-  return is_compute(cell.op) && !host_device ? 2 : 1;
+  return unit_of(cell.op).end_to_end && !host_device ? 2 : 1;
 }
 
 Transfers transfers_of(const Cell& cell, std::size_t record) {
-  if (cell.op == Op::kSeedloop)
-    return std::get<SeedloopShape>(cell.shape).d2h_each_call ? Transfers::kIncluded
-                                                             : Transfers::kExcluded;
+  if (const auto transfers = unit_of(cell.op).transfers) return transfers(cell);
   return record == 0 ? Transfers::kExcluded : Transfers::kIncluded;
 }
 
@@ -177,8 +130,7 @@ class Runner {
     if (cell.op != Op::kCopy) {
       r[k::kDtype] = to_string(cell.dtype);
       r[k::kComputeType] =
-          to_string(cell.op == Op::kSeedloop || cell.op == Op::kExp ? cell.dtype
-                                                                    : default_compute(cell.dtype));
+          to_string(unit_of(cell.op).computes_in_dtype ? cell.dtype : default_compute(cell.dtype));
     }
     nlohmann::json fw = {{k::kName, job_.framework}, {k::kInterpreter, job_.python}};
     if (hello_) {
@@ -211,7 +163,7 @@ class Runner {
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < job_.cells.size() && !run_.unavailable; ++i) {
       const Cell& c = job_.cells[i];
-      if (!is_compute(c.op) && c.op != Op::kCopy && c.op != Op::kSeedloop) {
+      if (!unit_of(c.op).inputs) {
         if (c.explicit_request)
           verdict(c, "unsupported",
                   fmt::format("gpucheck runs {} through no framework", to_string(c.op)));
@@ -238,9 +190,9 @@ class Runner {
   }
 
   std::uint64_t cell_bytes(const Cell& c) const {
-    const auto [n, dt] = output_of(c);
+    const OpOutput out = output_of(c);
     const Footprint f = footprint(c, true);
-    return f.device_total + n * element_size(dt);
+    return f.device_total + out.elements * element_size(out.dtype);
   }
 
   nlohmann::json round_policies() const {
@@ -453,8 +405,7 @@ class Runner {
   }
 
   Verification verify_output(const Cell& cell, const std::string& path) const {
-    const auto [n, dtype] = output_of(cell);
-    const std::uint64_t want = cell.op == Op::kCopy ? n : n * element_size(dtype);
+    const std::uint64_t want = output_of(cell).bytes;
     const auto got = read_file(path);
     if (!got || got->size() != want) {
       Verification v;
@@ -469,20 +420,7 @@ class Runner {
     auto in = make_inputs(cell, job_.seed);
     VerifyOptions vo;
     vo.seed = job_.seed;
-    if (cell.op == Op::kCopy)
-      return verify_exact(in[0].data(), got->data(), want, "copied bytes differ from the source");
-    HostBuffer out(dtype, n);
-    std::memcpy(out.data(), got->data(), want);
-    switch (cell.op) {
-      case Op::kGemm:
-        return verify_gemm(std::get<GemmShape>(cell.shape), in[0], in[1], out,
-                           default_compute(cell.dtype), vo);
-      case Op::kConv:
-        return verify_conv(std::get<ConvShape>(cell.shape), in[0], in[1], out,
-                           default_compute(cell.dtype), vo);
-      default:
-        return verify_exp(in[0], out, vo);
-    }
+    return unit_of(cell.op).verify(cell, in, got->data(), default_compute(cell.dtype), vo);
   }
 
   const FrameworkJob& job_;

@@ -4,6 +4,7 @@
 
 #include "bench/engine.h"
 #include "bench/inputs.h"
+#include "bench/ops/gemm.h"
 #include "bench/stats.h"
 #include "bench/verify.h"
 

@@ -3,6 +3,8 @@
 #include "bench/group_engine.h"
 
 #include "bench/inputs.h"
+#include "bench/ops/allreduce.h"
+#include "bench/ops/op_unit.h"
 #include "bench/parallel_ranges.h"
 #include "bench/record.h"
 #include "bench/verify.h"
@@ -190,27 +192,6 @@ class GroupRunner {
     return c.op == Op::kP2p && std::get<P2pShape>(c.shape).engine == CopyEngine::kSm;
   }
 
-  // Device bytes on each side, and host bytes, a cell needs.
-  struct Need {
-    std::uint64_t per_device = 0;
-    std::uint64_t host = 0;
-  };
-  static Need need_of(const Cell& c) {
-    if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
-      // A fan's busiest device holds a landing place for every other device and its own source.
-      if (p->fan != P2pFan::kPair) return {p->bytes * (p->copies + 1), p->bytes * 2};
-      return {p->bytes * (p->bidirectional ? 2u : 1u), p->bytes * (p->bidirectional ? 4u : 2u)};
-    }
-    if (const auto* a = std::get_if<AllreduceShape>(&c.shape)) return {a->bytes * 2, a->bytes * 3};
-    const auto& l = std::get<LatencyShape>(c.shape);
-    const std::uint64_t b = l.bytes * kLatencyCopiesPerRep;
-    return {b, 2 * b};
-  }
-  static std::uint64_t& bytes_of(Cell& c) {
-    if (auto* p = std::get_if<P2pShape>(&c.shape)) return p->bytes;
-    if (auto* a = std::get_if<AllreduceShape>(&c.shape)) return a->bytes;
-    return std::get<LatencyShape>(c.shape).bytes;
-  }
   // The (source, destination) of each copy of a p2p cell, in the order the record lists them.
   std::vector<DevicePair> copy_pairs(const P2pShape& s) const {
     std::vector<DevicePair> out;
@@ -298,7 +279,9 @@ class GroupRunner {
     const nlohmann::json original = shape_to_json(cell.shape);
     bool scaled = false;
     while (true) {
-      const Need need = need_of(cell);
+      // The unit's footprint of a group cell: device_total on each device it uses.
+      const Footprint f = unit_of(cell.op).footprint(cell, false);
+      const struct { std::uint64_t per_device, host; } need{f.device_total, f.host_total};
       std::optional<Refusal> over;
       for (std::size_t d : devs) {
         const MemoryBudget b = group_.memory_budget(d);
@@ -315,10 +298,8 @@ class GroupRunner {
                                    need.host),
                        need.host, host_limit_};
       if (!over) break;
-      std::uint64_t& bytes = bytes_of(cell);
-      if (cell.explicit_size || cell.op == Op::kLatency || bytes <= 4096) return over;
-      bytes /= 2;
-      if (cell.op == Op::kAllreduce) bytes -= bytes % 4;
+      const auto smaller = unit_of(cell.op).shrink;
+      if (cell.explicit_size || !smaller || !smaller(cell)) return over;
       scaled = true;
     }
     if (scaled) cell.scaled_from = original;

@@ -108,19 +108,6 @@ void store_nonzero(typename Codec::T* out, std::size_t i, double v, const Redraw
   out[i] = e;
 }
 
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
-  std::uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r))
-    throw std::overflow_error(fmt::format("{}: element count overflows 64 bits", what));
-  return r;
-}
-
-std::size_t to_size(std::uint64_t n, const char* what) {
-  if (n > std::numeric_limits<std::size_t>::max())
-    throw std::overflow_error(fmt::format("{}: {} elements do not fit in size_t", what, n));
-  return static_cast<std::size_t>(n);
-}
-
 // dst[layout index] = src[NCHW/KCRS index] for a 4-D tensor of dims d0×d1×d2×d3 stored as
 // d0×d2×d3×d1 in dst (channels last).
 template <class T>
@@ -133,6 +120,21 @@ void to_channels_last(const T* src, T* dst, std::uint64_t d0, std::uint64_t d1, 
           dst[((a * d2 + c) * d3 + d) * d1 + b] = src[((a * d1 + b) * d2 + c) * d3 + d];
 }
 
+}  // namespace
+
+std::uint64_t checked_elements(std::uint64_t a, std::uint64_t b, const char* what) {
+  std::uint64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw std::overflow_error(fmt::format("{}: element count overflows 64 bits", what));
+  return r;
+}
+
+std::size_t host_size(std::uint64_t n, const char* what) {
+  if (n > std::numeric_limits<std::size_t>::max())
+    throw std::overflow_error(fmt::format("{}: {} elements do not fit in size_t", what, n));
+  return static_cast<std::size_t>(n);
+}
+
 void permute_to_channels_last(HostBuffer& buf, std::uint64_t d0, std::uint64_t d1, std::uint64_t d2,
                               std::uint64_t d3) {
   HostBuffer out(buf.dtype(), buf.size());
@@ -142,8 +144,6 @@ void permute_to_channels_last(HostBuffer& buf, std::uint64_t d0, std::uint64_t d
   });
   buf = std::move(out);
 }
-
-}  // namespace
 
 std::uint64_t random_bits(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
   return Counter(seed, stream).at(i);
@@ -301,51 +301,6 @@ void fill_normal(HostBuffer& buf, std::uint64_t seed, std::uint64_t stream) {
       }
     });
   });
-}
-
-std::pair<double, double> exp_input_range(DType dtype) {
-  if (dtype == DType::kF16 || dtype == DType::kBf16) return {-8.0, 8.0};
-  return {-10.0, 10.0};
-}
-
-HostBuffer make_exp_input(DType dtype, const ExpShape& shape, std::uint64_t seed) {
-  HostBuffer x(dtype, to_size(shape.n, "exp input"));
-  const auto [lo, hi] = exp_input_range(dtype);
-  fill_uniform(x, lo, hi, seed, kStreamExpX);
-  return x;
-}
-
-GemmInputs make_gemm_inputs(DType dtype, const GemmShape& shape, std::uint64_t seed) {
-  GemmInputs in{HostBuffer(dtype, to_size(checked_mul(shape.m, shape.k, "gemm A"), "gemm A")),
-                HostBuffer(dtype, to_size(checked_mul(shape.k, shape.n, "gemm B"), "gemm B"))};
-  fill_normal(in.a, seed, kStreamGemmA);
-  fill_normal(in.b, seed, kStreamGemmB);
-  return in;
-}
-
-std::uint64_t conv_x_elements(const ConvShape& s) {
-  return checked_mul(checked_mul(checked_mul(s.n, s.c, "conv x"), s.h, "conv x"), s.w, "conv x");
-}
-std::uint64_t conv_w_elements(const ConvShape& s) {
-  return checked_mul(checked_mul(checked_mul(s.k, s.c, "conv w"), s.r, "conv w"), s.s, "conv w");
-}
-std::uint64_t conv_y_elements(const ConvShape& s) {
-  if (s.stride == 0 || s.h + 2 * s.pad < s.r || s.w + 2 * s.pad < s.s)
-    throw std::invalid_argument("conv: zero stride or a filter larger than the padded input");
-  return checked_mul(checked_mul(checked_mul(s.n, s.k, "conv y"), s.p(), "conv y"), s.q(),
-                     "conv y");
-}
-
-ConvInputs make_conv_inputs(DType dtype, const ConvShape& shape, std::uint64_t seed) {
-  ConvInputs in{HostBuffer(dtype, to_size(conv_x_elements(shape), "conv x")),
-                HostBuffer(dtype, to_size(conv_w_elements(shape), "conv w"))};
-  fill_normal(in.x, seed, kStreamConvX);
-  fill_normal(in.w, seed, kStreamConvW);
-  if (shape.layout == Layout::kNhwc) {
-    permute_to_channels_last(in.x, shape.n, shape.c, shape.h, shape.w);
-    permute_to_channels_last(in.w, shape.k, shape.c, shape.r, shape.s);
-  }
-  return in;
 }
 
 void poison(HostBuffer& buf) {

@@ -20,9 +20,6 @@ struct Work {
 };
 Work work_of(const Cell& cell);
 
-// busbw / algbw of an all-reduce over n devices (nccl-tests): 2(n−1)/n; 0 for n = 0.
-double allreduce_bus_factor(std::size_t n);
-
 // Completes a record from timings and a verification: time_s, throughput, verification and the
 // status (ok, or mismatch with the first bad index when the verification failed).
 void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double>& times,

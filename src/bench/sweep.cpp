@@ -2,6 +2,7 @@
 #include "bench/sweep.h"
 
 #include "bench/config.h"
+#include "bench/ops/op_unit.h"
 #include "core/errors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
@@ -16,20 +17,15 @@ namespace k = keys;
 
 namespace {
 
-struct Range {
-  Op op;
-  std::uint64_t first, last;
-  const char* parameter;  // what a size counts
-};
-
-constexpr Range kRanges[] = {{Op::kExp, kSweepExpFirst, kSweepExpLast, "elements"},
-                             {Op::kGemm, kSweepGemmFirst, kSweepGemmLast, "m=n=k"},
-                             {Op::kConv, kSweepConvFirst, kSweepConvLast, "batch n"}};
-
-const Range& range_of(Op op) {
-  for (const auto& r : kRanges)
-    if (r.op == op) return r;
-  throw UsageError("--sweep: exp, gemm or conv");
+// The op's sweep (its unit's range); UsageError naming the ops that have one.
+const SweepRange& range_of(std::string_view name) {
+  std::string valid;
+  for (const auto& unit : op_units())
+    if (unit.sweep) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", to_string(unit.op));
+  auto op = op_from_string(name);
+  if (!op || !unit_of(*op).sweep)
+    throw UsageError(fmt::format("--sweep: unknown op '{}' (valid: {})", name, valid));
+  return *unit_of(*op).sweep;
 }
 
 // The swept size of a record: exp's element count, GEMM's side, conv's batch.
@@ -59,10 +55,7 @@ const nlohmann::json* cpu_record(const nlohmann::json& results, std::uint64_t si
 }  // namespace
 
 SweepSpec make_sweep(std::string_view op, std::string_view max_text) {
-  auto parsed = op_from_string(op);
-  if (!parsed || (*parsed != Op::kExp && *parsed != Op::kGemm && *parsed != Op::kConv))
-    throw UsageError(fmt::format("--sweep: unknown op '{}' (valid: exp, gemm, conv)", op));
-  const Range& range = range_of(*parsed);
+  const SweepRange& range = range_of(op);
   std::uint64_t last = range.last;
   if (!max_text.empty()) {
     auto v = parse_exp_sizes(max_text, "--sweep-max");
@@ -72,19 +65,16 @@ SweepSpec make_sweep(std::string_view op, std::string_view max_text) {
                                    v.front().n, op, range.first));
     last = std::min(last, v.front().n);
   }
-  SweepSpec spec{*parsed, {}};
+  SweepSpec spec{*op_from_string(op), {}};
   for (std::uint64_t s = range.first; s <= last; s *= 2) spec.sizes.push_back(s);
   return spec;
 }
 
 std::string sweep_size_flag(const SweepSpec& spec) {
+  const SweepRange& range = *unit_of(spec.op).sweep;
+  if (range.size_flag) return range.size_flag(spec.sizes);
   std::string out;
-  for (auto s : spec.sizes) {
-    if (spec.op == Op::kConv)
-      out += fmt::format("{}{},64,56,56,64,3,3,1,1", out.empty() ? "" : ";", s);
-    else
-      out += fmt::format("{}{}", out.empty() ? "" : ",", s);
-  }
+  for (auto s : spec.sizes) out += fmt::format("{}{}", out.empty() ? "" : ",", s);
   return out;
 }
 
@@ -168,7 +158,7 @@ nlohmann::json analyze_sweep(const SweepSpec& spec, const nlohmann::json& result
     s[k::kBreakEven] = be ? nlohmann::json(*be) : nlohmann::json(nullptr);
   }
   return {{k::kOp, to_string(spec.op)},
-          {k::kParameter, range_of(spec.op).parameter},
+          {k::kParameter, unit_of(spec.op).sweep->parameter},
           {k::kSizes, spec.sizes},
           {k::kSeries, series}};
 }

@@ -22,11 +22,6 @@ struct SweepSpec {
   std::vector<std::uint64_t> sizes;
 };
 
-// The full ranges: exp 2^10…2^28, GEMM 64…8192, conv N 1…256, each ×2.
-inline constexpr std::uint64_t kSweepExpFirst = 1u << 10, kSweepExpLast = 1u << 28;
-inline constexpr std::uint64_t kSweepGemmFirst = 64, kSweepGemmLast = 8192;
-inline constexpr std::uint64_t kSweepConvFirst = 1, kSweepConvLast = 256;
-
 // Repetitions of a sweep unless the user gives --reps/--warmup/--max-time: few and fixed, so a
 // full sweep of the largest sizes stays within minutes and every point has a min–max range.
 inline constexpr int kSweepReps = 5;

@@ -1,6 +1,7 @@
 // Verification of exp, GEMM and conv results against float64 on the host: elementwise where
 // affordable, else sampled elements plus Freivalds-style projections, always with a full scan
-// for NaN, Inf and poison (never-written) values.
+// for NaN, Inf and poison (never-written) values. Each op's check is in its unit
+// (bench/ops/<op>.h); this header keeps what the checks share and the error model they follow.
 //
 // What the numbers mean (the record's verification.max_rel_error and .tolerance; ok iff
 // max_rel_error <= tolerance; max_rel_error is +inf when an element is NaN, Inf, poison or of the
@@ -81,9 +82,6 @@ inline constexpr double kFreivaldsLambda = 8;
 
 // 2^-p for the dtype's p significand bits (tf32: 11).
 double unit_roundoff(DType dtype);
-// exp's tolerance: f64 1e-14, f32 and tf32 2e-6 (fast hardware exp allowed), f16 2e-3,
-// bf16 1.6e-2.
-double exp_tolerance(DType dtype);
 // The compute type a dtype's GEMM/conv uses when nothing else is said: f16 and bf16 accumulate
 // in f32, tf32 is tf32 math, f32 and f64 themselves.
 DType default_compute(DType data);
@@ -96,22 +94,9 @@ struct ErrorModel {
 ErrorModel gemm_error_model(DType in, DType out, DType compute, std::uint64_t k);
 ErrorModel conv_error_model(DType in, DType out, DType compute, std::uint64_t crs);
 
-Verification verify_exp(const HostBuffer& x, const HostBuffer& y, const VerifyOptions& opt = {});
-
 // Byte-for-byte equality of a copy with what was sent (method "exact", tolerance 0); `what`
 // names the buffer in the detail ("copied bytes differ from the source").
 Verification verify_exact(const void* expected, const void* got, std::size_t bytes,
                           const std::string& what);
-
-// A m×k, B k×n, C m×n, row-major. compute is the arithmetic really used (the record's
-// compute_type): kF32 for f16/bf16 accumulating in f32, kTf32 for tf32 math on f32 data, kF16
-// only for a GEMM that accumulates in half precision. Throws std::invalid_argument when the
-// buffers do not match the shape.
-Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const HostBuffer& b,
-                         const HostBuffer& c, DType compute, const VerifyOptions& opt = {});
-
-// x, w, y in shape.layout as inputs.h describes (w K×C×R×S for NCHW, K×R×S×C for NHWC).
-Verification verify_conv(const ConvShape& shape, const HostBuffer& x, const HostBuffer& w,
-                         const HostBuffer& y, DType compute, const VerifyOptions& opt = {});
 
 }  // namespace gpucheck::bench

@@ -1,6 +1,7 @@
 // Spawns the bench children of the load run and folds their records into one entry a device.
 #include "doctor/under_load.h"
 
+#include "bench/ops/op_unit.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/pair_schedule.h"
@@ -23,13 +24,9 @@ namespace {
 
 // PCIe traffic trains the link up to its best generation; tensor-core work loads the clocks.
 bench::BenchPlan load_plan(const std::string& device, double seconds) {
-  bench::Cell copy;
-  copy.op = Op::kCopy;
-  copy.shape = CopyShape{256u << 20, Direction::kH2d, HostMemory::kPinned};
-  bench::Cell gemm;
-  gemm.op = Op::kGemm;
-  gemm.dtype = DType::kF16;
-  gemm.shape = GemmShape{4096, 4096, 4096};
+  const bench::Cell copy = bench::planned_cell(
+      Op::kCopy, DType::kF32, CopyShape{256u << 20, Direction::kH2d, HostMemory::kPinned});
+  const bench::Cell gemm = bench::planned_cell(Op::kGemm, DType::kF16, GemmShape{4096, 4096, 4096});
   bench::RepPolicy policy;
   policy.warmup = 1;
   policy.min_time_s = seconds / 2;
@@ -217,10 +214,9 @@ bench::BenchPlan cuda_p2p_load_plan(const std::vector<std::string>& devices, dou
   plan.policy.max_time_s = std::max(seconds / 2, 4 * plan.policy.min_time_s);
   for (const auto& round : rounds)
     for (const auto& [s, d] : round) {
-      bench::Cell c;
-      c.op = Op::kP2p;
-      c.shape =
-          bench::P2pShape{256u << 20, false, devices[s], devices[d], true, bench::CopyEngine::kCe};
+      bench::Cell c = bench::planned_cell(
+          Op::kP2p, DType::kF32,
+          bench::P2pShape{256u << 20, false, devices[s], devices[d], true, bench::CopyEngine::kCe});
       c.explicit_request = true;
       plan.cells.push_back(c);
     }

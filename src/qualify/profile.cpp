@@ -5,6 +5,7 @@
 #include "qualify/toml_reader.h"
 
 #include "bench/cell.h"
+#include "bench/ops/op_unit.h"
 #include "bench/reps.h"
 #include "core/duration.h"
 #include "core/errors.h"
@@ -123,8 +124,12 @@ void read_doctor(TableReader& r, Requirement& q) {
 void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   read_selector(r, q);
   q.backend = r.one_of("backend", kBackends, "");
-  q.op = r.one_of("op", {"exp", "gemm", "conv", "copy", "latency", "seedloop"});
-  bool typed = q.op != "copy" && q.op != "latency";
+  // The one-device ops (a group op's records are judged by the multi-GPU requirements).
+  std::vector<std::string> ops;
+  for (const auto& unit : bench::op_units())
+    if (!unit.group) ops.emplace_back(to_string(unit.op));
+  q.op = r.one_of("op", ops);
+  bool typed = bench::unit_of(*op_from_string(q.op)).has_dtype;
   if (typed)
     q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64"}, "f32");
   else if (r.has("dtype"))

@@ -2,8 +2,11 @@
 #include "qualify/toml_reader.h"
 
 #include "bench/cell.h"
+#include "bench/ops/op_unit.h"
 #include "core/json_keys.h"
 #include "core/toml_text_guard.h"
+
+#include <algorithm>
 
 namespace gpucheck::qualify {
 
@@ -45,29 +48,6 @@ toml::table parse_toml(std::string_view text, const std::string& path) {
   }
 }
 
-namespace {
-
-// The keys of a bench shape, as in the result record; conv's layout, stride and pad default.
-struct ShapeKeys {
-  std::vector<std::string> counts;
-  std::vector<std::pair<std::string, std::vector<std::string>>> names;
-};
-
-ShapeKeys shape_keys(std::string_view op) {
-  if (op == "exp") return {{"n"}, {}};
-  if (op == "gemm") return {{"m", "n", "k"}, {}};
-  if (op == "conv")
-    return {{"n", "c", "h", "w", "k", "r", "s", "stride", "pad"}, {{"layout", {"nchw", "nhwc"}}}};
-  if (op == "copy")
-    return {{"bytes"},
-            {{"direction", {"h2d", "d2h", "d2d", "h2h", "both"}},
-             {"host_memory", {"pinned", "pageable"}}}};
-  if (op == "latency") return {{}, {{"mode", {"async", "round_trip"}}}};
-  return {{"n", "calls"}, {}};  // seedloop (d2h_each_call below)
-}
-
-}  // namespace
-
 nlohmann::json read_shape(TableReader& req, const std::string& op, const std::string& file) {
   const toml::node* node = req.take("shape");
   if (!node)
@@ -76,31 +56,32 @@ nlohmann::json read_shape(TableReader& req, const std::string& op, const std::st
                     "shape = {{ m = 512, n = 512, k = 512 }} for gemm)"));
   if (!node->is_table()) req.fail_at(*node, "shape", "a table");
   TableReader s(*node->as_table(), req.dotted("shape"), file);
-  ShapeKeys keys = shape_keys(op);
-  std::vector<std::string> allowed = keys.counts;
+  // The op's unit says which keys its shape has (conv's stride and pad, copy's host memory and
+  // the layout have defaults).
+  const bench::ProfileShape& keys = bench::unit_of(*op_from_string(op)).profile_shape;
+  std::vector<std::string> counts;
+  for (const auto& c : keys.counts) counts.push_back(c.key);
+  std::vector<std::string> allowed = counts;
   nlohmann::json shape = nlohmann::json::object();
-  for (const auto& key : keys.counts) {
-    bool optional = op == "conv" && (key == "stride" || key == "pad");
-    auto v = s.integer(key, key == "pad" ? 0 : 1);
-    if (!v && !optional)
-      s.fail(fmt::format("missing key '{}' (a {} shape has {})", key, op, join(keys.counts)));
-    shape[key] = v ? *v : (key == "stride" ? 1 : 0);
+  for (const auto& c : keys.counts) {
+    auto v = s.integer(c.key, c.min);
+    if (!v && !c.dflt)
+      s.fail(fmt::format("missing key '{}' (a {} shape has {})", c.key, op, join(counts)));
+    shape[c.key] = v ? *v : *c.dflt;
   }
-  for (const auto& [key, values] : keys.names) {
-    allowed.push_back(key);
-    bool copy_memory = key == "host_memory";
-    std::string dir = shape.value("direction", "");
-    if (copy_memory && dir != "h2d" && dir != "d2h") {
-      if (s.has(key)) s.fail_value(key, "applies to h2d and d2h copies only");
+  for (const auto& n : keys.names) {
+    allowed.push_back(n.key);
+    if (!n.when_key.empty() &&
+        std::find(n.when_values.begin(), n.when_values.end(),
+                  shape.value(n.when_key, std::string())) == n.when_values.end()) {
+      if (s.has(n.key)) s.fail_value(n.key, n.when_not);
       continue;
     }
-    static const std::string kNchw = "nchw", kPinned = "pinned";
-    const std::string* dflt = copy_memory ? &kPinned : key == "layout" ? &kNchw : nullptr;
-    shape[key] = s.one_of_or(key, values, dflt);
+    shape[n.key] = s.one_of_or(n.key, n.values, n.dflt ? &*n.dflt : nullptr);
   }
-  if (op == "seedloop") {
-    allowed.push_back("d2h_each_call");
-    shape["d2h_each_call"] = s.boolean("d2h_each_call").value_or(false);
+  for (const auto& f : keys.flags) {
+    allowed.push_back(f.key);
+    shape[f.key] = s.boolean(f.key).value_or(f.dflt);
   }
   s.reject_unknown(allowed);
   // Normalised through the bench plan's own reader, so the shape is the record's exactly.

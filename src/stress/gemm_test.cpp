@@ -7,6 +7,7 @@
 // for bit against the first result and by Freivalds' test against float64 (bench/verify), so a
 // fault that repeats in every result, the first included, is caught too. The first result
 // itself passes the same float64 check before the loop starts.
+#include "bench/ops/gemm.h"
 #include "bench/engine.h"
 #include "bench/inputs.h"
 #include "bench/verify.h"
@@ -191,7 +192,7 @@ class GemmStress {
     const std::uint64_t n =
         plan_.gemm_size != 0 ? plan_.gemm_size : (mem.host_memory ? kHostGemmSize : kGpuGemmSize);
     shape_ = {n, n, n};
-    r_[k::kShape] = {{k::kM, n}, {k::kN, n}, {k::kKk, n}};
+    r_[k::kShape] = bench::shape_to_json(shape_);
     ctx_.heartbeat("gemm", "making the inputs");
     in_ = bench::make_gemm_inputs(dtype_, shape_, plan_.seed);
     elements_ = static_cast<std::size_t>(n * n);

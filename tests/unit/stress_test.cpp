@@ -4,6 +4,7 @@
 #include "backends/cpu/cpu_stress.h"
 #include "backends/registry.h"
 #include "bench/inputs.h"
+#include "bench/ops/gemm.h"
 #include "core/json_keys.h"
 #include "host/kernel_log.h"
 #include "stress/compare.h"

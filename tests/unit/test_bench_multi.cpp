@@ -4,6 +4,7 @@
 #include "app/bench_multi.h"
 
 #include "app/bench_devices.h"
+#include "bench/ops/p2p.h"
 
 #include <gtest/gtest.h>
 
@@ -179,7 +180,7 @@ TEST(PlanGroup, EveryKindOfCopyPerPairAndAllreducePerSize) {
       }
     } else if (c.op == Op::kLatency) {
       ++latency;
-      EXPECT_EQ(std::get<bench::LatencyShape>(c.shape).bytes, kP2pLatencyBytes);
+      EXPECT_EQ(std::get<bench::LatencyShape>(c.shape).bytes, bench::kP2pLatencyBytes);
     } else if (c.op == Op::kAllreduce) {
       ++allreduce;
       EXPECT_EQ(std::get<bench::AllreduceShape>(c.shape).devices.size(), 3u);

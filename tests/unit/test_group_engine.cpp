@@ -4,6 +4,7 @@
 // cannot do (no peer access, no NCCL, one device, too little memory) is a record that says why.
 #include "backends/peer_group.h"
 #include "bench/group_engine.h"
+#include "bench/ops/allreduce.h"
 #include "bench/record.h"
 
 #include <gtest/gtest.h>

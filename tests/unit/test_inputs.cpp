@@ -1,6 +1,9 @@
 // Host buffers and the seeded inputs: typed storage, allocation errors, determinism down to the
 // byte, the distributions asked for, never a zero, poison, and the conv layouts.
 #include "bench/inputs.h"
+#include "bench/ops/conv.h"
+#include "bench/ops/exp.h"
+#include "bench/ops/gemm.h"
 
 #include <gtest/gtest.h>
 

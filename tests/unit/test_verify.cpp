@@ -1,6 +1,9 @@
 // Verification, op by op and dtype by dtype: correct results pass — both the exactly rounded
 // one and ones computed the way reduced-precision hardware computes them — and one planted
 // error (10× the allowance), one NaN or one never-written element fails at its own index.
+#include "bench/ops/conv.h"
+#include "bench/ops/exp.h"
+#include "bench/ops/gemm.h"
 #include "bench/verify.h"
 
 #include <gtest/gtest.h>

@@ -1,0 +1,193 @@
+// One unit per benchmark op: everything the bench knows about an op (its default dtypes, how its
+// sizes become cells, its work, memory footprint and shrinking, its inputs, output and float64
+// verification, its shape's JSON both ways, and the steps that run it) sits in the op's file
+// under bench/ops/, reached through unit_of(op). The engine, the plan's JSON, bench's planning,
+// the sweep and the framework runner read the table instead of switching on the op.
+#pragma once
+
+#include "backends/device.h"
+#include "bench/cell.h"
+#include "bench/config.h"
+#include "bench/inputs.h"
+#include "bench/record.h"
+#include "bench/verify.h"
+#include "core/workload.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpucheck::bench {
+
+class RunContext;  // bench/ops/run_context.h
+
+// Bytes a cell needs: on the device (all buffers together and the largest one) and in host
+// memory. Overflow-checked: std::overflow_error for sizes beyond 64 bits.
+struct Footprint {
+  std::uint64_t device_total = 0;
+  std::uint64_t device_largest = 0;
+  std::uint64_t host_total = 0;
+};
+
+// What a device's plan asks of an op: the sizes (preset, or the size flags), the dtypes (named,
+// or the unit's defaults), the conv layouts, and what the device is.
+struct PlanRequest {
+  const SizeSet& sizes;
+  const std::vector<DType>& dtypes;
+  const std::vector<Layout>& layouts;
+  bool host_device = false;
+  bool host_copies_together = false;  // --host-copies-together: copies both ways at once too
+};
+
+// What a group's plan asks of a group op: the group's devices (two or more) and the op's sizes.
+struct GroupPlanRequest {
+  const std::vector<std::string>& devices;
+  const std::vector<std::uint64_t>& bytes;
+};
+
+// The steps of a sweep (`bench --sweep OP`): a geometric range of one size parameter.
+struct SweepRange {
+  std::uint64_t first = 0, last = 0;
+  const char* parameter = "";  // what a size counts ("elements", "m=n=k", "batch n")
+  // The sizes as the op's size flag takes them (conv: "1,64,56,…;2,64,…"); nullptr: the sizes
+  // joined by commas ("1024,2048").
+  std::string (*size_flag)(const std::vector<std::uint64_t>& sizes) = nullptr;
+};
+
+// How a qualify profile writes the op's shape (qualify/toml_reader.cpp): the record's keys.
+struct ProfileShape {
+  struct Count {
+    Count(std::string k, std::int64_t least = 1, std::optional<std::int64_t> otherwise = {})
+        : key(std::move(k)), min(least), dflt(otherwise) {}
+    std::string key;
+    std::int64_t min;
+    std::optional<std::int64_t> dflt;  // nullopt: required
+  };
+  struct Named {
+    Named(std::string k, std::vector<std::string> allowed,
+          std::optional<std::string> otherwise = {}, std::string only_key = {},
+          std::vector<std::string> only_values = {}, std::string only_why = {})
+        : key(std::move(k)),
+          values(std::move(allowed)),
+          dflt(std::move(otherwise)),
+          when_key(std::move(only_key)),
+          when_values(std::move(only_values)),
+          when_not(std::move(only_why)) {}
+    std::string key;
+    std::vector<std::string> values;
+    std::optional<std::string> dflt;  // nullopt: required
+    // Given only where `when_key` holds one of `when_values` (else `when_not` says why not).
+    std::string when_key;
+    std::vector<std::string> when_values;
+    std::string when_not;
+  };
+  struct Flag {
+    explicit Flag(std::string k, bool otherwise = false) : key(std::move(k)), dflt(otherwise) {}
+    std::string key;
+    bool dflt;
+  };
+  std::vector<Count> counts;
+  std::vector<Named> names;
+  std::vector<Flag> flags;
+};
+
+// A cell's result: elements of a dtype (a copy: its bytes, counted as f32 elements) and its size.
+struct OpOutput {
+  std::uint64_t elements = 0;
+  DType dtype = DType::kF32;
+  std::uint64_t bytes = 0;
+};
+
+struct OpUnit {
+  Op op = Op::kExp;
+  // Runs between the devices of a group (bench/group_engine.cpp), never on one device.
+  bool group = false;
+  // Planned when the command names no ops.
+  bool in_default_plan = false;
+  // Its records carry a dtype and compute type; an op without (copy, latency) is an explicit
+  // request whenever --ops names it, whatever --dtype says.
+  bool has_dtype = true;
+  // The device's GEMM parameters are tuned before its first cell of a dtype, and its records
+  // carry the library's choice and the tuning.
+  bool tunes_gemm = false;
+  // Its compute type is its dtype (an elementwise op), not default_compute's.
+  bool computes_in_dtype = false;
+  // On accelerators a cell makes two records, device time and end to end (RunContext::measure_op).
+  bool end_to_end = false;
+  std::vector<DType> default_dtypes = {DType::kF32};
+  // `bench --sweep OP`: the op's range; nullopt: the op cannot be swept.
+  std::optional<SweepRange> sweep;
+  // A qualify profile's bench requirement names one-device ops' records by this shape.
+  ProfileShape profile_shape;
+
+  // The op's cells of a one-device plan (op, dtype and shape set; the caller marks explicit
+  // requests and sizes). Group ops plan in app/bench_multi.cpp: empty.
+  std::vector<Cell> (*plan)(const PlanRequest& request) = nullptr;
+  // A group op's cells over a group's devices (app/bench_multi.cpp marks them explicit requests,
+  // and their sizes explicit where the command line gave them); cells of a fixed size say so.
+  std::vector<Cell> (*group_plan)(const GroupPlanRequest& request) = nullptr;
+  Work (*work)(const Cell& cell) = nullptr;
+  // Nullptr: the cell needs no memory worth checking.
+  Footprint (*footprint)(const Cell& cell, bool host_device) = nullptr;
+  // A smaller version of a preset cell (halved along its main dimension); false at the floor.
+  // Nullptr: never shrunk.
+  bool (*shrink)(Cell& cell) = nullptr;
+  nlohmann::json (*shape_to_json)(const Shape& shape) = nullptr;
+  Shape (*shape_from_json)(const nlohmann::json& j) = nullptr;
+  // Why the device cannot run the cell; nullptr: Device::unsupported_reason (layout NCHW).
+  std::optional<std::string> (*refusal)(const Cell& cell, Device& device) = nullptr;
+  // One round of the cell on one device (bench/engine.cpp); nullptr for group ops.
+  void (*run)(const Cell& cell, RunContext& context) = nullptr;
+
+  // What a framework's script gets and must give back (bench/framework_run.cpp): the cell's
+  // inputs as the engine makes them, its output, and the check of the output's bytes (exactly
+  // output(cell).bytes of them). Nullptr: frameworks do not run the op.
+  std::vector<HostBuffer> (*inputs)(const Cell& cell, std::uint64_t seed) = nullptr;
+  // The transfers of every record the cell makes; nullptr: the first record's excluded, the
+  // end-to-end one's included.
+  Transfers (*transfers)(const Cell& cell) = nullptr;
+  OpOutput (*output)(const Cell& cell) = nullptr;
+  Verification (*verify)(const Cell& cell, const std::vector<HostBuffer>& inputs, const void* got,
+                         DType compute, const VerifyOptions& options) = nullptr;
+};
+
+// The unit of an op (a static table, one line per op in bench/ops/op_unit.cpp), and all of them
+// in the order of Op.
+const OpUnit& unit_of(Op op);
+std::span<const OpUnit> op_units();
+// The op a shape belongs to: the Shape variant lists the shapes in the order of Op.
+Op op_of(const Shape& shape);
+
+// A planned cell (neither an explicit request nor size yet).
+Cell planned_cell(Op op, DType dtype, Shape shape);
+
+// A named value of a plan's JSON (op, layout, direction, ...) through its from_string;
+// std::invalid_argument "bench plan: bad WHAT 'VALUE'" for anything else.
+template <typename E, typename F>
+E plan_enum(const nlohmann::json& j, F from_string, const char* what) {
+  auto v = from_string(j.get<std::string>());
+  if (!v) throw std::invalid_argument(fmt::format("bench plan: bad {} '{}'", what, j.dump()));
+  return *v;
+}
+
+// Overflow-checked sizes (std::overflow_error "size overflows 64 bits").
+std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b);
+std::uint64_t checked_add(std::uint64_t a, std::uint64_t b);
+
+// The footprint of a cell of whole tensors (its inputs and output) of `elements` each: all on the
+// device, on the host too, and on accelerators a pinned copy of each besides.
+Footprint tensor_footprint(std::initializer_list<std::uint64_t> elements,
+                           std::uint64_t element_size, bool host_device);
+
+// An output's bytes as a host buffer of its dtype (for an op's verify).
+HostBuffer output_buffer(const OpOutput& output, const void* got);
+
+}  // namespace gpucheck::bench
