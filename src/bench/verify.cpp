@@ -182,12 +182,6 @@ std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
 }
 
-std::uint64_t mul_checked(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) throw std::invalid_argument("shape overflows 64 bits");
-  return r;
-}
-
 // Fills a gemm/conv outcome from the tracker of observed/allowed ratios (limit 1) and the count
 // of failing projections; max_rel_error is tolerance · the worst ratio.
 void finish(Verification& v, const Tracker& t, std::uint64_t checked_rows_failed,

@@ -99,8 +99,8 @@ std::vector<std::uint64_t> sample_indices(std::uint64_t n, std::size_t count, st
 // The ±1 entry j of Freivalds vector v (0 or 1): independent bits of one draw.
 double sign_of(std::uint64_t seed, std::uint64_t j, int v);
 
+// a·b, or the largest value where it overflows (a size compared against a bound).
 std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b);
-std::uint64_t mul_checked(std::uint64_t a, std::uint64_t b);
 
 // Fills a gemm/conv outcome from the tracker of observed/allowed ratios (limit 1) and the count
 // of failing projections; max_rel_error is tolerance · the worst ratio.

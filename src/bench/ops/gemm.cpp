@@ -25,8 +25,8 @@ Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const Host
                          const HostBuffer& c, DType compute, const VerifyOptions& opt) {
   using namespace verify_parts;
   const std::uint64_t m = shape.m, n = shape.n, k = shape.k;
-  if (a.size() != mul_checked(m, k) || b.size() != mul_checked(k, n) ||
-      c.size() != mul_checked(m, n))
+  if (a.size() != checked_mul(m, k) || b.size() != checked_mul(k, n) ||
+      c.size() != checked_mul(m, n))
     throw std::invalid_argument(
         fmt::format("verify_gemm: buffers of {}, {}, {} elements for m={} n={} k={}", a.size(),
                     b.size(), c.size(), m, n, k));
