@@ -27,7 +27,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -45,9 +47,9 @@ struct BenchOptions {
   std::string devices = "all";
   std::string ops, dtypes, layouts;
   std::string size = "small";
-  std::string exp, gemm, conv, copy;
-  std::string allreduce;  // --allreduce: bytes per GPU of the all-reduce sizes
-  bool serial = false;    // --serial: one device after another, never at the same time
+  // The size flags (--exp, --gemm, ...: each op's unit declares its own) → the text given.
+  std::map<std::string, std::string> size_flags;
+  bool serial = false;  // --serial: one device after another, never at the same time
   // --host-copies-together: concurrent GPUs time their host transfers at the same time
   bool host_copies_together = false;
   std::optional<int> reps;
@@ -82,35 +84,38 @@ std::vector<T> parse_names(const std::string& text, const char* flag, F from_str
   return out;
 }
 
-// --ops' help: every op's unit, and those the default plan leaves out.
-std::string ops_help() {
-  std::string all, left_out;
-  std::size_t n_left_out = 0;
+// Every op's name, as the units list them, joined by `sep`.
+std::string op_names(std::string_view sep) {
+  std::string all;
   for (const auto& unit : bench::op_units())
-    if (!unit.in_default_plan) ++n_left_out;
-  std::size_t listed = 0;
-  for (const auto& unit : bench::op_units()) {
-    const std::string_view name = to_string(unit.op);
-    all += fmt::format("{}{}", all.empty() ? "" : ",", name);
-    if (unit.in_default_plan) continue;
-    ++listed;
-    left_out += fmt::format("{}{}", listed == 1 ? "" : listed == n_left_out ? " and " : ", ", name);
-  }
-  return fmt::format("{} (default: all but {})", all, left_out);
+    all += fmt::format("{}{}", all.empty() ? "" : sep, to_string(unit.op));
+  return all;
+}
+
+// --ops' help: every op, and those the default plan leaves out.
+std::string ops_help() {
+  std::vector<std::string_view> left_out;
+  for (const auto& unit : bench::op_units())
+    if (!unit.in_default_plan) left_out.push_back(to_string(unit.op));
+  std::string listed;
+  for (std::size_t i = 0; i < left_out.size(); ++i)
+    listed += fmt::format("{}{}",
+                          i == 0                     ? ""
+                          : i + 1 == left_out.size() ? " and "
+                                                     : ", ",
+                          left_out[i]);
+  return fmt::format("{} (default: all but {})", op_names(","), listed);
 }
 
 // The cells one device runs: each op's unit makes its cells from the sizes, dtypes and layouts
 // (bench/ops/op_unit.h); the request marks what the user named.
 std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes, bool host_device) {
   bool ops_named = !o.ops.empty();
-  std::string op_names;
   std::vector<Op> default_ops;
-  for (const auto& unit : bench::op_units()) {
-    op_names += fmt::format("{}{}", op_names.empty() ? "" : ", ", to_string(unit.op));
+  for (const auto& unit : bench::op_units())
     if (unit.in_default_plan) default_ops.push_back(unit.op);
-  }
-  auto ops =
-      ops_named ? parse_names<Op>(o.ops, "--ops", op_from_string, op_names.c_str()) : default_ops;
+  auto ops = ops_named ? parse_names<Op>(o.ops, "--ops", op_from_string, op_names(", ").c_str())
+                       : default_ops;
   bool dtypes_named = !o.dtypes.empty();
   std::vector<DType> named_dtypes;
   if (dtypes_named)
@@ -143,23 +148,12 @@ bench::SizeSet size_set(const BenchOptions& o) {
     for (const auto& [n, s] : presets) names += (names.empty() ? "" : ", ") + n;
     throw UsageError(fmt::format("--size: no preset '{}' (presets: {})", o.size, names));
   }
-  bench::SizeSet s = it->second;
-  auto given = [&](const std::string& flag, Op op) {
-    if (!flag.empty()) s.given.insert(op);
-    return !flag.empty();
-  };
-  if (given(o.exp, Op::kExp)) s.exp = bench::parse_exp_sizes(o.exp, "--exp");
-  if (given(o.gemm, Op::kGemm)) s.gemm = bench::parse_gemm_shapes(o.gemm, "--gemm");
-  if (given(o.conv, Op::kConv)) s.conv = bench::parse_conv_shapes(o.conv, "--conv");
-  if (given(o.copy, Op::kCopy)) s.copy = s.p2p = bench::parse_byte_sizes(o.copy, "--copy");
-  if (!o.allreduce.empty()) s.allreduce = bench::parse_byte_sizes(o.allreduce, "--allreduce");
-  for (auto b : s.allreduce)
-    if (b % 4 != 0)
-      throw UsageError(fmt::format(
-          "--allreduce: {} bytes is not a whole number of f32 elements (a multiple of 4)", b));
-  if (s.p2p.empty()) s.p2p = {std::uint64_t{256} << 20};
-  if (s.allreduce.empty()) s.allreduce = {std::uint64_t{1} << 20, std::uint64_t{1} << 30};
-  return s;
+  return bench::with_size_flags(it->second, o.size_flags);
+}
+
+bool any_size_flag(const BenchOptions& o) {
+  return std::any_of(o.size_flags.begin(), o.size_flags.end(),
+                     [](const auto& flag) { return !flag.second.empty(); });
 }
 
 // --sweep: the op's range as its size flag (bench/sweep.h), f32 and NCHW unless named, and few
@@ -169,9 +163,11 @@ std::optional<bench::SweepSpec> sweep_of(const BenchOptions& o) {
     if (!o.sweep_max.empty()) throw UsageError("--sweep-max: only with --sweep");
     return std::nullopt;
   }
-  if (!o.ops.empty() || !o.exp.empty() || !o.gemm.empty() || !o.conv.empty() || !o.copy.empty())
-    throw UsageError(
-        "--sweep: runs its op over its own sizes; drop --ops, --exp, --gemm, --conv, --copy");
+  if (!o.ops.empty() || any_size_flag(o)) {
+    std::string flags = "--ops";
+    for (const auto& flag : bench::size_flags()) flags += ", --" + flag;
+    throw UsageError(fmt::format("--sweep: runs its op over its own sizes; drop {}", flags));
+  }
   if (o.no_baseline) throw UsageError("--sweep: needs the CPU baseline; drop --no-baseline");
   return bench::make_sweep(o.sweep, o.sweep_max);
 }
@@ -180,7 +176,7 @@ BenchOptions with_sweep(BenchOptions o, const bench::SweepSpec& s) {
   o.ops = std::string(gpucheck::to_string(s.op));
   if (o.dtypes.empty()) o.dtypes = "f32";
   if (o.layouts.empty()) o.layouts = "nchw";
-  (s.op == Op::kExp ? o.exp : s.op == Op::kGemm ? o.gemm : o.conv) = bench::sweep_size_flag(s);
+  o.size_flags[bench::unit_of(s.op).size_spec->flag] = bench::sweep_size_flag(s);
   if (!o.reps_given) o.reps = bench::kSweepReps;
   if (!o.warmup_given) o.warmup = bench::kSweepWarmup;
   if (!o.max_time_given) o.max_time_s = bench::kSweepMaxTimeS;
@@ -231,7 +227,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
                  [&](const std::vector<std::string>& ids) { return rank0_answer(ids, id); });
   GroupRequest request;
   request.allreduce = true;
-  request.allreduce_bytes = sizes.allreduce;
+  request.sizes = sizes;
   bench::BenchPlan plan = plan_rank(request, devices, policy, o.seed);
   plan.allreduce.network_only = o.transport == "net";
   plan.allreduce.span = span_of(met.answer, rs.rank);
@@ -332,10 +328,7 @@ ExitCode run_bench(const BenchOptions& given) {
     any_single_op = any_single_op || (op && !is_group_op(*op));
   }
   group_request.refuse_other_backends = std::find(names.begin(), names.end(), "all") == names.end();
-  group_request.p2p_bytes = sizes.p2p;
-  group_request.allreduce_bytes = sizes.allreduce;
-  group_request.p2p_explicit_size = !o.copy.empty();
-  group_request.allreduce_explicit_size = !o.allreduce.empty();
+  group_request.sizes = sizes;
   const std::vector<BenchTarget> selected = res.targets;  // as named, before the baseline
   bool any_accelerator = false;
   for (const auto& t : res.targets) any_accelerator = any_accelerator || t.backend != "cpu";
@@ -485,14 +478,12 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_option("--size", o->size, "Size preset: small, medium, large")
       ->capture_default_str()
       ->type_name("SIZE");
-  cmd->add_option("--exp", o->exp, "exp element counts, e.g. 1048576,2^24")->type_name("COUNTS");
-  cmd->add_option("--gemm", o->gemm, "GEMM shapes MxNxK (or N), comma-separated")
-      ->type_name("SHAPES");
-  cmd->add_option("--conv", o->conv, "conv shapes N,C,H,W,K,R,S,stride,pad; ';' between shapes")
-      ->type_name("SHAPES");
-  cmd->add_option("--copy", o->copy,
-                  "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)")
-      ->type_name("BYTES");
+  // Each op's size flag, as its unit describes it (bench/ops/op_unit.h's SizeSpec).
+  for (const auto& unit : bench::op_units())
+    if (unit.size_spec && unit.size_spec->help)
+      cmd->add_option(fmt::format("--{}", unit.size_spec->flag),
+                      o->size_flags[unit.size_spec->flag], unit.size_spec->help)
+          ->type_name(unit.size_spec->value_name);
   cmd->add_flag("--host-copies-together", o->host_copies_together,
                 "Concurrent GPUs time their host transfers at the same time, sharing the host's "
                 "memory and PCIe root, as stress's copy test does (default: one GPU at a time, "
@@ -528,10 +519,6 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->type_name("N");
   cmd->add_option("--config", o->config, "TOML file of size presets replacing the built-in ones")
       ->type_name("FILE");
-  cmd->add_option("--allreduce", o->allreduce,
-                  "all-reduce sizes in bytes per GPU (KiB/MiB/GiB suffixes; default 1 MiB to "
-                  "1 GiB, x4)")
-      ->type_name("BYTES");
   cmd->add_option("--transport", o->transport,
                   "The all-reduce's path: auto (NCCL's choice) or net (NCCL's P2P and SHM "
                   "transports off: the network path, IB, RoCE or sockets, even on one host)")

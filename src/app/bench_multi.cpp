@@ -118,10 +118,10 @@ bench::BenchPlan group_plan(const std::vector<std::string>& cuda, const bench::R
 bench::BenchPlan plan_rank(const GroupRequest& req, const std::vector<std::string>& devices,
                            const bench::RepPolicy& policy, std::uint64_t seed) {
   bench::BenchPlan plan = group_plan(devices, policy, seed);
-  for (auto bytes : req.allreduce_bytes) {
+  for (const bench::Shape& size : req.sizes.of(Op::kAllreduce)) {
     Cell c;
     c.op = Op::kAllreduce;
-    c.shape = bench::AllreduceShape{bytes, devices};
+    c.shape = bench::AllreduceShape{std::get<bench::AllreduceShape>(size).bytes, devices};
     c.explicit_request = true;
     c.explicit_size = true;
     plan.cells.push_back(std::move(c));
@@ -137,8 +137,13 @@ GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>
   for (const auto& t : targets) (t.backend == "cuda" ? cuda : others).push_back(t.device);
   auto refuse = [&](const std::string& device, const std::string& backend, Op op,
                     const std::string& why) {
-    nlohmann::json shape = {
-        {k::kBytes, op == Op::kP2p ? req.p2p_bytes.front() : req.allreduce_bytes.front()}};
+    // The record names the first size; none is planned where there are none.
+    const auto& sizes = req.sizes.of(op);
+    std::uint64_t bytes = 0;
+    if (!sizes.empty())
+      bytes = op == Op::kP2p ? std::get<bench::P2pShape>(sizes.front()).bytes
+                             : std::get<bench::AllreduceShape>(sizes.front()).bytes;
+    nlohmann::json shape = {{k::kBytes, bytes}};
     if (op == Op::kP2p) {
       shape[k::kDirection] = "p2p";
       shape[k::kBidirectional] = false;
@@ -178,15 +183,12 @@ GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>
   }
   bench::BenchPlan plan = group_plan(cuda, policy, seed);
   // Each op's unit plans its cells over the group (bench/ops/p2p.cpp, allreduce.cpp).
-  auto add = [&](Op op, const std::vector<std::uint64_t>& bytes, bool explicit_size) {
-    for (Cell c : bench::unit_of(op).group_plan({cuda, bytes})) {
+  for (Op op : ops)
+    for (Cell c : bench::unit_of(op).group_plan({cuda, req.sizes.of(op)})) {
       c.explicit_request = true;  // --ops named them: a cell that cannot run says why
-      c.explicit_size = c.explicit_size || explicit_size;
+      c.explicit_size = c.explicit_size || req.sizes.given.contains(op);
       plan.cells.push_back(std::move(c));
     }
-  };
-  if (req.p2p) add(Op::kP2p, req.p2p_bytes, req.p2p_explicit_size);
-  if (req.allreduce) add(Op::kAllreduce, req.allreduce_bytes, req.allreduce_explicit_size);
   out.plan = std::move(plan);
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "app/bench_devices.h"
 #include "bench/cell.h"
+#include "bench/config.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,8 +33,8 @@ struct GroupRequest {
   // Devices of other backends named one by one get a record saying why not; with --device all
   // they were not asked for by name and are passed over.
   bool refuse_other_backends = true;
-  std::vector<std::uint64_t> p2p_bytes, allreduce_bytes;
-  bool p2p_explicit_size = false, allreduce_explicit_size = false;
+  // The ops' sizes (bench/config.h); those the command line gave are marked explicit.
+  bench::SizeSet sizes;
 };
 
 struct GroupPlanning {

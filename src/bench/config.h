@@ -1,9 +1,11 @@
-// Size presets (configs/default.toml, embedded) and the size flags that override them.
+// Size presets (configs/default.toml, embedded) and the size flags that override them. Which
+// keys and flags there are, and how their sizes are written, each op's unit says (SizeSpec in
+// bench/ops/op_unit.h).
 #pragma once
 
+#include "bench/cell.h"
 #include "core/workload.h"
 
-#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -13,15 +15,15 @@
 namespace gpucheck::bench {
 
 struct SizeSet {
-  std::vector<ExpShape> exp;
-  std::vector<GemmShape> gemm;
-  std::vector<ConvShape> conv;  // layout left at NCHW; the bench's --layout list applies
-  std::vector<std::uint64_t> copy;
-  std::vector<std::uint64_t> p2p;        // bytes of each peer copy (--copy replaces them)
-  std::vector<std::uint64_t> allreduce;  // bytes per device (--allreduce replaces them)
+  // Each op's sizes as shapes of the op (a copy's: a CopyShape of which only the bytes count),
+  // each once, in the order first given. An op without any has no entry.
+  std::map<Op, std::vector<Shape>> lists;
   // The ops whose sizes the command line gave: one too large for the device is "skipped", where
   // a preset's is scaled down.
   std::set<Op> given;
+
+  // The op's sizes; empty when it has none.
+  const std::vector<Shape>& of(Op op) const;
 };
 
 // Preset name ("small", "medium", "large") → sizes.
@@ -38,14 +40,18 @@ Presets parse_presets(std::string_view toml_text, const std::string& source);
 // Reads and parses a presets file (UsageError when it cannot be read).
 Presets load_presets_file(const std::string& path);
 
-// Command-line forms; each throws UsageError naming `flag` and the offending value.
-//   --exp    "1048576,2^24"            element counts (N or 2^K)
-//   --gemm   "2048x2048x2048,512"      MxNxK, or N for a square problem
-//   --conv   "8,64,56,56,64,3,3,1,1;…" nine fields, ';' between shapes
-//   --copy   "1048576,64MiB"           bytes, with an optional KiB/MiB/GiB suffix
-std::vector<ExpShape> parse_exp_sizes(std::string_view text, std::string_view flag);
-std::vector<GemmShape> parse_gemm_shapes(std::string_view text, std::string_view flag);
-std::vector<ConvShape> parse_conv_shapes(std::string_view text, std::string_view flag);
-std::vector<std::uint64_t> parse_byte_sizes(std::string_view text, std::string_view flag);
+// An op's sizes as its flag takes them (its unit's syntax and separator: "1048576,2^24",
+// "2048x2048x2048,512", "8,64,56,56,64,3,3,1,1;…", "1048576,64MiB"). UsageError naming `flag`
+// and the offending value; std::logic_error for an op without sizes.
+std::vector<Shape> parse_sizes(Op op, std::string_view text, std::string_view flag);
+
+// The size flags each op's unit declares (SizeSpec::flag, without "--"), one entry per flag, in
+// the order of Op.
+std::vector<std::string> size_flags();
+
+// `sizes` with the size flags given (flag name without "--" → its text; empty text: not given)
+// in place of the preset's lists, marked as given, and each op's fallback sizes where neither gave
+// any (SizeSpec::fallback).
+SizeSet with_size_flags(SizeSet sizes, const std::map<std::string, std::string>& flags);
 
 }  // namespace gpucheck::bench

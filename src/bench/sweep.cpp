@@ -1,8 +1,8 @@
 // Sweep ranges and the break-even analysis over the records a sweep produced.
 #include "bench/sweep.h"
 
-#include "bench/config.h"
 #include "bench/ops/op_unit.h"
+#include "bench/size_text.h"
 #include "core/errors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
@@ -58,12 +58,13 @@ SweepSpec make_sweep(std::string_view op, std::string_view max_text) {
   const SweepRange& range = range_of(op);
   std::uint64_t last = range.last;
   if (!max_text.empty()) {
-    auto v = parse_exp_sizes(max_text, "--sweep-max");
-    if (v.size() != 1) throw UsageError(fmt::format("--sweep-max: one size, not '{}'", max_text));
-    if (v.front().n < range.first)
-      throw UsageError(fmt::format("--sweep-max: {} is below the {} sweep's first size {}",
-                                   v.front().n, op, range.first));
-    last = std::min(last, v.front().n);
+    if (max_text.find(',') != std::string_view::npos)
+      throw UsageError(fmt::format("--sweep-max: one size, not '{}'", max_text));
+    const std::uint64_t max = positive_count(max_text, "--sweep-max", "size");
+    if (max < range.first)
+      throw UsageError(fmt::format("--sweep-max: {} is below the {} sweep's first size {}", max, op,
+                                   range.first));
+    last = std::min(last, max);
   }
   SweepSpec spec{*op_from_string(op), {}};
   for (std::uint64_t s = range.first; s <= last; s *= 2) spec.sizes.push_back(s);

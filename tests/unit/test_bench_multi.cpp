@@ -122,8 +122,7 @@ GroupRequest request(bool p2p, bool allreduce) {
   GroupRequest r;
   r.p2p = p2p;
   r.allreduce = allreduce;
-  r.p2p_bytes = {std::uint64_t{256} << 20};
-  r.allreduce_bytes = {std::uint64_t{1} << 20, std::uint64_t{1} << 30};
+  r.sizes = bench::with_size_flags({}, {});  // the units' fallback sizes: 256 MiB; 1 MiB, 1 GiB
   return r;
 }
 

@@ -259,21 +259,24 @@ TEST(SecretShapes, RecordedEnvironmentKeepsNoPlantedSecret) {
 
 TEST(RepeatedSizes, EachSizeOnceInTheOrderFirstGiven) {
   using namespace gpucheck::bench;
-  auto e = parse_exp_sizes("4096,1024,4096,2^12,1024,8192", "--exp");
+  using gpucheck::ExpShape;
+  using gpucheck::Op;
+  auto n = [](const Shape& s) { return std::get<ExpShape>(s).n; };
+  auto e = parse_sizes(Op::kExp, "4096,1024,4096,2^12,1024,8192", "--exp");
   ASSERT_EQ(e.size(), 3u);
-  EXPECT_EQ(e[0].n, 4096u);
-  EXPECT_EQ(e[1].n, 1024u);
-  EXPECT_EQ(e[2].n, 8192u);
-  EXPECT_EQ(parse_byte_sizes("1MiB,1048576,2MiB", "--copy").size(), 2u);
-  EXPECT_EQ(parse_gemm_shapes("512,512x512x512,64x512x512", "--gemm").size(), 2u);
+  EXPECT_EQ(n(e[0]), 4096u);
+  EXPECT_EQ(n(e[1]), 1024u);
+  EXPECT_EQ(n(e[2]), 8192u);
+  EXPECT_EQ(parse_sizes(Op::kCopy, "1MiB,1048576,2MiB", "--copy").size(), 2u);
+  EXPECT_EQ(parse_sizes(Op::kGemm, "512,512x512x512,64x512x512", "--gemm").size(), 2u);
   std::string many = "[small]\nexp = [";
   for (int i = 0; i < 5000; ++i) many += "4096, ";
   many += "8192]\ngemm = [\"256\", \"256x256x256\"]\n";
   Presets p = parse_presets(many, "many.toml");
-  ASSERT_EQ(p["small"].exp.size(), 2u);
-  EXPECT_EQ(p["small"].exp[0].n, 4096u);
-  EXPECT_EQ(p["small"].exp[1].n, 8192u);
-  EXPECT_EQ(p["small"].gemm.size(), 1u);
+  ASSERT_EQ(p["small"].of(Op::kExp).size(), 2u);
+  EXPECT_EQ(n(p["small"].of(Op::kExp)[0]), 4096u);
+  EXPECT_EQ(n(p["small"].of(Op::kExp)[1]), 8192u);
+  EXPECT_EQ(p["small"].of(Op::kGemm).size(), 1u);
 }
 
 TEST(StressPlanChecks, AGemmTheDeviceCannotRunIsABadFlag) {

@@ -69,9 +69,9 @@ TEST(OpUnits, EveryShapeReadsBackFromThePlanJson) {
 
 TEST(OpUnits, PlanCellsFromSizesDtypesAndTheDevice) {
   SizeSet sizes;
-  sizes.exp = {ExpShape{1024}, ExpShape{2048}};
-  sizes.conv = {ConvShape{1, 3, 9, 9, 4, 3, 3, 1, 0, Layout::kNchw}};
-  sizes.copy = {4096};
+  sizes.lists[Op::kExp] = {ExpShape{1024}, ExpShape{2048}};
+  sizes.lists[Op::kConv] = {ConvShape{1, 3, 9, 9, 4, 3, 3, 1, 0, Layout::kNchw}};
+  sizes.lists[Op::kCopy] = {CopyShape{4096}};
   const std::vector<DType> dtypes = {DType::kF32, DType::kF16};
   const std::vector<Layout> layouts = {Layout::kNchw, Layout::kNhwc};
   const PlanRequest host{sizes, dtypes, layouts, true, false};

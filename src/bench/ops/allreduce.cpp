@@ -3,6 +3,8 @@
 #include "bench/ops/allreduce.h"
 
 #include "bench/ops/op_unit.h"
+#include "bench/size_text.h"
+#include "core/errors.h"
 #include "core/json_keys.h"
 
 namespace gpucheck::bench {
@@ -16,9 +18,20 @@ namespace k = keys;
 // One all-reduce per size over every device of the group.
 std::vector<Cell> group_plan(const GroupPlanRequest& req) {
   std::vector<Cell> cells;
-  for (auto bytes : req.bytes)
-    cells.push_back(planned_cell(Op::kAllreduce, DType::kF32, AllreduceShape{bytes, req.devices}));
+  for (const Shape& size : req.sizes)
+    cells.push_back(
+        planned_cell(Op::kAllreduce, DType::kF32,
+                     AllreduceShape{std::get<AllreduceShape>(size).bytes, req.devices}));
   return cells;
+}
+
+// Bytes per device, a whole number of f32 elements.
+Shape parse_size(std::string_view item, std::string_view where) {
+  const std::uint64_t bytes = byte_count(item, where);
+  if (bytes % 4 != 0)
+    throw UsageError(fmt::format(
+        "{}: {} bytes is not a whole number of f32 elements (a multiple of 4)", where, bytes));
+  return AllreduceShape{bytes, {}};
 }
 
 // Bus bandwidth (nccl-tests): algbw · 2(n−1)/n, what each link carries.
@@ -68,6 +81,15 @@ OpUnit allreduce_unit() {
   OpUnit u;
   u.op = Op::kAllreduce;
   u.group = true;
+  u.size_spec = SizeSpec{"allreduce",
+                         "allreduce",
+                         "all-reduce sizes in bytes per GPU (KiB/MiB/GiB suffixes; default 1 MiB "
+                         "to 1 GiB, x4)",
+                         "BYTES",
+                         ',',
+                         false,
+                         allreduce_op::parse_size,
+                         "1MiB,1GiB"};
   u.group_plan = allreduce_op::group_plan;
   u.work = allreduce_op::work;
   u.footprint = allreduce_op::footprint;

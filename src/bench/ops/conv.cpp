@@ -3,7 +3,9 @@
 
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
+#include "bench/size_text.h"
 #include "bench/verify_parts.h"
+#include "core/errors.h"
 #include "core/json_keys.h"
 
 #include <fmt/format.h>
@@ -243,12 +245,34 @@ namespace {
 
 namespace k = keys;
 
+// N,C,H,W,K,R,S,stride,pad (layout left at NCHW: the bench's --layout list applies).
+Shape parse_size(std::string_view item, std::string_view where) {
+  auto f = split_text(trim_text(item), ',');
+  if (f.size() != 9)
+    throw UsageError(fmt::format("{}: '{}' has {} fields; a conv shape is N,C,H,W,K,R,S,stride,pad",
+                                 where, item, f.size()));
+  ConvShape s;
+  const char* names[] = {"N", "C", "H", "W", "K", "R", "S", "stride"};
+  std::uint64_t* fields[] = {&s.n, &s.c, &s.h, &s.w, &s.k, &s.r, &s.s, &s.stride};
+  for (int i = 0; i < 8; ++i) *fields[i] = positive_count(f[i], where, names[i]);
+  std::string why;
+  auto pad = parse_count(f[8], &why);
+  if (!pad)
+    throw UsageError(fmt::format("{}: pad '{}' is not a count: {}", where, trim_text(f[8]), why));
+  s.pad = *pad;
+  if (s.h + 2 * s.pad < s.r || s.w + 2 * s.pad < s.s)
+    throw UsageError(fmt::format("{}: '{}': the filter ({}x{}) is larger than the padded input",
+                                 where, item, s.r, s.s));
+  return s;
+}
+
 // Each preset or flag shape in each layout.
 std::vector<Cell> plan(const PlanRequest& req) {
   std::vector<Cell> cells;
-  for (auto s : req.sizes.conv)
+  for (const Shape& size : req.sizes.of(Op::kConv))
     for (auto layout : req.layouts)
       for (DType dt : req.dtypes) {
+        auto s = std::get<ConvShape>(size);
         s.layout = layout;
         cells.push_back(planned_cell(Op::kConv, dt, s));
       }
@@ -357,6 +381,13 @@ OpUnit conv_unit() {
   u.default_dtypes = {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16};
   // The sweep: ×2 steps over the full range.
   u.sweep = SweepRange{1, 256, "batch n", conv_op::sweep_flag};
+  u.size_spec = SizeSpec{"conv",
+                         "conv",
+                         "conv shapes N,C,H,W,K,R,S,stride,pad; ';' between shapes",
+                         "SHAPES",
+                         ';',
+                         true,
+                         conv_op::parse_size};
   u.plan = conv_op::plan;
   u.work = conv_op::work;
   u.footprint = conv_op::footprint;

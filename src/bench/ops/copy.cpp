@@ -2,6 +2,7 @@
 // host to host, or both ways at once; verified byte for byte.
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
+#include "bench/size_text.h"
 #include "bench/stats.h"
 #include "core/json_keys.h"
 
@@ -37,7 +38,8 @@ std::optional<HostMemory> host_memory_from_string(std::string_view s) {
 std::vector<Cell> plan(const PlanRequest& req) {
   std::vector<Cell> cells;
   auto add = [&](CopyShape s) { cells.push_back(planned_cell(Op::kCopy, DType::kF32, s)); };
-  for (auto bytes : req.sizes.copy) {
+  for (const Shape& size : req.sizes.of(Op::kCopy)) {
+    const std::uint64_t bytes = std::get<CopyShape>(size).bytes;
     if (req.host_device) {
       add(CopyShape{bytes, Direction::kH2h, HostMemory::kPageable});
       continue;
@@ -270,6 +272,16 @@ OpUnit copy_unit() {
                        {"h2d", "d2h"},
                        "applies to h2d and d2h copies only"}},
                      {}};
+  u.size_spec =
+      SizeSpec{"copy",
+               "copy",
+               "copy and p2p sizes in bytes (KiB/MiB/GiB suffixes allowed; p2p default 256 MiB)",
+               "BYTES",
+               ',',
+               false,
+               [](std::string_view item, std::string_view where) -> Shape {
+                 return CopyShape{byte_count(item, where)};
+               }};
   u.plan = copy_op::plan;
   u.work = copy_op::work;
   u.footprint = copy_op::footprint;

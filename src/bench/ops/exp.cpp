@@ -3,6 +3,7 @@
 
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
+#include "bench/size_text.h"
 #include "bench/verify_parts.h"
 #include "core/json_keys.h"
 
@@ -108,9 +109,14 @@ namespace k = keys;
 
 std::vector<Cell> plan(const PlanRequest& req) {
   std::vector<Cell> cells;
-  for (const auto& s : req.sizes.exp)
+  for (const Shape& s : req.sizes.of(Op::kExp))
     for (DType dt : req.dtypes) cells.push_back(planned_cell(Op::kExp, dt, s));
   return cells;
+}
+
+// An element count, N or 2^K.
+Shape parse_size(std::string_view item, std::string_view where) {
+  return ExpShape{positive_count(item, where, "element count")};
 }
 
 Work work(const Cell& cell) {
@@ -183,6 +189,13 @@ OpUnit exp_unit() {
   u.default_dtypes = {DType::kF32, DType::kF64, DType::kF16, DType::kBf16};
   // The sweep: ×2 steps over the full range.
   u.sweep = SweepRange{std::uint64_t{1} << 10, std::uint64_t{1} << 28, "elements"};
+  u.size_spec = SizeSpec{"exp",
+                         "exp",
+                         "exp element counts, e.g. 1048576,2^24",
+                         "COUNTS",
+                         ',',
+                         false,
+                         exp_op::parse_size};
   u.plan = exp_op::plan;
   u.work = exp_op::work;
   u.footprint = exp_op::footprint;

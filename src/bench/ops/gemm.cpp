@@ -3,7 +3,9 @@
 
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
+#include "bench/size_text.h"
 #include "bench/verify_parts.h"
+#include "core/errors.h"
 #include "core/json_keys.h"
 
 namespace gpucheck::bench {
@@ -206,9 +208,23 @@ namespace k = keys;
 
 std::vector<Cell> plan(const PlanRequest& req) {
   std::vector<Cell> cells;
-  for (const auto& s : req.sizes.gemm)
+  for (const Shape& s : req.sizes.of(Op::kGemm))
     for (DType dt : req.dtypes) cells.push_back(planned_cell(Op::kGemm, dt, s));
   return cells;
+}
+
+// MxNxK, or N for a square problem.
+Shape parse_size(std::string_view item, std::string_view where) {
+  auto parts = split_text(item, 'x');
+  if (parts.size() == 1) {
+    auto n = positive_count(parts[0], where, "matrix size");
+    return GemmShape{n, n, n};
+  }
+  if (parts.size() != 3)
+    throw UsageError(
+        fmt::format("{}: '{}' is not MxNxK (for example 2048x2048x2048)", where, item));
+  return GemmShape{positive_count(parts[0], where, "M"), positive_count(parts[1], where, "N"),
+                   positive_count(parts[2], where, "K")};
 }
 
 Work work(const Cell& cell) {
@@ -290,6 +306,13 @@ OpUnit gemm_unit() {
   u.default_dtypes = {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
   // The sweep: ×2 steps over the full range.
   u.sweep = SweepRange{64, 8192, "m=n=k"};
+  u.size_spec = SizeSpec{"gemm",
+                         "gemm",
+                         "GEMM shapes MxNxK (or N), comma-separated",
+                         "SHAPES",
+                         ',',
+                         true,
+                         gemm_op::parse_size};
   u.plan = gemm_op::plan;
   u.work = gemm_op::work;
   u.footprint = gemm_op::footprint;

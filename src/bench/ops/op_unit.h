@@ -22,6 +22,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,10 +48,27 @@ struct PlanRequest {
   bool host_copies_together = false;  // --host-copies-together: copies both ways at once too
 };
 
-// What a group's plan asks of a group op: the group's devices (two or more) and the op's sizes.
+// What a group's plan asks of a group op: the group's devices (two or more) and the op's sizes
+// (shapes of the op whose bytes count; SizeSet::of).
 struct GroupPlanRequest {
   const std::vector<std::string>& devices;
-  const std::vector<std::uint64_t>& bytes;
+  const std::vector<Shape>& sizes;
+};
+
+// How an op's sizes are written: a preset's key, a command-line flag, and the syntax of one size
+// (bench/config.cpp reads presets and flags through it; bench_command makes the flags from it).
+struct SizeSpec {
+  const char* key = "";   // in a preset: `[small] gemm = [...]`
+  const char* flag = "";  // --FLAG, without the dashes; ops may share one (p2p takes --copy's)
+  // The flag's help and value name; help nullptr: the flag is another op's, described there.
+  const char* help = nullptr;
+  const char* value_name = "SIZES";
+  char separator = ',';       // between sizes on the command line
+  bool toml_strings = false;  // a preset writes the sizes as strings, else as positive integers
+  // One size: a shape of the op; UsageError naming `where` (the flag or the preset key).
+  Shape (*parse)(std::string_view item, std::string_view where) = nullptr;
+  // The sizes (in the flag's syntax) when neither the preset nor the flag gives any.
+  const char* fallback = nullptr;
 };
 
 // The steps of a sweep (`bench --sweep OP`): a geometric range of one size parameter.
@@ -127,6 +145,8 @@ struct OpUnit {
   std::optional<SweepRange> sweep;
   // A qualify profile's bench requirement names one-device ops' records by this shape.
   ProfileShape profile_shape;
+  // Its sizes in presets and flags; nullopt: fixed sizes (latency, the seed loop).
+  std::optional<SizeSpec> size_spec;
 
   // The op's cells of a one-device plan (op, dtype and shape set; the caller marks explicit
   // requests and sizes). Group ops plan in app/bench_multi.cpp: empty.

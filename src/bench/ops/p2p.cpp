@@ -3,6 +3,7 @@
 #include "bench/ops/p2p.h"
 
 #include "bench/ops/op_unit.h"
+#include "bench/size_text.h"
 #include "core/json_keys.h"
 
 #include <stdexcept>
@@ -23,7 +24,8 @@ std::vector<Cell> group_plan(const GroupPlanRequest& req) {
   const auto& cuda = req.devices;
   std::vector<Cell> cells;
   auto add = [&](P2pShape s) { cells.push_back(planned_cell(Op::kP2p, DType::kF32, s)); };
-  for (auto bytes : req.bytes) {
+  for (const Shape& size : req.sizes) {
+    const std::uint64_t bytes = std::get<P2pShape>(size).bytes;
     for (const auto& s : cuda)
       for (const auto& d : cuda) {
         if (s == d) continue;
@@ -139,6 +141,19 @@ OpUnit p2p_unit() {
   OpUnit u;
   u.op = Op::kP2p;
   u.group = true;
+  // --copy's sizes, or 256 MiB: a link is measured at a size that saturates it (nvbandwidth).
+  u.size_spec = SizeSpec{"p2p",
+                         "copy",
+                         nullptr,
+                         "BYTES",
+                         ',',
+                         false,
+                         [](std::string_view item, std::string_view where) -> Shape {
+                           P2pShape s;
+                           s.bytes = byte_count(item, where);
+                           return s;
+                         },
+                         "256MiB"};
   u.group_plan = p2p_op::group_plan;
   u.work = p2p_op::work;
   u.footprint = p2p_op::footprint;
