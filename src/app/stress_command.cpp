@@ -16,6 +16,7 @@
 #include "probe/backend_probes.h"
 #include "stress/kill_reason.h"
 #include "stress/plan.h"
+#include "stress/test_units.h"
 #include "stress/verdict.h"
 
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ struct StressOptions {
   LibraryOptions libraries;
   std::string devices = "all";
   std::string duration = "60s";
-  std::string tests = "gemm,memory,copy";
+  std::string tests = stress::test_names(",");
   std::string dtypes;
   std::uint64_t gemm = 0;
   std::optional<double> memory_fraction;
@@ -61,10 +62,12 @@ stress::StressPlan base_plan(const StressOptions& o) {
   for (const auto& t : split_list(o.tests)) {
     auto v = stress::test_from_string(t);
     if (!v)
-      throw UsageError(fmt::format("--tests: unknown test '{}' (valid: gemm, memory, copy)", t));
+      throw UsageError(
+          fmt::format("--tests: unknown test '{}' (valid: {})", t, stress::test_names(", ")));
     if (std::find(p.tests.begin(), p.tests.end(), *v) == p.tests.end()) p.tests.push_back(*v);
   }
-  if (p.tests.empty()) throw UsageError("--tests: empty list (valid: gemm, memory, copy)");
+  if (p.tests.empty())
+    throw UsageError(fmt::format("--tests: empty list (valid: {})", stress::test_names(", ")));
   for (const auto& t : split_list(o.dtypes)) {
     auto v = dtype_from_string(t);
     if (!v)
@@ -231,7 +234,7 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
                   "Length of the whole run, shared equally by the tests: " + duration_help())
       ->capture_default_str()
       ->type_name("DURATION");
-  cmd->add_option("--tests", o->tests, "gemm,memory,copy, run one after another")
+  cmd->add_option("--tests", o->tests, stress::test_names(",") + ", run one after another")
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtypes,
                   "GEMM dtypes f32,tf32,f16,bf16,f64, sharing the GEMM time (default: bf16 on "

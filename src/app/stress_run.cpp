@@ -6,6 +6,7 @@
 #include "core/json_input.h"
 #include "core/json_keys.h"
 #include "stress/events.h"
+#include "stress/test_units.h"
 #include "stress/verdict.h"
 
 #include <fmt/format.h>
@@ -107,7 +108,7 @@ namespace {
 std::size_t expected_records(const stress::StressPlan& p) {
   std::size_t n = 0;
   for (auto t : p.tests)
-    n += t == stress::Test::kGemm ? std::max<std::size_t>(p.dtypes.size(), 1) : 1;
+    n += stress::unit_of(t).per_dtype ? std::max<std::size_t>(p.dtypes.size(), 1) : 1;
   return n;
 }
 

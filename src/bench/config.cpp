@@ -149,8 +149,9 @@ Presets parse_presets(std::string_view toml_text, const std::string& source) {
     for (const auto& [key_name, value] : *table) {
       std::string key = preset + "." + std::string(key_name.str());
       const auto units = op_units();
+      const std::string_view name = key_name.str();
       auto unit = std::find_if(units.begin(), units.end(), [&](const OpUnit& u) {
-        return u.size_spec && key_name.str() == u.size_spec->key;
+        return u.size_spec && name == u.size_spec->key;
       });
       if (unit == units.end())
         throw UsageError(fmt::format("{}: unknown key '{}' (a preset holds {})",

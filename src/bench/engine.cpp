@@ -389,15 +389,6 @@ std::optional<std::string> over_budget(const Footprint& f, const Budget& b, std:
 
 }  // namespace
 
-nlohmann::json verification_json(const Verification& v) {
-  nlohmann::json j = {{k::kTolerance, v.tolerance}, {k::kMethod, v.method}};
-  // An infinite error (NaN, Inf, poison found) has no JSON number: null says "unbounded".
-  j[k::kMaxRelError] = std::isfinite(v.max_rel_error) ? nlohmann::json(v.max_rel_error) : nullptr;
-  if (v.first_bad_index) j[k::kFirstBadIndex] = *v.first_bad_index;
-  if (!v.detail.empty()) j[k::kDetail] = v.detail;
-  return j;
-}
-
 void plant_error(HostBuffer& out, PlantedError kind) {
   if (out.size() == 0) return;
   std::size_t i = out.size() / 2;

@@ -63,9 +63,6 @@ struct EngineOptions {
 void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& callbacks,
               const EngineOptions& options = {});
 
-// A record's "verification" object (stress records use it too).
-nlohmann::json verification_json(const Verification& v);
-
 // Bytes a cell needs (its unit's footprint; bench/ops/op_unit.h).
 Footprint footprint(const Cell& cell, bool host_device);
 

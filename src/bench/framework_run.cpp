@@ -127,7 +127,7 @@ class Runner {
                         {k::kImpl, impl()},
                         {k::kShape, shape_to_json(cell.shape)},
                         {k::kTransfers, to_string(transfers)}};
-    if (cell.op != Op::kCopy) {
+    if (unit_of(cell.op).has_dtype) {
       r[k::kDtype] = to_string(cell.dtype);
       r[k::kComputeType] =
           to_string(unit_of(cell.op).computes_in_dtype ? cell.dtype : default_compute(cell.dtype));

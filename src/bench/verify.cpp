@@ -3,8 +3,10 @@
 #include "bench/verify.h"
 
 #include "bench/verify_parts.h"
+#include "core/json_keys.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -249,6 +251,16 @@ Verification verify_exact(const void* expected, const void* got, std::size_t byt
                            *diff.first, *diff.second);
   }
   return v;
+}
+
+nlohmann::json verification_json(const Verification& v) {
+  namespace k = keys;
+  nlohmann::json j = {{k::kTolerance, v.tolerance}, {k::kMethod, v.method}};
+  // An infinite error (NaN, Inf, poison found) has no JSON number: null says "unbounded".
+  j[k::kMaxRelError] = std::isfinite(v.max_rel_error) ? nlohmann::json(v.max_rel_error) : nullptr;
+  if (v.first_bad_index) j[k::kFirstBadIndex] = *v.first_bad_index;
+  if (!v.detail.empty()) j[k::kDetail] = v.detail;
+  return j;
 }
 
 }  // namespace gpucheck::bench

@@ -50,6 +50,8 @@
 // very many bad elements, not necessarily the lowest bad index of all).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -68,6 +70,9 @@ struct Verification {
   std::optional<std::uint64_t> first_bad_index;  // flat index into the output buffer
   std::string detail;  // what failed (or what was checked), for the record's reason
 };
+
+// A record's "verification" object (bench's and stress's records).
+nlohmann::json verification_json(const Verification& v);
 
 struct VerifyOptions {
   std::uint64_t seed = kDefaultSeed;                     // picks samples and ±1 vectors

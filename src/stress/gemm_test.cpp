@@ -8,7 +8,7 @@
 // fault that repeats in every result, the first included, is caught too. The first result
 // itself passes the same float64 check before the loop starts.
 #include "bench/ops/gemm.h"
-#include "bench/engine.h"
+#include "bench/cell.h"
 #include "bench/inputs.h"
 #include "bench/verify.h"
 #include "core/errors.h"

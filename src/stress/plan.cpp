@@ -3,6 +3,7 @@
 
 #include "core/duration.h"
 #include "core/json_keys.h"
+#include "stress/test_units.h"
 
 #include <fmt/format.h>
 
@@ -17,20 +18,12 @@ namespace gpucheck::stress {
 namespace k = keys;
 
 std::string_view to_string(Test t) {
-  switch (t) {
-    case Test::kGemm:
-      return "gemm";
-    case Test::kMemory:
-      return "memory";
-    case Test::kCopy:
-      return "copy";
-  }
-  return "?";
+  return unit_of(t).name;
 }
 
 std::optional<Test> test_from_string(std::string_view s) {
-  for (Test t : {Test::kGemm, Test::kMemory, Test::kCopy})
-    if (to_string(t) == s) return t;
+  for (const auto& unit : test_units())
+    if (unit.name == s) return unit.test;
   return std::nullopt;
 }
 

@@ -5,7 +5,7 @@
 #include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "stress/events.h"
-#include "stress/tests.h"
+#include "stress/test_units.h"
 
 #include <fmt/format.h>
 
@@ -43,7 +43,8 @@ void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> fault
   for (std::size_t i = 0; i < plan.tests.size(); ++i) {
     const double start = share * static_cast<double>(i);
     std::vector<std::pair<std::optional<DType>, double>> parts;  // (GEMM dtype, end)
-    if (plan.tests[i] == Test::kGemm) {
+    const TestUnit& unit = unit_of(plan.tests[i]);
+    if (unit.per_dtype) {
       const auto dtypes = gemm_dtypes(plan, device);
       for (std::size_t j = 0; j < dtypes.size(); ++j)
         parts.emplace_back(dtypes[j], start + share * static_cast<double>(j + 1) /
@@ -58,12 +59,8 @@ void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> fault
         r = record_base(device, plan.tests[i]);
         r[k::kStatus] = "failed";
         r[k::kReason] = "not run: the device became unusable in an earlier test";
-      } else if (plan.tests[i] == Test::kGemm) {
-        r = run_gemm_test(ctx, *dtype, end);
-      } else if (plan.tests[i] == Test::kMemory) {
-        r = run_memory_test(ctx, end);
       } else {
-        r = run_copy_test(ctx, end);
+        r = unit.run(ctx, dtype, end);
       }
       emit({{event::kKey, event::kRecord}, {event::kPayload, r}});
     }

@@ -11,6 +11,7 @@
 #include "stress/faults.h"
 #include "stress/plan.h"
 #include "stress/telemetry.h"
+#include "stress/test_units.h"
 #include "stress/verdict.h"
 #include "stress/windows.h"
 
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 namespace {
 
@@ -61,6 +63,20 @@ TEST(StressPlan, RoundTripsThroughJson) {
   EXPECT_EQ(q.memory_fraction, 0.5);
   p.memory_fraction.reset();
   EXPECT_FALSE(plan_from_json(to_json(p)).memory_fraction.has_value());
+}
+
+// The table of tests in the order of Test: names both ways, GEMM alone once per dtype.
+TEST(StressTestUnits, OneLinePerTestInTheOrderOfTest) {
+  ASSERT_EQ(test_units().size(), 3u);
+  for (const auto& u : test_units()) {
+    EXPECT_EQ(&unit_of(u.test), &u);
+    EXPECT_EQ(test_from_string(to_string(u.test)), u.test);
+    EXPECT_NE(u.run, nullptr) << u.name;
+    EXPECT_EQ(u.per_dtype, u.test == stress::Test::kGemm) << u.name;
+  }
+  EXPECT_EQ(test_names(","), "gemm,memory,copy");
+  EXPECT_FALSE(test_from_string("Gemm").has_value());
+  EXPECT_THROW(unit_of(static_cast<stress::Test>(7)), std::logic_error);
 }
 
 TEST(StressFaults, SpecNamesDeviceKindAndCount) {
