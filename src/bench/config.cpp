@@ -5,6 +5,7 @@
 #include "bench/size_text.h"
 #include "core/errors.h"
 #include "core/files.h"
+#include "core/text.h"
 #include "core/toml_text_guard.h"
 
 #include <fmt/format.h>
@@ -23,17 +24,29 @@ namespace gpucheck::bench {
 namespace {
 
 // Each size once, in the order first given: a list that repeats one size (a generated config
-// of 2,000,000 equal lines) would time it again and again for the same record.
-void drop_repeats(std::vector<Shape>& sizes, std::string_view what) {
-  std::set<std::string> seen;
-  std::vector<Shape> kept;
-  for (const Shape& s : sizes)
-    if (seen.insert(shape_to_json(s).dump()).second) kept.push_back(s);
-  if (kept.size() < sizes.size())
-    spdlog::warn("{}: {} repeated size{} ignored (each size is measured once)", what,
-                 sizes.size() - kept.size(), sizes.size() - kept.size() == 1 ? "" : "s");
-  sizes = std::move(kept);
-}
+// of 2,000,000 equal lines) would time it again and again for the same record. Repeats are
+// dropped as they are read, so such a list never holds more than its distinct sizes.
+class UniqueSizes {
+ public:
+  void add(Shape s) {
+    if (seen_.insert(shape_to_json(s).dump()).second)
+      kept_.push_back(std::move(s));
+    else
+      ++repeats_;
+  }
+  std::vector<Shape> take(std::string_view what) {
+    if (repeats_ > 0)
+      spdlog::warn("{}: {} repeated size{} ignored (each size is measured once)", what, repeats_,
+                   repeats_ == 1 ? "" : "s");
+    return std::move(kept_);
+  }
+  bool empty() const { return kept_.empty(); }
+
+ private:
+  std::set<std::string> seen_;
+  std::vector<Shape> kept_;
+  std::size_t repeats_ = 0;
+};
 
 const SizeSpec& spec_of(Op op) {
   const auto& spec = unit_of(op).size_spec;
@@ -61,7 +74,7 @@ std::vector<Shape> preset_list(const toml::node& node, const std::string& key,
   const auto* arr = node.as_array();
   if (!arr)
     throw UsageError(fmt::format("{}: key '{}' must be an array", where(source, node), key));
-  std::vector<Shape> out;
+  UniqueSizes out;
   for (const auto& item : *arr) {
     std::string text;
     if (spec.toml_strings && item.is_string()) {
@@ -74,13 +87,12 @@ std::vector<Shape> preset_list(const toml::node& node, const std::string& key,
                                    spec.toml_strings ? "strings" : "positive integers"));
     }
     try {
-      out.push_back(spec.parse(text, key));
+      out.add(spec.parse(text, key));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("{}: {}", where(source, item), e.what()));
     }
   }
-  drop_repeats(out, fmt::format("{}: {}", where(source, node), key));
-  return out;
+  return out.take(fmt::format("{}: {}", where(source, node), key));
 }
 
 }  // namespace
@@ -93,14 +105,13 @@ const std::vector<Shape>& SizeSet::of(Op op) const {
 
 std::vector<Shape> parse_sizes(Op op, std::string_view text, std::string_view flag) {
   const SizeSpec& spec = spec_of(op);
-  std::vector<Shape> out;
+  UniqueSizes out;
   for (auto item : split_text(text, spec.separator)) {
-    if (trim_text(item).empty()) continue;
-    out.push_back(spec.parse(item, flag));
+    if (trim_space(item).empty()) continue;
+    out.add(spec.parse(item, flag));
   }
   if (out.empty()) throw UsageError(fmt::format("{}: no sizes given", flag));
-  drop_repeats(out, flag);
-  return out;
+  return out.take(flag);
 }
 
 std::vector<std::string> size_flags() {

@@ -2,6 +2,7 @@
 #include "bench/size_text.h"
 
 #include "core/errors.h"
+#include "core/text.h"
 
 #include <fmt/format.h>
 
@@ -22,14 +23,8 @@ std::vector<std::string_view> split_text(std::string_view text, char sep) {
   return out;
 }
 
-std::string_view trim_text(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::optional<std::uint64_t> parse_count(std::string_view s, std::string* why) {
-  s = trim_text(s);
+  s = trim_space(s);
   if (s.size() > 2 && s.substr(0, 2) == "2^") {
     unsigned exp = 0;
     auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), exp);
@@ -61,12 +56,12 @@ std::uint64_t positive_count(std::string_view s, std::string_view where, std::st
   auto v = parse_count(s, &why);
   if (!v || *v == 0)
     throw UsageError(
-        fmt::format("{}: '{}' is not a positive {}: {}", where, trim_text(s), what, why));
+        fmt::format("{}: '{}' is not a positive {}: {}", where, trim_space(s), what, why));
   return *v;
 }
 
 std::uint64_t byte_count(std::string_view item, std::string_view where) {
-  item = trim_text(item);
+  item = trim_space(item);
   const std::string_view given = item;
   std::uint64_t mult = 1;
   bool suffixed = false;

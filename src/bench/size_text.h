@@ -11,10 +11,9 @@
 
 namespace gpucheck::bench {
 
-// The pieces of `text` between separators (empty pieces kept).
+// The pieces of `text` between separators (empty pieces kept); core/text.h's trim_space trims
+// them.
 std::vector<std::string_view> split_text(std::string_view text, char sep);
-// `s` without leading and trailing blanks.
-std::string_view trim_text(std::string_view s);
 
 // A count: a whole number or 2^K; nullopt with *why set when it is neither or does not fit.
 std::optional<std::uint64_t> parse_count(std::string_view s, std::string* why);

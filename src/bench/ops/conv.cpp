@@ -7,6 +7,7 @@
 #include "bench/verify_parts.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
+#include "core/text.h"
 
 #include <fmt/format.h>
 
@@ -247,7 +248,7 @@ namespace k = keys;
 
 // N,C,H,W,K,R,S,stride,pad (layout left at NCHW: the bench's --layout list applies).
 Shape parse_size(std::string_view item, std::string_view where) {
-  auto f = split_text(trim_text(item), ',');
+  auto f = split_text(trim_space(item), ',');
   if (f.size() != 9)
     throw UsageError(fmt::format("{}: '{}' has {} fields; a conv shape is N,C,H,W,K,R,S,stride,pad",
                                  where, item, f.size()));
@@ -258,7 +259,7 @@ Shape parse_size(std::string_view item, std::string_view where) {
   std::string why;
   auto pad = parse_count(f[8], &why);
   if (!pad)
-    throw UsageError(fmt::format("{}: pad '{}' is not a count: {}", where, trim_text(f[8]), why));
+    throw UsageError(fmt::format("{}: pad '{}' is not a count: {}", where, trim_space(f[8]), why));
   s.pad = *pad;
   if (s.h + 2 * s.pad < s.r || s.w + 2 * s.pad < s.s)
     throw UsageError(fmt::format("{}: '{}': the filter ({}x{}) is larger than the padded input",
