@@ -136,18 +136,34 @@ TEST_F(HostileState, EachEventHoldsOnlyItsOwnFinding) {
   EXPECT_THAT(r.err, HasSubstr("nvidia_xid: 5 events acknowledged"));
 }
 
+// Guards against a fold that is quadratic in the events (it once took past the 30 s timeout).
+// A bare wall-clock limit tuned on a fast machine failed on a slower CI machine under ASan (21.6 s
+// against 20 s), so the bound is calibrated in the same test: the same run over a tenth of the
+// events. A linear fold takes at most ten times as long (less, as start-up is shared); a quadratic
+// one a hundred times the events' share. 12x catches it whenever 2,000 events cost more than an
+// eighth of a run, on any machine and under any sanitizer.
 TEST_F(HostileState, TwentyThousandEventsAreFoldedAndJudgedInTime) {
-  Json events = Json::array();
-  for (int i = 0; i < 20000; ++i)
-    events.push_back(
-        {{"check", "nvidia_xid"},
-         {"status", "fail"},
-         {"finding", fmt::format("Xid 79 ×1: NVIDIA Xid errors in the kernel log ({})", i)},
-         {"time", fmt::format("2026-01-01T00:00:{:05}Z", i)}});
-  write_state(Json{{"schema", "gpucheck-state/1"}, {"events", events}}.dump());
-  const auto start = std::chrono::steady_clock::now();
-  auto r = quick({"--json", "--timeout", "30"});
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  const auto state_of = [](int n) {
+    Json events = Json::array();
+    for (int i = 0; i < n; ++i)
+      events.push_back(
+          {{"check", "nvidia_xid"},
+           {"status", "fail"},
+           {"finding", fmt::format("Xid 79 ×1: NVIDIA Xid errors in the kernel log ({})", i)},
+           {"time", fmt::format("2026-01-01T00:00:{:05}Z", i)}});
+    return Json{{"schema", "gpucheck-state/1"}, {"events", events}}.dump();
+  };
+  const auto timed_quick = [&](int n) {
+    write_state(state_of(n));
+    const auto start = std::chrono::steady_clock::now();
+    auto r = quick({"--json", "--timeout", "300"});
+    return std::make_pair(std::move(r), std::chrono::steady_clock::now() - start);
+  };
+  const auto [calibration, tenth] = timed_quick(2000);
+  EXPECT_EQ(calibration.exit_code, 1) << calibration.err;
+  const auto [r, whole] = timed_quick(20000);
+  EXPECT_LT(whole, 12 * tenth) << "2,000 events took "
+                               << std::chrono::duration<double>(tenth).count() << " s";
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json doc = Json::parse(r.out);
   EXPECT_THAT(doc["health"]["line"].get<std::string>(),
@@ -157,8 +173,8 @@ TEST_F(HostileState, TwentyThousandEventsAreFoldedAndJudgedInTime) {
   EXPECT_EQ(after["events"][0]["count"], 20000 - 32 + 1);
   EXPECT_EQ(doc["health"]["unacknowledged"][0]["count"], 20000 - 32 + 1);
   EXPECT_LT(fs::file_size(state()), 32u << 10);
-  r = ack();
-  EXPECT_THAT(r.err, HasSubstr("nvidia_xid: 20000 events acknowledged"));
+  auto acked = ack();
+  EXPECT_THAT(acked.err, HasSubstr("nvidia_xid: 20000 events acknowledged"));
 }
 
 TEST_F(HostileState, AFifoADirectoryOrAFileTooLargeIsNamed) {
