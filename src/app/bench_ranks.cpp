@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
+#include "core/rendezvous_wire.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -110,7 +111,21 @@ std::optional<RankSetup> resolve_ranks(const RankOptions& o, const EnvMap& env) 
   if (s.rank < 0 || s.rank >= s.world_size)
     throw UsageError(fmt::format("{}: rank {} is outside a world of {} (ranks 0 to {})", s.source,
                                  s.rank, s.world_size, s.world_size - 1));
+  s.token = env_text(env, rendezvous_wire::kTokenVariable);
+  if (s.world_size > 1) check_rendezvous_place(s.place, s.token);
   return s;
+}
+
+RendezvousRequest rendezvous_request(const RankSetup& s, std::string identity) {
+  RendezvousRequest q;
+  q.place = s.place;
+  q.rank = s.rank;
+  q.world_size = s.world_size;
+  q.session = s.session;
+  q.timeout_s = s.timeout_s;
+  q.identity = std::move(identity);
+  q.token = s.token;
+  return q;
 }
 
 std::vector<std::string> rank_devices(const std::vector<BenchTarget>& cuda, bool device_named,
