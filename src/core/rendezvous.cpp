@@ -88,7 +88,7 @@ bool loopback_only(const RendezvousPlace& place) {
 
 namespace {
 
-namespace detail = rendezvous_detail;
+namespace transport = rendezvous_detail;
 namespace wire = rendezvous_wire;
 
 void check_directory(const std::string& file) {
@@ -146,7 +146,7 @@ void check_rendezvous_place(const RendezvousPlace& place, const std::string& tok
         wire::kTokenVariable, token.size(), wire::kMinTokenChars));
   if (!place.tcp()) {
     check_directory(place.file);
-  } else if (token.empty() && !detail::loopback_only(place)) {
+  } else if (token.empty() && !transport::loopback_only(place)) {
     throw UsageError(fmt::format(
         "--rendezvous {}: other hosts can reach this address, so every rank must prove it "
         "knows a secret: set {} to the same random text (at least {} characters) in every "
@@ -161,12 +161,12 @@ RendezvousResult rendezvous(const RendezvousRequest& q, const RendezvousAnswer& 
     throw std::logic_error("rendezvous: rank outside the world");
   if (q.world_size == 1) return {answer({q.identity}), {q.identity}};
   check_rendezvous_place(q.place, q.token);
-  if (q.place.tcp()) return q.rank == 0 ? detail::tcp_rank0(q, answer) : detail::tcp_rank(q);
-  return q.rank == 0 ? detail::file_rank0(q, answer) : detail::file_rank(q);
+  if (q.place.tcp()) return q.rank == 0 ? transport::tcp_rank0(q, answer) : transport::tcp_rank(q);
+  return q.rank == 0 ? transport::file_rank0(q, answer) : transport::file_rank(q);
 }
 
 void retire_rendezvous(const RendezvousPlace& place) {
-  if (!place.tcp()) detail::retire_file(place.file);
+  if (!place.tcp()) transport::retire_file(place.file);
 }
 
 }  // namespace gpucheck

@@ -332,13 +332,15 @@ RendezvousResult tcp_rank(const RendezvousRequest& q) {
   const wire::Run run = run_of(q);
   const auto deadline = deadline_after(q.timeout_s);
   std::string last = "nothing listened there";
+  std::string unproven;  // a reply not believed: worth naming even when later tries say less
   for (bool first = true; Clock::now() <= deadline; first = false) {
     if (!first) std::this_thread::sleep_for(kPoll * 2);
     const Fd fd = connect_to(q.place, deadline, &last);
     if (fd.get() < 0) continue;
     std::string buf, line;
     if (!read_line(fd.get(), buf, wire::kMaxHelloBytes, deadline, &line)) {
-      last = "rank 0 closed the connection before its challenge";
+      last = Clock::now() <= deadline ? "rank 0 closed the connection before its challenge"
+                                      : "what listens there sent no challenge";
       continue;
     }
     const auto challenge = wire::read_challenge(line);
@@ -363,8 +365,9 @@ RendezvousResult tcp_rank(const RendezvousRequest& q) {
     if (reply.refusal)
       throw UsageError(fmt::format("--rendezvous {}: rank 0 turned rank {} away: {}",
                                    q.place.describe(), q.rank, *reply.refusal));
-    last = "rank 0 replied with " + reply.unproven;
+    last = unproven = "rank 0 replied with " + reply.unproven;
   }
+  if (!unproven.empty() && unproven != last) last += fmt::format(" (before that: {})", unproven);
   throw UsageError(
       fmt::format("{} for rank 0 at {}: {}; {}", waited(q), q.place.describe(), last, kHint));
 }

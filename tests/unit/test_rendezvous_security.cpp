@@ -289,7 +289,7 @@ TEST(RendezvousSecurity, TheAnswerTravelsSealedAndOnlyTheTokenOpensIt) {
 }
 
 TEST(RendezvousSecurity, RanksMeetWithATokenThroughTcpAndAFile) {
-  for (const std::string where :
+  for (const std::string& where :
        {"127.0.0.1:" + std::to_string(free_port()), private_dir() + "/rdv"}) {
     auto zero = start(request(where, 0, 3, 20, kToken));
     auto one = start(request(where, 1, 3, 20, kToken));
