@@ -238,7 +238,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
   nlohmann::json who = nlohmann::json::array();
   if (rs.rank == 0)
-    for (const auto& text : met.identities) who.push_back(parse_json_or_discarded(text));
+    who = identities_for_document(met.identities);
   else
     who.push_back(identity);
   doc["ranks"] = who;

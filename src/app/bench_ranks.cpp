@@ -5,6 +5,7 @@
 #include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/rendezvous_wire.h"
+#include "core/sanitize.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -160,6 +161,34 @@ json rank_identity(int rank, const std::vector<std::string>& devices, const json
     devs.push_back(d);
   }
   return {{"rank", rank}, {k::kHostname, hostname()}, {k::kDevices, devs}};
+}
+
+namespace {
+
+json sanitized(const json& j) {
+  if (j.is_string()) return sanitize(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    json out = json::array();
+    for (const auto& v : j) out.push_back(sanitized(v));
+    return out;
+  }
+  if (j.is_object()) {
+    json out = json::object();
+    for (const auto& [key, v] : j.items()) out[sanitize(key)] = sanitized(v);
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
+json identities_for_document(const std::vector<std::string>& identities) {
+  json out = json::array();
+  for (const auto& text : identities) {
+    const json i = parse_json_or_discarded(text);
+    out.push_back(i.is_discarded() ? json(sanitize(text)) : sanitized(i));
+  }
+  return out;
 }
 
 std::string rank0_answer(const std::vector<std::string>& identities, const std::string& id) {

@@ -53,6 +53,11 @@ std::vector<std::string> rank_devices(const std::vector<BenchTarget>& cuda_targe
 nlohmann::json rank_identity(int rank, const std::vector<std::string>& devices,
                              const nlohmann::json& backends);
 
+// Every rank's identity as the document records it (index = rank): what another process sent,
+// so each text in it is sanitized (valid UTF-8, no raw control bytes: no escape sequence reaches
+// a terminal that shows the document); one that is not JSON stays as sanitized text.
+nlohmann::json identities_for_document(const std::vector<std::string>& identities);
+
 // Rank 0's answer once all have met: the collective's id and each process's first rank (its
 // devices are consecutive ranks). UsageError for an identity that is not one (a peer of
 // another program).

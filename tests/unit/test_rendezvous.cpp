@@ -298,6 +298,23 @@ TEST(BenchRanks, RankZeroLaysOutTheRanks) {
   EXPECT_THROW(app::span_of("{}", 0), UsageError);
 }
 
+TEST(BenchRanks, IdentitiesReachTheDocumentSanitized) {
+  const Json evil = {{"rank", 1},
+                     {"hostname", "node\x1b]0;owned\x07"},
+                     {"devices", Json::array({{{"device_uuid", "GPU-\x1b[2J"}}})}};
+  const Json doc = app::identities_for_document({evil.dump(), "not json \x1b[31m"});
+  // The strings as a view prints them: no raw escape or bell left (dump() would escape them).
+  for (const std::string& shown :
+       {doc[0]["hostname"].get<std::string>(),
+        doc[0]["devices"][0]["device_uuid"].get<std::string>(), doc[1].get<std::string>()}) {
+    EXPECT_EQ(shown.find('\x1b'), std::string::npos) << shown;
+    EXPECT_EQ(shown.find('\x07'), std::string::npos) << shown;
+  }
+  EXPECT_EQ(doc[0]["rank"], 1);
+  EXPECT_THAT(doc[0]["hostname"].get<std::string>(), HasSubstr("node"));
+  EXPECT_THAT(doc[1].get<std::string>(), HasSubstr("not json"));
+}
+
 TEST(BenchRanks, ThePlanCarriesTheSpan) {
   bench::BenchPlan p;
   p.device = "cuda0";
