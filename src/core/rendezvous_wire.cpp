@@ -143,10 +143,11 @@ std::optional<std::string> nonce_field(const json& j, std::string_view key) {
 
 std::string proof(const std::string& token, std::initializer_list<std::string_view> parts) {
   if (token.empty()) return {};
+  // Each part after its length, so no two lists of parts read as the same bytes.
   std::string message;
   for (auto p : parts) {
+    message += std::to_string(p.size()) + ':';
     message.append(p);
-    message += '\0';
   }
   return digest_hex(hmac_sha256(token, message));
 }

@@ -50,7 +50,7 @@ std::optional<double> number_field(const nlohmann::json& j, std::string_view key
 // A challenge or nonce: 32 lower-case hex digits.
 std::optional<std::string> nonce_field(const nlohmann::json& j, std::string_view key);
 
-// HMAC-SHA256(token, the parts joined by NUL) in hex; "" without a token.
+// HMAC-SHA256(token, each part as LENGTH:BYTES) in hex; "" without a token.
 std::string proof(const std::string& token, std::initializer_list<std::string_view> parts);
 
 // ---- TCP: rank 0's challenge line ----
