@@ -100,7 +100,7 @@ void check_directory(const std::string& file) {
                                  dir, std::strerror(errno)));
   if ((st.st_mode & S_IWOTH) != 0)
     throw UsageError(fmt::format(
-        "--rendezvous {}: its directory '{}' is writable by every user (as /tmp is), so another "
+        "--rendezvous {}: its directory '{}' is writable by every user, so another "
         "user could plant files where the ranks meet: name a FILE in a directory only you (or "
         "your group) can write, on a file system every rank sees",
         file, dir));
