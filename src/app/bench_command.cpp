@@ -223,7 +223,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   spdlog::info("rank {} of {} ({}): meeting the others at {}", rs.rank, rs.world_size, rs.source,
                rs.place.describe());
   const RendezvousResult met =
-      rendezvous({rs.place, rs.rank, rs.world_size, rs.session, rs.timeout_s, identity.dump()},
+      rendezvous(rendezvous_request(rs, identity.dump()),
                  [&](const std::vector<std::string>& ids) { return rank0_answer(ids, id); });
   GroupRequest request;
   request.allreduce = true;
@@ -238,7 +238,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
   nlohmann::json who = nlohmann::json::array();
   if (rs.rank == 0)
-    for (const auto& text : met.identities) who.push_back(parse_json_or_discarded(text));
+    who = identities_for_document(met.identities);
   else
     who.push_back(identity);
   doc["ranks"] = who;
@@ -534,7 +534,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->type_name("N");
   cmd->add_option("--rendezvous", o->ranks.rendezvous,
                   "Where the ranks meet: a FILE every rank sees (rank 0 writes it) or rank 0's "
-                  "HOST:PORT")
+                  "HOST:PORT (not loopback: every rank needs the same GPUCHECK_RENDEZVOUS_TOKEN)")
       ->type_name("WHERE");
   cmd->add_option("--rendezvous-timeout", o->ranks.rendezvous_timeout_s,
                   "How long a rank waits for the others: " + duration_help())

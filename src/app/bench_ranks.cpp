@@ -4,6 +4,8 @@
 #include "core/errors.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
+#include "core/rendezvous_wire.h"
+#include "core/sanitize.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -110,7 +112,21 @@ std::optional<RankSetup> resolve_ranks(const RankOptions& o, const EnvMap& env) 
   if (s.rank < 0 || s.rank >= s.world_size)
     throw UsageError(fmt::format("{}: rank {} is outside a world of {} (ranks 0 to {})", s.source,
                                  s.rank, s.world_size, s.world_size - 1));
+  s.token = env_text(env, rendezvous_wire::kTokenVariable);
+  if (s.world_size > 1) check_rendezvous_place(s.place, s.token);
   return s;
+}
+
+RendezvousRequest rendezvous_request(const RankSetup& s, std::string identity) {
+  RendezvousRequest q;
+  q.place = s.place;
+  q.rank = s.rank;
+  q.world_size = s.world_size;
+  q.session = s.session;
+  q.timeout_s = s.timeout_s;
+  q.identity = std::move(identity);
+  q.token = s.token;
+  return q;
 }
 
 std::vector<std::string> rank_devices(const std::vector<BenchTarget>& cuda, bool device_named,
@@ -145,6 +161,34 @@ json rank_identity(int rank, const std::vector<std::string>& devices, const json
     devs.push_back(d);
   }
   return {{"rank", rank}, {k::kHostname, hostname()}, {k::kDevices, devs}};
+}
+
+namespace {
+
+json sanitized(const json& j) {
+  if (j.is_string()) return sanitize(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    json out = json::array();
+    for (const auto& v : j) out.push_back(sanitized(v));
+    return out;
+  }
+  if (j.is_object()) {
+    json out = json::object();
+    for (const auto& [key, v] : j.items()) out[sanitize(key)] = sanitized(v);
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
+json identities_for_document(const std::vector<std::string>& identities) {
+  json out = json::array();
+  for (const auto& text : identities) {
+    const json i = parse_json_or_discarded(text);
+    out.push_back(i.is_discarded() ? json(sanitize(text)) : sanitized(i));
+  }
+  return out;
 }
 
 std::string rank0_answer(const std::vector<std::string>& identities, const std::string& id) {

@@ -29,13 +29,18 @@ struct RankSetup {
   std::string session;  // Slurm's job.step, else empty
   double timeout_s = 120;
   std::string source;  // "--rank/--world-size" or "Slurm (SLURM_PROCID/SLURM_NTASKS)"
+  std::string token;   // GPUCHECK_RENDEZVOUS_TOKEN: the ranks' shared secret, or empty
 };
 
 // nullopt: one process (no --rank, --world-size or --rendezvous). With --rendezvous, the rank and
-// world size come from the flags, else from Slurm's task variables. UsageError naming the flag:
-// a rank flag without --rendezvous, one of --rank/--world-size without the other, a world size
-// below 1, a rank outside 0..world size-1, no rank known at all.
+// world size come from the flags, else from Slurm's task variables, and the secret from
+// GPUCHECK_RENDEZVOUS_TOKEN. UsageError naming the flag: a rank flag without --rendezvous, one
+// of --rank/--world-size without the other, a world size below 1, a rank outside 0..world
+// size-1, no rank known at all, a place strangers could join (check_rendezvous_place).
 std::optional<RankSetup> resolve_ranks(const RankOptions& options, const EnvMap& env);
+
+// What this rank asks of rendezvous(): the setup's place, rank, run and secret, and its identity.
+RendezvousRequest rendezvous_request(const RankSetup& setup, std::string identity);
 
 // The CUDA devices this rank runs on: --device as given when named; under Slurm with several
 // GPUs visible, the task's own (cuda<SLURM_LOCALID>: one task per GPU); else every CUDA GPU of
@@ -47,6 +52,11 @@ std::vector<std::string> rank_devices(const std::vector<BenchTarget>& cuda_targe
 // probe's section), one JSON object.
 nlohmann::json rank_identity(int rank, const std::vector<std::string>& devices,
                              const nlohmann::json& backends);
+
+// Every rank's identity as the document records it (index = rank): what another process sent,
+// so each text in it is sanitized (valid UTF-8, no raw control bytes: no escape sequence reaches
+// a terminal that shows the document); one that is not JSON stays as sanitized text.
+nlohmann::json identities_for_document(const std::vector<std::string>& identities);
 
 // Rank 0's answer once all have met: the collective's id and each process's first rank (its
 // devices are consecutive ranks). UsageError for an identity that is not one (a peer of

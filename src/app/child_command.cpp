@@ -171,9 +171,9 @@ int run_stress_child(const std::string& plan_text) {
 int run_rendezvous_child(const RankOptions& options, const std::string& identity) {
   const auto setup = resolve_ranks(options, current_environment());
   if (!setup) throw UsageError("__child rendezvous: give --rendezvous");
-  const RendezvousResult met = rendezvous(
-      {setup->place, setup->rank, setup->world_size, setup->session, setup->timeout_s, identity},
-      [](const std::vector<std::string>& ids) { return nlohmann::json(ids).dump(); });
+  const RendezvousResult met =
+      rendezvous(rendezvous_request(*setup, identity),
+                 [](const std::vector<std::string>& ids) { return nlohmann::json(ids).dump(); });
   if (setup->rank == 0) retire_rendezvous(setup->place);
   write_all(STDOUT_FILENO,
             nlohmann::json{{"answer", met.answer}, {"identities", met.identities}}.dump() + "\n");

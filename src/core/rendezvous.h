@@ -5,7 +5,10 @@
 //
 // Nothing waits forever: a rank that does not meet the others within the timeout, a file left
 // by an earlier run, or a peer of another run ends in UsageError (exit 2) naming what it waited
-// for.
+// for. Strangers cannot join: with a shared secret (the token) every message proves it knows it
+// (core/rendezvous_wire), and without one the ranks meet only on loopback or through files in a
+// directory other users cannot write. Bad bytes from a peer are refused, never an exit; rank 0
+// bounds how many connections wait, how long and how many bytes each may send.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,11 @@ struct RendezvousRequest {
   std::string session;
   double timeout_s = 60;
   std::string identity;  // this rank's identity, any text (rank 0 collects them)
+  // The secret every rank of the run shares (GPUCHECK_RENDEZVOUS_TOKEN); empty: none. Never
+  // sent, logged or written anywhere.
+  std::string token;
+  // How long rank 0 waits for a connection's hello before closing it.
+  double hello_timeout_s = 10;
 };
 
 struct RendezvousResult {
@@ -46,12 +54,18 @@ struct RendezvousResult {
 // Rank 0's answer, made once every rank has met, from their identities (index = rank).
 using RendezvousAnswer = std::function<std::string(const std::vector<std::string>&)>;
 
+// UsageError (exit 2) before any work when meeting there would let strangers in: a TCP address
+// that is not loopback without a token (naming GPUCHECK_RENDEZVOUS_TOKEN and docs/FLEET.md), a
+// token shorter than 16 characters, a FILE in a directory every user may write (as /tmp).
+void check_rendezvous_place(const RendezvousPlace& place, const std::string& token);
+
 // Meets the other ranks. Rank 0 calls `answer` once; the others ignore it.
 RendezvousResult rendezvous(const RendezvousRequest& request, const RendezvousAnswer& answer);
 
 // Rank 0, once every rank has its answer (their collective started): removes the rendezvous
 // file where a rank never said it had read it (rank 0 removes it itself once all have), so a
-// later run never reads it. Nothing for the TCP form; a missing file is no error.
+// later run never reads it; only a file this process wrote. Nothing for the TCP form; a missing
+// file is no error.
 void retire_rendezvous(const RendezvousPlace& place);
 
 }  // namespace gpucheck

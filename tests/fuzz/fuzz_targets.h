@@ -11,5 +11,6 @@ namespace gpucheck::fuzz {
 
 void profile(const std::uint8_t* data, std::size_t size);
 void document(const std::uint8_t* data, std::size_t size);
+void rendezvous(const std::uint8_t* data, std::size_t size);  // fuzz_rendezvous.cpp
 
 }  // namespace gpucheck::fuzz

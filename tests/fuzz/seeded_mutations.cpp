@@ -2,7 +2,7 @@
 // mutations of them (bit flips, byte changes, insertions of syntax characters, deletions,
 // truncations, splices of two inputs, repeated slices), through a fuzz target. A mutation that
 // lets anything but a UsageError escape is printed (hex) and fails the test.
-//   seeded_mutations profile|document CORPUS_DIR MUTATIONS SEED
+//   seeded_mutations profile|document|rendezvous CORPUS_DIR MUTATIONS SEED
 #include "fuzz_targets.h"
 
 #include <cstdio>
@@ -77,11 +77,14 @@ Bytes mutate(const Bytes& in, const std::vector<Bytes>& corpus, std::mt19937_64&
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s profile|document CORPUS_DIR MUTATIONS SEED\n", argv[0]);
+    std::fprintf(stderr, "usage: %s profile|document|rendezvous CORPUS_DIR MUTATIONS SEED\n",
+                 argv[0]);
     return 2;
   }
   const std::string target = argv[1];
-  auto run = target == "profile" ? gpucheck::fuzz::profile : gpucheck::fuzz::document;
+  auto run = target == "profile"      ? gpucheck::fuzz::profile
+             : target == "rendezvous" ? gpucheck::fuzz::rendezvous
+                                      : gpucheck::fuzz::document;
   std::vector<Bytes> corpus;
   for (const auto& e : std::filesystem::directory_iterator(argv[2])) {
     std::ifstream in(e.path(), std::ios::binary);

@@ -99,8 +99,10 @@ for args, what in ((["--nodes", "n1"], "one node"), (["--nodes", "n1,n1"], "a no
 # The srun command of a pair, through a stand-in srun that records its arguments and succeeds.
 srun = os.path.join(TMP, "srun")
 argv_log = os.path.join(TMP, "srun.log")
+token_log = os.path.join(TMP, "tokens.log")
 with open(srun, "w") as f:
-    f.write(f'#!/bin/sh\necho "$@" >> {argv_log}\nexit 0\n')
+    f.write(f'#!/bin/sh\necho "$@" >> {argv_log}\necho "$GPUCHECK_RENDEZVOUS_TOKEN" >> {token_log}\n'
+            'exit 0\n')
 os.chmod(srun, 0o755)
 r, s, _ = run(["a", "b"], runner=False, env={"SRUN": srun},
               extra=["--port", "31000", "--gpucheck", "/opt/gpucheck"])
@@ -108,6 +110,16 @@ line = open(argv_log).read().strip()
 check("srun runs the pair on its two nodes", "--nodes=2 --nodelist=a,b --ntasks-per-node=1" in line)
 check("bench meets at the first node", "/opt/gpucheck bench --ops allreduce --transport net" in line
       and "--rendezvous a:31000" in line and "--device all" in line)
+check("srun passes the environment on", "--export=ALL" in line)
+token = open(token_log).read().split()
+check("each pair's ranks get a token through the environment",
+      len(token) == 1 and len(token[0]) >= 32)
+check("the token is on no command line", token and token[0] not in line)
+# Four nodes: two pairs at once, each with a token of its own.
+open(token_log, "w").close()
+run(["a", "b", "c", "d"], runner=False, env={"SRUN": srun})
+tokens = open(token_log).read().split()
+check("every pair has its own token", len(tokens) == 2 and len(set(tokens)) == 2)
 
 if failed:
     print(f"{len(failed)} check(s) failed")

@@ -4,8 +4,8 @@
 // naming what was waited for, and the rank flags and Slurm variables read and checked.
 #include "app/bench_ranks.h"
 #include "bench/cell.h"
-#include "core/nccl_log.h"
 #include "core/errors.h"
+#include "core/nccl_log.h"
 #include "core/rendezvous.h"
 
 #include "../free_port.h"
@@ -36,6 +36,7 @@ std::string temp_file(const std::string& name) {
       fs::temp_directory_path() / ("gpucheck-rdv-" + std::to_string(::getpid()) + "-" +
                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all);  // rendezvous files live where only the user writes
   return (dir / name).string();
 }
 
@@ -142,8 +143,8 @@ TEST(Rendezvous, AStaleFileIsNotMet) {
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
       3600;
   std::ofstream(file) << Json{
-      {"magic", "gpucheck-rendezvous/1"},
-      {"token", "old"},
+      {"magic", "gpucheck-rendezvous/2"},
+      {"challenge", "0123456789abcdef0123456789abcdef"},
       {"world_size", 2},
       {"session", ""},
       {"created", hour_ago},
@@ -237,15 +238,26 @@ TEST(BenchRanks, FlagsAreChecked) {
   EXPECT_THAT(
       msg({std::nullopt, std::nullopt, "f", 1}, {{"SLURM_PROCID", "x"}, {"SLURM_NTASKS", "2"}}),
       HasSubstr("SLURM_PROCID='x'"));
-  auto slurm = resolve_ranks({std::nullopt, std::nullopt, "h:1", 5}, {{"SLURM_PROCID", "3"},
-                                                                      {"SLURM_NTASKS", "4"},
-                                                                      {"SLURM_JOB_ID", "77"},
-                                                                      {"SLURM_STEP_ID", "2"}});
+  const std::string token = "a-secret-long-enough-for-the-test";
+  auto slurm =
+      resolve_ranks({std::nullopt, std::nullopt, "h:1", 5}, {{"SLURM_PROCID", "3"},
+                                                             {"SLURM_NTASKS", "4"},
+                                                             {"SLURM_JOB_ID", "77"},
+                                                             {"SLURM_STEP_ID", "2"},
+                                                             {"GPUCHECK_RENDEZVOUS_TOKEN", token}});
   ASSERT_TRUE(slurm);
   EXPECT_EQ(slurm->rank, 3);
   EXPECT_EQ(slurm->world_size, 4);
   EXPECT_EQ(slurm->session, "77.2");
   EXPECT_EQ(slurm->timeout_s, 5);
+  EXPECT_EQ(slurm->token, token);
+  EXPECT_EQ(app::rendezvous_request(*slurm, "me").token, token);
+  // A place other hosts reach needs the token; a short one is refused without being shown.
+  EXPECT_THAT(msg({0, 2, "10.0.0.1:29500", 1}, none), HasSubstr("set GPUCHECK_RENDEZVOUS_TOKEN"));
+  EXPECT_THAT(msg({0, 2, "10.0.0.1:29500", 1}, {{"GPUCHECK_RENDEZVOUS_TOKEN", "abc"}}),
+              HasSubstr("3 characters are too few"));
+  EXPECT_EQ(msg({0, 2, "10.0.0.1:29500", 1}, {{"GPUCHECK_RENDEZVOUS_TOKEN", token}}), "no error");
+  EXPECT_EQ(msg({0, 2, "127.0.0.1:29500", 1}, none), "no error");
 }
 
 TEST(BenchRanks, SlurmTasksTakeTheirOwnGpu) {
@@ -284,6 +296,23 @@ TEST(BenchRanks, RankZeroLaysOutTheRanks) {
   EXPECT_EQ(s1.id, bytes);
   EXPECT_THROW(app::rank0_answer({"not json", id.dump()}, bytes), UsageError);
   EXPECT_THROW(app::span_of("{}", 0), UsageError);
+}
+
+TEST(BenchRanks, IdentitiesReachTheDocumentSanitized) {
+  const Json evil = {{"rank", 1},
+                     {"hostname", "node\x1b]0;owned\x07"},
+                     {"devices", Json::array({{{"device_uuid", "GPU-\x1b[2J"}}})}};
+  const Json doc = app::identities_for_document({evil.dump(), "not json \x1b[31m"});
+  // The strings as a view prints them: no raw escape or bell left (dump() would escape them).
+  for (const std::string& shown :
+       {doc[0]["hostname"].get<std::string>(),
+        doc[0]["devices"][0]["device_uuid"].get<std::string>(), doc[1].get<std::string>()}) {
+    EXPECT_EQ(shown.find('\x1b'), std::string::npos) << shown;
+    EXPECT_EQ(shown.find('\x07'), std::string::npos) << shown;
+  }
+  EXPECT_EQ(doc[0]["rank"], 1);
+  EXPECT_THAT(doc[0]["hostname"].get<std::string>(), HasSubstr("node"));
+  EXPECT_THAT(doc[1].get<std::string>(), HasSubstr("not json"));
 }
 
 TEST(BenchRanks, ThePlanCarriesTheSpan) {
