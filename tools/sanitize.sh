@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and the libFuzzer
-# targets for the profile and document readers for a bounded time, in their own build directory
+# targets for the profile, document and framework-answer readers for a bounded time, in their own build directory
 # (clang, CUDA off). Prints the same closing line as tools/test.sh.
 #   SANITIZE_BUILD_DIR (default build-sanitize)   GPUCHECK_FUZZ_SECONDS (default 60 a target)
 #   SANITIZE_TESTS: ctest -R regex of the tests to run (default: unit, CLI, schema and fuzz tests)
