@@ -348,6 +348,7 @@ FrameworkRun run_liar(const std::string& lie, double timeout_s = 60,
   auto j = job("torch", (kFixtures / "interpreters" / "liar").string());
   j.startup_timeout = std::chrono::duration<double>(timeout_s);
   j.env["FAKE_CHILD_LIE"] = lie;
+  j.policy.max_time_s = 1;  // a silent child is hung 2 x this + timeout_s after its last line
   for (auto& [k, v] : extra) j.env[k] = v;
   j.cells = {cell(Op::kExp, DType::kF32, gpucheck::ExpShape{4096})};
   return gpucheck::bench::run_framework(j);
