@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and the libFuzzer
-# targets for the profile, document and rendezvous readers for a bounded time, in their own
-# build directory (clang, CUDA off). Prints the same closing line as tools/test.sh.
+# targets for the profile, document, rendezvous and framework-answer readers for a bounded time,
+# in their own build directory (clang, CUDA off). Prints the same closing line as tools/test.sh.
 #   SANITIZE_BUILD_DIR (default build-sanitize)   GPUCHECK_FUZZ_SECONDS (default 60 a target)
 #   SANITIZE_TESTS: ctest -R regex of the tests to run (default: unit, CLI, schema and fuzz tests)
 set -euo pipefail

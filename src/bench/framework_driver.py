@@ -151,6 +151,23 @@ class Torch:
     def framework_device(self):
         return str(self.dev)
 
+    def matmul(self, a, b, out):
+        """The GEMM cell's call, shared with the accumulation probe."""
+        return self.torch.matmul(a, b, out=out)
+
+    def bf16_gemm_sum(self):
+        """ones(4,512) @ ones(512,4) in bf16 through the cell's call: 512 where the kernel
+        accumulates in f32, 256 where each partial sum is rounded to bf16 (past 256, bf16's
+        spacing is 2, so +1 is lost). Torch 1.13 on a CPU without AVX-512 BW/VL/DQ (or with
+        torch.backends.mkldnn.enabled False) leaves oneDNN for a kernel that does the latter."""
+        torch = self.torch
+        a = torch.ones(4, 512, dtype=torch.bfloat16, device=self.dev)
+        b = torch.ones(512, 4, dtype=torch.bfloat16, device=self.dev)
+        out = torch.empty(4, 4, dtype=torch.bfloat16, device=self.dev)
+        self.matmul(a, b, out)
+        self.sync()
+        return float(out.float().min().item())
+
     def set_tf32(self, on):
         if self.cuda:
             self.torch.backends.cuda.matmul.allow_tf32 = on
@@ -212,7 +229,7 @@ class Torch:
             result = lambda: out
         elif op == "gemm":
             out = torch.empty(shape["m"], shape["n"], dtype=dev[0].dtype, device=self.dev)
-            launch = lambda: torch.matmul(dev[0], dev[1], out=out)
+            launch = lambda: self.matmul(dev[0], dev[1], out)
             result = lambda: out
         elif op == "conv":
             box = {}
@@ -801,10 +818,18 @@ def main():
     except Unsupported as e:
         emit(unavailable=str(e))
         return 0
-    emit(hello={"framework": fw.name, "version": fw.version, "device": fw.framework_device(),
-                "device_name": fw.device_name, "settings": fw.settings(),
-                "python": sys.version.split()[0]})
+    hello = {"framework": fw.name, "version": fw.version, "device": fw.framework_device(),
+             "device_name": fw.device_name, "settings": fw.settings(),
+             "python": sys.version.split()[0]}
     cells = job["cells"]
+    # How the framework sums a bf16 GEMM here: gpucheck names it when such a cell mismatches.
+    if hasattr(fw, "bf16_gemm_sum") and any(
+            c["op"] == "gemm" and c["dtype"] == "bf16" for c in cells):
+        try:
+            hello["bf16_gemm_sum"] = fw.bf16_gemm_sum()
+        except Exception:  # the cell itself will say what fails
+            pass
+    emit(hello=hello)
     rounds = job["rounds"]
     max_time = job["max_time"]
     state = [{"times": None, "cut": False, "seconds": 0.0, "done": False} for _ in cells]

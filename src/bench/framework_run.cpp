@@ -7,10 +7,14 @@
 #include "bench/record.h"
 #include "bench/verify.h"
 #include "core/child_process.h"
+#include "core/graceful_stop.h"
 #include "core/json_keys_framework.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,7 +24,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
+#include <thread>
 
 extern const unsigned char gpucheck_framework_driver[];
 extern const unsigned long long gpucheck_framework_driver_size;
@@ -47,15 +53,16 @@ std::string_view framework_driver_source() {
 
 namespace {
 
-// A private directory for one framework run, removed with everything in it.
+// A private directory for one framework run, removed with everything in it (on a stop signal
+// too: run_framework holds the signal until the directory is gone).
 class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
     std::string pattern = std::string(base && *base ? base : "/tmp") + "/gpucheck-framework-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error(
-          fmt::format("mkdtemp({}) failed: {}", pattern, std::strerror(errno)));
+      throw std::runtime_error(fmt::format("mkdtemp({}) failed: {} (TMPDIR={})", pattern,
+                                           std::strerror(errno), base ? base : "unset"));
     path_ = pattern;
   }
   ~TempDir() {
@@ -77,13 +84,64 @@ void write_file(const std::string& path, const void* data, std::size_t bytes) {
   if (!f) throw std::runtime_error(fmt::format("writing {} ({} bytes) failed", path, bytes));
 }
 
-// The whole file, or nullopt when it cannot be read.
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return std::move(ss).str();
+// An output the child wrote: a regular file of exactly `want` bytes, read without following a
+// link or waiting on a FIFO, and never more than `want` bytes; otherwise why not.
+struct OutputFile {
+  std::string bytes;
+  std::string problem;  // empty: bytes holds the output
+};
+
+OutputFile read_output_file(const std::string& path, std::uint64_t want, std::string_view who) {
+  OutputFile out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    out.problem = errno == ENOENT
+                      ? fmt::format("{} wrote no output file", who)
+                      : fmt::format("open({}) failed: {} ({})", path, std::strerror(errno),
+                                    errno == ELOOP ? "a symbolic link" : "not readable");
+    return out;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    out.problem = fmt::format("fstat({}) failed: {}", path, std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    out.problem = fmt::format(
+        "{} left its output {} as something other than a regular file "
+        "(a FIFO, a device or a directory)",
+        who, path);
+  } else if (static_cast<std::uint64_t>(st.st_size) != want) {
+    out.problem = fmt::format("{} returned {} bytes for an output of {} bytes", who,
+                              static_cast<std::uint64_t>(st.st_size), want);
+  } else {
+    out.bytes.resize(want);
+    std::size_t done = 0;
+    while (done < want) {
+      const ssize_t n = ::read(fd, out.bytes.data() + done, want - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        out.problem =
+            n < 0 ? fmt::format("read({}) failed: {}", path, std::strerror(errno))
+                  : fmt::format("{} returned {} bytes for an output of {} bytes", who, done, want);
+        break;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  ::close(fd);
+  if (!out.problem.empty()) out.bytes.clear();
+  return out;
+}
+
+// A generous physical bound on what a device can do a second (FLOP/s or bytes/s): a faster
+// timing is impossible, so the child's clock or its answer is wrong. The CPU: every core at
+// 6 GHz retiring 4096 flops a cycle (above AMX's bf16 rate) or 512 bytes a cycle (above two
+// loads and a store of 64 bytes from L1); an accelerator: 100 PFLOP/s and 100 TB/s, far above
+// any made.
+double throughput_bound(const Work& w, bool host_device) {
+  const bool flops = std::string_view(w.unit) != "GB/s";
+  if (!host_device) return flops ? 1e17 : 1e14;
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  return cores * 6e9 * (flops ? 4096.0 : 512.0);
 }
 
 // A cell's inputs, made as the engine makes them (only ops whose unit has inputs reach here).
@@ -113,7 +171,21 @@ Transfers transfers_of(const Cell& cell, std::size_t record) {
 
 struct Hello {
   std::string version, device, device_name, settings, python;
+  // ones(4,512) @ ones(512,4) in bf16 through the GEMM cell's call (asked only with a bf16 GEMM
+  // cell): 512 for f32 accumulation, 256 where every partial sum is rounded to bf16.
+  std::optional<double> bf16_gemm_sum;
 };
+
+bool is_bf16_gemm(const Cell& cell) {
+  return cell.op == Op::kGemm && cell.dtype == DType::kBf16;
+}
+
+// What the probe's sum says about how bf16 GEMMs accumulate.
+std::string accumulation_of(double sum) {
+  if (sum == 512) return "f32";
+  if (sum == 256) return "bf16";
+  return "unknown";
+}
 
 class Runner {
  public:
@@ -139,6 +211,8 @@ class Runner {
       fw[k::kDeviceName] = hello_->device_name;
       fw[k::kSettings] = hello_->settings;
       fw[k::kPython] = hello_->python;
+      if (hello_->bf16_gemm_sum && is_bf16_gemm(cell))
+        fw[k::kBf16GemmAccumulation] = accumulation_of(*hello_->bf16_gemm_sum);
     }
     r[k::kFramework] = std::move(fw);
     return r;
@@ -161,7 +235,8 @@ class Runner {
   FrameworkRun run() {
     std::vector<std::size_t> batch;
     std::uint64_t bytes = 0;
-    for (std::size_t i = 0; i < job_.cells.size() && !run_.unavailable; ++i) {
+    for (std::size_t i = 0;
+         i < job_.cells.size() && !run_.unavailable && GracefulStop::stop_signal() == 0; ++i) {
       const Cell& c = job_.cells[i];
       if (!unit_of(c.op).inputs) {
         if (c.explicit_request)
@@ -210,7 +285,16 @@ class Runner {
   }
 
   void run_batch(const std::vector<std::size_t>& batch) {
-    TempDir dir;
+    // Without a place for the inputs the framework cannot run; what gpucheck measured itself is
+    // kept.
+    std::optional<TempDir> dir_holder;
+    try {
+      dir_holder.emplace();
+    } catch (const std::runtime_error& e) {
+      run_.unavailable = fmt::format("no temporary directory for its inputs: {}", e.what());
+      return;
+    }
+    const TempDir& dir = *dir_holder;
     const std::string driver = dir.path() + "/gpucheck_framework_driver.py";
     const auto source = framework_driver_source();
     write_file(driver, source.data(), source.size());
@@ -224,8 +308,7 @@ class Runner {
         write_file(dir.path() + "/" + name, in[i].data(), input_bytes(c, in[i]));
         inputs.push_back(name);
       }
-      for (std::size_t i = 0; i < records_of(c, host_); ++i)
-        outputs.push_back(fmt::format("out{}_{}.bin", b, i));
+      for (std::size_t i = 0; i < records_of(c, host_); ++i) outputs.push_back(output_name(b, i));
       cells.push_back({{"op", to_string(c.op)},
                        {"dtype", to_string(c.dtype)},
                        {"shape", shape_to_json(c.shape)},
@@ -269,6 +352,11 @@ class Runner {
           job_.cell_started(job_.cells[batch[m["started"].get<std::size_t>()]]);
       }
     };
+    // A stop signal ends the child (SIGTERM, then its whole group) and comes back once the
+    // directory is removed: run_framework raises it again.
+    if (GracefulStop::stop_signal() != 0) return;
+    limits.stop_signal = &GracefulStop::stop_signal;
+    limits.stop_grace = std::chrono::seconds(2);
     const ChildResult res = run_children({spec}, limits, watch).front();
     collect(batch, dir.path(), res, limits);
   }
@@ -280,7 +368,7 @@ class Runner {
     while (std::getline(in, line))
       if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
     if (last.size() > 300) last = last.substr(0, 300) + "…";
-    return last;
+    return redact_child_words(last);
   }
 
   void collect(const std::vector<std::size_t>& batch, const std::string& dir,
@@ -290,7 +378,8 @@ class Runner {
       run_.unavailable = fmt::format("cannot start {}: {}", job_.python, res.spawn_error);
       return;
     }
-    std::vector<bool> answered(batch.size(), false);
+    std::vector<bool> answered(batch.size(), false), answered_whole(batch.size(), false);
+    std::set<std::pair<std::size_t, std::size_t>> answered_records;
     std::optional<std::size_t> running;
     bool done = false;
     std::string protocol_error;
@@ -303,20 +392,24 @@ class Runner {
         // A child stopped for writing too much leaves its last line cut: say that, not this.
         if (res.end == ChildResult::End::kOutputTooLarge) break;
         protocol_error = fmt::format("{} wrote a line that is not a JSON object: '{}'", who,
-                                     line.substr(0, 120));
+                                     redact_child_words(line.substr(0, 120)));
         break;
       }
       try {
         if (m.contains("hello")) {
           const auto& h = m["hello"];
-          hello_ = Hello{h.at("version").get<std::string>(), h.at("device").get<std::string>(),
-                         h.at("device_name").get<std::string>(),
-                         h.at("settings").get<std::string>(), h.value("python", "")};
+          hello_ = Hello{words(h.at("version")),
+                         words(h.at("device")),
+                         words(h.at("device_name")),
+                         words(h.at("settings")),
+                         h.contains("python") ? words(h["python"]) : std::string(),
+                         std::nullopt};
+          if (h.contains("bf16_gemm_sum")) hello_->bf16_gemm_sum = h["bf16_gemm_sum"].get<double>();
         } else if (m.contains("unavailable")) {
-          run_.unavailable = m["unavailable"].get<std::string>();
+          run_.unavailable = words(m["unavailable"]);
           return;
         } else if (m.contains("fatal")) {
-          protocol_error = fmt::format("{}: {}", who, m["fatal"].get<std::string>());
+          protocol_error = fmt::format("{}: {}", who, words(m["fatal"]));
         } else if (m.contains("done")) {
           done = true;
         } else if (m.contains("started")) {
@@ -324,16 +417,29 @@ class Runner {
         } else if (m.contains("cell")) {
           const std::size_t b = index_in_batch(m["cell"], batch.size());
           const Cell& cell = job_.cells[batch[b]];
+          // One answer a record (a verdict answers all of the cell's): a second is the child's
+          // error, never a second record.
+          const bool whole_cell = m.contains("unsupported") || m.contains("failed");
+          const auto rec = whole_cell ? std::size_t{0} : m.value("record", std::size_t{0});
+          const bool again = whole_cell
+                                 ? answered[b]
+                                 : answered_whole[b] || !answered_records.insert({b, rec}).second;
+          if (again) {
+            protocol_error =
+                fmt::format("{} answered cell {} ({}) more than once", who, b,
+                            whole_cell ? "all records" : fmt::format("record {}", rec));
+            break;
+          }
           answered[b] = true;
+          answered_whole[b] = whole_cell;
           if (m.contains("unsupported")) {
-            verdict(cell, "unsupported", m["unsupported"].get<std::string>());
+            verdict(cell, "unsupported", words(m["unsupported"]));
           } else if (m.contains("failed")) {
             verdict(cell, "failed",
-                    fmt::format("{} {}: {}", job_.framework, version(),
-                                m["failed"].get<std::string>()));
+                    fmt::format("{} {}: {}", job_.framework, version(), words(m["failed"])));
           } else {
             try {
-              finish(cell, m, dir);
+              finish(b, cell, m, dir);
             } catch (const std::exception& e) {
               // Only this record fails; the cell's other record may have come back whole.
               const auto i = m.value("record", std::size_t{0});
@@ -341,17 +447,17 @@ class Runner {
                   record(cell, transfers_of(cell, i < records_of(cell, host_) ? i : 0));
               r[k::kStatus] = "failed";
               r[k::kReason] = fmt::format("{} returned a malformed result '{}': {}", who,
-                                          line.substr(0, 120), e.what());
+                                          redact_child_words(line.substr(0, 120)), e.what());
               run_.records.push_back(std::move(r));
             }
           }
         } else {
-          protocol_error =
-              fmt::format("{} wrote an unknown message: '{}'", who, line.substr(0, 120));
+          protocol_error = fmt::format("{} wrote an unknown message: '{}'", who,
+                                       redact_child_words(line.substr(0, 120)));
         }
       } catch (const std::exception& e) {
         protocol_error = fmt::format("{} wrote a malformed message '{}': {}", who,
-                                     line.substr(0, 120), e.what());
+                                     redact_child_words(line.substr(0, 120)), e.what());
       }
     }
     if (done && protocol_error.empty() && res.exited_ok()) return;
@@ -374,6 +480,53 @@ class Runner {
 
   std::string version() const { return hello_ ? hello_->version : std::string("?"); }
 
+ public:
+  // The answer lines of a child that exited 0, for every cell as one batch (no child run).
+  FrameworkRun answers(std::string_view out, const std::string& dir) {
+    std::vector<std::size_t> batch(job_.cells.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = i;
+    ChildResult res;
+    res.end = ChildResult::End::kExited;
+    res.exit_code = 0;
+    res.out = std::string(out);
+    collect(batch, dir, res, ChildLimits{});
+    if (run_.unavailable) run_.records.clear();
+    return std::move(run_);
+  }
+
+ private:
+  static std::string output_name(std::size_t cell_in_batch, std::size_t record) {
+    return fmt::format("out{}_{}.bin", cell_in_batch, record);
+  }
+
+  // A string the child sent, as a record may quote it.
+  static std::string words(const nlohmann::json& v) {
+    return redact_child_words(v.get<std::string>());
+  }
+
+  // Every time positive and finite, and none faster than the device can be (the fastest time
+  // against the bound on the work it did).
+  void check_times(const Cell& cell, const std::vector<std::vector<double>>& rounds) const {
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const auto& round : rounds)
+      for (double t : round) {
+        if (!std::isfinite(t) || t <= 0)
+          throw std::invalid_argument(
+              fmt::format("a time of {} s (not a positive finite time)", t));
+        fastest = std::min(fastest, t);
+      }
+    if (!std::isfinite(fastest)) throw std::invalid_argument("no timed repetition");
+    const Work w = work_of(cell);
+    const double bound = throughput_bound(w, host_);
+    if (w.amount > 0 && w.amount / fastest > bound) {
+      const double scale = std::string_view(w.unit) == "GB/s" ? 1e9 : 1e12;
+      throw std::invalid_argument(fmt::format(
+          "a time of {:g} s is {:.3g} {}, above the {:.3g} {} this device can do at most: its "
+          "clock or its answer is wrong",
+          fastest, w.amount / fastest / scale, w.unit, bound / scale, w.unit));
+    }
+  }
+
   static std::size_t index_in_batch(const nlohmann::json& v, std::size_t size) {
     const auto i = v.get<std::size_t>();
     if (i >= size) throw std::out_of_range(fmt::format("cell {} of {}", i, size));
@@ -381,46 +534,59 @@ class Runner {
   }
 
   // Reads a record's output, verifies it and completes the record from its timings.
-  void finish(const Cell& cell, const nlohmann::json& m, const std::string& dir) {
+  void finish(std::size_t b, const Cell& cell, const nlohmann::json& m, const std::string& dir) {
     const auto rec = m.at("record").get<std::size_t>();
     if (rec >= records_of(cell, host_))
       throw std::out_of_range(
           fmt::format("record {} of a cell with {}", rec, records_of(cell, host_)));
     const auto rounds = m.at("times").get<std::vector<std::vector<double>>>();
     nlohmann::json r = record(cell, transfers_of(cell, rec));
-    bool any = false;
-    for (const auto& round : rounds)
-      for (double t : round) {
-        if (!std::isfinite(t) || t < 0)
-          throw std::invalid_argument(fmt::format("a time of {} s", t));
-        any = true;
-      }
-    if (!any) throw std::invalid_argument("no timed repetition");
+    check_times(cell, rounds);
+    // Only the file gpucheck named for this record, in the job's directory.
     const std::string name = m.at("output").get<std::string>();
-    if (name.find('/') != std::string::npos)
-      throw std::invalid_argument("an output outside its directory: " + name);
+    if (name != output_name(b, rec))
+      throw std::invalid_argument(fmt::format("an output named '{}', not the '{}' it was given",
+                                              redact_child_words(name.substr(0, 120)),
+                                              output_name(b, rec)));
     const Verification v = verify_output(cell, dir + "/" + name);
     finish_record(r, cell, rounds, m.value("truncated", false), v);
+    if (r[k::kStatus] == "mismatch")
+      r[k::kReason] = r[k::kReason].get<std::string>() + why_off(cell);
     run_.records.push_back(std::move(r));
+  }
+
+  // What is known to make a cell's result off: a bf16 GEMM that accumulates in bf16 (gpucheck's
+  // reference and tolerance are for f32 accumulation, as cuBLAS and oneDNN do).
+  std::string why_off(const Cell& cell) const {
+    if (!is_bf16_gemm(cell) || !hello_ || !hello_->bf16_gemm_sum ||
+        accumulation_of(*hello_->bf16_gemm_sum) != "bf16")
+      return "";
+    std::string why = fmt::format(
+        "; {} {} accumulates bf16 GEMMs in bf16 on this {}, not in f32 (ones(4,512) @ "
+        "ones(512,4) in bf16 gives {}, not 512: each partial sum is rounded to bf16)",
+        job_.framework, version(), host_ ? "CPU" : "device", *hello_->bf16_gemm_sum);
+    if (job_.framework == "torch" && host_ && version().starts_with("1.13"))
+      why +=
+          "; torch 1.13 sums bf16 in f32 through oneDNN only where the CPU has AVX-512 BW, VL and "
+          "DQ and torch.backends.mkldnn.enabled is True";
+    return why;
   }
 
   Verification verify_output(const Cell& cell, const std::string& path) const {
     const std::uint64_t want = output_of(cell).bytes;
-    const auto got = read_file(path);
-    if (!got || got->size() != want) {
+    const OutputFile got = read_output_file(path, want, job_.framework);
+    if (!got.problem.empty()) {
       Verification v;
       v.ok = false;
       v.max_rel_error = std::numeric_limits<double>::infinity();
       v.method = "size";
-      v.detail = got ? fmt::format("{} returned {} bytes for an output of {} bytes", job_.framework,
-                                   got->size(), want)
-                     : fmt::format("{} wrote no output file", job_.framework);
+      v.detail = got.problem;
       return v;
     }
     auto in = make_inputs(cell, job_.seed);
     VerifyOptions vo;
     vo.seed = job_.seed;
-    return unit_of(cell.op).verify(cell, in, got->data(), default_compute(cell.dtype), vo);
+    return unit_of(cell.op).verify(cell, in, got.bytes.data(), default_compute(cell.dtype), vo);
   }
 
   const FrameworkJob& job_;
@@ -431,8 +597,24 @@ class Runner {
 
 }  // namespace
 
+FrameworkRun read_framework_answers(const FrameworkJob& job, std::string_view child_stdout,
+                                    const std::string& dir) {
+  return Runner(job).answers(child_stdout, dir);
+}
+
 FrameworkRun run_framework(const FrameworkJob& job) {
-  return Runner(job).run();
+  int stopped_by = 0;
+  FrameworkRun run;
+  {
+    // A stop signal is held while a job directory exists (inputs of up to max_batch_bytes), so
+    // that the directory is removed before gpucheck stops as the signal asks.
+    GracefulStop hold;
+    GracefulStop::reset();  // a signal an earlier hold recorded was its owner's to handle
+    run = Runner(job).run();
+    stopped_by = GracefulStop::stop_signal();
+  }
+  if (stopped_by != 0) ::raise(stopped_by);
+  return run;
 }
 
 }  // namespace gpucheck::bench

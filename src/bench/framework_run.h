@@ -65,8 +65,17 @@ struct FrameworkRun {
 };
 
 // Runs the job's cells in children of job.python. Never throws for the child's failures: they
-// become failed records. Throws std::runtime_error when the temporary files cannot be written.
+// become failed records; without a temporary directory (TMPDIR missing, not a directory) the
+// framework is unavailable, with the reason. Throws std::runtime_error when an input cannot be
+// written. A stop signal (SIGINT, SIGTERM, SIGHUP) ends the child, removes the job directory and
+// is then raised again, for gpucheck's stop handler.
 FrameworkRun run_framework(const FrameworkJob& job);
+
+// What run_framework makes of a child's stdout, without a child: the job's cells as one batch
+// whose job directory is `dir` (outputs are read from there), the child exited 0. For the fuzz
+// target of the answer lines (tests/fuzz) and tests.
+FrameworkRun read_framework_answers(const FrameworkJob& job, std::string_view child_stdout,
+                                    const std::string& dir);
 
 // The embedded driver's text.
 std::string_view framework_driver_source();

@@ -1,7 +1,9 @@
 // posix_spawn + poll: children run in parallel, each bounded in time and output.
 #include "core/child_process.h"
 
+#include "core/environment.h"
 #include "core/errors.h"
+#include "core/sanitize.h"
 #include "core/stop_signals.h"
 
 #include <fcntl.h>
@@ -107,15 +109,16 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
     posix_spawn_file_actions_adddup2(&actions, in_fd, STDIN_FILENO);
   else
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  // Its own process group, so stopping it stops whatever it started too; no signal blocked
+  // Its own session and process group, so ending it ends whatever it started too; no signal blocked
   // (the parent blocks the stop signals around the spawn).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  // setsid makes it the leader of a new session and of a new process group (pgid = pid), off
+  // gpucheck's terminal; POSIX_SPAWN_SETPGROUP would fail after it (a leader cannot move).
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
 
   const std::string program = spec.program.empty() ? "/proc/self/exe" : spec.program;
   std::vector<std::string> argv_s{spec.program.empty() ? "gpucheck" : spec.program};
@@ -148,6 +151,15 @@ Running spawn_one(const ChildSpec& spec, ChildResult& result) {
   return r;
 }
 
+// Whether the child has ended. It is left a zombie (WNOWAIT), so that its pid and process group
+// stay its own until finish() has ended the group and reaped it.
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    if (errno != EINTR) return true;  // not a child of ours any more: nothing to wait for
+  return info.si_pid == pid;
+}
+
 // Reaps a child that was killed; a process stuck in the kernel may never go away.
 bool reap(pid_t pid, int& status, std::chrono::milliseconds patience) {
   auto until = Clock::now() + patience;
@@ -164,12 +176,12 @@ void finish(Running& r, ChildResult& res, ChildResult::End forced) {
   close_fd(r.out_fd);
   close_fd(r.err_fd);
   int status = 0;
-  if (forced != ChildResult::End::kExited) ::kill(-r.pid, SIGKILL);
+  // The whole group, on every path: what the child left running (`sleep 1000 &`) ends with it.
+  // A child that exited is a zombie until reaped below, so its group id is still its own.
+  ::kill(-r.pid, SIGKILL);
   // Deregistered before reaping: after waitpid the pid may belong to another process.
   r.stoppable.reset();
-  bool reaped = reap(r.pid, status,
-                     forced != ChildResult::End::kExited ? std::chrono::milliseconds(5000)
-                                                         : std::chrono::milliseconds(60000));
+  bool reaped = reap(r.pid, status, std::chrono::milliseconds(5000));
   res.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
   r.done = true;
   if (!reaped) {
@@ -243,6 +255,43 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
                      : Clock::time_point::max();
   };
   char buf[65536];
+  // One read from a child's pipe; false once the pipe is at its end or the child was stopped.
+  const auto read_pipe = [&](std::size_t i, bool is_out) {
+    Running& r = running[i];
+    int& fd = is_out ? r.out_fd : r.err_fd;
+    ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) return true;
+    if (got <= 0) {
+      close_fd(fd);
+      return false;
+    }
+    if (is_out) {
+      r.last_output = Clock::now();
+      r.any_output = true;
+    }
+    std::string& sink = is_out ? results[i].out : results[i].err;
+    sink.append(buf, static_cast<std::size_t>(got));
+    if (is_out && observer) observer(i, std::string_view(buf, static_cast<std::size_t>(got)));
+    if (is_out && sink.size() > limits.max_output) {
+      sink.resize(limits.max_output);
+      finish(r, results[i], ChildResult::End::kOutputTooLarge);
+      return false;
+    } else if (!is_out && sink.size() > 2 * limits.max_err) {
+      sink.erase(0, sink.size() - limits.max_err);
+    }
+    return true;
+  };
+  // What an ended child left in its pipes: read while there is something to read now, a pipe's
+  // capacity at most (something it started may write on for ever).
+  const auto drain = [&](std::size_t i) {
+    for (bool is_out : {true, false})
+      for (int reads = 0; reads < 64 && !running[i].done; ++reads) {
+        const int fd = is_out ? running[i].out_fd : running[i].err_fd;
+        if (fd < 0) break;
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0 || !read_pipe(i, is_out)) break;
+      }
+  };
   while (true) {
     if (!stop_sent && limits.stop_signal && limits.stop_signal() != 0) {
       stop_sent = Clock::now();
@@ -251,13 +300,18 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
     }
     std::vector<pollfd> fds;
     std::vector<std::pair<std::size_t, bool>> owner;  // (child, is_stdout)
+    bool any_running = false;
     for (std::size_t i = 0; i < running.size(); ++i) {
       Running& r = running[i];
       if (r.done) continue;
-      if (r.out_fd < 0 && r.err_fd < 0) {
-        finish(r, results[i], ChildResult::End::kExited);
+      // Ended: what it wrote before is in the pipes (something it started may hold them open).
+      // A child that closed its pipes but runs on is still bound by the limits below.
+      if (has_exited(r.pid)) {
+        drain(i);
+        if (!r.done) finish(r, results[i], ChildResult::End::kExited);
         continue;
       }
+      any_running = true;
       if (Clock::now() >= deadline_of(r)) {
         finish(r, results[i], ChildResult::End::kTimedOut);
         continue;
@@ -282,7 +336,7 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
         owner.emplace_back(i, false);
       }
     }
-    if (fds.empty()) break;
+    if (!any_running) break;
     auto next_deadline = Clock::time_point::max();
     for (const auto& r : running)
       if (!r.done)
@@ -290,39 +344,23 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
             std::min({next_deadline, deadline_of(r), silence_deadline_of(r), stop_deadline()});
     auto wait_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
-    int timeout_ms = static_cast<int>(std::clamp<long long>(wait_ms.count() + 1, 0, 1000));
+    // At most 100 ms: an ended child whose pipes stay open (a grandchild holds them) is seen.
+    int timeout_ms = static_cast<int>(std::clamp<long long>(wait_ms.count() + 1, 0, 100));
     int n = ::poll(fds.data(), fds.size(), timeout_ms);
     if (n < 0 && errno != EINTR) throw_errno("poll", __FILE__, __LINE__);
     for (std::size_t f = 0; n > 0 && f < fds.size(); ++f) {
       if (fds[f].revents == 0) continue;
       auto [i, is_out] = owner[f];
-      Running& r = running[i];
-      if (r.done) continue;
-      int& fd = is_out ? r.out_fd : r.err_fd;
-      ssize_t got = ::read(fd, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        close_fd(fd);
-        continue;
-      }
-      if (is_out) {
-        r.last_output = Clock::now();
-        r.any_output = true;
-      }
-      std::string& sink = is_out ? results[i].out : results[i].err;
-      sink.append(buf, static_cast<std::size_t>(got));
-      if (is_out && observer) observer(i, std::string_view(buf, static_cast<std::size_t>(got)));
-      if (is_out && sink.size() > limits.max_output) {
-        sink.resize(limits.max_output);
-        finish(r, results[i], ChildResult::End::kOutputTooLarge);
-      } else if (!is_out && sink.size() > 2 * limits.max_err) {
-        sink.erase(0, sink.size() - limits.max_err);
-      }
+      if (!running[i].done) read_pipe(i, is_out);
     }
   }
   for (auto& res : results)
     if (res.err.size() > limits.max_err) res.err.erase(0, res.err.size() - limits.max_err);
   return results;
+}
+
+std::string redact_child_words(std::string_view words) {
+  return redact_secret_values(strip_url_credentials(sanitize(words)));
 }
 
 int reserve_stdout_for_result() {

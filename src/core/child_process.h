@@ -78,6 +78,10 @@ std::vector<ChildResult> run_children(const std::vector<ChildSpec>& specs,
                                       const ChildLimits& limits,
                                       const OutputObserver& observer = {});
 
+// What a child said (its stderr, an error it sent), made fit for a document as the environment
+// is: sanitized, URL user information stripped and secrets found by their shape redacted.
+std::string redact_child_words(std::string_view words);
+
 // Inside a child: keeps the real stdout for the result and points fd 1 at stderr, so that a
 // library printing to stdout cannot corrupt the JSON the parent reads. Returns the result fd.
 int reserve_stdout_for_result();

@@ -13,5 +13,6 @@ inline constexpr K kPython = "python";
 inline constexpr K kVsGpucheck = "vs_gpucheck";
 inline constexpr K kRatio = "ratio";
 inline constexpr K kFoundIn = "found_in";
+inline constexpr K kBf16GemmAccumulation = "bf16_gemm_accumulation";
 
 }  // namespace gpucheck::keys

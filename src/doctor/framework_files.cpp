@@ -38,11 +38,15 @@ std::vector<long> release_numbers(const std::string& version) {
   return out;
 }
 
-// The bytes of a file between offset and offset + size, bounded by the caller.
+// The bytes of a file between offset and offset + size, bounded by the caller and by the file's
+// own size (a header may claim any size: nothing is allocated beyond what the file holds).
 std::optional<std::string> read_range(const std::string& host_path, std::uint64_t offset,
                                       std::uint64_t size) {
-  std::ifstream in(host_path, std::ios::binary);
+  std::ifstream in(host_path, std::ios::binary | std::ios::ate);
   if (!in) return std::nullopt;
+  const auto end = in.tellg();
+  if (end < 0 || offset > static_cast<std::uint64_t>(end)) return std::nullopt;
+  size = std::min<std::uint64_t>(size, static_cast<std::uint64_t>(end) - offset);
   in.seekg(static_cast<std::streamoff>(offset));
   if (!in) return std::nullopt;
   std::string buf(static_cast<std::size_t>(size), '\0');
@@ -71,7 +75,8 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> elf_rodata(const std::str
   const auto shentsize = load<std::uint16_t>(*header, 0x3a);
   const auto shnum = load<std::uint16_t>(*header, 0x3c);
   const auto shstrndx = load<std::uint16_t>(*header, 0x3e);
-  if (shentsize < 64 || shnum == 0 || shstrndx >= shnum) return std::nullopt;
+  // An ELF64 section header is 64 bytes: a table of any other entry size is no real library's.
+  if (shentsize != 64 || shnum == 0 || shstrndx >= shnum) return std::nullopt;
   const auto table = read_range(host_path, shoff, std::uint64_t{shentsize} * shnum);
   if (!table || table->size() < std::size_t{shentsize} * shnum) return std::nullopt;
   auto field = [&](std::size_t i, std::size_t off) {

@@ -95,18 +95,19 @@ std::string last_lines(const std::string& text, std::size_t n) {
   for (std::string line; std::getline(in, line);)
     if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
   if (lines.size() > n) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(n));
-  std::string out = sanitize(join(lines, " / "));
+  std::string out = redact_child_words(join(lines, " / "));
   if (out.size() > 800) out = "..." + out.substr(out.size() - 800);
   return out;
 }
 
-// Strings from the child become one sanitised line each (a finding is one line).
+// Strings from the child become one sanitised line each (a finding is one line), with the
+// secrets they quote redacted.
 void clean_strings(Json& j) {
   if (j.is_string()) {
     std::string s = j.get<std::string>();
     std::string one;
     for (char c : s) one += c == '\n' ? std::string(" / ") : std::string(1, c);
-    j = sanitize(one);
+    j = redact_child_words(one);
   } else if (j.is_structured()) {
     for (auto& v : j) clean_strings(v);
   }

@@ -91,6 +91,21 @@ Finding judge_answer(const Json& e, bool env_seen, const std::optional<Verdict>&
   const bool imported =
       !(err.is_object() && (text(err, "stage") == "import" || text(err, "stage") == "start"));
   evidence.push_back(fmt::format("{}: {}", who, a.dump()));
+  // Without an error, an answer holds what is compared below; one that lacks it agrees with
+  // nothing (a `python3` that prints `{}` is not the framework).
+  if (!err.is_object()) {
+    std::vector<std::string> missing;
+    if (!a.contains("version") || !a["version"].is_string()) missing.emplace_back("version");
+    if (!a.contains("gpus") || !a["gpus"].is_array()) missing.emplace_back("gpus");
+    if (!mm.is_object()) missing.emplace_back("matmul");
+    if (!missing.empty())
+      return {CheckStatus::kWarn, "GC-FRAMEWORK-QUERY-CRASHED"_gc,
+              fmt::format("{}: answered without {} and without an error: not the answer of "
+                          "gpucheck's query to {}",
+                          who, join(missing, ", "), fw),
+              fmt::format("{} -c \"import {}\" shows what that interpreter runs instead",
+                          text(e, "python"), fw)};
+  }
   std::vector<std::string> said;
   if (imported) said.push_back("reports " + versions_text(fw, a));
   if (imported) said.push_back(gpus_text(a));

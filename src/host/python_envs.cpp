@@ -1,8 +1,10 @@
 // Finding Python environments and reading their GPU frameworks' metadata from files.
 #include "host/python_envs.h"
 #include "core/files.h"
+#include "core/text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -210,6 +212,28 @@ std::optional<int> cuda_major_of_dist(const std::string& n, const std::string& v
   return std::nullopt;
 }
 
+bool pyvenv_includes_system_site(std::string_view cfg) {
+  // As CPython's site.py reads it: key = value lines, the key's case ignored. No std::regex: it
+  // recurses per character, and a long line of spaces overflowed the stack.
+  const auto lower = [](std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+  };
+  bool include = false;
+  while (!cfg.empty()) {
+    const auto nl = cfg.find('\n');
+    const std::string_view line = cfg.substr(0, nl);
+    cfg = nl == std::string_view::npos ? std::string_view() : cfg.substr(nl + 1);
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    if (lower(trim_space(line.substr(0, eq))) == "include-system-site-packages")
+      include = lower(trim_space(line.substr(eq + 1))) == "true";
+  }
+  return include;
+}
+
 std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
   // Lines like: __version__ = '2.3.0+cu121'   cuda: Optional[str] = '12.1'   hip = None
   static const std::regex kAssign(R"(^\s*([A-Za-z_]+)\s*(:[^=]*)?=\s*(.*?)\s*$)");
@@ -285,11 +309,8 @@ std::vector<std::string> import_path(const HostView& view, const PythonEnv& env)
       if (d.starts_with('/')) add(d);
   }
   bool user_site = !view.env_set("PYTHONNOUSERSITE");
-  if (auto cfg = view.read_file(env.prefix + "/pyvenv.cfg", 64u << 10)) {
-    static const std::regex kSystem(R"(include-system-site-packages\s*=\s*true)",
-                                    std::regex::icase);
-    user_site = user_site && std::regex_search(*cfg, kSystem);
-  }
+  if (auto cfg = view.read_file(env.prefix + "/pyvenv.cfg", 64u << 10))
+    user_site = user_site && pyvenv_includes_system_site(*cfg);
   const auto home = view.env_value("HOME");
   if (user_site && home && !home->empty()) {
     std::set<std::string> versions;

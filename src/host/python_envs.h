@@ -61,6 +61,9 @@ std::vector<std::string> import_path(const HostView& view, const PythonEnv& env)
 // The "3.11" of a site directory's lib/python3.11/..., nullopt when its path names none.
 std::optional<std::string> python_version_of_site(const std::string& site_dir);
 
+// Whether a venv's pyvenv.cfg says include-system-site-packages = true (its last such line).
+bool pyvenv_includes_system_site(std::string_view cfg);
+
 // torch/version.py's assignments; nullopt when the file has no __version__.
 std::optional<TorchBuild> parse_torch_version_py(const std::string& text);
 

@@ -7,8 +7,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
+#include <thread>
 
 namespace {
 
@@ -145,6 +151,59 @@ TEST(FrameworkBenchCli, AHangingInterpreterIsKilledAndTheRunFails) {
       EXPECT_THAT(rec["reason"].get<std::string>(), HasSubstr("killed"));
     }
   EXPECT_TRUE(failed);
+}
+
+// A TMPDIR that is not there: gpucheck's own records stay, the framework is unavailable and says
+// why (it was rc 70 with every record lost).
+TEST(FrameworkBenchCli, NoTemporaryDirectoryKeepsTheCpuRecords) {
+  auto env = system_python_env();
+  env["TMPDIR"] = "/nonexistent/gpucheck-tmp";
+  auto r = run_gpucheck(
+      quick({"--framework", "torch", "--python", (kFixtures / "interpreters" / "hang").string(),
+             "--ops", "exp", "--dtype", "f32", "--json"}),
+      env);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no temporary directory"));
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/gpucheck-tmp"));
+  const Json doc = Json::parse(r.out);
+  ASSERT_FALSE(doc["results"].empty());
+  for (const auto& rec : doc["results"]) EXPECT_FALSE(rec.contains("framework")) << rec.dump();
+}
+
+// SIGTERM while the framework's child runs: its job directory (inputs of up to 1 GiB) goes too.
+TEST(FrameworkBenchCli, SigtermLeavesNoJobDirectoryBehind) {
+  const fs::path tmp =
+      fs::path(::testing::TempDir()) / ("gpucheck-fw-sigterm-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  const char* saved = std::getenv("TMPDIR");
+  const std::string keep = saved ? saved : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  const pid_t pid = gpucheck::testing::spawn_gpucheck(
+      quick({"--framework", "torch", "--python", (kFixtures / "interpreters" / "hang").string(),
+             "--framework-timeout", "60", "--ops", "exp", "--dtype", "f32", "--json"}),
+      "GPUCHECK_TEST_MARKER=fw-sigterm-" + std::to_string(::getpid()), (tmp / "out").string());
+  if (saved)
+    ::setenv("TMPDIR", keep.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  ASSERT_GT(pid, 0);
+  const auto job_dirs = [&] {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(tmp))
+      n += e.path().filename().string().starts_with("gpucheck-framework-");
+    return n;
+  };
+  for (int i = 0; i < 600 && job_dirs() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(job_dirs(), 1u) << "the framework's child never started";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status;
+  EXPECT_EQ(job_dirs(), 0u);
+  fs::remove_all(tmp);
 }
 
 }  // namespace

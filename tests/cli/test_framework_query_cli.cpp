@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace {
 
@@ -240,6 +241,70 @@ TEST_F(FakeEnv, NoFrameworksAndSysrootStartNoChild) {
   c = check_of(Json::parse(r.out), "framework_query");
   EXPECT_EQ(c.value("status", ""), "skip") << c.dump(2);
   EXPECT_THAT(c.value("finding", ""), HasSubstr("under --sysroot"));
+}
+
+// `{}` lacks every field doctor compares: it agrees with nothing.
+TEST_F(FakeEnv, AnEmptyAnswerIsNoPass) {
+  make("empty_answer");
+  auto r = doctor();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Json c = check_of(Json::parse(r.out), "framework_query");
+  EXPECT_EQ(c.value("status", ""), "warn") << c.dump(2);
+  EXPECT_EQ(c.value("code", ""), "GC-FRAMEWORK-QUERY-CRASHED");
+  EXPECT_THAT(c.value("finding", ""),
+              HasSubstr(prefix_.string() + "/bin/python3): answered without version, gpus, "
+                                           "matmul and without an error"));
+}
+
+TEST_F(FakeEnv, SecretsInAChildsWordsAreRedactedInEveryFormat) {
+  make("secret_crash");
+  for (const char* format : {"--json", "--format=table", "--format=markdown"}) {
+    std::vector<std::string> args{"doctor",    format,   "--facts",
+                                  kNoGpuFacts, "--only", "framework_torch,framework_query"};
+    auto r = run_gpucheck(args, env());
+    ASSERT_EQ(r.exit_code, 0) << format << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("pypi.example.com")) << format;
+    for (const char* secret : {"hunter2pw", "alice", "ghp_abcdef"})
+      EXPECT_THAT(r.out + r.err, Not(HasSubstr(secret))) << format;
+  }
+}
+
+// Whether a process is gone (or a zombie no one reaps: it runs nothing).
+bool gone(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
+}
+
+TEST_F(FakeEnv, AChildThatClosesItsOutputAndSleepsEndsAtTheBudgetWithItsGrandchild) {
+  make("sleeper");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = doctor({"--framework-timeout", "2"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_LT(took, 2 + 8.0) << "doctor waits for the budget, not 60 s more";
+  const Json c = check_of(Json::parse(r.out), "framework_query");
+  EXPECT_THAT(c.value("finding", ""), HasSubstr("timed out after 2 s and was killed"));
+  EXPECT_THAT(c.value("finding", ""), Not(HasSubstr("did not end after SIGKILL")));
+  int child = 0, grandchild = 0;
+  std::ifstream(prefix_ / "pids") >> child >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  for (int i = 0; i < 200 && !(gone(child) && gone(grandchild)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(gone(child));
+  EXPECT_TRUE(gone(grandchild)) << "the grandchild outlived doctor";
+}
+
+// std::regex recursed once a character over the spaces after the key, and the stack ran out.
+TEST_F(FakeEnv, APyvenvCfgWithALongRunOfSpacesIsReadNotACrash) {
+  make("gpu_answer");
+  std::ofstream(prefix_ / "pyvenv.cfg")
+      << "home = /usr/bin\ninclude-system-site-packages" << std::string(65000, ' ') << "= false\n";
+  auto r = doctor({"--no-frameworks"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(check_of(Json::parse(r.out), "framework_torch").is_null());
 }
 
 TEST(FrameworkQueryCli, FrameworkTimeoutIsReadAsADuration) {

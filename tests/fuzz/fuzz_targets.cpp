@@ -1,6 +1,7 @@
 // The fuzz targets' bodies, shared by the libFuzzer executables and the seeded replay test.
 #include "fuzz_targets.h"
 
+#include "bench/framework_run.h"
 #include "core/errors.h"
 #include "core/json_input.h"
 #include "qualify/judge.h"
@@ -11,6 +12,7 @@
 #include "report/schema_check.h"
 
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace gpucheck::fuzz {
@@ -44,6 +46,38 @@ qualify::Observations observations() {
 }
 
 }  // namespace
+
+void framework_answer(const std::uint8_t* data, std::size_t size) {
+  static const bench::FrameworkJob job = [] {
+    bench::FrameworkJob j;
+    j.framework = "torch";
+    j.python = "/fuzz/bin/python3";
+    j.device = j.backend = "cpu";
+    j.device_name = "fuzz CPU";
+    j.seed = 7;
+    for (auto [op, dtype, shape] :
+         {std::tuple{Op::kExp, DType::kF32, bench::Shape{ExpShape{64}}},
+          std::tuple{Op::kGemm, DType::kBf16, bench::Shape{GemmShape{8, 8, 8}}},
+          std::tuple{Op::kCopy, DType::kF32, bench::Shape{CopyShape{64}}}}) {
+      bench::Cell c;
+      c.op = op;
+      c.dtype = dtype;
+      c.shape = shape;
+      c.explicit_request = true;
+      j.cells.push_back(c);
+    }
+    return j;
+  }();
+  // No such directory: every output is "wrote no output file", nothing is read from the disk.
+  const auto run =
+      bench::read_framework_answers(job, text_of(data, size), "/nonexistent-gpucheck-fuzz");
+  for (const auto& r : run.records) {
+    const std::string status = r.at("status").get<std::string>();
+    if (status != "failed" && status != "mismatch" && status != "unsupported" && status != "ok")
+      __builtin_trap();
+    (void)r.dump();
+  }
+}
 
 void profile(const std::uint8_t* data, std::size_t size) {
   static const qualify::Observations obs = observations();

@@ -12,5 +12,7 @@ namespace gpucheck::fuzz {
 void profile(const std::uint8_t* data, std::size_t size);
 void document(const std::uint8_t* data, std::size_t size);
 void rendezvous(const std::uint8_t* data, std::size_t size);  // fuzz_rendezvous.cpp
+// A framework child's stdout (bench --framework's answer lines), read into records.
+void framework_answer(const std::uint8_t* data, std::size_t size);
 
 }  // namespace gpucheck::fuzz

@@ -77,14 +77,17 @@ Bytes mutate(const Bytes& in, const std::vector<Bytes>& corpus, std::mt19937_64&
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s profile|document|rendezvous CORPUS_DIR MUTATIONS SEED\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s profile|document|rendezvous|framework_answer CORPUS_DIR MUTATIONS SEED\n",
+        argv[0]);
     return 2;
   }
   const std::string target = argv[1];
   auto run = target == "profile"      ? gpucheck::fuzz::profile
              : target == "rendezvous" ? gpucheck::fuzz::rendezvous
-                                      : gpucheck::fuzz::document;
+             : target == "document"   ? gpucheck::fuzz::document
+                                      : gpucheck::fuzz::framework_answer;
   std::vector<Bytes> corpus;
   for (const auto& e : std::filesystem::directory_iterator(argv[2])) {
     std::ifstream in(e.path(), std::ios::binary);

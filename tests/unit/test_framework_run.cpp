@@ -8,6 +8,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <stdlib.h>
+#include <unistd.h>
 
 namespace {
 
@@ -74,6 +81,37 @@ std::map<std::string, Json> by_key(const FrameworkRun& run) {
   return out;
 }
 
+// The flags of this machine's CPU (the first "flags" line of /proc/cpuinfo).
+std::set<std::string> cpu_flags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("flags")) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::set<std::string> flags;
+    for (std::string w; words >> w;) flags.insert(w);
+    return flags;
+  }
+  return {};
+}
+
+// Torch 1.13's rule (mkldnn_bf16_device_check): its CPU bf16 GEMM goes through oneDNN, which
+// sums in f32, only with AVX-512 BW, VL and DQ; elsewhere at::native::cpublas::gemm rounds each
+// partial sum to bf16.
+bool torch_sums_bf16_in_f32_here() {
+  const auto f = cpu_flags();
+  return f.contains("avx512bw") && f.contains("avx512vl") && f.contains("avx512dq");
+}
+
+void expect_bf16_sum_in_bf16_named(const Json& r) {
+  EXPECT_EQ(r["status"], "mismatch") << r.dump(2);
+  EXPECT_EQ(r["framework"]["bf16_gemm_accumulation"], "bf16") << r.dump(2);
+  const std::string reason = r["reason"];
+  EXPECT_THAT(reason, HasSubstr("verification failed"));
+  EXPECT_THAT(reason, HasSubstr("accumulates bf16 GEMMs in bf16 on this CPU"));
+  EXPECT_THAT(reason, HasSubstr("gives 256, not 512"));
+}
+
 TEST(FrameworkRun, DebianTorchOnTheCpuRunsAndIsVerifiedByGpucheck) {
   if (!python_has("torch")) GTEST_SKIP() << "python3-torch is not installed";
   auto j = job("torch", kSystemPython);
@@ -88,9 +126,18 @@ TEST(FrameworkRun, DebianTorchOnTheCpuRunsAndIsVerifiedByGpucheck) {
   const FrameworkRun run = gpucheck::bench::run_framework(j);
   ASSERT_FALSE(run.unavailable) << *run.unavailable;
   auto recs = by_key(run);
+  // bf16 is verified as summed in f32: torch's kernel for this CPU decides the status.
+  const Json& bf16 = recs["gemm bf16 excluded"];
+  if (torch_sums_bf16_in_f32_here()) {
+    EXPECT_EQ(bf16["status"], "ok") << bf16.dump(2);
+    EXPECT_EQ(bf16["framework"]["bf16_gemm_accumulation"], "f32") << bf16.dump(2);
+  } else {
+    expect_bf16_sum_in_bf16_named(bf16);
+  }
+  EXPECT_FALSE(recs["gemm f32 excluded"]["framework"].contains("bf16_gemm_accumulation"));
   for (const char* key :
-       {"exp f32 excluded", "gemm f32 excluded", "gemm bf16 excluded", "conv f32 excluded nchw",
-        "conv f32 excluded nhwc", "copy - excluded h2h", "seedloop f32 excluded"}) {
+       {"exp f32 excluded", "gemm f32 excluded", "conv f32 excluded nchw", "conv f32 excluded nhwc",
+        "copy - excluded h2h", "seedloop f32 excluded"}) {
     ASSERT_TRUE(recs.contains(key)) << key;
     const Json& r = recs[key];
     EXPECT_EQ(r["status"], "ok") << r.dump(2);
@@ -103,6 +150,22 @@ TEST(FrameworkRun, DebianTorchOnTheCpuRunsAndIsVerifiedByGpucheck) {
   EXPECT_EQ(recs["copy - excluded h2h"]["verification"]["method"], "exact");
   EXPECT_EQ(recs["gemm tf32 excluded"]["status"], "unsupported");
   EXPECT_THAT(recs["gemm tf32 excluded"]["reason"].get<std::string>(), HasSubstr("TF32"));
+}
+
+// oneDNN off (tests/fixtures/framework_bench/torch_no_mkldnn) is torch 1.13's path on a CPU
+// without AVX-512: on any CPU, the bf16 GEMM mismatches and its reason says why; f32 stays ok.
+TEST(FrameworkRun, TorchsBf16GemmThatSumsInBf16IsAMismatchThatSaysSo) {
+  if (!python_has("torch")) GTEST_SKIP() << "python3-torch is not installed";
+  auto j = job("torch", kSystemPython);
+  j.env["PYTHONPATH"] = (kFixtures / "torch_no_mkldnn").string();
+  j.cells = {cell(Op::kGemm, DType::kF32, gpucheck::GemmShape{48, 40, 32}),
+             cell(Op::kGemm, DType::kBf16, gpucheck::GemmShape{48, 40, 32})};
+  const FrameworkRun run = gpucheck::bench::run_framework(j);
+  ASSERT_FALSE(run.unavailable) << *run.unavailable;
+  auto recs = by_key(run);
+  ASSERT_TRUE(recs.contains("gemm bf16 excluded"));
+  expect_bf16_sum_in_bf16_named(recs["gemm bf16 excluded"]);
+  EXPECT_EQ(recs["gemm f32 excluded"]["status"], "ok") << recs["gemm f32 excluded"].dump(2);
 }
 
 TEST(FrameworkRun, AFrameworkNotInstalledIsUnavailableWithTheImportError) {
@@ -276,6 +339,135 @@ TEST(FrameworkRun, ShortArraysAreAVerificationFailureWhateverTheChildClaims) {
     EXPECT_EQ(r["verification"]["method"], "size");
     EXPECT_TRUE(r["verification"]["max_rel_error"].is_null());
     EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("bytes for an output of"));
+  }
+}
+
+// A child that speaks the protocol and lies (tests/fixtures/framework_bench/interpreters/liar).
+FrameworkRun run_liar(const std::string& lie, double timeout_s = 60,
+                      std::map<std::string, std::string> extra = {}) {
+  auto j = job("torch", (kFixtures / "interpreters" / "liar").string());
+  j.startup_timeout = std::chrono::duration<double>(timeout_s);
+  j.env["FAKE_CHILD_LIE"] = lie;
+  j.policy.max_time_s = 1;  // a silent child is hung 2 x this + timeout_s after its last line
+  for (auto& [k, v] : extra) j.env[k] = v;
+  j.cells = {cell(Op::kExp, DType::kF32, gpucheck::ExpShape{4096})};
+  return gpucheck::bench::run_framework(j);
+}
+
+TEST(FrameworkRunLies, TheLiarTellingTheTruthIsOk) {
+  if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
+  const FrameworkRun run = run_liar("");
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.records[0]["status"], "ok") << run.records[0].dump(2);
+}
+
+TEST(FrameworkRunLies, ImpossiblyShortOrZeroTimesFailTheRecord) {
+  if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
+  for (const std::string lie : {"tiny", "zero"}) {
+    const FrameworkRun run = run_liar(lie);
+    ASSERT_EQ(run.records.size(), 1u) << lie;
+    const Json& r = run.records[0];
+    EXPECT_EQ(r["status"], "failed") << r.dump(2);
+    EXPECT_FALSE(r.contains("throughput")) << r.dump(2);
+    EXPECT_THAT(r["reason"].get<std::string>(),
+                HasSubstr(lie == "tiny" ? "this device can do at most" : "not a positive"));
+  }
+}
+
+TEST(FrameworkRunLies, OneAnswerACellNotFive) {
+  if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
+  const FrameworkRun run = run_liar("again");
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.records[0]["status"], "ok") << run.records[0].dump(2);
+}
+
+TEST(FrameworkRunLies, AnOutputNameOutsideTheJobIsRefused) {
+  if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
+  const FrameworkRun run = run_liar("escape");
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.records[0]["status"], "failed") << run.records[0].dump(2);
+  EXPECT_THAT(run.records[0]["reason"].get<std::string>(), HasSubstr("not the 'out0_0.bin'"));
+}
+
+// A FIFO used to block for ever, /dev/zero to fill the memory, 20 GB to be read up to 4 GiB:
+// each is now a size mismatch found without reading.
+TEST(FrameworkRunLies, OutputsThatAreNotRegularFilesOfTheSizeAreNotRead) {
+  if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
+  const std::map<std::string, std::string> said{{"fifo", "other than a regular file"},
+                                                {"symlink", "a symbolic link"},
+                                                {"huge", "21474836480 bytes for an output of"}};
+  for (const auto& [lie, words] : said) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const FrameworkRun run = run_liar(lie);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30);
+    ASSERT_EQ(run.records.size(), 1u) << lie;
+    const Json& r = run.records[0];
+    EXPECT_EQ(r["status"], "mismatch") << r.dump(2);
+    EXPECT_EQ(r["verification"]["method"], "size") << lie;
+    EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr(words)) << lie;
+  }
+}
+
+TEST(FrameworkRunLies, SecretsInTheChildsLastWordsAreRedacted) {
+  if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
+  const FrameworkRun run = run_liar("secret");
+  ASSERT_EQ(run.records.size(), 1u);
+  const std::string reason = run.records[0]["reason"];
+  EXPECT_THAT(reason, HasSubstr("its last words"));
+  EXPECT_THAT(reason, HasSubstr("example.com"));
+  EXPECT_THAT(reason, ::testing::Not(HasSubstr("SECRET")));
+  EXPECT_THAT(reason, ::testing::Not(HasSubstr("alice")));
+  EXPECT_THAT(reason, ::testing::Not(HasSubstr("ghp_abc")));
+}
+
+// Whether a process is gone (or a zombie no one reaps: it runs nothing).
+bool gone(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
+}
+
+// Its pipes closed, sleeping beside a grandchild: killed at the silence limit, with both.
+TEST(FrameworkRunLies, AChildThatClosesItsPipesAndSleepsIsKilledWithItsGrandchild) {
+  if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
+  const fs::path pids =
+      fs::temp_directory_path() / ("gpucheck-test-liar-" + std::to_string(::getpid()) + ".pids");
+  const auto t0 = std::chrono::steady_clock::now();
+  const FrameworkRun run = run_liar("sleep", 1.5, {{"FAKE_CHILD_PIDS", pids.string()}});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20);
+  ASSERT_EQ(run.records.size(), 1u);
+  const std::string reason = run.records[0]["reason"];
+  EXPECT_THAT(reason, HasSubstr("killed"));
+  EXPECT_THAT(reason, ::testing::Not(HasSubstr("did not end after SIGKILL")));
+  int child = 0, grandchild = 0;
+  std::ifstream(pids) >> child >> grandchild;
+  fs::remove(pids);
+  ASSERT_GT(grandchild, 0);
+  // SIGKILL is delivered at once; the grandchild's parent (init) may take a moment to reap it.
+  for (int i = 0; i < 200 && !(gone(child) && gone(grandchild)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(gone(child));
+  EXPECT_TRUE(gone(grandchild));
+}
+
+// TMPDIR missing or a file: the framework is unavailable, and says why (bench keeps its own
+// records: tests/cli).
+TEST(FrameworkRunLies, NoTemporaryDirectoryMakesTheFrameworkUnavailable) {
+  const char* saved = std::getenv("TMPDIR");
+  const std::string keep = saved ? saved : "";
+  for (const std::string tmpdir : {"/nonexistent/gpucheck-tmp", "/etc/hostname"}) {
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    const FrameworkRun run = run_liar("");
+    if (saved)
+      ::setenv("TMPDIR", keep.c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
+    ASSERT_TRUE(run.unavailable) << tmpdir;
+    EXPECT_THAT(*run.unavailable, HasSubstr("no temporary directory"));
+    EXPECT_THAT(*run.unavailable, HasSubstr(tmpdir));
+    EXPECT_TRUE(run.records.empty());
   }
 }
 
