@@ -119,7 +119,11 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env,
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   const auto first_reading = std::chrono::steady_clock::now();
   Stopwatch step;
-  nlohmann::json facts = probe::probe_sections(opts.sysroot, env, limits);
+  // Under --sysroot the backends are not probed: their children would describe this host's
+  // drivers, judged against another system's files (this host's Mesa ICDs against a sysroot
+  // without /etc/OpenCL/vendors). Their checks SKIP unless --facts gives that system's probe.
+  nlohmann::json facts =
+      probe::probe_sections(opts.sysroot, env, limits, !under_sysroot(opts.sysroot));
   spdlog::info("doctor: probe: {:.2f} s", step.lap());
   // The framework children run while the GPUs are loaded: the two overlap, and a framework found
   // nowhere costs nothing.

@@ -35,8 +35,9 @@ constexpr std::array<std::string_view, 12> kPrefixes{"CUDA_", "NVIDIA_",  "CUBLA
                                                      "NCCL_", "OCL_ICD_", "POCL_",  "OPENBLAS_",
                                                      "GOTO_", "ROCR_",    "HIP_",   "GPUCHECK_"};
 
-constexpr std::array<std::string_view, 9> kCredentialWords{
-    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"};
+constexpr std::array<std::string_view, 10> kCredentialWords{
+    "TOKEN",      "SECRET", "PASSWORD", "PASSWD",  "KEY",
+    "CREDENTIAL", "AUTH",   "COOKIE",   "SESSION", "SIGNATURE"};
 
 bool scheme_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
@@ -77,7 +78,8 @@ bool is_credential_name(std::string_view name) {
     std::size_t end = start;
     while (end < upper.size() && std::isalnum(static_cast<unsigned char>(upper[end]))) ++end;
     const std::string_view part = std::string_view(upper).substr(start, end - start);
-    if (part.rfind("PASS", 0) == 0 || part == "PW" || part == "PWD") return true;
+    // SIG: a signed URL's signature (Azure SAS "sig=", "X-Goog-Sig"), which grants access.
+    if (part.rfind("PASS", 0) == 0 || part == "PW" || part == "PWD" || part == "SIG") return true;
     start = end + 1;
   }
   return false;
@@ -138,6 +140,36 @@ bool random_looking(std::string_view t) {
   return upper && lower && digit && entropy(t) >= 4.0;
 }
 
+bool base64_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/';
+}
+
+// Runs of base64 text with a '+' or '/' in them that look random (an AWS secret access key:
+// 40 characters with '/' and '+'), which the token pass would cut into short pieces. A run
+// that starts with '/' is a path.
+std::string redact_base64_runs(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (!base64_char(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && base64_char(text[end])) ++end;
+    while (end < text.size() && text[end] == '=' && end - i < 512) ++end;  // padding
+    const std::string_view run = text.substr(i, end - i);
+    std::string letters;
+    for (char c : run)
+      if (std::isalnum(static_cast<unsigned char>(c))) letters += c;
+    const bool redact = run.front() != '/' && run.find_first_of("+/") != std::string_view::npos &&
+                        random_looking(letters);
+    out.append(redact ? kRedacted : run);
+    i = end;
+  }
+  return out;
+}
+
 // The value of every key=value part whose key names a credential (token=..., password=...).
 std::string redact_credential_assignments(std::string_view text) {
   std::string out;
@@ -165,7 +197,7 @@ std::string redact_credential_assignments(std::string_view text) {
 }  // namespace
 
 std::string redact_secret_values(std::string_view text) {
-  const std::string assigned = redact_credential_assignments(text);
+  const std::string assigned = redact_base64_runs(redact_credential_assignments(text));
   std::string out;
   std::size_t i = 0;
   while (i < assigned.size()) {
