@@ -466,7 +466,9 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
                 "With --format oneline: print \"OK <n> checks\" when healthy too (else "
                 "nothing)");
   cmd->add_option("--sysroot", opts->sysroot,
-                  "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory")
+                  "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory; the "
+                  "backends are then not probed (they would be this host's): their checks SKIP "
+                  "unless --facts gives that system's probe")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str()
       ->type_name("DIR");

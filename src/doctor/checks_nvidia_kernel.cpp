@@ -187,9 +187,13 @@ std::vector<bool> unjudged_xids(const std::vector<host::XidEvent>& xids, const s
     }
     return fresh;
   }
-  // A state file of an older gpucheck: per key, that many of the oldest lines were judged.
-  std::map<std::string, std::uint64_t> judged;
-  for (const auto& [key, n] : counts.items()) judged[key] = n.get<std::uint64_t>();
+  // A state file of an older gpucheck: per key, that many of the oldest lines were judged. A
+  // count above the lines the log holds means it dropped lines since: none of the key's lines
+  // is known to be old, so all are judged.
+  std::map<std::string, std::uint64_t> judged, held;
+  for (const auto& x : xids) ++held[x.pci + " " + std::to_string(x.code)];
+  for (const auto& [key, n] : counts.items())
+    if (n.get<std::uint64_t>() <= held[key]) judged[key] = n.get<std::uint64_t>();
   for (std::size_t i = 0; i < xids.size(); ++i) {
     auto it = judged.find(xids[i].pci + " " + std::to_string(xids[i].code));
     if (it != judged.end() && it->second > 0) {

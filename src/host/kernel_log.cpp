@@ -55,9 +55,12 @@ bool is_regular_file(int fd) {
 bool read_records_fd(int fd, std::string& out, std::string* error, std::uint64_t* skipped,
                      std::size_t max = kMaxBytes) {
   std::vector<char> buf(16384);
-  for (;;) {
+  // A device that never ends (/dev/zero where a sysroot's dev/kmsg should be) is read no
+  // further than twice what is kept: a live ring buffer holds at most 32 MiB.
+  for (std::uint64_t total = 0; total < 2 * std::uint64_t{max};) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n > 0) {
+      total += static_cast<std::uint64_t>(n);
       out.append(buf.data(), static_cast<std::size_t>(n));
       if (out.back() != '\n') out += '\n';
       // Trimmed in steps of a MiB, so a long log is not copied once per record.
