@@ -266,19 +266,20 @@ CheckResult check_nvidia_xid(const SystemView& view) {
     }
     // The codes first: a drain reason or a node condition shows the start of the finding.
     const std::string found =
-        fmt::format("{}: {}NVIDIA Xid errors in the kernel log ({}){}", summary_of(new_per_code),
-                    old_per_code.empty() ? "" : "new ", log.source, unread);
+        fmt::format("{}: {}NVIDIA Xid errors in the kernel log ({})", summary_of(new_per_code),
+                    old_per_code.empty() ? "" : "new ", log.source);
     const std::string fix =
         "look the codes up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors); "
         "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
         "-r) or reboot, and have the GPU checked if they return";
     if (hardware)
-      r = fail("GC-XID-HARDWARE"_gc, found + ", some of which mean a hardware or memory fault", fix,
-               evidence);
+      r = fail("GC-XID-HARDWARE"_gc,
+               found + ", some of which mean a hardware or memory fault" + unread, fix, evidence);
     else if (other)
-      r = warn("GC-XID-DRIVER"_gc, found, fix, evidence);
+      r = warn("GC-XID-DRIVER"_gc, found + unread, fix, evidence);
     else
-      r = info(found + " (programs' own faults: an illegal address, a killed context)", evidence);
+      r = info(found + " (programs' own faults: an illegal address, a killed context)" + unread,
+               evidence);
   }
   r.state = {{"boot_id", boot}, {"counts", std::move(counts)}};
   if (!xids.empty()) {
