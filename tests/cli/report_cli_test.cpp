@@ -327,11 +327,22 @@ TEST_F(ReportCli, CsvAndPrometheusCarryNoRawEscOrBel) {
   Json b = a;
   b["host"]["hostname"] = "node2\x1b[31m";
   const std::string pa = save("esc_a.json", a), pb = save("esc_b.json", b);
+  // A fleet lists its outliers: three plain nodes and the hostile one, 3x slower.
+  std::vector<std::string> fleet{"report", "fleet"};
+  for (int n = 1; n <= 3; ++n) {
+    Json plain = *base_;
+    plain["host"]["hostname"] = "node" + std::to_string(n);
+    fleet.push_back(save("esc_fleet" + std::to_string(n) + ".json", plain));
+  }
+  Json hostile_node = slowed(*base_);  // the same device name, so it shares the group
+  hostile_node["host"]["hostname"] = a["host"]["hostname"];
+  fleet.push_back(save("esc_fleet_slow.json", hostile_node));
+  fleet.insert(fleet.end(), {"--format", "csv"});
   const std::vector<std::vector<std::string>> runs{
       {"report", "show", pa, "--format", "csv"},
       {"report", "show", pa, "--format", "prometheus"},
       {"report", "compare", pa, pb, "--format", "csv", "--details"},
-      {"report", "fleet", pa, pb, "--format", "csv"}};
+      fleet};
   for (const auto& args : runs) {
     SCOPED_TRACE(args[1] + " " + args.back());
     auto r = run_gpucheck(args);
