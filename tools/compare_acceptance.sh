@@ -3,8 +3,9 @@
 # runs on: PAIRS pairs of back-to-back `bench --device cpu --size small` runs compared in both
 # orders at the default tolerance (none may exit 1), once quiet and once with a CPU-loading
 # process during both runs; per pair a run with a planted 3x slowdown (GPUCHECK_TEST_SLOWDOWN=3)
-# compared against the pair's first run (must exit 1), and a planted 25 % slowdown compared
-# against the three latest runs (must exit 1).
+# compared against the pair's first run (must exit 1), the same with every record's library
+# choice changed (must exit 1 too: a regression is one whatever the library chose), and a
+# planted 25 % slowdown compared against the three latest runs (must exit 1).
 #   tools/compare_acceptance.sh GPUCHECK_BINARY OUT_DIR [PAIRS]
 # PHASES (default "quiet loaded") picks the phases.
 set -uo pipefail
@@ -15,6 +16,9 @@ mkdir -p "$out"
 bench() { "$bin" bench --device cpu --size small --json --quiet "$@"; }
 compare() { "$bin" report compare "$@" --json --quiet >"$out/last_compare.json"; echo $?; }
 summary() { /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["comparison"]["summary"]; print(" ".join(f"{k}={v}" for k,v in sorted(s.items()) if v))' "$out/last_compare.json" 2>/dev/null; }
+
+# with_choice IN OUT ID: IN with every result record's library choice set to cuBLAS's ID.
+with_choice() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [r.__setitem__("choice", {"library": "cublas", "id": sys.argv[3]}) for r in d.get("results", [])]; json.dump(d, open(sys.argv[2], "w"))' "$@"; }
 
 log="$out/log.tsv"
 printf 'phase\tpair\tload1\tcheck\texit\tsummary\n' >"$log"
@@ -44,6 +48,11 @@ for phase in ${PHASES:-quiet loaded}; do
     slow="$out/$phase-$i-slow3.json"
     GPUCHECK_TEST_SLOWDOWN=3 bench -o "$slow"
     record "$phase" "$i" "3x" "$(compare "$a" "$slow")" 1
+    # Another library choice on every record of both sides: CHANGED must not hide the slowdown.
+    chosen="$out/$phase-$i-a-choice.json" slowchosen="$out/$phase-$i-slow3-choice.json"
+    with_choice "$a" "$chosen" "algo base"
+    with_choice "$slow" "$slowchosen" "algo other"
+    record "$phase" "$i" "3x-changed" "$(compare "$chosen" "$slowchosen")" 1
     if [ "$i" -ge 2 ]; then
       prev="$out/$phase-$((i - 1))-b.json"
       slow25="$out/$phase-$i-slow25.json"

@@ -509,11 +509,8 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
                   "(what report compare judges noise by)")
       ->capture_default_str()
       ->type_name("N");
-  cmd->add_option("--threads", o->threads,
-                  "CPU threads (0: all; more than the CPU's hardware threads are clamped)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->type_name("N");
+  add_threads_option(*cmd, o->threads,
+                     "CPU threads (0: all; more than the CPU's hardware threads are clamped)");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")
       ->capture_default_str()
       ->type_name("N");
@@ -553,6 +550,8 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
   cmd->add_option("--python", o->python,
                   "The interpreter --framework runs (default: each Python environment found, "
                   "the first that has the framework)")
+      ->check(non_empty("interpreter path",
+                        "leave --python out to search the Python environments found"))
       ->type_name("PATH");
   cmd->add_option("--framework-timeout", o->framework_timeout_s,
                   "How long a framework child may take to import and open its device, and may "

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <map>
 #include <regex>
+#include <set>
 
 namespace gpucheck::app {
 
@@ -145,8 +146,16 @@ bool needs_probe(const std::vector<std::string>& names) {
   return std::any_of(names.begin(), names.end(), [](const auto& n) { return n != "cpu"; });
 }
 
+void refuse_repeated_device_names(const std::vector<std::string>& names) {
+  std::set<std::string_view> seen;
+  for (const auto& name : names)
+    if (!seen.insert(name).second)
+      throw UsageError(fmt::format("--device: '{}' is named twice", name));
+}
+
 DeviceResolution resolve_devices(const std::vector<std::string>& names,
                                  const nlohmann::json& backends) {
+  refuse_repeated_device_names(names);
   DeviceResolution out;
   // A device named twice (cpu,cpu; cuda0 and its cuda:<uuid>) would be benchmarked twice and
   // its records would pair with each other in report compare: a usage error. "all" overlaps

@@ -22,9 +22,14 @@ struct DeviceResolution {
 // True when a --device list needs the backends probed (anything but "cpu").
 bool needs_probe(const std::vector<std::string>& names);
 
+// A --device list that names one thing twice ("all,all", "cpu,cpu") is a UsageError, in bench
+// and stress alike; "all" beside a device it covers is not (it overlaps by design).
+void refuse_repeated_device_names(const std::vector<std::string>& names);
+
 // names: the --device list ("all" = every device found plus the CPU). backends: the probe's
 // sections (may be empty when only "cpu" is named). Throws UsageError, listing the valid
-// devices, for a name of no known form or of a backend not built into this binary.
+// devices, for a name of no known form or of a backend not built into this binary, or one
+// named twice (refuse_repeated_device_names).
 DeviceResolution resolve_devices(const std::vector<std::string>& names,
                                  const nlohmann::json& backends);
 

@@ -20,12 +20,16 @@
 
 namespace gpucheck::app {
 
-CLI::Validator output_file_name() {
+CLI::Validator non_empty(const std::string& what, const std::string& instead) {
   return CLI::Validator(
-      [](std::string& name) -> std::string {
-        return name.empty() ? "an empty file name (leave the flag out to write to stdout)" : "";
+      [what, instead](std::string& value) -> std::string {
+        return value.empty() ? fmt::format("an empty {} ({})", what, instead) : "";
       },
       "");
+}
+
+CLI::Validator output_file_name() {
+  return non_empty("file name", "leave the flag out to write to stdout");
 }
 
 void add_output_options(CLI::App& cmd, OutputOptions& opts,
@@ -199,6 +203,13 @@ int clamp_cpu_threads(int requested, const char* what) {
   spdlog::warn("{} {} is more than this CPU's {} hardware threads: using {}", what, requested,
                hardware, hardware);
   return hardware;
+}
+
+void add_threads_option(CLI::App& cmd, int& threads, const std::string& help) {
+  cmd.add_option("--threads", threads, help)
+      ->check(CLI::Range(0, kMaxThreadsOption))
+      ->capture_default_str()
+      ->type_name("N");
 }
 
 void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {

@@ -32,6 +32,8 @@ struct OutputOptions {
 
 // An output file flag's check: an empty name is a usage error, not stdout.
 CLI::Validator output_file_name();
+// Refuses "" with "an empty WHAT (INSTEAD)": an empty value never silently means the default.
+CLI::Validator non_empty(const std::string& what, const std::string& instead);
 // --format, --json, -o, --color, -v, -q. extra_formats: formats only this command knows
 // (doctor's "oneline"), which it writes itself through Output::write_text.
 void add_output_options(CLI::App& cmd, OutputOptions& opts,
@@ -87,6 +89,11 @@ void add_probe_timeout_option(CLI::App& cmd, double& seconds);
 std::vector<std::string> split_list(const std::string& text);
 // --threads (or a profile's threads) above the CPU's hardware threads: clamped, with a warning.
 int clamp_cpu_threads(int requested, const char* what);
+
+// --threads N: 0 to kMaxThreadsOption (a bad value's message names those bounds, not the
+// 309 digits of CLI::NonNegativeNumber's DBL_MAX); clamp_cpu_threads clamps it later.
+inline constexpr int kMaxThreadsOption = 1 << 16;
+void add_threads_option(CLI::App& cmd, int& threads, const std::string& help);
 
 // How OpenCL's GEMM parameters are chosen: bench and qualify tune, probe and doctor
 // never do.

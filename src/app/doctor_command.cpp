@@ -119,7 +119,11 @@ nlohmann::json probe_facts(const DoctorOptions& opts, const EnvMap& env,
   limits.timeout = std::chrono::duration<double>(probe_timeout_s);
   const auto first_reading = std::chrono::steady_clock::now();
   Stopwatch step;
-  nlohmann::json facts = probe::probe_sections(opts.sysroot, env, limits);
+  // Under --sysroot the backends are not probed: their children would describe this host's
+  // drivers, judged against another system's files (this host's Mesa ICDs against a sysroot
+  // without /etc/OpenCL/vendors). Their checks SKIP unless --facts gives that system's probe.
+  nlohmann::json facts =
+      probe::probe_sections(opts.sysroot, env, limits, !under_sysroot(opts.sysroot));
   spdlog::info("doctor: probe: {:.2f} s", step.lap());
   // The framework children run while the GPUs are loaded: the two overlap, and a framework found
   // nowhere costs nothing.
@@ -462,7 +466,9 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
                 "With --format oneline: print \"OK <n> checks\" when healthy too (else "
                 "nothing)");
   cmd->add_option("--sysroot", opts->sysroot,
-                  "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory")
+                  "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory; the "
+                  "backends are then not probed (they would be this host's): their checks SKIP "
+                  "unless --facts gives that system's probe")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str()
       ->type_name("DIR");

@@ -2,6 +2,7 @@
 // the time moving on a terminal and a line every 10 s in a log).
 #include "app/progress.h"
 
+#include "core/duration.h"
 #include "report/text_layout.h"
 #include "report/units.h"
 
@@ -16,12 +17,6 @@ namespace gpucheck::app {
 
 namespace {
 
-std::string duration_text(double s) {
-  if (s < 60) return fmt::format("{:.0f} s", s < 1 ? 1.0 : s);
-  if (s < 3600) return fmt::format("{:.0f} min {:.0f} s", std::floor(s / 60), std::fmod(s, 60));
-  return fmt::format("{:.0f} h {:.0f} min", std::floor(s / 3600), std::fmod(s, 3600) / 60);
-}
-
 std::size_t stderr_width() {
   winsize ws{};
   if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
@@ -32,11 +27,11 @@ std::size_t stderr_width() {
 
 std::string progress_text(const ProgressState& s, double elapsed_s) {
   std::string out =
-      fmt::format("[{}] {} \xC2\xB7 {} elapsed", s.position, s.what, duration_text(elapsed_s));
+      fmt::format("[{}] {} \xC2\xB7 {} elapsed", s.position, s.what, elapsed_text(elapsed_s));
   if (s.done > 0 && s.total > s.done)
     out += fmt::format(" \xC2\xB7 about {} left",
-                       duration_text(elapsed_s / static_cast<double>(s.done) *
-                                     static_cast<double>(s.total - s.done)));
+                       elapsed_text(elapsed_s / static_cast<double>(s.done) *
+                                    static_cast<double>(s.total - s.done)));
   return out;
 }
 

@@ -229,7 +229,8 @@ Command add_report_command(CLI::App& root, const std::vector<std::string>& argv)
                     "Exit 1 too when a base record has no match in the new document");
   compare->add_flag("--fail-on-changed", o->fail_on_changed,
                     "Exit 1 too when a record ran another library choice (cuDNN engine, cuBLASLt "
-                    "algorithm) than the base's: CHANGED");
+                    "algorithm) than the base's: CHANGED (a regression beyond the threshold "
+                    "exits 1 whatever the library chose)");
   add_output_options(*compare, o->compare_out);
   add_details_option(*compare, o->compare_out, "Every SAME row too, however many");
   auto* fleet = cmd->add_subcommand(

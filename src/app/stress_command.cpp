@@ -151,6 +151,8 @@ ExitCode run_stress(const StressOptions& o) {
   const stress::StressPlan base = base_plan(o);
   auto names = split_list(o.devices);
   if (names.empty()) throw UsageError("--device: empty list");
+  // Before "all" is expanded: bench refuses "all,all" in the same words.
+  refuse_repeated_device_names(names);
 
   EnvMap env = current_environment();
   nlohmann::json backends = nlohmann::json::array();
@@ -239,8 +241,9 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--dtype", o->dtypes,
                   "GEMM dtypes f32,tf32,f16,bf16,f64, sharing the GEMM time (default: bf16 on "
                   "CUDA, f32 elsewhere)");
+  // CLI::PositiveNumber's message would name DBL_MAX in 309 digits.
   cmd->add_option("--gemm", o->gemm, "GEMM size N (N×N×N; default 8192 on GPUs, 1024 on the CPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--memory-fraction", o->memory_fraction,
                   "Share of free memory the memory test covers and the GEMM's result buffers "
                   "fill (default 0.9 on GPUs, 0.1 of MemAvailable on the CPU)");
@@ -263,9 +266,7 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
       ->capture_default_str()
       ->type_name("SECONDS");
   cmd->add_option("--seed", o->seed, "Seed of the inputs and patterns")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "CPU threads (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  add_threads_option(*cmd, o->threads, "CPU threads (0: all)");
   cmd->add_option("--sysroot", o->sysroot,
                   "Root of the system whose kernel log (/dev/kmsg) is watched for Xid lines")
       ->capture_default_str();

@@ -81,6 +81,10 @@ std::vector<StressChildReport> run_stress_children(const std::vector<stress::Str
     handle(i, pending[i]);
     const ChildResult& res = results[i];
     StressChildReport& r = reports[i];
+    // gpucheck passes its own stop on to the children as SIGTERM: the signal that stopped the
+    // run is the one it received (the user's SIGINT, a SIGHUP), not the one the child saw.
+    if (r.stopped_by && GracefulStop::stop_signal() != 0)
+      r.stopped_by = signal_name(GracefulStop::stop_signal());
     if (res.exited_ok() && r.done) {
       std::string fate = "finished";
       if (r.stopped_by)

@@ -6,6 +6,7 @@
 #include "bench/cell.h"
 #include "core/workload.h"
 
+#include <cstddef>
 #include <map>
 #include <set>
 #include <string>
@@ -40,9 +41,13 @@ Presets parse_presets(std::string_view toml_text, const std::string& source);
 // Reads and parses a presets file (UsageError when it cannot be read).
 Presets load_presets_file(const std::string& path);
 
+// The most distinct sizes one op's list may hold (a UsageError past it).
+inline constexpr std::size_t kMaxDistinctSizes = 1000;
+
 // An op's sizes as its flag takes them (its unit's syntax and separator: "1048576,2^24",
 // "2048x2048x2048,512", "8,64,56,56,64,3,3,1,1;…", "1048576,64MiB"). UsageError naming `flag`
-// and the offending value; std::logic_error for an op without sizes.
+// and the offending value, or more than kMaxDistinctSizes sizes; std::logic_error for an op
+// without sizes.
 std::vector<Shape> parse_sizes(Op op, std::string_view text, std::string_view flag);
 
 // The size flags each op's unit declares (SizeSpec::flag, without "--"), one entry per flag, in

@@ -22,11 +22,14 @@ std::string utc_timestamp() {
 nlohmann::json make_provenance(const std::vector<std::string>& argv, const EnvMap& env) {
   namespace k = keys;
   nlohmann::json vars = nlohmann::json::object();
-  // Secrets stay out: an allowlist of names, credentials recorded as set only, no user:pass@.
+  // Secrets stay out: an allowlist of names, credentials recorded as set only, no user:pass@,
+  // secrets found by their shape redacted.
   for (const auto& [name, value] : recorded_environment(env))
     vars[sanitize(name)] = sanitize(value);
   nlohmann::json args = nlohmann::json::array();
-  for (const auto& a : argv) args.push_back(sanitize(strip_url_credentials(a)));
+  // An argument may carry a secret too (-o out/ghp_....json, a signed URL): redacted by shape.
+  for (const auto& a : argv)
+    args.push_back(sanitize(redact_secret_values(strip_url_credentials(a))));
   return {{k::kGpucheckVersion, kVersion}, {k::kGitCommit, kGitCommit},
           {k::kTime, utc_timestamp()},     {k::kArgv, args},
           {k::kEnvironment, vars},         {k::kBackendsBuilt, built_backend_names()}};

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -13,6 +14,17 @@ std::string describe_max(double max_s) {
   if (std::fmod(max_s, 24 * 3600.0) == 0)
     return fmt::format("{:g} seconds ({:g} days)", max_s, max_s / (24 * 3600.0));
   return fmt::format("{:g} seconds", max_s);
+}
+
+std::string elapsed_text(double seconds) {
+  // Clamped to 1e9 s (31 years): a clock gone wrong never prints a 309-digit number.
+  const double s = std::isfinite(seconds) ? std::clamp(seconds, 1.0, 1e9) : 1.0;
+  if (const auto whole = std::llround(s); whole < 3600) {
+    if (whole < 60) return fmt::format("{} s", whole);
+    return fmt::format("{} min {} s", whole / 60, whole % 60);
+  }
+  const auto minutes = std::llround(s / 60);
+  return fmt::format("{} h {} min", minutes / 60, minutes % 60);
 }
 
 namespace {

@@ -32,4 +32,8 @@ std::optional<std::string> duration_refusal(double seconds, DurationLimits limit
 // "7 days", "a day", "3600 seconds": a maximum as --help and messages say it.
 std::string describe_max(double max_s);
 
+// A time a progress line shows: "45 s", "2 min 0 s", "1 h 5 min" (at least "1 s"). Rounded
+// once, before it is split, so 119.6 s reads "2 min 0 s", never "1 min 60 s".
+std::string elapsed_text(double seconds);
+
 }  // namespace gpucheck

@@ -35,8 +35,9 @@ constexpr std::array<std::string_view, 12> kPrefixes{"CUDA_", "NVIDIA_",  "CUBLA
                                                      "NCCL_", "OCL_ICD_", "POCL_",  "OPENBLAS_",
                                                      "GOTO_", "ROCR_",    "HIP_",   "GPUCHECK_"};
 
-constexpr std::array<std::string_view, 9> kCredentialWords{
-    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"};
+constexpr std::array<std::string_view, 10> kCredentialWords{
+    "TOKEN",      "SECRET", "PASSWORD", "PASSWD",  "KEY",
+    "CREDENTIAL", "AUTH",   "COOKIE",   "SESSION", "SIGNATURE"};
 
 bool scheme_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
@@ -77,7 +78,8 @@ bool is_credential_name(std::string_view name) {
     std::size_t end = start;
     while (end < upper.size() && std::isalnum(static_cast<unsigned char>(upper[end]))) ++end;
     const std::string_view part = std::string_view(upper).substr(start, end - start);
-    if (part.rfind("PASS", 0) == 0 || part == "PW" || part == "PWD") return true;
+    // SIG: a signed URL's signature (Azure SAS "sig=", "X-Goog-Sig"), which grants access.
+    if (part.rfind("PASS", 0) == 0 || part == "PW" || part == "PWD" || part == "SIG") return true;
     start = end + 1;
   }
   return false;
@@ -138,6 +140,43 @@ bool random_looking(std::string_view t) {
   return upper && lower && digit && entropy(t) >= 4.0;
 }
 
+// The text with each longest run of characters that in_run accepts passed to rewrite, which
+// appends what stands for it to out; the characters between runs are kept.
+template <typename InRun, typename Rewrite>
+std::string rewrite_runs(std::string_view text, InRun in_run, Rewrite rewrite) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (!in_run(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && in_run(text[end])) ++end;
+    rewrite(text.substr(i, end - i), out);
+    i = end;
+  }
+  return out;
+}
+
+bool base64_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || c == '=';
+}
+
+// Runs of base64 text with a '+' or '/' in them that look random (an AWS secret access key:
+// 40 characters with '/' and '+'), which the token pass would cut into short pieces. A run
+// that starts with '/' is a path.
+std::string redact_base64_runs(std::string_view text) {
+  return rewrite_runs(text, base64_char, [](std::string_view run, std::string& out) {
+    std::string letters;
+    for (char c : run)
+      if (std::isalnum(static_cast<unsigned char>(c))) letters += c;
+    const bool redact = run.front() != '/' && run.find_first_of("+/") != std::string_view::npos &&
+                        random_looking(letters);
+    out.append(redact ? kRedacted : run);
+  });
+}
+
 // The value of every key=value part whose key names a credential (token=..., password=...).
 std::string redact_credential_assignments(std::string_view text) {
   std::string out;
@@ -166,33 +205,25 @@ std::string redact_credential_assignments(std::string_view text) {
 
 std::string redact_secret_values(std::string_view text) {
   const std::string assigned = redact_credential_assignments(text);
-  std::string out;
-  std::size_t i = 0;
-  while (i < assigned.size()) {
-    if (!token_char(assigned[i])) {
-      out += assigned[i++];
-      continue;
-    }
-    std::size_t end = i;
-    while (end < assigned.size() && token_char(assigned[end])) ++end;
-    const std::string_view token = std::string_view(assigned).substr(i, end - i);
-    if (known_token_form(token)) {
-      out.append(kRedacted);
-    } else {
-      // Pieces between dashes judged alone: a UUID's groups are short.
-      std::size_t p = 0;
-      while (p <= token.size()) {
-        std::size_t dash = token.find('-', p);
-        if (dash == std::string_view::npos) dash = token.size();
-        const std::string_view piece = token.substr(p, dash - p);
-        out.append(random_looking(piece) ? kRedacted : piece);
-        if (dash < token.size()) out += '-';
-        p = dash + 1;
-      }
-    }
-    i = end;
-  }
-  return out;
+  // Tokens first (a GitHub token's "ghp_" is cut off by a base64 run), then base64 runs, whose
+  // pieces between '/' and '+' were too short for the token pass.
+  return redact_base64_runs(
+      rewrite_runs(assigned, token_char, [](std::string_view token, std::string& out) {
+        if (known_token_form(token)) {
+          out.append(kRedacted);
+          return;
+        }
+        // Pieces between dashes judged alone: a UUID's groups are short.
+        std::size_t p = 0;
+        while (p <= token.size()) {
+          std::size_t dash = token.find('-', p);
+          if (dash == std::string_view::npos) dash = token.size();
+          const std::string_view piece = token.substr(p, dash - p);
+          out.append(random_looking(piece) ? kRedacted : piece);
+          if (dash < token.size()) out += '-';
+          p = dash + 1;
+        }
+      }));
 }
 
 std::string strip_url_credentials(std::string_view text) {

@@ -20,8 +20,8 @@ EnvMap current_environment();
 bool is_gpu_relevant_variable(const std::string& name);
 
 // A name that looks like it holds a credential: it contains TOKEN, SECRET, PASSWORD, PASSWD,
-// KEY, CREDENTIAL, AUTH, COOKIE or SESSION (any case), or has a part (between _ or other
-// punctuation) PW, PWD or starting with PASS (the variables PWD and OLDPWD excepted).
+// KEY, CREDENTIAL, AUTH, COOKIE, SESSION or SIGNATURE (any case), or has a part (between _ or
+// other punctuation) PW, PWD, SIG or starting with PASS (the variables PWD and OLDPWD excepted).
 bool is_credential_name(std::string_view name);
 
 // What a document records for a credential's value: that it is set, nothing more.
@@ -32,8 +32,9 @@ inline constexpr std::string_view kRedacted = "(redacted)";
 // `text` with secrets found by their shape replaced by kRedacted, for values recorded under
 // names that are no credential's: tokens of known forms (GitHub ghp_/github_pat_, GitLab
 // glpat-, Slack xox?-, AWS AKIA/ASIA key ids), the value of key=value parts whose key is a
-// credential's name (token=, password=, api_key=), and long random-looking strings (32+
-// characters mixing both letter cases and digits, at least 4 bits of entropy per character).
+// credential's name (token=, password=, api_key=, a signed URL's sig=), and long random-looking
+// strings (32+ characters mixing both letter cases and digits, at least 4 bits of entropy per
+// character), base64 ones with '/' and '+' too (an AWS secret access key).
 std::string redact_secret_values(std::string_view text);
 
 // `text` with the user information of every URL in it removed: "https://user:pass@host/x" →

@@ -27,7 +27,7 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   }
   if (c >= 0xF0 && c <= 0xF4) {
     if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;  // overlong
+    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
     if (c == 0xF4 && b(1) >= 0x90) return 0;  // above U+10FFFF
     return 4;
   }
@@ -37,6 +37,10 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 }  // namespace
 
 std::string sanitize(std::string_view raw) {
+  return sanitize_keeping(raw, {});
+}
+
+std::string sanitize_keeping(std::string_view raw, std::string_view keep) {
   std::string out;
   out.reserve(raw.size());
   for (std::size_t i = 0; i < raw.size();) {
@@ -47,7 +51,7 @@ std::string sanitize(std::string_view raw) {
       continue;
     }
     auto c = static_cast<unsigned char>(raw[i]);
-    if (len == 1 && (c < 0x20 || c == 0x7F)) {
+    if (len == 1 && (c < 0x20 || c == 0x7F) && keep.find(raw[i]) == std::string_view::npos) {
       out += fmt::format("\\x{:02x}", c);
     } else {
       out.append(raw.substr(i, len));

@@ -10,6 +10,11 @@ namespace gpucheck {
 // Applied once, where a string from outside (driver, file, environment) enters the program.
 std::string sanitize(std::string_view raw);
 
+// Like sanitize, but the control characters in `keep` stay as they are, for a writer that has
+// its own escape for them (CSV quotes a newline, Prometheus writes it as "\n"): ESC, BEL and the
+// rest still become "\xNN" text, so no output a terminal shows can carry them raw.
+std::string sanitize_keeping(std::string_view raw, std::string_view keep);
+
 // Like sanitize, but first cuts at the first NUL, as C APIs return fixed-size buffers.
 std::string sanitize_c_buffer(const char* data, std::size_t capacity);
 

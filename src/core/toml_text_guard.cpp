@@ -167,6 +167,10 @@ class Scanner {
 
 }  // namespace
 
+std::string_view without_utf8_bom(std::string_view text) {
+  return text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text;
+}
+
 void refuse_text_toml_parser_mishandles(std::string_view text, const std::string& path) {
   Scanner(text, path).run();
 }

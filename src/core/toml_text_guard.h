@@ -15,4 +15,8 @@ namespace gpucheck {
 // Throws UsageError "PATH:LINE:COLUMN: ..." at the first such character; returns otherwise.
 void refuse_text_toml_parser_mishandles(std::string_view text, const std::string& path);
 
+// The text without a leading UTF-8 byte order mark (EF BB BF), which editors on Windows write
+// and TOML allows: read as text, not refused as a non-ASCII character before the first key.
+std::string_view without_utf8_bom(std::string_view text);
+
 }  // namespace gpucheck

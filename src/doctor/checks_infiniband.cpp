@@ -4,6 +4,7 @@
 #include "doctor/checks.h"
 
 #include "core/json_keys_infiniband.h"
+#include "host/infiniband.h"
 
 #include <fmt/format.h>
 
@@ -101,9 +102,9 @@ CheckResult check_infiniband_ports(const SystemView& view) {
       if (upper(text(p, k::kPhysState)) != "DISABLED") ++ports;
       if (upper(text(p, k::kState)) == "ACTIVE") {
         ++active;
-        if (p.contains(k::kRateGbps) && !text(d, k::kHcaType).empty()) {
+        if (const auto rate = host::port_rate_gbps(p); rate && !text(d, k::kHcaType).empty()) {
           double& b = best[model_of(d, p)];
-          b = std::max(b, p.value(k::kRateGbps, 0.0));
+          b = std::max(b, *rate);
         }
       }
     }
@@ -127,8 +128,18 @@ CheckResult check_infiniband_ports(const SystemView& view) {
       }
       if (state == "ACTIVE") {
         auto it = best.find(model_of(d, p));
-        const double rate = p.value(k::kRateGbps, 0.0);
-        if (p.contains(k::kRateGbps) && it != best.end() && rate < it->second)
+        const auto rate = host::port_rate_gbps(p);
+        // A rate file of inf, nan, -400 or 1e308 says nothing of the link: said, not compared
+        // (it would make the healthy siblings look slow).
+        if (!rate && !text(p, k::kRate).empty())
+          findings.push_back(
+              {CheckStatus::kInfo,
+               {},
+               fmt::format("{}: its rate '{}' is no rate from 0 to {:g} Gb/sec, so it is not "
+                           "compared",
+                           name, text(p, k::kRate), host::kMaxPortRateGbps),
+               ""});
+        if (rate && it != best.end() && *rate < it->second)
           findings.push_back(
               {CheckStatus::kWarn, "GC-IB-RATE-LOW"_gc,
                fmt::format("{} runs at {} while other {} ports here run at {} Gb/sec", name,

@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -150,38 +152,97 @@ CheckResult check_nvidia_device_nodes(const SystemView& view) {
 
 // ---- nvidia_xid ----
 
+namespace {
+
+// The newest Xid line a run judged, kept in the state file: the lines after it are new. A count
+// per GPU and code alone cannot tell once the log wraps (3 new lines where 3 old ones were
+// dropped keep the count), nor when the log holds fewer lines than were counted.
+constexpr std::size_t kMaxKeptLineBytes = 512;
+
+std::string kept_line(const std::string& line) {
+  return line.size() <= kMaxKeptLineBytes ? line : line.substr(0, kMaxKeptLineBytes);
+}
+
+// Which of the log's Xid lines an earlier run of this boot did not judge. `last` is what that
+// run kept (kept_state_problem checked its shape); `counts` the per-key counts of a state file
+// written before `last` was kept.
+std::vector<bool> unjudged_xids(const std::vector<host::XidEvent>& xids, const std::string& source,
+                                const Json& last, const Json& counts) {
+  std::vector<bool> fresh(xids.size(), true);
+  if (!last.is_null()) {
+    const std::string line = last.value("line", std::string());
+    // Searched from the end: the remembered line and every line before it were judged.
+    for (std::size_t i = xids.size(); i-- > 0;)
+      if (kept_line(xids[i].line) == line) {
+        std::fill(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(i) + 1, false);
+        return fresh;
+      }
+    // The line is gone: the log dropped it, and all older lines with it, so what it holds is
+    // newer, unless positions of the same log kind say otherwise.
+    const auto pos = last.find("position");
+    if (pos != last.end() && last.value("source", std::string()) == source) {
+      const auto before = pos->get<std::uint64_t>();
+      for (std::size_t i = 0; i < xids.size(); ++i)
+        fresh[i] = !xids[i].position || *xids[i].position > before;
+    }
+    return fresh;
+  }
+  // A state file of an older gpucheck: per key, that many of the oldest lines were judged. A
+  // count above the lines the log holds means it dropped lines since: none of the key's lines
+  // is known to be old, so all are judged.
+  std::map<std::string, std::uint64_t> judged, held;
+  for (const auto& x : xids) ++held[x.pci + " " + std::to_string(x.code)];
+  for (const auto& [key, n] : counts.items())
+    if (n.get<std::uint64_t>() <= held[key]) judged[key] = n.get<std::uint64_t>();
+  for (std::size_t i = 0; i < xids.size(); ++i) {
+    auto it = judged.find(xids[i].pci + " " + std::to_string(xids[i].code));
+    if (it != judged.end() && it->second > 0) {
+      --it->second;
+      fresh[i] = false;
+    }
+  }
+  return fresh;
+}
+
+}  // namespace
+
 CheckResult check_nvidia_xid(const SystemView& view) {
   const host::KernelLog log = host::read_kernel_log(view.root.string());
   if (!log.text)
     throw NotObservable("the kernel log: " + join(log.unreadable, " and ") +
                         " (run as root, or sudo sysctl kernel.dmesg_restrict=0)");
-  std::map<std::string, long long> lines_per_key;  // "<pci> <code>": lines in the log
-  std::vector<std::string> last;
-  for (const auto& x : host::parse_xids(*log.text)) {
-    ++lines_per_key[x.pci + " " + std::to_string(x.code)];
-    last.push_back(fmt::format("Xid {} on {}:{}", x.code, x.pci, x.detail));
-    if (last.size() > 8) last.erase(last.begin());
-  }
-  // With a state file (doctor --state), lines counted on an earlier run of this boot were
-  // reported then: only the growth is judged, so one event fails the node once (the state layer
-  // keeps it failing until acknowledged). Another boot, or a log that shrank, starts from zero.
+  const std::vector<host::XidEvent> xids = host::parse_xids(*log.text);
+  // With a state file (doctor --state), lines judged on an earlier run of this boot were
+  // reported then: only the lines after them are judged, so one event fails the node once (the
+  // state layer keeps it failing until acknowledged). Another boot starts afresh.
   std::string boot = view.read_file("/proc/sys/kernel/random/boot_id").value_or("");
   while (!boot.empty() && std::isspace(static_cast<unsigned char>(boot.back()))) boot.pop_back();
   const Json saved = view.saved_state.value("nvidia_xid", Json::object());
-  const Json before = saved.value("boot_id", std::string()) == boot && !boot.empty()
-                          ? saved.value("counts", Json::object())
-                          : Json::object();
+  const bool same_boot = !boot.empty() && saved.value("boot_id", std::string()) == boot;
+  const std::vector<bool> fresh = same_boot
+                                      ? unjudged_xids(xids, log.source, saved.value("last", Json()),
+                                                      saved.value("counts", Json::object()))
+                                      : std::vector<bool>(xids.size(), true);
   std::map<int, long long> new_per_code, old_per_code;
-  Json counts = Json::object();
-  for (const auto& [key, n] : lines_per_key) {
-    counts[key] = n;
-    const long long seen = before.value(key, 0LL);
-    const int code = std::stoi(key.substr(key.rfind(' ') + 1));
-    const long long fresh = n > seen ? n - seen : 0;
-    if (fresh > 0) new_per_code[code] += fresh;
-    if (n - fresh > 0) old_per_code[code] += n - fresh;
+  std::map<std::string, std::uint64_t> lines_per_key;  // "<pci> <code>": lines in the log
+  std::vector<std::string> last;
+  for (std::size_t i = 0; i < xids.size(); ++i) {
+    const host::XidEvent& x = xids[i];
+    ++lines_per_key[x.pci + " " + std::to_string(x.code)];
+    ++(fresh[i] ? new_per_code : old_per_code)[x.code];
+    last.push_back(fmt::format("Xid {} on {}:{}", x.code, x.pci, x.detail));
+    if (last.size() > 8) last.erase(last.begin());
   }
+  Json counts = Json::object();
+  for (const auto& [key, n] : lines_per_key) counts[key] = n;
   std::vector<std::string> evidence{"read " + log.source};
+  // A saved log longer than is read: its older part is said, never silently dropped.
+  const std::string unread =
+      log.skipped_bytes == 0
+          ? std::string()
+          : fmt::format("; its oldest {} bytes were not judged (only the newest {} MiB are read)",
+                        log.skipped_bytes, host::kMaxKernelLogBytes >> 20);
+  if (!unread.empty()) evidence.push_back(unread.substr(2));
   evidence.insert(evidence.end(), last.begin(), last.end());
   auto summary_of = [](const std::map<int, long long>& per_code) {
     std::vector<std::string> parts;
@@ -193,9 +254,9 @@ CheckResult check_nvidia_xid(const SystemView& view) {
   CheckResult r;
   if (new_per_code.empty()) {
     r = pass(old_per_code.empty()
-                 ? "no NVIDIA Xid error in the kernel log (" + log.source + ")"
+                 ? "no NVIDIA Xid error in the kernel log (" + log.source + ")" + unread
                  : "no new NVIDIA Xid error in the kernel log (" + log.source +
-                       ") since the last run; earlier ones: " + summary_of(old_per_code),
+                       ") since the last run; earlier ones: " + summary_of(old_per_code) + unread,
              evidence);
   } else {
     bool hardware = false, other = false;
@@ -212,14 +273,23 @@ CheckResult check_nvidia_xid(const SystemView& view) {
         "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
         "-r) or reboot, and have the GPU checked if they return";
     if (hardware)
-      r = fail("GC-XID-HARDWARE"_gc, found + ", some of which mean a hardware or memory fault", fix,
-               evidence);
+      r = fail("GC-XID-HARDWARE"_gc,
+               found + ", some of which mean a hardware or memory fault" + unread, fix, evidence);
     else if (other)
-      r = warn("GC-XID-DRIVER"_gc, found, fix, evidence);
+      r = warn("GC-XID-DRIVER"_gc, found + unread, fix, evidence);
     else
-      r = info(found + " (programs' own faults: an illegal address, a killed context)", evidence);
+      r = info(found + " (programs' own faults: an illegal address, a killed context)" + unread,
+               evidence);
   }
   r.state = {{"boot_id", boot}, {"counts", std::move(counts)}};
+  if (!xids.empty()) {
+    Json kept{{"line", kept_line(xids.back().line)}, {"source", log.source}};
+    if (xids.back().position) kept["position"] = *xids.back().position;
+    r.state["last"] = std::move(kept);
+  } else if (same_boot && saved.contains("last")) {
+    // A log that no longer holds any Xid line: the last one judged stays the mark.
+    r.state["last"] = saved["last"];
+  }
   return r;
 }
 

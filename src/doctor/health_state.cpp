@@ -41,6 +41,13 @@ std::string bounded(std::string text, std::size_t max = kMaxFindingBytes) {
   return text + "...";
 }
 
+// A count as gpucheck writes it: a whole number that JSON readers keep exactly (2^53), so one
+// of 2^63 and more is never read as a negative or wrapped number.
+constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 53;
+bool is_count(const Json& n) {
+  return n.is_number_unsigned() && n.get<std::uint64_t>() <= kMaxCount;
+}
+
 Json event_json(const StateEvent& e) {
   Json j{{keys::kCheck, e.check},
          {keys::kStatus, to_string(e.status)},
@@ -91,8 +98,8 @@ std::optional<StateEvent> event_from(const Json& j, std::string* why) {
     return std::nullopt;
   }
   if (auto c = j.find(kCount); c != j.end()) {
-    if (!c->is_number_unsigned() || c->get<std::uint64_t>() == 0) {
-      *why = "has a count that is no whole number above 0";
+    if (!is_count(*c) || c->get<std::uint64_t>() == 0) {
+      *why = "has a count that is no whole number from 1 to 2^53";
       return std::nullopt;
     }
     e.count = c->get<std::size_t>();
@@ -114,7 +121,14 @@ std::string kept_state_problem(const std::string& check, const Json& state) {
     if (auto c = state.find("counts"); c != state.end()) {
       if (!c->is_object()) return "has counts that are not an object";
       for (const auto& n : *c)
-        if (!n.is_number_unsigned()) return "has counts that are not all whole numbers";
+        if (!is_count(n)) return "has counts that are not all whole numbers up to 2^53";
+    }
+    if (auto l = state.find("last"); l != state.end()) {
+      if (!l->is_object() || !l->value("line", Json()).is_string() ||
+          !l->value("source", Json()).is_string())
+        return "has a last line that is not an object with a line and a source";
+      if (auto p = l->find("position"); p != l->end() && !p->is_number_unsigned())
+        return "has a last line whose position is no whole number";
     }
   }
   return {};
@@ -279,7 +293,7 @@ void HealthState::bound() {
       continue;
     }
     StateEvent& into = kept[at->second];
-    into.count += e.count;
+    into.count = std::min<std::size_t>(into.count + e.count, kMaxCount);
     into.status = worse(into.status, e.status);
     into.last_time = e.last_time.empty() ? e.time : e.last_time;
   }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 namespace gpucheck::doctor {
@@ -54,8 +55,15 @@ const nlohmann::json* SystemView::backend(std::string_view name) const {
 
 const nlohmann::json& SystemView::require_backend(std::string_view name) const {
   const nlohmann::json* b = backend(name);
-  if (b == nullptr)
-    throw NotObservable("the probe's facts have no '" + std::string(name) + "' backend section");
+  if (b == nullptr) {
+    std::error_code ec;
+    const bool sysroot = !root.empty() && !std::filesystem::equivalent(root, "/", ec);
+    throw NotObservable(
+        "the probe's facts have no '" + std::string(name) + "' backend section" +
+        (sysroot ? " (under --sysroot the backends are not probed, as they would be this host's: "
+                   "give the described system's saved probe with --facts)"
+                 : ""));
+  }
   return *b;
 }
 

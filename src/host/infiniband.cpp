@@ -221,7 +221,7 @@ ParsedRate parse_rate(std::string_view text) {
   text = trim(text);
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec == std::errc{} && p != text.data() && v >= 0) r.gbps = v;
+  if (ec == std::errc{} && p != text.data() && v >= 0 && v <= kMaxPortRateGbps) r.gbps = v;
   const auto open = text.find('('), close = text.rfind(')');
   if (open != std::string_view::npos && close != std::string_view::npos && close > open) {
     const std::string_view inner = trim(text.substr(open + 1, close - open - 1));
@@ -234,6 +234,14 @@ ParsedRate parse_rate(std::string_view text) {
     }
   }
   return r;
+}
+
+std::optional<double> port_rate_gbps(const nlohmann::json& port) {
+  const auto it = port.find(k::kRateGbps);
+  if (it == port.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (!(v >= 0 && v <= kMaxPortRateGbps)) return std::nullopt;
+  return v;
 }
 
 InfinibandFacts read_infiniband_facts(const fs::path& root) {

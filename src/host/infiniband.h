@@ -76,12 +76,21 @@ PciDistance pci_distance(const std::vector<std::string>& a, std::optional<int> a
                          const std::vector<std::string>& b, std::optional<int> b_node,
                          bool single_node);
 
-// "400 Gb/sec (4X NDR)" -> 400, "4X", "NDR"; nullopt parts when they do not parse.
+// No port runs faster than this (XDR 12x is 2,400 Gb/sec): a larger rate, like inf, nan or a
+// negative one, is a kernel file that cannot be believed, and is no rate.
+inline constexpr double kMaxPortRateGbps = 100000;
+
+// "400 Gb/sec (4X NDR)" -> 400, "4X", "NDR"; nullopt parts when they do not parse (a rate
+// outside [0, kMaxPortRateGbps] does not).
 struct ParsedRate {
   std::optional<double> gbps;
   std::optional<std::string> width, speed;
 };
 ParsedRate parse_rate(std::string_view text);
+
+// A port's "rate_gbps" from a document (a probe's, or --facts): nullopt when it is absent or no
+// number in [0, kMaxPortRateGbps], so a hand-made or damaged document is judged as one without.
+std::optional<double> port_rate_gbps(const nlohmann::json& port);
 
 // The document's "infiniband" object.
 nlohmann::json to_json(const InfinibandFacts& facts);

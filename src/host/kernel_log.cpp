@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/klog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -21,7 +22,7 @@ namespace gpucheck::host {
 
 namespace {
 
-constexpr std::size_t kMaxBytes = 32u << 20;
+constexpr std::size_t kMaxBytes = kMaxKernelLogBytes;
 
 std::string under_root(const std::string& root, const char* path) {
   if (root.empty() || root == "/") return path;
@@ -30,21 +31,93 @@ std::string under_root(const std::string& root, const char* path) {
   return base + path;
 }
 
-// Reads records from fd until its end; false (error set) on a read error.
-bool read_records_fd(int fd, std::string& out, std::string* error) {
+// Drops whole lines from the front of text until it holds at most max bytes; returns how many
+// bytes went.
+std::size_t keep_newest_lines(std::string& text, std::size_t max) {
+  if (text.size() <= max) return 0;
+  std::size_t cut = text.size() - max;
+  // The line the cut falls in goes too, unless the cut is at a line's start.
+  if (text[cut - 1] != '\n') {
+    const auto nl = text.find('\n', cut);
+    cut = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  text.erase(0, cut);
+  return cut;
+}
+
+bool is_regular_file(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// /dev/kmsg: one record per read() until EAGAIN, each made a line; false (error set) on a read
+// error. Past max bytes the oldest lines go, so the newest are judged.
+bool read_records_fd(int fd, std::string& out, std::string* error, std::uint64_t* skipped,
+                     std::size_t max = kMaxBytes) {
   std::vector<char> buf(16384);
-  while (out.size() < kMaxBytes) {
+  // A device that never ends (/dev/zero where a sysroot's dev/kmsg should be) is read no
+  // further than twice what is kept: a live ring buffer holds at most 32 MiB.
+  for (std::uint64_t total = 0; total < 2 * std::uint64_t{max};) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n > 0) {
+      total += static_cast<std::uint64_t>(n);
       out.append(buf.data(), static_cast<std::size_t>(n));
       if (out.back() != '\n') out += '\n';
+      // Trimmed in steps of a MiB, so a long log is not copied once per record.
+      if (out.size() > max + (1u << 20)) *skipped += keep_newest_lines(out, max);
       continue;
     }
-    if (n == 0 || errno == EAGAIN) return true;
+    if (n == 0 || errno == EAGAIN) break;
     if (errno == EPIPE || errno == EINTR) continue;  // records overwritten while reading: go on
-    *error = std::strerror(errno);
+    *error = std::string("read: ") + std::strerror(errno);
     return false;
   }
+  *skipped += keep_newest_lines(out, max);
+  return true;
+}
+
+// Bytes from fd's position to its end (at most max), as they are: a plain file is not split
+// into records. false (error set) on a read error.
+bool read_plain_fd(int fd, std::string& out, std::string* error, std::size_t max) {
+  std::vector<char> buf(1u << 16);
+  while (out.size() < max) {
+    const ssize_t n = ::read(fd, buf.data(), std::min(buf.size(), max - out.size()));
+    if (n > 0) {
+      out.append(buf.data(), static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n == 0) return true;
+    if (errno == EINTR || errno == EAGAIN) continue;
+    *error = std::string("read: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+// A saved log (a regular file): its newest whole lines up to max bytes, read from the tail so
+// a log of any size costs the same; *skipped counts the bytes before them.
+bool read_saved_log(int fd, std::string& out, std::string* error, std::uint64_t* skipped) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    *error = std::string("fstat: ") + std::strerror(errno);
+    return false;
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // One byte before the tail too: it says whether the tail starts at a line's start.
+  const std::uint64_t from = size > kMaxBytes ? size - kMaxBytes - 1 : 0;
+  if (from > 0 && ::lseek(fd, static_cast<off_t>(from), SEEK_SET) < 0) {
+    *error = std::string("lseek: ") + std::strerror(errno);
+    return false;
+  }
+  if (!read_plain_fd(fd, out, error, kMaxBytes + 1)) return false;
+  *skipped = from;
+  if (from > 0) {
+    const auto nl = out.find('\n');
+    const std::size_t cut = nl == std::string::npos ? out.size() : nl + 1;
+    out.erase(0, cut);
+    *skipped += cut;
+  }
+  if (!out.empty() && out.back() != '\n') out += '\n';
   return true;
 }
 
@@ -94,6 +167,34 @@ std::optional<std::array<unsigned, 3>> pci_parts(std::string_view s) {
   return std::array<unsigned, 3>{parts[0], parts[1], parts[2]};
 }
 
+// kmsg's "PRIO,SEQ,USEC,FLAGS;" gives SEQ; syslog(2)'s "<PRIO>[SECONDS.MICROS] " its time.
+std::optional<std::uint64_t> line_position(std::string_view line) {
+  auto number = [](std::string_view s, std::uint64_t* v) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+    return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+  };
+  std::uint64_t v = 0;
+  if (const auto semi = line.find(';'); semi != std::string_view::npos) {
+    const std::string_view head = line.substr(0, semi);
+    const auto c1 = head.find(','), c2 = head.find(',', c1 + 1);
+    if (c1 != std::string_view::npos && c2 != std::string_view::npos &&
+        number(head.substr(0, c1), &v) && number(head.substr(c1 + 1, c2 - c1 - 1), &v))
+      return v;
+  }
+  if (const auto open = line.find('['), close = line.find(']'); open != std::string_view::npos &&
+                                                                close != std::string_view::npos &&
+                                                                open < close && open <= 4) {
+    std::string_view t = line.substr(open + 1, close - open - 1);
+    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    const auto dot = t.find('.');
+    std::uint64_t secs = 0, micros = 0;
+    if (dot != std::string_view::npos && dot <= 12 && t.size() - dot - 1 == 6 &&
+        number(t.substr(0, dot), &secs) && number(t.substr(dot + 1), &micros))
+      return secs * 1000000 + micros;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 KernelLog read_kernel_log(const std::string& root) {
@@ -102,7 +203,8 @@ KernelLog read_kernel_log(const std::string& root) {
   const std::string kmsg = under_root(root, "/dev/kmsg");
   if (const int fd = open_log(kmsg, &error); fd >= 0) {
     std::string text;
-    const bool ok = read_records_fd(fd, text, &error);
+    const bool ok = is_regular_file(fd) ? read_saved_log(fd, text, &error, &log.skipped_bytes)
+                                        : read_records_fd(fd, text, &error, &log.skipped_bytes);
     ::close(fd);
     if (ok) {
       log.text = std::move(text);
@@ -118,6 +220,7 @@ KernelLog read_kernel_log(const std::string& root) {
   }
   // What dmesg reads: syslog(2), refused to unprivileged users under kernel.dmesg_restrict=1.
   if (auto t = read_syslog(&error)) {
+    log.skipped_bytes = keep_newest_lines(*t, kMaxBytes);
     log.text = std::move(t);
     log.source = "syslog(2), as dmesg reads it";
     return log;
@@ -127,16 +230,19 @@ KernelLog read_kernel_log(const std::string& root) {
 }
 
 std::vector<XidEvent> parse_xids(std::string_view text) {
-  static const std::regex kXid(R"(NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): ([0-9]+)[,:]?([^\n]*))");
+  // The code is at most 9 digits, so it fits an int; a longer number is no Xid line.
+  static const std::regex kXid(
+      R"(NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): ([0-9]{1,9})(?![0-9])[,:]?([^\n]*))");
   std::vector<XidEvent> out;
   std::istringstream lines{std::string(text)};
   for (std::string line; std::getline(lines, line);) {
+    if (line.find("NVRM: Xid") == std::string::npos) continue;  // the regex is slow
     std::smatch m;
     if (!std::regex_search(line, m, kXid)) continue;
     int code = 0;
     const std::string digits = m[2];
     std::from_chars(digits.data(), digits.data() + digits.size(), code);
-    out.push_back({code, m[1].str(), m[3].str()});
+    out.push_back({code, m[1].str(), m[3].str(), line_position(line), line});
   }
   return out;
 }
@@ -164,6 +270,7 @@ KernelLogWatch::KernelLogWatch(const std::string& root) {
       fd_ = -1;
     } else {
       readable_ = true;
+      regular_file_ = is_regular_file(fd_);
       source_ = "/dev/kmsg";
       return;
     }
@@ -194,8 +301,20 @@ KernelLogWatch::~KernelLogWatch() {
 std::string KernelLogWatch::read_new() {
   if (!readable_) return {};
   std::string text, error;
+  if (fd_ >= 0 && regular_file_) {
+    // Whole lines only: a line still being written is kept for the next call.
+    text = std::move(partial_);
+    partial_.clear();
+    read_plain_fd(fd_, text, &error, kMaxBytes);
+    const auto nl = text.rfind('\n');
+    if (nl == std::string::npos && text.size() >= kMaxBytes) return {};  // no line: dropped
+    partial_ = text.substr(nl == std::string::npos ? 0 : nl + 1);
+    text.resize(text.size() - partial_.size());
+    return text;
+  }
   if (fd_ >= 0) {
-    read_records_fd(fd_, text, &error);
+    std::uint64_t skipped = 0;
+    read_records_fd(fd_, text, &error, &skipped);
     return text;
   }
   auto now = read_syslog(&error);

@@ -2,6 +2,8 @@
 // in it: doctor's nvidia_xid check reads all of it, stress watches what is new during a run.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,15 +12,22 @@
 
 namespace gpucheck::host {
 
+// At most this much of the log is judged: its newest whole lines (a live kmsg ring buffer is at
+// most 32 MiB; a saved copy may be any size).
+inline constexpr std::size_t kMaxKernelLogBytes = std::size_t{32} << 20;
+
 // Which kernel-log interface answered and the text, or why none did.
 struct KernelLog {
   std::optional<std::string> text;
   std::string source;
   std::vector<std::string> unreadable;
+  // Bytes before `text` that were not read (the log was longer than kMaxKernelLogBytes).
+  std::uint64_t skipped_bytes = 0;
 };
 
-// Everything the log holds. root is the described system's "/" (--sysroot): a saved kmsg under
-// it is read the same way, and syslog(2) is tried only for the running system (root "/").
+// The newest whole lines the log holds, up to kMaxKernelLogBytes. root is the described system's
+// "/" (--sysroot): a saved kmsg under it (a regular file) is read from its tail by lines, and
+// syslog(2) is tried only for the running system (root "/").
 KernelLog read_kernel_log(const std::string& root);
 
 // One "NVRM: Xid (PCI:0000:17:00): 79, pid=..., GPU has fallen off the bus." line.
@@ -26,6 +35,11 @@ struct XidEvent {
   int code = 0;
   std::string pci;     // as the driver wrote it: "0000:17:00"
   std::string detail;  // the rest of the line after the code
+  // Where the line stands in the log: kmsg's sequence number ("4,1100,9000000,-;NVRM: ...") or
+  // syslog(2)'s timestamp in microseconds ("<4>[ 9.000000] NVRM: ..."); nullopt when the line
+  // has neither. Only comparable between lines of the same kind.
+  std::optional<std::uint64_t> position;
+  std::string line;  // the whole line as logged
 };
 std::vector<XidEvent> parse_xids(std::string_view text);
 
@@ -54,6 +68,8 @@ class KernelLogWatch {
   bool readable_ = false;
   std::string source_, why_;
   int fd_ = -1;
+  bool regular_file_ = false;      // a saved log: read by lines, a partial last line kept back
+  std::string partial_;            // a regular file's last line while it has no newline yet
   std::vector<std::string> seen_;  // syslog(2): the lines at the start
 };
 

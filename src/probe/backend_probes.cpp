@@ -109,9 +109,11 @@ int run_probe_child(const std::string& backend, const EnvMap& env) {
 }
 
 nlohmann::json probe_sections(const std::filesystem::path& root, const EnvMap& env,
-                              const ChildLimits& limits) {
+                              const ChildLimits& limits, bool live_backends) {
   // The backend children start first: the files are read while the drivers initialise.
-  auto backends = std::async(kConcurrently, [&] { return probe_backends(env, limits); });
+  auto backends = std::async(kConcurrently, [&] {
+    return live_backends ? probe_backends(env, limits) : nlohmann::json::array();
+  });
   nlohmann::json out = {{k::kHost, host::to_json(host::read_host_facts(root))},
                         {k::kCpu, host::to_json(host::read_cpu_facts(root))},
                         {k::kMemory, host::to_json(host::read_memory_facts(root))},

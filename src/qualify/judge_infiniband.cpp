@@ -4,6 +4,7 @@
 #include "qualify/judge.h"
 
 #include "core/json_keys_infiniband.h"
+#include "host/infiniband.h"
 
 #include <fmt/format.h>
 
@@ -45,7 +46,8 @@ std::vector<Verdict> judge_infiniband(const Requirement& r, const Observations& 
       v.threshold = r.value;
       const std::string state = text(p, k::kState);
       const std::string phys = text(p, k::kPhysState);
-      v.measured = p.contains(k::kRateGbps) ? Json(p.value(k::kRateGbps, 0.0)) : Json();
+      const std::optional<double> rate = host::port_rate_gbps(p);
+      v.measured = rate ? Json(*rate) : Json();
       if (phys == "Disabled") {
         v.outcome = Outcome::kSkip;
         v.reason = "disabled by an administrator (phys_state Disabled)";
@@ -54,10 +56,10 @@ std::vector<Verdict> judge_infiniband(const Requirement& r, const Observations& 
         v.reason =
             fmt::format("the port is {} ({})", state.empty() ? "in an unreadable state" : state,
                         phys.empty() ? "phys_state unreadable" : phys);
-      } else if (r.value > 0 && !p.contains(k::kRateGbps)) {
+      } else if (r.value > 0 && !rate) {
         v.outcome = Outcome::kUnmet;
         v.reason = "its rate cannot be read (ports/N/rate)";
-      } else if (p.value(k::kRateGbps, 0.0) < r.value) {
+      } else if (rate.value_or(0.0) < r.value) {
         v.outcome = Outcome::kUnmet;
         v.reason = fmt::format("it runs at {}", text(p, k::kRate));
       } else {

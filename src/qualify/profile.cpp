@@ -206,7 +206,7 @@ void read_stress(TableReader& r, Requirement& q) {
                     {"gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
                      "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
                      "hw_power_brake_slowdown", "display_clock_setting"});
-  q.min_sustained_fraction = r.number("min_sustained_fraction", true);
+  q.min_sustained_fraction = r.fraction("min_sustained_fraction");
   r.reject_unknown({"kind", "id", "device", "backend", "duration", "tests", "dtype", "max_errors",
                     "max_temperature_c", "allowed_clock_events", "min_sustained_fraction"});
 }
@@ -228,7 +228,7 @@ void read_link_criterion(TableReader& r, Requirement& q, const char* what) {
   const bool min = given.front() == "min";
   if (given.front() == "min_fraction_of_line_rate") {
     q.criterion = Criterion::kFractionOfLineRate;
-    q.value = *r.number("min_fraction_of_line_rate", true);
+    q.value = *r.fraction("min_fraction_of_line_rate");
     if (r.has("unit")) r.fail("'unit' goes with min, not min_fraction_of_line_rate");
   } else if (min) {
     q.criterion = Criterion::kMin;

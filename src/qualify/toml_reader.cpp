@@ -37,7 +37,8 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-toml::table parse_toml(std::string_view text, const std::string& path) {
+toml::table parse_toml(std::string_view raw, const std::string& path) {
+  const std::string_view text = without_utf8_bom(raw);
   refuse_text_toml_parser_mishandles(text, path);
   try {
     return toml::parse(text, path);

@@ -135,6 +135,14 @@ class TableReader {
       fail_at(*n, key, expected);
     return v;
   }
+  // A share of something whole (a sustained share of the start, of a line rate): a number in
+  // (0, 1]; 5 would never be met, so it is refused where it is written.
+  std::optional<double> fraction(std::string_view key) {
+    const auto v = number(key, true);
+    if (v && *v > 1)
+      fail_value(key, fmt::format("expected a fraction above 0 and at most 1, got {:g}", *v));
+    return v;
+  }
   // A node's own line, for errors about a value that was read fine but does not fit.
   [[noreturn]] void fail_value(std::string_view key, std::string_view message) {
     const toml::node* n = table_.get(key);

@@ -1,7 +1,8 @@
 // `report compare`: the result records of one or more base documents (a history) and a new
 // one, matched by backend, device, op, impl, dtype, full shape, transfers, whether it ran beside
 // other GPUs and whether its GEMM was tuned, each judged SAME, REGRESSION, IMPROVEMENT or NOISY,
-// CHANGED when the library ran another engine or algorithm than the base's, and MISSING or NEW
+// CHANGED when the library ran another engine or algorithm than the base's (a REGRESSION stays
+// one), and MISSING or NEW
 // when unmatched.
 #pragma once
 
@@ -20,7 +21,7 @@ struct CompareOptions {
   double alpha = 0.01;           // the rank test's level
   bool match_by_name = false;    // devices by name, not UUID / PCI bus id
   bool fail_on_missing = false;  // a MISSING record fails like a regression
-  bool fail_on_changed = false;  // a CHANGED record (another library choice) fails too
+  bool fail_on_changed = false;  // a CHANGED record (another choice, no regression) fails too
   bool strict = false;           // a NOISY record fails like a regression
 };
 
@@ -87,8 +88,8 @@ class RecordReader {
 // tolerance, else SAME. For a GPU record whose base median is below kLaunchBoundFloorS the
 // tolerance is kLaunchBoundAllowanceS as a change of the metric (the median times must differ
 // by more); with a single base the threshold is at least the kind's between_run_allowance. A cell
-// whose library choice differs from the latest base's is CHANGED whatever its figures, which the
-// row keeps.
+// whose library choice differs from the latest base's is CHANGED unless its figures are a
+// REGRESSION, which stays one (naming both choices); the row keeps its figures.
 nlohmann::json compare_records(const std::vector<std::vector<CompareRecord>>& bases,
                                const std::vector<CompareRecord>& fresh,
                                const CompareOptions& options);

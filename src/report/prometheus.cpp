@@ -4,6 +4,7 @@
 #include "report/views.h"
 
 #include "core/json_keys.h"
+#include "core/sanitize.h"
 #include "core/shape_text.h"
 #include "report/render.h"
 #include "report/same_gpu.h"
@@ -310,7 +311,9 @@ void add_stress(PromMetrics& m, const nlohmann::json& s) {
 }
 
 // The text format's escapes: backslash and newline everywhere, the double quote in label values.
-std::string escape(std::string_view s, bool quote) {
+std::string escape(std::string_view raw, bool quote) {
+  // Other control characters (ESC, BEL) as "\xNN" text: the format has no escape for them.
+  const std::string s = sanitize_keeping(raw, "\n");
   std::string out;
   for (char c : s) {
     if (c == '\\')

@@ -3,6 +3,7 @@
 // their units in columns of their own.
 #include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/sanitize.h"
 #include "core/shape_text.h"
 #include "report/fleet.h"
 #include "report/render.h"
@@ -25,8 +26,11 @@ std::string render_markdown(const Json& doc, const RenderOptions& options) {
   return view_markdown(make_text_view(doc, options));
 }
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+std::string csv_field(std::string_view raw) {
+  // A document may hold any text (a hand-made or older one): ESC and BEL never reach the
+  // output raw; line breaks and tabs are CSV's own and are quoted.
+  const std::string s = sanitize_keeping(raw, "\t\r\n");
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';

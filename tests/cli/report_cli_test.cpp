@@ -295,6 +295,64 @@ TEST_F(ReportCli, AnotherLibraryChoiceIsChanged) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// A CI gate fails a 3x slowdown even when the library's choice moved with it: the row is a
+// REGRESSION naming both choices (exit 1 without --fail-on-changed).
+TEST_F(ReportCli, ASlowdownUnderAnotherLibraryChoiceExitsOne) {
+  Json a = steadied(*base_), b = slowed(steadied(*base_));
+  auto choose = [](Json& doc, const std::string& id) {
+    for (auto& r : doc["results"])
+      if (r["op"] == "gemm") r["choice"] = {{"library", "cublas"}, {"id", id}};
+  };
+  choose(a, "gemm_ex default");
+  choose(b, "gemm_ex algo 7");
+  const Json c = compare({save("a.json", a), save("b.json", b)}, 1)["comparison"];
+  EXPECT_EQ(c["verdict"], "regression");
+  EXPECT_EQ(c["summary"]["changed"], 0);
+  bool named = false;
+  for (const auto& row : c["rows"])
+    if (row.contains("new_choice")) {
+      EXPECT_EQ(row["verdict"], "regression");
+      EXPECT_EQ(row["new_choice"], "cublas gemm_ex algo 7");
+      named = true;
+    }
+  EXPECT_TRUE(named);
+}
+
+// ESC and BEL in a loaded document's strings (a device name, a hostname) never reach the CSV of
+// report show, compare and fleet, nor Prometheus labels, raw: a terminal would act on them.
+TEST_F(ReportCli, CsvAndPrometheusCarryNoRawEscOrBel) {
+  Json a = *base_;
+  a["host"]["hostname"] = "node\x1b]0;pwned\x07";
+  for (auto& r : a["results"]) r["device_name"] = "cpu\x1b[2J\x07";
+  Json b = a;
+  b["host"]["hostname"] = "node2\x1b[31m";
+  const std::string pa = save("esc_a.json", a), pb = save("esc_b.json", b);
+  // A fleet lists its outliers: three plain nodes and the hostile one, 3x slower.
+  std::vector<std::string> fleet{"report", "fleet"};
+  for (int n = 1; n <= 3; ++n) {
+    Json plain = *base_;
+    plain["host"]["hostname"] = "node" + std::to_string(n);
+    fleet.push_back(save("esc_fleet" + std::to_string(n) + ".json", plain));
+  }
+  Json hostile_node = slowed(*base_);  // the same device name, so it shares the group
+  hostile_node["host"]["hostname"] = a["host"]["hostname"];
+  fleet.push_back(save("esc_fleet_slow.json", hostile_node));
+  fleet.insert(fleet.end(), {"--format", "csv"});
+  const std::vector<std::vector<std::string>> runs{
+      {"report", "show", pa, "--format", "csv"},
+      {"report", "show", pa, "--format", "prometheus"},
+      {"report", "compare", pa, pb, "--format", "csv", "--details"},
+      fleet};
+  for (const auto& args : runs) {
+    SCOPED_TRACE(args[1] + " " + args.back());
+    auto r = run_gpucheck(args);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("\\x1b"));
+  }
+}
+
 TEST_F(ReportCli, MatchByNameForAnotherMachinesBaseline) {
   Json a = *base_, b = *base_;
   for (auto& r : a["results"]) r["device_uuid"] = "GPU-aaaa";

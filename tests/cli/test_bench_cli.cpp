@@ -132,6 +132,32 @@ TEST(BenchCli, BadValuesAreUsageErrorsNamingTheFlag) {
   }
 }
 
+// The leftovers of issue 38: --threads -1 named a 309-digit range, --python "" silently meant
+// "search", and "all,all" was accepted by bench while stress refused it. Each is exit 2 with a
+// message of one short line, in bench and stress alike.
+TEST(BenchCli, OutOfRangeEmptyAndRepeatedValuesAreShortUsageErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{"bench", "--threads", "-1"}, "Value -1 not in range 0 to 65536"},
+      {{"stress", "--threads", "-1"}, "Value -1 not in range 0 to 65536"},
+      {{"stress", "--gemm", "-1"}, "Value -1 not in range 1 to 1048576"},
+      {{"bench", "--framework", "torch", "--python", ""}, "an empty interpreter path"},
+      {{"bench", "--device", "all,all"}, "--device: 'all' is named twice"},
+      {{"stress", "--device", "all,all", "--duration", "1s"}, "--device: 'all' is named twice"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_gpucheck(c.args);
+    SCOPED_TRACE(c.args[0] + " " + c.args[1] + " " + c.args[2]);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.expect));
+    EXPECT_LT(r.err.size(), 300u) << r.err;  // no 309-digit bound
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
 TEST(BenchCli, ConfigSyntaxErrorNamesFileLineColumn) {
   auto path = write_temp_file("broken.toml", "[small]\nexp = [1048576\ngemm = 3\n");
   auto r = run_gpucheck({"bench", "--device", "cpu", "--config", path});

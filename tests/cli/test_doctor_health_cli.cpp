@@ -191,6 +191,21 @@ TEST_F(QuickCli, AnXidFailsUntilAcknowledgedThenNotAgain) {
   EXPECT_THAT(r.out, StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 48 x1: new NVIDIA Xid"));
 }
 
+// Under --sysroot without --facts the backends are not probed: their children would judge this
+// host's drivers (its Mesa ICDs) against the sysroot's files (no etc/OpenCL/vendors) and FAIL.
+TEST_F(QuickCli, UnderASysrootTheBackendChecksSkipInsteadOfJudgingThisHost) {
+  auto r = run_gpucheck({"doctor", "--sysroot", (dir_ / "root").string(), "--only",
+                         "opencl_loader,opencl_vendors_dir,opencl_icd_loads", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const Json doc = Json::parse(r.out);
+  ASSERT_EQ(doc["checks"].size(), 3u);
+  for (const auto& c : doc["checks"]) {
+    SCOPED_TRACE(c["id"].get<std::string>());
+    EXPECT_EQ(c["status"], "skip");
+    EXPECT_THAT(c["finding"].get<std::string>(), HasSubstr("under --sysroot the backends are not"));
+  }
+}
+
 TEST_F(QuickCli, BadAckAndBadStateAreUsageErrors) {
   auto r = run_gpucheck({"doctor", "--ack", "bogus", "--state", state()});
   EXPECT_EQ(r.exit_code, 2);

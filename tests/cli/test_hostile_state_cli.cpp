@@ -119,6 +119,37 @@ TEST_F(HostileState, MalformedCountsAreReportedAndTheLogJudgedAfresh) {
   EXPECT_THAT(r.err, Not(HasSubstr("damaged")));
 }
 
+// The kernel log wrapped between two runs: its three Xid 79 lines were dropped and three new
+// ones of the same GPU logged. Equal counts per GPU and code read "no new NVIDIA Xid error"
+// (exit 0); the last line kept in the state file finds them. After an --ack, a count planted
+// above what the log holds hides nothing either.
+TEST_F(HostileState, NewXidLinesAfterTheLogWrappedFailTheNode) {
+  auto log_seq = [&](int from, int to) {
+    std::ofstream kmsg(dir_ / "root/dev/kmsg");
+    for (int seq = from; seq <= to; ++seq)
+      kmsg << fmt::format(
+          "4,{},{},-;NVRM: Xid (PCI:0000:17:00): 79, pid={}, GPU has fallen off the bus.\n", seq,
+          1000 * seq, seq);
+  };
+  log_seq(10, 12);
+  EXPECT_EQ(quick().exit_code, 1);
+  EXPECT_EQ(ack().exit_code, 0);
+  log_seq(13, 15);
+  auto r = quick();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x3"));
+
+  EXPECT_EQ(ack().exit_code, 0);
+  Json planted = saved();
+  planted["checks"]["nvidia_xid"].erase("last");
+  planted["checks"]["nvidia_xid"]["counts"]["0000:17:00 79"] = 50;
+  write_state(planted.dump());
+  log_seq(16, 17);
+  r = quick();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x2"));
+}
+
 TEST_F(HostileState, EachEventHoldsOnlyItsOwnFinding) {
   for (int run = 1; run <= 5; ++run) {
     log_xids(run);

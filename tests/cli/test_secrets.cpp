@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -46,6 +48,34 @@ TEST(Secrets, NoPlantedSecretInAnyOutputFormat) {
   EXPECT_EQ(env.value("MY_SITE_THING", "absent"), "absent");
   EXPECT_EQ(env.value("CUDA_CACHE_PATH", ""), "https://cache.example/x");
   EXPECT_EQ(env.value("CUDA_VISIBLE_DEVICES", ""), "0");
+}
+
+// Secrets found by their shape, where no credential's name gives them away: an AWS secret key
+// (base64 with '/' and '+') in an allowlisted variable of an unusual name, a signed URL's sig=,
+// and a GitHub token in an argument (-o out/ghp_....json) all reached provenance verbatim.
+TEST(Secrets, ShapedSecretsInVariablesUrlsAndArgvAreRedacted) {
+  const std::string aws = "wJ2lrXUtnFEMI/K7MDENG/bPxRfiCYzx8Q1pLw+3";
+  const std::string sig = "Zx3kQp9LrT5vW2yA8bC";
+  const std::string ghp = "ghp_" + std::string("R8aZq3Lm0Xc7Vb2Nw5Ty1Ui4Op6As9Df0Gh");
+  const std::string out = ::testing::TempDir() + "/" + ghp + ".json";
+  auto r =
+      run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--dtype", "f32", "--exp", "4096",
+                    "--reps", "2", "--warmup", "0", "--rounds", "1", "--json", "-o", out},
+                   {{"CUDA_CACHE_EXTRA", aws},
+                    {"NCCL_TOPO_FILE",
+                     "https://acct.blob.core.windows.net/c/topo.xml?sv=2021-08-06&sig=" + sig}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(out);
+  const Json doc = Json::parse(in);
+  const std::string provenance = doc.at("provenance").dump();
+  for (const std::string& secret : {aws, sig, ghp}) {
+    EXPECT_THAT(provenance, Not(HasSubstr(secret)));
+  }
+  EXPECT_THAT(provenance, Not(HasSubstr("MDENG")));  // no piece of the AWS key either
+  EXPECT_EQ(doc["provenance"]["environment"].value("CUDA_CACHE_EXTRA", ""), "(redacted)");
+  EXPECT_THAT(doc["provenance"]["environment"].value("NCCL_TOPO_FILE", ""),
+              HasSubstr("sv=2021-08-06&sig=(redacted)"));
+  std::remove(out.c_str());
 }
 
 TEST(Secrets, DoctorEvidenceQuotesNoCredential) {

@@ -17,6 +17,7 @@
 
 using gpucheck::testing::run_gpucheck;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -335,6 +336,18 @@ TEST(StressCli, SigtermStopsTheRunWithACompleteDocumentAndExit143) {
   EXPECT_GT(gemm["iterations"].get<int>(), 2);
   EXPECT_LT(gemm["duration_s"].get<double>(), 20.0);
   EXPECT_GE(gemm["checking"]["full_checks"].get<int>(), 1);
+}
+
+// gpucheck passes its stop on to the children as SIGTERM; the device entry and the status line
+// name the signal the run received (SIGHUP here), not the one the child saw.
+TEST(StressCli, TheDeviceNamesTheSignalTheRunReceived) {
+  auto s = stress_stopped_by(
+      "HUP", 3, quick({"stress", "--device", "cpu", "--tests", "gemm", "--duration", "60s"}));
+  ASSERT_EQ(s.exit_code, 129) << s.err;
+  const Json doc = Json::parse(s.out);
+  EXPECT_EQ(doc["stress"]["stopped_by"], "SIGHUP");
+  EXPECT_EQ(device_entry(doc, "cpu")["stopped_by"], "SIGHUP");
+  EXPECT_THAT(s.err, Not(HasSubstr("stopped early by SIGTERM")));
 }
 
 // A fault found before the stop still fails the device: exit 1, not 130.

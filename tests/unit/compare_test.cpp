@@ -271,17 +271,29 @@ TEST(Compare, AnotherLibraryChoiceIsChangedBothWays) {
   }
 }
 
-TEST(Compare, ChangedKeepsBothFiguresAndWhatTheyWouldSay) {
-  // 3x slower under another engine: the library's choice, not the hardware; the figures stay.
+TEST(Compare, ASlowdownUnderAnotherChoiceIsStillARegression) {
+  // 3x slower under another engine: a CI gate must fail it whatever the library chose; the row
+  // names both choices.
   Json c = r::compare_results(Json::array({with_choice(rec("conv", 300), "engine 7")}),
                               Json::array({with_choice(rec("conv", 100), "engine 9")}), {});
   const Json& row = c["rows"][0];
-  EXPECT_EQ(row["verdict"], "changed");
+  EXPECT_EQ(row["verdict"], "regression");
   EXPECT_DOUBLE_EQ(row["base"].get<double>(), 300);
   EXPECT_DOUBLE_EQ(row["new"].get<double>(), 100);
-  EXPECT_NE(row["reason"].get<std::string>().find("regression"), std::string::npos);
-  EXPECT_EQ(c["summary"]["regression"], 0);
-  EXPECT_FALSE(r::comparison_failed(c));
+  EXPECT_EQ(row["base_choice"], "cudnn engine 7");
+  EXPECT_EQ(row["new_choice"], "cudnn engine 9");
+  EXPECT_NE(row["reason"].get<std::string>().find("the library chose cudnn engine 9"),
+            std::string::npos);
+  EXPECT_EQ(c["summary"]["regression"], 1);
+  EXPECT_EQ(c["summary"]["changed"], 0);
+  EXPECT_TRUE(r::comparison_failed(c));
+
+  // 3x faster under another engine: CHANGED, which fails only with --fail-on-changed.
+  Json faster = r::compare_results(Json::array({with_choice(rec("conv", 100), "engine 7")}),
+                                   Json::array({with_choice(rec("conv", 300), "engine 9")}), {});
+  EXPECT_EQ(faster["rows"][0]["verdict"], "changed");
+  EXPECT_NE(faster["rows"][0]["reason"].get<std::string>().find("improvement"), std::string::npos);
+  EXPECT_FALSE(r::comparison_failed(faster));
 }
 
 TEST(Compare, SameChoiceOrNoneIsJudgedAsBefore) {

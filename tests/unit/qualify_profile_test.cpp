@@ -151,6 +151,24 @@ TEST(QualifyProfile, StructureErrors) {
               HasSubstr("require[1].name: expected one of cpu, cuda, opencl, vulkan, metal"));
 }
 
+// A fraction is a share of something whole: 5 could never be met, so it is refused at its line.
+TEST(QualifyProfile, FractionsAboveOneAreRefused) {
+  EXPECT_THAT(error_of("[[require]]\nkind = \"stress\"\nduration = \"60s\"\n"
+                       "min_sustained_fraction = 5\n"),
+              HasSubstr("p.toml:4: require[1].min_sustained_fraction: expected a fraction above 0 "
+                        "and at most 1, got 5"));
+  EXPECT_EQ(error_of("[[require]]\nkind = \"stress\"\nduration = \"60s\"\n"
+                     "min_sustained_fraction = 1\n"),
+            "no error");
+}
+
+// A profile saved with a UTF-8 byte order mark (Windows editors write one) is read as text.
+TEST(QualifyProfile, AByteOrderMarkIsSkipped) {
+  const q::Profile p = q::parse_profile(std::string("\xEF\xBB\xBF") + kGemm, "p.toml");
+  ASSERT_EQ(p.requirements.size(), 1u);
+  EXPECT_EQ(p.requirements[0].line, 2);  // the mark adds no line
+}
+
 TEST(QualifySkus, EmbeddedTableLoadsWithHopperEntries) {
   const auto& skus = q::builtin_skus();
   const q::Sku* h100 = q::find_sku(skus, std::string("0x2330"), "");

@@ -5,6 +5,7 @@
 #include "doctor/health.h"
 #include "doctor/health_state.h"
 #include "doctor/registry.h"
+#include "host/kernel_log.h"
 #include "scratch_root.h"
 
 #include <gmock/gmock.h>
@@ -217,6 +218,76 @@ TEST_F(XidDeltaTest, OnlyGrowthWithinOneBootIsJudged) {
   write("proc/sys/kernel/random/boot_id", "boot-b\n");
   write("dev/kmsg", xid(1, 79));
   EXPECT_EQ(check_nvidia_xid(view({{"nvidia_xid", first.state}})).status, CheckStatus::kFail);
+}
+
+// The log wrapped: the three lines seen last time are gone, three new Xid 79 lines of the same
+// GPU took their place. Equal counts per GPU and code said "nothing new"; the last line kept
+// finds them.
+TEST_F(XidDeltaTest, NewLinesAfterTheLogWrappedAreFound) {
+  write("proc/sys/kernel/random/boot_id", "boot-a\n");
+  write("dev/kmsg", xid(1, 79) + xid(2, 79) + xid(3, 79));
+  const auto first = check_nvidia_xid(view());
+  ASSERT_EQ(first.status, CheckStatus::kFail);
+  write("dev/kmsg", xid(4, 79) + xid(5, 79) + xid(6, 79));
+  const auto wrapped = check_nvidia_xid(view({{"nvidia_xid", first.state}}));
+  EXPECT_EQ(wrapped.status, CheckStatus::kFail) << wrapped.finding;
+  EXPECT_THAT(wrapped.finding, HasSubstr("Xid 79 ×3"));
+  // Half wrapped: one old line left, two new after it.
+  write("dev/kmsg", xid(3, 79) + xid(4, 79) + xid(5, 79));
+  const auto half = check_nvidia_xid(view({{"nvidia_xid", first.state}}));
+  EXPECT_THAT(half.finding, HasSubstr("Xid 79 ×2: new NVIDIA Xid errors"));
+  // Nothing new after the kept line: PASS, naming the earlier ones.
+  write("dev/kmsg", xid(2, 79) + xid(3, 79));
+  EXPECT_EQ(check_nvidia_xid(view({{"nvidia_xid", first.state}})).status, CheckStatus::kPass);
+}
+
+// A state file of an older gpucheck holds counts only: a count above what the log holds means
+// the log dropped lines, so its lines are judged, not hidden.
+TEST_F(XidDeltaTest, ACountAboveWhatTheLogHoldsHidesNothing) {
+  write("proc/sys/kernel/random/boot_id", "boot-a\n");
+  write("dev/kmsg", xid(40, 79) + xid(41, 79) + xid(42, 79));
+  const Json saved{{"boot_id", "boot-a"}, {"counts", {{"0000:17:00 79", 100}}}};
+  const auto r = check_nvidia_xid(view({{"nvidia_xid", saved}}));
+  EXPECT_EQ(r.status, CheckStatus::kFail) << r.finding;
+  EXPECT_THAT(r.finding, HasSubstr("Xid 79 ×3"));
+  // A count the log does hold still marks its oldest lines as judged.
+  const Json two{{"boot_id", "boot-a"}, {"counts", {{"0000:17:00 79", 2}}}};
+  EXPECT_THAT(check_nvidia_xid(view({{"nvidia_xid", two}})).finding, HasSubstr("Xid 79 ×1"));
+}
+
+// A saved kmsg is a plain file: it was read in 16 KiB pieces, each made a line, so an Xid 79
+// line across the boundary read as "Xid 7" (WARN) and the node passed as healthy.
+TEST_F(XidDeltaTest, ALineAcrossA16KiBReadIsOneLine) {
+  const std::string line = xid(2, 79);
+  const std::string head = "6,1,1,-;";
+  // "7" is the last byte of the first 16 KiB, "9" the first of the next.
+  const std::size_t code_at = line.find("): 79") + 3;
+  const std::string filler = head + std::string(16384 - code_at - 1 - head.size() - 1, 'x') + "\n";
+  ASSERT_EQ(filler.size() + code_at + 1, 16384u);
+  write("dev/kmsg", filler + line);
+  const auto r = check_nvidia_xid(view());
+  EXPECT_EQ(r.status, CheckStatus::kFail) << r.finding;
+  EXPECT_THAT(r.finding, HasSubstr("Xid 79 ×1"));
+  EXPECT_THAT(r.finding, ::testing::Not(HasSubstr("Xid 7 ")));
+}
+
+// A saved log larger than is read: its newest whole lines are judged (the Xid at its end), the
+// part before them is said, and no line is cut into a phantom Xid.
+TEST_F(XidDeltaTest, ALogLargerThanIsReadIsJudgedByItsTail) {
+  std::string text = xid(1, 48);  // in the part not read
+  const std::string filler = "6,2,2,-;NVRM: " + std::string(200, 'y') + "\n";
+  while (text.size() < host::kMaxKernelLogBytes + (1u << 20)) text += filler;
+  text += xid(3, 79);
+  write("dev/kmsg", text);
+  const auto r = check_nvidia_xid(view());
+  EXPECT_EQ(r.status, CheckStatus::kFail) << r.finding;
+  EXPECT_THAT(r.finding, HasSubstr("Xid 79 ×1: NVIDIA Xid errors"));
+  EXPECT_THAT(r.finding, ::testing::Not(HasSubstr("Xid 48")));
+  EXPECT_THAT(r.finding, HasSubstr("bytes were not judged"));
+  const host::KernelLog log = host::read_kernel_log(root_.string());
+  ASSERT_TRUE(log.text.has_value());
+  EXPECT_EQ(log.skipped_bytes + log.text->size(), text.size());
+  EXPECT_TRUE(log.text->starts_with("6,2,2,-;"));  // whole lines only
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -207,6 +208,19 @@ TEST(Duration, OneGrammarWithAMaximum) {
   EXPECT_FALSE(gpucheck::duration_refusal(20).has_value());
 }
 
+// The progress line's time: rounded once, so 119.6 s never reads "1 min 60 s".
+TEST(Duration, ElapsedTextCarriesItsRounding) {
+  using gpucheck::elapsed_text;
+  EXPECT_EQ(elapsed_text(119.6), "2 min 0 s");
+  EXPECT_EQ(elapsed_text(59.7), "1 min 0 s");
+  EXPECT_EQ(elapsed_text(0.2), "1 s");
+  EXPECT_EQ(elapsed_text(45.4), "45 s");
+  EXPECT_EQ(elapsed_text(3599.7), "1 h 0 min");
+  EXPECT_EQ(elapsed_text(7170), "2 h 0 min");  // 119.5 min
+  EXPECT_EQ(elapsed_text(3900), "1 h 5 min");
+  EXPECT_EQ(elapsed_text(std::nan("")), "1 s");
+}
+
 TEST(SecretShapes, CredentialNamesByTheirParts) {
   for (const char* name : {"NCCL_NET_PLUGIN_PASS", "GPUCHECK_API_PW", "SITE_PWD", "MY_PASSPHRASE",
                            "CUDA_API_TOKEN", "NCCL_KEY"})
@@ -214,6 +228,10 @@ TEST(SecretShapes, CredentialNamesByTheirParts) {
   for (const char* name : {"PWD", "OLDPWD", "CUDA_BYPASS", "NCCL_COMPASS", "CUDA_VISIBLE_DEVICES",
                            "PYTORCH_CUDA_ALLOC_CONF", "CUDA_CACHE_PATH"})
     EXPECT_FALSE(gpucheck::is_credential_name(name)) << name;
+  // A signed URL's signature grants access: Azure's sig=, S3's X-Amz-Signature=.
+  for (const char* name : {"sig", "X-Amz-Signature", "X_GOOG_SIG"})
+    EXPECT_TRUE(gpucheck::is_credential_name(name)) << name;
+  EXPECT_FALSE(gpucheck::is_credential_name("NCCL_SIGNAL_DEBUG"));
 }
 
 TEST(SecretShapes, ValuesRedactedByShape) {
@@ -227,6 +245,12 @@ TEST(SecretShapes, ValuesRedactedByShape) {
   EXPECT_EQ(redact_secret_values("user=bob;password=hunter2;x=1"),
             "user=bob;password=(redacted);x=1");
   EXPECT_EQ(redact_secret_values("k:Zx8Qm2Lp9Vt4Rw7Yn3Bc6Hd1Jf5Gs0Ka"), "k:(redacted)");
+  // Base64 with '/' and '+' (an AWS secret access key), which the token pass cut into pieces.
+  EXPECT_EQ(redact_secret_values("wJ2lrXUtnFEMI/K7MDENG/bPxRfiCYzx8Q1pLw+3"), "(redacted)");
+  EXPECT_EQ(redact_secret_values("k=v,s:wJ2lrXUtnFEMI/K7MDENG/bPxRfiCYzx8Q1pLw+3=="),
+            "k=v,s:(redacted)");
+  EXPECT_EQ(redact_secret_values("https://a.blob.core.windows.net/c/x?sv=2021-08-06&sig=Zx3kQp9"),
+            "https://a.blob.core.windows.net/c/x?sv=2021-08-06&sig=(redacted)");
   // What GPU set-ups hold stays as it is.
   for (const char* kept :
        {"GPU-3b5f3c1e-8d2a-4b6c-9e0f-1a2b3c4d5e6f",
@@ -277,6 +301,32 @@ TEST(RepeatedSizes, EachSizeOnceInTheOrderFirstGiven) {
   EXPECT_EQ(n(p["small"].of(Op::kExp)[0]), 4096u);
   EXPECT_EQ(n(p["small"].of(Op::kExp)[1]), 8192u);
   EXPECT_EQ(p["small"].of(Op::kGemm).size(), 1u);
+}
+
+// 50,000 distinct sizes took 6.5 GB (85 KB a record): past kMaxDistinctSizes the list is a
+// usage error naming its flag, on the command line and in a presets file alike.
+TEST(RepeatedSizes, MoreDistinctSizesThanTheBoundAreRefused) {
+  using namespace gpucheck::bench;
+  using gpucheck::Op;
+  std::string list;
+  for (std::size_t i = 1; i <= kMaxDistinctSizes; ++i) list += std::to_string(i * 1024) + ",";
+  EXPECT_EQ(parse_sizes(Op::kExp, list, "--exp").size(), kMaxDistinctSizes);
+  list += "1";
+  try {
+    parse_sizes(Op::kExp, list, "--exp");
+    ADD_FAILURE() << "no error";
+  } catch (const gpucheck::UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--exp: more than 1000 distinct sizes"));
+  }
+  std::string preset = "[big]\nexp = [" + list + "]\n";
+  EXPECT_THROW(parse_presets(preset, "big.toml"), gpucheck::UsageError);
+}
+
+// A presets file saved with a UTF-8 byte order mark (as Windows editors write it) is read.
+TEST(RepeatedSizes, APresetsFileWithAByteOrderMarkIsRead) {
+  using namespace gpucheck::bench;
+  const Presets p = parse_presets("\xEF\xBB\xBF[small]\nexp = [4096]\n", "bom.toml");
+  EXPECT_EQ(p.at("small").of(gpucheck::Op::kExp).size(), 1u);
 }
 
 TEST(StressPlanChecks, AGemmTheDeviceCannotRunIsABadFlag) {

@@ -228,6 +228,25 @@ TEST_F(StateFile, WhatIsNoStateFileIsRefusedAndLeftAlone) {
   EXPECT_FALSE(fs::exists(bad()));
 }
 
+// A count of 2^63 or more was read as a negative number (every later line "new", or with a
+// wrapped sum none): counts and event counts above 2^53 are damage, set aside.
+TEST_F(StateFile, CountsOf2To63AndAboveAreDamageNotNegative) {
+  write("state.json",
+        R"({"schema":"gpucheck-state/1","checks":{"nvidia_xid":{"boot_id":"b1","counts":)"
+        R"({"0000:17:00 79":9223372036854775808}}}})");
+  HealthState s = HealthState::load(path());
+  EXPECT_THAT(s.damage(), HasSubstr("whole numbers up to 2^53"));
+  EXPECT_FALSE(s.saved_checks().contains("nvidia_xid"));
+  fs::remove(bad());
+
+  write("state.json",
+        R"({"schema":"gpucheck-state/1","events":[{"check":"nvidia_xid","status":"fail",)"
+        R"("finding":"Xid 79","time":"t0","count":18446744073709551615,"last_time":"t1"}]})");
+  HealthState e = HealthState::load(path());
+  EXPECT_THAT(e.damage(), HasSubstr("count that is no whole number from 1 to 2^53"));
+  EXPECT_TRUE(e.unacknowledged().empty());
+}
+
 TEST_F(StateFile, AFileTooLargeIsSetAsideUnread) {
   write("state.json", "{}");
   fs::resize_file(path(), doctor::kMaxStateBytes + 1);

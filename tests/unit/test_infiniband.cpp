@@ -122,6 +122,30 @@ TEST(Infiniband, ParsesRates) {
   EXPECT_FALSE(r.width.has_value());
 }
 
+// A rate file of inf, 1e308, nan or a negative number is no rate: probe wrote "rate_gbps": null
+// for inf (which its own report show rejects) and doctor called the healthy siblings slow.
+TEST(Infiniband, RatesOutOfRangeAreNoRate) {
+  using gpucheck::host::parse_rate;
+  using gpucheck::host::port_rate_gbps;
+  for (const char* text : {"inf Gb/sec (4X NDR)", "1e308 Gb/sec (4X NDR)", "nan Gb/sec",
+                           "-400 Gb/sec (4X NDR)", "100001 Gb/sec"}) {
+    SCOPED_TRACE(text);
+    const auto r = parse_rate(text);
+    EXPECT_FALSE(r.gbps.has_value());
+    EXPECT_EQ(r.width, std::string(text).find('(') == std::string::npos
+                           ? std::nullopt
+                           : std::optional<std::string>("4X"));
+  }
+  EXPECT_EQ(parse_rate("800 Gb/sec (4X XDR)").gbps, 800.0);
+  // The same range for a document's rate_gbps (a --facts file).
+  EXPECT_EQ(port_rate_gbps({{"rate_gbps", 400}}), 400.0);
+  EXPECT_FALSE(port_rate_gbps({{"rate_gbps", 1e308}}).has_value());
+  EXPECT_FALSE(port_rate_gbps({{"rate_gbps", -1}}).has_value());
+  EXPECT_FALSE(port_rate_gbps({{"rate_gbps", nullptr}}).has_value());
+  EXPECT_FALSE(port_rate_gbps({{"rate_gbps", "400"}}).has_value());
+  EXPECT_FALSE(port_rate_gbps(nlohmann::json::object()).has_value());
+}
+
 TEST(Infiniband, MissingFilesAreToleratedAndNamed) {
   const InfinibandFacts f = read_infiniband_facts(ib_root("missing"));
   const auto* d = device(f, "mlx5_0");
