@@ -6,7 +6,7 @@
 # (precompiling json, CLI11 and fmt saved nothing measurable). The code that moves or checks
 # data in bulk (backends/, bench/, stress/) keeps the build type's flags; the rest is control
 # code (argument parsing, JSON documents, views, checks) whose speed nobody can measure, and is
-# built at GPUCHECK_CONTROL_OPT. docs/ARCHITECTURE.md, "Build time", has the measurements.
+# built at GPUCHECK_CONTROL_OPT. docs/design/build.md, "Build time", has the measurements.
 set(GPUCHECK_CONTROL_OPT "-O1" CACHE STRING
     "Optimisation for control code (app, core, doctor, probe, qualify, report, tests) in \
 Release and RelWithDebInfo builds; empty: the build type's own")
