@@ -468,7 +468,7 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory; the "
                   "backends are then not probed (they would be this host's): their checks SKIP "
-                  "unless --facts gives that system's probe")
+                  "unless that system's saved probe is given")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str()
       ->type_name("DIR");

@@ -316,7 +316,7 @@ TEST(RepeatedSizes, MoreDistinctSizesThanTheBoundAreRefused) {
     parse_sizes(Op::kExp, list, "--exp");
     ADD_FAILURE() << "no error";
   } catch (const gpucheck::UsageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("--exp: more than 1000 distinct sizes"));
+    EXPECT_THAT(e.what(), HasSubstr("--exp: more than 4096 distinct sizes"));
   }
   std::string preset = "[big]\nexp = [" + list + "]\n";
   EXPECT_THROW(parse_presets(preset, "big.toml"), gpucheck::UsageError);
