@@ -9,12 +9,16 @@
 //    seed, threads, the policy of each round, max_time, and the cells (op, dtype, shape, input
 //    and output file names).
 //  * The child answers one JSON object a line on stdout: {"hello": {framework, version, device,
-//    device_name, settings, python}} or {"unavailable": why}; {"started": cell} before each run
-//    of a cell (a heartbeat: a silent child is hung); {"cell", "record", "times": [[round's
-//    seconds…]…], "truncated", "output"} after a cell's last round, with the output file
-//    written; {"cell", "unsupported": why} or {"cell", "failed": why}; {"done": true} last.
+//    device_name, settings, python[, bf16_gemm_sum]}} or {"unavailable": why} (bf16_gemm_sum:
+//    ones(4,512) @ ones(512,4) in bf16 through the GEMM cell's call, asked with a bf16 GEMM
+//    cell); {"started": cell} before each run of a cell (a heartbeat: a silent child is hung);
+//    {"cell", "record", "times": [[round's seconds…]…], "truncated", "output"} after a cell's
+//    last round, with the output file written; {"cell", "unsupported": why} or
+//    {"cell", "failed": why}; {"done": true} last.
 //  * A child that crashes, hangs (silent past the limit: killed), writes no JSON, or returns an
-//    output of the wrong size fails loudly: its cells' records say why.
+//    output of the wrong size fails loudly: its cells' records say why. Nothing it says is
+//    trusted: one answer a record, outputs only under the names given and only as regular files
+//    of the expected size, times positive, finite and within what the device can physically do.
 #pragma once
 
 #include "bench/cell.h"

@@ -5,6 +5,8 @@
 // --no-frameworks and --sysroot start no child.
 #include "run_gpucheck.h"
 
+#include "../process_gone.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -269,15 +271,6 @@ TEST_F(FakeEnv, SecretsInAChildsWordsAreRedactedInEveryFormat) {
   }
 }
 
-// Whether a process is gone (or a zombie no one reaps: it runs nothing).
-bool gone(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
-}
-
 TEST_F(FakeEnv, AChildThatClosesItsOutputAndSleepsEndsAtTheBudgetWithItsGrandchild) {
   make("sleeper");
   const auto t0 = std::chrono::steady_clock::now();
@@ -291,10 +284,12 @@ TEST_F(FakeEnv, AChildThatClosesItsOutputAndSleepsEndsAtTheBudgetWithItsGrandchi
   int child = 0, grandchild = 0;
   std::ifstream(prefix_ / "pids") >> child >> grandchild;
   ASSERT_GT(grandchild, 0);
-  for (int i = 0; i < 200 && !(gone(child) && gone(grandchild)); ++i)
+  for (int i = 0; i < 200 && !(gpucheck::testing::process_gone(child) &&
+                               gpucheck::testing::process_gone(grandchild));
+       ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_TRUE(gone(child));
-  EXPECT_TRUE(gone(grandchild)) << "the grandchild outlived doctor";
+  EXPECT_TRUE(gpucheck::testing::process_gone(child));
+  EXPECT_TRUE(gpucheck::testing::process_gone(grandchild)) << "the grandchild outlived doctor";
 }
 
 // std::regex recursed once a character over the spaces after the key, and the stack ran out.

@@ -3,6 +3,8 @@
 // hang, crash, print garbage or return short arrays. gpucheck verifies every output itself.
 #include "bench/framework_run.h"
 
+#include "../process_gone.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -420,15 +422,6 @@ TEST(FrameworkRunLies, SecretsInTheChildsLastWordsAreRedacted) {
   EXPECT_THAT(reason, ::testing::Not(HasSubstr("ghp_abc")));
 }
 
-// Whether a process is gone (or a zombie no one reaps: it runs nothing).
-bool gone(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
-}
-
 // Its pipes closed, sleeping beside a grandchild: killed at the silence limit, with both.
 TEST(FrameworkRunLies, AChildThatClosesItsPipesAndSleepsIsKilledWithItsGrandchild) {
   if (!fs::exists(kSystemPython)) GTEST_SKIP() << kSystemPython << " is absent";
@@ -446,10 +439,12 @@ TEST(FrameworkRunLies, AChildThatClosesItsPipesAndSleepsIsKilledWithItsGrandchil
   fs::remove(pids);
   ASSERT_GT(grandchild, 0);
   // SIGKILL is delivered at once; the grandchild's parent (init) may take a moment to reap it.
-  for (int i = 0; i < 200 && !(gone(child) && gone(grandchild)); ++i)
+  for (int i = 0; i < 200 && !(gpucheck::testing::process_gone(child) &&
+                               gpucheck::testing::process_gone(grandchild));
+       ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_TRUE(gone(child));
-  EXPECT_TRUE(gone(grandchild));
+  EXPECT_TRUE(gpucheck::testing::process_gone(child));
+  EXPECT_TRUE(gpucheck::testing::process_gone(grandchild));
 }
 
 // TMPDIR missing or a file: the framework is unavailable, and says why (bench keeps its own
