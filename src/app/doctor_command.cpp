@@ -221,7 +221,7 @@ std::optional<std::filesystem::path> state_path(const DoctorOptions& opts, const
 ExitCode acknowledge(const DoctorOptions& opts, const EnvMap& env) {
   for (const auto& id : opts.ack)
     if (doctor::find_check(id) == nullptr)
-      throw UsageError(fmt::format("--ack: unknown check id {} (gpucheck doctor --list)", id));
+      throw UsageError(doctor::unknown_check_id("--ack", id) + " (gpucheck doctor --list)");
   const auto path = state_path(opts, env);
   if (!path) throw UsageError("--ack: no state file (give --state FILE)");
   auto state = doctor::HealthState::load(*path);

@@ -2,6 +2,7 @@
 #include "app/cli_common.h"
 #include "app/cli_spec.h"
 #include "app/help_format.h"
+#include "app/usage_hint.h"
 #include "backends/registry.h"
 #include "core/errors.h"
 #include "core/output_file.h"
@@ -86,7 +87,7 @@ int run(int argc, char** argv) {
   using gpucheck::ExitCode;
   CLI::App app{"gpucheck: is this machine's GPU stack set up right, and how fast is it really?",
                "gpucheck"};
-  app.formatter(std::make_shared<gpucheck::app::HelpFormatter>());
+  app.formatter(std::make_shared<gpucheck::app::HelpFormatter>(gpucheck::app::output_width()));
   bool version = false;
   int verbose = 0;
   app.add_flag("-V,--version", version, "Print gpucheck's version and exit");
@@ -112,8 +113,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return print_help(app, e);
   } catch (const CLI::ParseError& e) {
-    // CLI11 2.1's own codes are not ours: every parse error is a usage error.
-    std::cerr << "gpucheck: " << e.what() << "\n"
+    // CLI11 2.1's own codes are not ours: every parse error is a usage error. Its message names
+    // a mistyped word last, or not at all ("A subcommand is required"): the word comes first.
+    const auto unknown = gpucheck::app::unknown_word(app, {args.begin() + 1, args.end()});
+    std::cerr << "gpucheck: " << unknown.value_or(e.what()) << "\n"
               << "Run 'gpucheck --help' or 'gpucheck COMMAND --help' for usage.\n";
     return static_cast<int>(ExitCode::kUsage);
   }
