@@ -102,7 +102,7 @@ std::string chosen_format(const OutputOptions& opts) {
     const auto a = report::format_from_string(given), b = report::format_from_string(from_name);
     if (!a || !b || *a != *b)
       throw UsageError(fmt::format(
-          "-o/--output: '{}' names a {} file but {} asks for {}: drop one, or name the file "
+          "-o/--output: '{}' is named for {} but {} asks for {}: drop one, or name the file "
           "for its format",
           opts.output_path, from_name, opts.json ? "--json" : "--format", given));
   }

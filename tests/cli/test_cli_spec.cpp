@@ -213,12 +213,14 @@ TEST(CliSpec, TheBashCompletionOffersTheValuesTheBinaryAccepts) {
   EXPECT_TRUE(complete("bench --framework ''").count("torch"));
   EXPECT_TRUE(complete("stress --tests ''").count("memory"));
   EXPECT_TRUE(complete("bench --size ''").count("medium"));
-  // Devices: what `probe -L` lists here, and all.
+  // Devices: what `probe -L` lists here (the first word of each line), and all.
   auto listed = run_gpucheck({"probe", "-L"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   Names devices{"all"};
-  for (const auto& w : split(listed.out))
-    if (std::regex_match(w, std::regex("[a-z]+[0-9]*:"))) devices.insert(w.substr(0, w.size() - 1));
+  std::istringstream lines(listed.out);
+  for (std::string line; std::getline(lines, line);)
+    if (std::smatch m; std::regex_search(line, m, std::regex("^([a-z]+[0-9]*)\\b")))
+      devices.insert(m[1]);
   EXPECT_TRUE(devices.count("cpu"));
   EXPECT_EQ(complete("bench --device ''"), devices);
 }

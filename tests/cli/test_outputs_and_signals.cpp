@@ -112,7 +112,7 @@ TEST(Outputs, TheFileNamesExtensionPicksTheFormat) {
     args.insert(args.end(), flag.begin(), flag.end());
     r = run_gpucheck(args);
     EXPECT_EQ(r.exit_code, 2) << flag[1];
-    EXPECT_THAT(r.err, HasSubstr("names a json file but --format asks for " + flag[1]));
+    EXPECT_THAT(r.err, HasSubstr("is named for json but --format asks for " + flag[1]));
   }
   r = run_gpucheck({"report", "show", doc, "-o", dir + "/y.html", "--json"});
   EXPECT_EQ(r.exit_code, 2);
