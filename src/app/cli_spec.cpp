@@ -2,6 +2,7 @@
 #include "app/cli_spec.h"
 
 #include "app/help_format.h"
+#include "bench/config.h"
 #include "core/workload.h"
 #include "doctor/check.h"
 #include "doctor/registry.h"
@@ -45,6 +46,11 @@ Values listed_values(const std::string& name) {
   if (name == "--dtype") return {enum_names(DType::kF64), true};
   if (name == "--layout") return {enum_names(Layout::kNhwc), true};
   if (name == "--sweep") return {{"exp", "gemm", "conv"}, false};
+  if (name == "--size") {
+    Values v;
+    for (const auto& preset : bench::default_presets()) v.names.push_back(preset.first);
+    return v;
+  }
   if (name == "--tests") return {words(stress::test_names(" ")), true};
   if (name == "--framework") return {{"torch", "jax", "cupy", "tensorflow", "all"}, true};
   if (name == "--only" || name == "--skip" || name == "--ack") {

@@ -25,19 +25,20 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes:\n"
     "  0  ok\n"
-    "  1  a check failed, a result failed or mismatched, a requirement is unmet, or a\n"
-    "     stress verdict is FAIL\n"
-    "  2  usage or configuration error (bad flag or value, unknown device, bad profile,\n"
-    "     output file not writable)\n"
-    "  3  bench only: a named device is not there, or its benchmark child died before\n"
-    "     writing any record\n"
-    "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): its children are\n"
-    "     stopped and no output is written (an existing -o FILE stays as it was)\n"
+    "  1  a check failed, a result failed or mismatched, a requirement is unmet,\n"
+    "     or a stress verdict is FAIL\n"
+    "  2  usage or configuration error (bad flag or value, unknown device, bad\n"
+    "     profile, output file not writable)\n"
+    "  3  bench only: a named device is not there, or its benchmark child died\n"
+    "     before writing any record\n"
+    "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): its\n"
+    "     children are stopped and no output is written (an existing -o FILE\n"
+    "     stays as it was)\n"
     "When several apply: 2 over 3 over 1 over 0.\n"
-    "stress stopped early by SIGINT/SIGTERM/SIGHUP with no device failed: 128 + the signal\n"
-    "(130, 143, 129), its document written with what ran.\n"
-    "doctor --quick (health check): 0 healthy, 1 unhealthy (a FAIL outranks a check\n"
-    "that did not answer), 2 could not decide (no answer within --timeout).";
+    "stress stopped early by SIGINT/SIGTERM/SIGHUP with no device failed: 128 +\n"
+    "the signal (130, 143, 129), its document written with what ran.\n"
+    "doctor --quick (health check): 0 healthy, 1 unhealthy (a FAIL outranks a\n"
+    "check that did not answer), 2 could not decide (no answer within --timeout).";
 
 std::string version_text() {
   std::string backends;

@@ -86,15 +86,15 @@ TEST(Outputs, TheFileNamesExtensionPicksTheFormat) {
   for (const auto& [name, starts] :
        std::vector<std::pair<std::string, std::string>>{{"x.json", "{"},
                                                         {"x.HTML", "<!DOCTYPE html>"},
-                                                        {"x.csv", "status,"},
-                                                        {"x.md", "#"},
+                                                        {"x.csv", "device,"},
+                                                        {"x.md", "- **gpucheck bench"},
                                                         {"x.prom", "#"}}) {
     auto r = run_gpucheck({"report", "show", doc, "-o", dir + "/" + name});
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_EQ(slurp(dir + "/" + name).rfind(starts, 0), 0u) << name << ":\n"
                                                             << slurp(dir + "/" + name);
   }
-  EXPECT_NO_THROW((void)nlohmann::json::parse(slurp(dir + "/x.json")));
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/x.json")).at("command"), "bench");
   // The DaemonSet's temporary name: --format decides.
   auto r = run_gpucheck({"report", "show", doc, "-o", dir + "/out.42.tmp", "--format", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
