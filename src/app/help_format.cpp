@@ -41,9 +41,11 @@ std::string HelpFormatter::make_option(const CLI::Option* opt, bool is_positiona
                      make_option_desc(opt));
 }
 
-// The value's name alone; a default and "required" go to the description, in words.
+// The value's name alone; a default and "required" go to the description, in words. A
+// positional's name already says what goes there ("BASE... NEW").
 std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
-  if (opt->get_type_size() == 0 || opt->get_items_expected_min() == 0) return {};
+  if (!opt->nonpositional() || opt->get_type_size() == 0 || opt->get_items_expected_min() == 0)
+    return {};
   const std::string name = value_name(opt);
   if (name.empty()) return {};
   const bool many = opt->get_expected_max() == CLI::detail::expected_max_vector_size;
@@ -58,6 +60,15 @@ std::string HelpFormatter::make_option_desc(const CLI::Option* opt) const {
     desc += " (default " + fallback + ")";
   if (opt->get_required() && opt->nonpositional()) desc += " (required)";
   return desc;
+}
+
+// A positional in the usage line: its name, "..." when it repeats and the name does not say so.
+std::string HelpFormatter::make_option_usage(const CLI::Option* opt) const {
+  std::string name = make_option_name(opt, true);
+  if (opt->get_expected_max() >= CLI::detail::expected_max_vector_size &&
+      name.find("...") == std::string::npos)
+    name += "...";
+  return opt->get_required() ? name : "[" + name + "]";
 }
 
 std::string HelpFormatter::make_subcommand(const CLI::App* sub) const {

@@ -21,6 +21,7 @@ class HelpFormatter : public CLI::Formatter {
   std::string make_option(const CLI::Option* opt, bool is_positional) const override;
   std::string make_option_opts(const CLI::Option* opt) const override;
   std::string make_option_desc(const CLI::Option* opt) const override;
+  std::string make_option_usage(const CLI::Option* opt) const override;
   std::string make_subcommand(const CLI::App* sub) const override;
   std::string make_description(const CLI::App* app) const override;
 
