@@ -72,3 +72,43 @@ TEST(Readme, TheWheelIsInstalledIntoAVenvOrWithPipx) {
 }
 
 }  // namespace
+
+// The README is for a newcomer: short, what gpucheck prints first, one install section with the
+// three ways, the developers' pointer near the top; the reference lives in docs/USAGE.md.
+TEST(Readme, IsShortShowsRealOutputFirstAndPointsToTheReference) {
+  const auto readme = lines_of(kSource / "README.md");
+  EXPECT_LE(readme.size(), 200u);
+  std::string first_screen, all;
+  for (std::size_t i = 0; i < readme.size(); ++i) {
+    if (i < 50) first_screen += readme[i] + "\n";
+    all += readme[i] + "\n";
+  }
+  EXPECT_THAT(first_screen, HasSubstr("$ gpucheck probe\ngpucheck probe: "));  // its output
+  EXPECT_THAT(first_screen, HasSubstr("docs/ARCHITECTURE.md"));
+  EXPECT_THAT(first_screen, HasSubstr("docs/USAGE.md"));
+  std::size_t installs = 0;
+  for (const auto& l : readme) installs += l.rfind("## Install", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(installs, 1u);
+  const auto install = all.substr(all.find("\n## Install"));
+  const auto section = install.substr(0, install.find("\n## ", 1));
+  for (const char* way : {"tools/quickstart.sh", "-m venv", "pipx install", ".deb"})
+    EXPECT_THAT(section, HasSubstr(way));
+  // The reference moved, whole: every command's section and the exit codes.
+  const auto usage = lines_of(kSource / "docs" / "USAGE.md");
+  std::string reference;
+  for (const auto& l : usage) reference += l + "\n";
+  for (const char* part : {"\n### qualify\n", "\n### stress\n", "\n### report\n", "\n## Output\n",
+                           "\n## Exit codes\n", "--tolerance"})
+    EXPECT_THAT(reference, HasSubstr(part));
+}
+
+// Timings in the README are measured ones: each "N s" figure is one docs/PERFORMANCE.md holds.
+TEST(Readme, QuotesOnlyTimingsThatPerformanceMdHolds) {
+  std::ifstream in(kSource / "docs" / "PERFORMANCE.md");
+  std::stringstream perf;
+  perf << in.rdbuf();
+  const std::regex figure(R"(\b([0-9]+(\.[0-9]+)?) s\b)");
+  for (const auto& line : lines_of(kSource / "README.md"))
+    for (std::sregex_iterator it(line.begin(), line.end(), figure), end; it != end; ++it)
+      EXPECT_THAT(perf.str(), HasSubstr(it->str())) << line;
+}
