@@ -13,10 +13,12 @@
 #include "bench/host_lock.h"
 #include "bench/ops/op_unit.h"
 #include "bench/sweep.h"
+#include "core/closest_word.h"
 #include "core/document.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/rendezvous.h"
+#include "core/text.h"
 #include "host/cpu_info.h"
 #include "host/host_info.h"
 #include "probe/backend_probes.h"
@@ -77,7 +79,12 @@ std::vector<T> parse_names(const std::string& text, const char* flag, F from_str
   std::vector<T> out;
   for (const auto& item : split_list(text)) {
     auto v = from_string(item);
-    if (!v) throw UsageError(fmt::format("{}: unknown value '{}' (valid: {})", flag, item, valid));
+    if (!v) {
+      std::vector<std::string> names;
+      for (const auto& name : split_list(valid)) names.emplace_back(trim_space(name));
+      throw UsageError(fmt::format("{}: unknown value '{}'{} (valid: {})", flag, item,
+                                   did_you_mean(item, names), valid));
+    }
     out.push_back(*v);
   }
   if (out.empty()) throw UsageError(fmt::format("{}: empty list (valid: {})", flag, valid));
@@ -145,8 +152,13 @@ bench::SizeSet size_set(const BenchOptions& o) {
   auto it = presets.find(o.size);
   if (it == presets.end()) {
     std::string names;
-    for (const auto& [n, s] : presets) names += (names.empty() ? "" : ", ") + n;
-    throw UsageError(fmt::format("--size: no preset '{}' (presets: {})", o.size, names));
+    std::vector<std::string> known;
+    for (const auto& [n, s] : presets) {
+      names += (names.empty() ? "" : ", ") + n;
+      known.push_back(n);
+    }
+    throw UsageError(fmt::format("--size: no preset '{}'{} (presets: {})", o.size,
+                                 did_you_mean(o.size, known), names));
   }
   return bench::with_size_flags(it->second, o.size_flags);
 }
@@ -521,7 +533,7 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
                   "transports off: the network path, IB, RoCE or sockets, even on one host)")
       ->check(CLI::IsMember({"auto", "net"}))
       ->capture_default_str()
-      ->type_name("PATH");
+      ->type_name("auto|net");
   cmd->add_option("--rank", o->ranks.rank,
                   "This process's rank of a multi-process all-reduce (default under srun: "
                   "SLURM_PROCID)")

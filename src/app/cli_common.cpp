@@ -2,17 +2,21 @@
 #include "app/cli_common.h"
 
 #include "core/output_file.h"
+#include "report/text_layout.h"
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string_view>
@@ -45,12 +49,16 @@ void add_output_options(CLI::App& cmd, OutputOptions& opts,
                  "charts), prometheus (node_exporter textfile)" +
                      extra)
       ->check(CLI::IsMember(formats))
+      ->each([&opts](const std::string&) { opts.format_given = true; })
       ->type_name("FORMAT")
       ->group("Output");
   cmd.add_flag("--json", opts.json, "Same as --format json")->group("Output");
   cmd.add_option("-o,--output", opts.output_path,
-                 "Write the output to FILE instead of stdout (replaced whole, keeping its owner "
-                 "and mode; a symbolic link's target is written)")
+                 "Write the output to FILE instead of stdout, in the format its extension names "
+                 "(.json, .html, .csv, .md, .prom; else --format's) unless --format says; "
+                 "replaced whole by a run that ends with exit 0 or 1, keeping its owner and "
+                 "mode (a symbolic link's target is written); the closing line and 'wrote FILE' "
+                 "go to stderr")
       ->check(output_file_name())
       ->type_name("FILE")
       ->group("Output");
@@ -79,18 +87,58 @@ void add_probe_view_options(CLI::App& cmd, OutputOptions& opts) {
       ->group("Output");
 }
 
-std::size_t output_width(bool to_terminal) {
+std::string format_for_file_name(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".json") return "json";
+  if (ext == ".html" || ext == ".htm") return "html";
+  if (ext == ".csv") return "csv";
+  if (ext == ".md" || ext == ".markdown") return "markdown";
+  if (ext == ".prom") return "prometheus";
+  return {};
+}
+
+std::string chosen_format(const OutputOptions& opts) {
+  const std::string given = opts.json ? "json" : opts.format_given ? opts.format : "";
+  const std::string from_name = format_for_file_name(opts.output_path);
+  if (given.empty()) return from_name.empty() ? opts.format : from_name;
+  if (!from_name.empty()) {
+    const auto a = report::format_from_string(given), b = report::format_from_string(from_name);
+    if (!a || !b || *a != *b)
+      throw UsageError(fmt::format(
+          "-o/--output: '{}' is named for {} but {} asks for {}: drop one, or name the file "
+          "for its format",
+          opts.output_path, from_name, opts.json ? "--json" : "--format", given));
+  }
+  return given;
+}
+
+namespace {
+
+// Columns of the terminal on fd, or 0 when fd is no terminal.
+std::size_t terminal_columns(int fd) {
+  winsize ws{};
+  return ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20 ? ws.ws_col : 0;
+}
+
+}  // namespace
+
+std::size_t output_width() {
   if (const char* cols = std::getenv("COLUMNS"); cols != nullptr && *cols != '\0') {
     std::string_view v(cols);
     std::size_t n = 0;
     auto r = std::from_chars(v.data(), v.data() + v.size(), n);
     if (r.ec == std::errc() && r.ptr == v.data() + v.size() && n >= 20 && n <= 1000) return n;
   }
-  if (to_terminal) {
-    winsize ws{};
-    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+  if (const std::size_t n = terminal_columns(STDOUT_FILENO)) return n;
+  // Piped (`gpucheck probe | less`) in a terminal: that terminal is where it is read.
+  const int tty = ::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  if (tty >= 0) {
+    const std::size_t n = terminal_columns(tty);
+    ::close(tty);
+    if (n != 0) return n;
   }
-  return 100;
+  return 80;
 }
 
 bool use_color(const std::string& mode, bool to_terminal) {
@@ -102,8 +150,9 @@ bool use_color(const std::string& mode, bool to_terminal) {
 
 Output::Output(const OutputOptions& opts)
     : format_(report::Format::kTable), opts_(opts), path_(opts.output_path) {
-  auto f = report::format_from_string(opts.json ? "json" : opts.format);
-  if (!f) throw UsageError("--format: unknown format '" + opts.format + "'");
+  const std::string chosen = chosen_format(opts);
+  auto f = report::format_from_string(chosen);
+  if (!f) throw UsageError("--format: unknown format '" + chosen + "'");
   format_ = *f;
   if (!path_.empty()) check_output_path(path_, "-o/--output");
   configure_logging(opts.verbosity, opts.quiet, opts.color);
@@ -112,20 +161,23 @@ Output::Output(const OutputOptions& opts)
 void Output::write(const nlohmann::json& doc) {
   const bool to_terminal = path_.empty() && ::isatty(STDOUT_FILENO) != 0;
   report::RenderOptions ro;
-  ro.width = output_width(to_terminal);
+  ro.width = output_width();
   ro.color = use_color(opts_.color, to_terminal);
   ro.details = opts_.details;
   ro.full = opts_.full;
   ro.list = opts_.list;
   ro.device = opts_.device;
-  write_text(report::render(doc, format_, ro));
+  write_text(report::render(doc, format_, ro), path_.empty() ? "" : report::closing_line(doc));
 }
 
-void Output::write_text(const std::string& text) {
-  if (path_.empty())
-    write_stdout(text);
-  else
-    write_output_file(path_, text, "-o/--output");
+void Output::write_text(const std::string& text, const std::string& closing) {
+  if (path_.empty()) return write_stdout(text);
+  write_output_file(path_, text, "-o/--output");
+  // The run's answer stays on the screen though the document went to a file.
+  if (opts_.quiet) return;
+  std::string note = closing.empty() ? "" : closing + "\n";
+  note += fmt::format("wrote {}\n", report::printable(path_));
+  std::cerr << note << std::flush;
 }
 
 CLI::Validator duration_validator(DurationLimits limits) {

@@ -18,6 +18,7 @@ namespace gpucheck::app {
 
 struct OutputOptions {
   std::string format = "table";
+  bool format_given = false;  // --format on the command line: it wins over -o's extension
   bool json = false;
   std::string output_path;  // empty: stdout
   int verbosity = 0;
@@ -43,9 +44,16 @@ void add_details_option(CLI::App& cmd, OutputOptions& opts, const std::string& w
 // probe's views: --full, -L/--list, --device (a probe document's devices).
 void add_probe_view_options(CLI::App& cmd, OutputOptions& opts);
 
-// The terminal's width for the table view: COLUMNS when set, else the terminal's (stdout), else
-// 100 (a pipe or a file).
-std::size_t output_width(bool to_terminal);
+// The format -o's file name asks for: json (.json), html (.html, .htm), csv (.csv), markdown
+// (.md, .markdown), prometheus (.prom); empty for any other name, which keeps the default.
+std::string format_for_file_name(const std::string& path);
+// The format a run writes: --json, else --format, else -o's extension, else table. A known
+// extension that --format or --json contradicts is a UsageError naming both.
+std::string chosen_format(const OutputOptions& opts);
+
+// The width for help and the table view: COLUMNS when set, else stdout's terminal, else the
+// controlling terminal's (stdout piped into `head` in a terminal), else 80.
+std::size_t output_width();
 // Whether to colour: --color always/never, else a terminal and no NO_COLOR.
 bool use_color(const std::string& mode, bool to_terminal);
 
@@ -56,10 +64,12 @@ class Output {
  public:
   explicit Output(const OutputOptions& opts);
   report::Format format() const { return format_; }
-  // Renders the document in the chosen format to the chosen destination.
+  // Renders the document in the chosen format to the chosen destination; with -o, the table
+  // view's closing line and "wrote FILE" go to stderr, so the run still ends with its result.
   void write(const nlohmann::json& doc);
-  // Writes text as it is to the chosen destination (a command's own format).
-  void write_text(const std::string& text);
+  // Writes text as it is to the chosen destination (a command's own format), replacing an -o
+  // file whole even when the text is empty; with -o, `closing` and "wrote FILE" go to stderr.
+  void write_text(const std::string& text, const std::string& closing = {});
 
  private:
   report::Format format_;

@@ -225,7 +225,7 @@ std::optional<std::filesystem::path> state_path(const DoctorOptions& opts, const
 ExitCode acknowledge(const DoctorOptions& opts, const EnvMap& env) {
   for (const auto& id : opts.ack)
     if (doctor::find_check(id) == nullptr)
-      throw UsageError(fmt::format("--ack: unknown check id {} (gpucheck doctor --list)", id));
+      throw UsageError(doctor::unknown_check_id("--ack", id) + " (gpucheck doctor --list)");
   const auto path = state_path(opts, env);
   if (!path) throw UsageError("--ack: no state file (give --state FILE)");
   auto state = doctor::HealthState::load(*path);
@@ -260,7 +260,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   }
   const EnvMap env = current_environment();
   if (!opts.ack.empty()) return acknowledge(opts, env);
-  const bool oneline = opts.out.format == "oneline";
+  const bool oneline = chosen_format(opts.out) == "oneline";
   OutputOptions out_opts = opts.out;
   if (oneline) out_opts.format = "table";  // the destination and logging; the line is ours
   Output output(out_opts);
@@ -376,7 +376,10 @@ ExitCode run_doctor(const DoctorOptions& opts) {
     doc[keys::kHealth] = std::move(health);
   }
   if (oneline) {
-    if (verdict.health != doctor::Health::kHealthy || opts.ok_line) output.write_text(line + "\n");
+    // Silent when healthy (node-problem-detector's contract), yet an -o file is still replaced:
+    // an old FAIL line left in it would read as this run's.
+    const bool print = verdict.health != doctor::Health::kHealthy || opts.ok_line;
+    output.write_text(print ? line + "\n" : "", line);
   } else {
     output.write(doc);
   }

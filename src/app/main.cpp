@@ -2,6 +2,7 @@
 #include "app/cli_common.h"
 #include "app/cli_spec.h"
 #include "app/help_format.h"
+#include "app/usage_hint.h"
 #include "backends/registry.h"
 #include "core/errors.h"
 #include "core/output_file.h"
@@ -24,19 +25,20 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes:\n"
     "  0  ok\n"
-    "  1  a check failed, a result failed or mismatched, a requirement is unmet, or a\n"
-    "     stress verdict is FAIL\n"
-    "  2  usage or configuration error (bad flag or value, unknown device, bad profile,\n"
-    "     output file not writable)\n"
-    "  3  bench only: a named device is not there, or its benchmark child died before\n"
-    "     writing any record\n"
-    "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): its children are\n"
-    "     stopped and no output is written (an existing -o FILE stays as it was)\n"
+    "  1  a check failed, a result failed or mismatched, a requirement is unmet,\n"
+    "     or a stress verdict is FAIL\n"
+    "  2  usage or configuration error (bad flag or value, unknown device, bad\n"
+    "     profile, output file not writable)\n"
+    "  3  bench only: a named device is not there, or its benchmark child died\n"
+    "     before writing any record\n"
+    "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): its\n"
+    "     children are stopped and no output is written (an existing -o FILE\n"
+    "     stays as it was)\n"
     "When several apply: 2 over 3 over 1 over 0.\n"
-    "stress stopped early by SIGINT/SIGTERM/SIGHUP with no device failed: 128 + the signal\n"
-    "(130, 143, 129), its document written with what ran.\n"
-    "doctor --quick (health check): 0 healthy, 1 unhealthy (a FAIL outranks a check\n"
-    "that did not answer), 2 could not decide (no answer within --timeout).";
+    "stress stopped early by SIGINT/SIGTERM/SIGHUP with no device failed: 128 +\n"
+    "the signal (130, 143, 129), its document written with what ran.\n"
+    "doctor --quick (health check): 0 healthy, 1 unhealthy (a FAIL outranks a\n"
+    "check that did not answer), 2 could not decide (no answer within --timeout).";
 
 std::string version_text() {
   std::string backends;
@@ -86,7 +88,7 @@ int run(int argc, char** argv) {
   using gpucheck::ExitCode;
   CLI::App app{"gpucheck: is this machine's GPU stack set up right, and how fast is it really?",
                "gpucheck"};
-  app.formatter(std::make_shared<gpucheck::app::HelpFormatter>());
+  app.formatter(std::make_shared<gpucheck::app::HelpFormatter>(gpucheck::app::output_width()));
   bool version = false;
   int verbose = 0;
   app.add_flag("-V,--version", version, "Print gpucheck's version and exit");
@@ -112,8 +114,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return print_help(app, e);
   } catch (const CLI::ParseError& e) {
-    // CLI11 2.1's own codes are not ours: every parse error is a usage error.
-    std::cerr << "gpucheck: " << e.what() << "\n"
+    // CLI11 2.1's own codes are not ours: every parse error is a usage error. Its message names
+    // a mistyped word last, or not at all ("A subcommand is required"): the word comes first.
+    const auto unknown = gpucheck::app::unknown_word(app, {args.begin() + 1, args.end()});
+    std::cerr << "gpucheck: " << unknown.value_or(e.what()) << "\n"
               << "Run 'gpucheck --help' or 'gpucheck COMMAND --help' for usage.\n";
     return static_cast<int>(ExitCode::kUsage);
   }

@@ -98,6 +98,16 @@ struct Counting {
   bool operator!=(const Counting& o) const { return p != o.p; }
 };
 
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at " preamble:
+// "line 1, column 1: syntax error while parsing value - invalid literal; last read: 'b'".
+std::string parse_error_words(const nlohmann::json::parse_error& e) {
+  std::string_view what = e.what();
+  if (const auto tag = what.find("] "); tag != std::string_view::npos) what.remove_prefix(tag + 2);
+  for (std::string_view lead : {"parse error at ", "parse error: "})
+    if (what.substr(0, lead.size()) == lead) what.remove_prefix(lead.size());
+  return std::string(what);
+}
+
 // Thrown from the parse callback to stop at the first level too deep.
 struct TooDeep {};
 
@@ -138,7 +148,7 @@ nlohmann::json parse_with(It first, It last, const RecordSink& records,
   } catch (const TooDeep&) {
     throw Refused{fmt::format("nested deeper than {} levels (byte {})", kMaxJsonDepth, position())};
   } catch (const nlohmann::json::parse_error& e) {
-    throw Refused{fmt::format("not JSON: {}", e.what())};
+    throw Refused{fmt::format("not JSON: {}", parse_error_words(e))};
   } catch (const nlohmann::json::out_of_range& e) {
     // A number beyond double's range (1e999) is no value a gpucheck document holds.
     throw Refused{fmt::format("a number out of range (byte {}): {}", position(), e.what())};

@@ -2,6 +2,7 @@
 // libraries) and the runner, which is doctor's only catch boundary.
 #include "doctor/registry.h"
 
+#include "core/closest_word.h"
 #include "core/errors.h"
 #include "doctor/checks.h"
 
@@ -195,23 +196,21 @@ CheckResult run_check(const CheckDef& check, const SystemView& view) {
   return r;
 }
 
+std::string unknown_check_id(std::string_view flag, std::string_view id) {
+  std::vector<std::string> ids;
+  for (const auto& c : all_checks()) ids.emplace_back(c.id);
+  return fmt::format("{}: unknown check id {}{}", flag, id, did_you_mean(id, ids));
+}
+
 std::vector<const CheckDef*> select_checks(const std::vector<std::string>& only,
                                            const std::vector<std::string>& skip) {
   std::vector<std::string> problems;
-  for (const auto& [flag, list] : {std::pair{"--only", &only}, std::pair{"--skip", &skip}}) {
-    std::vector<std::string> unknown;
+  for (const auto& [flag, list] : {std::pair{"--only", &only}, std::pair{"--skip", &skip}})
     for (const auto& id : *list)
-      if (find_check(id) == nullptr) unknown.push_back(id);
-    if (!unknown.empty())
-      problems.push_back(fmt::format("{}: unknown check id{} {}", flag,
-                                     unknown.size() == 1 ? "" : "s", fmt::join(unknown, ", ")));
-  }
-  if (!problems.empty()) {
-    std::vector<std::string_view> ids;
-    for (const auto& c : all_checks()) ids.push_back(c.id);
-    throw UsageError(
-        fmt::format("{}; the check ids are: {}", fmt::join(problems, "; "), fmt::join(ids, ", ")));
-  }
+      if (find_check(id) == nullptr) problems.push_back(unknown_check_id(flag, id));
+  if (!problems.empty())
+    throw UsageError(fmt::format("{} (gpucheck doctor --list lists the {} ids)",
+                                 fmt::join(problems, "; "), all_checks().size()));
   std::vector<const CheckDef*> out;
   for (const auto& c : all_checks()) {
     const std::string id(c.id);

@@ -19,7 +19,12 @@ const CheckDef* find_check(std::string_view id);
 // without a fix is a bug in the check and is reported as such in the fix.
 CheckResult run_check(const CheckDef& check, const SystemView& view);
 
-// The checks to run: --only (empty: all), minus --skip. Unknown ids are a UsageError naming them.
+// "--only: unknown check id nvidia_xidd (did you mean 'nvidia_xid'?)": flag is the option
+// that named it.
+std::string unknown_check_id(std::string_view flag, std::string_view id);
+
+// The checks to run: --only (empty: all), minus --skip. Unknown ids are a UsageError naming
+// them, each with the nearest known id.
 std::vector<const CheckDef*> select_checks(const std::vector<std::string>& only,
                                            const std::vector<std::string>& skip);
 

@@ -2,6 +2,7 @@
 #include "report/render.h"
 
 #include <array>
+#include <sstream>
 #include <utility>
 
 namespace gpucheck::report {
@@ -44,6 +45,17 @@ std::string render(const nlohmann::json& doc, Format format, const RenderOptions
     case Format::kPrometheus: return render_prometheus(doc);
   }
   return render_json(doc);
+}
+
+std::string closing_line(const nlohmann::json& doc) {
+  RenderOptions wide;
+  wide.width = 1000;  // one line, as the view has it before wrapping
+  std::istringstream text(render_table(doc, wide));
+  std::string last;
+  for (std::string line; std::getline(text, line);)
+    if (const auto first = line.find_first_not_of(' '); first != std::string::npos)
+      last = line.substr(first);
+  return last;
 }
 
 }  // namespace gpucheck::report

@@ -22,6 +22,10 @@ using RenderOptions = ViewOptions;
 std::string render(const nlohmann::json& doc, Format format, const RenderOptions& options = {});
 
 std::string render_table(const nlohmann::json& doc, const RenderOptions& options);
+// The table view's last line, uncoloured and unwrapped: the closing count or verdict ("bench: 34
+// records: 34 ok, ...", "qualify: met (...)"), what a run that wrote its document to a file
+// still tells the person who ran it.
+std::string closing_line(const nlohmann::json& doc);
 std::string render_json(const nlohmann::json& doc);
 // One table: the records (bench), verdicts (qualify), checks (doctor), comparison rows or the
 // probe's facts; numbers at full precision with their units in columns of their own.

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -41,15 +43,20 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Every command's --help.
+const std::vector<std::vector<std::string>> kHelps{{"--help"},
+                                                   {"probe", "--help"},
+                                                   {"bench", "--help"},
+                                                   {"doctor", "--help"},
+                                                   {"qualify", "--help"},
+                                                   {"stress", "--help"},
+                                                   {"report", "--help"},
+                                                   {"report", "show", "--help"},
+                                                   {"report", "compare", "--help"},
+                                                   {"report", "fleet", "--help"}};
+
 TEST(Help, UsageNamesGpucheckAndEveryLineFitsInHundredColumns) {
-  for (std::vector<std::string> args : {std::vector<std::string>{"--help"},
-                                        {"probe", "--help"},
-                                        {"bench", "--help"},
-                                        {"doctor", "--help"},
-                                        {"qualify", "--help"},
-                                        {"report", "--help"},
-                                        {"report", "show", "--help"},
-                                        {"report", "compare", "--help"}}) {
+  for (const auto& args : kHelps) {
     auto r = run_gpucheck(args);
     ASSERT_EQ(r.exit_code, 0) << args[0];
     EXPECT_THAT(r.out, HasSubstr("Usage: gpucheck")) << args[0];
@@ -66,7 +73,11 @@ TEST(Help, ValueNamesSayWhatTheyTake) {
   for (const char* want : {"--device DEVICES", "--size SIZE", "--min-time SECONDS", "--config FILE",
                            "-o,--output FILE", "--copy BYTES", "--color WHEN"})
     EXPECT_THAT(r.out, HasSubstr(want));
-  EXPECT_THAT(run_gpucheck({"report", "compare", "--help"}).out, HasSubstr("BASE... NEW FILE"));
+  // A positional by its name alone (CLI11 wrote "BASE... NEW FILE ... REQUIRED").
+  const auto compare = run_gpucheck({"report", "compare", "--help"}).out;
+  EXPECT_THAT(compare, HasSubstr("Usage: gpucheck report compare [OPTIONS] BASE... NEW\n"));
+  EXPECT_THAT(compare, HasSubstr("\n  BASE... NEW "));
+  EXPECT_THAT(compare, Not(HasSubstr("NEW FILE")));
 }
 
 TEST(Version, DashCapitalVIsVersion) {
@@ -111,16 +122,62 @@ TEST(Color, NoColorWinsOnATerminal) {
   EXPECT_THAT(plain.out, Not(HasSubstr("\x1b[1m")));
 }
 
-TEST(Width, ColumnsSetsTheWidthAndAPipeGetsHundred) {
-  auto narrow = run_gpucheck({"report", "show", kH200}, {{"COLUMNS", "60"}});
+// gpucheck run with no controlling terminal (setsid), as under cron or CI.
+RunResult run_detached(const std::vector<std::string>& args,
+                       const std::map<std::string, std::optional<std::string>>& env) {
+  std::vector<std::string> argv{"-w", GPUCHECK_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return gpucheck::testing::run_program("setsid", argv, env);
+}
+
+std::size_t widest_line(const std::string& text) {
   std::size_t widest = 0;
-  for (const auto& l : lines_of(narrow.out)) widest = std::max(widest, columns(l));
-  EXPECT_LE(widest, 60u);
-  auto piped = run_gpucheck({"report", "show", kH200}, {{"COLUMNS", std::nullopt}});
-  widest = 0;
-  for (const auto& l : lines_of(piped.out)) widest = std::max(widest, columns(l));
-  EXPECT_LE(widest, 100u);
-  EXPECT_GT(widest, 60u);
+  for (const auto& l : lines_of(text)) widest = std::max(widest, columns(l));
+  return widest;
+}
+
+TEST(Width, ColumnsSetsTheWidthAndAPipeWithoutATerminalGetsEighty) {
+  auto narrow = run_gpucheck({"report", "show", kH200}, {{"COLUMNS", "60"}});
+  EXPECT_LE(widest_line(narrow.out), 60u);
+  auto piped = run_detached({"report", "show", kH200}, {{"COLUMNS", std::nullopt}});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_LE(widest_line(piped.out), 80u);
+  EXPECT_GT(widest_line(piped.out), 60u);
+}
+
+// `gpucheck probe | head` in a terminal: laid out for that terminal, not for 100 columns.
+TEST(Width, APipeInATerminalTakesTheTerminalsWidth) {
+  if (!gpucheck::testing::have_program("script")) GTEST_SKIP() << "script(1) not installed";
+  const std::string cmd = "stty cols 64; env -u COLUMNS " + std::string(GPUCHECK_BINARY) +
+                          " report show " + kH200 + " | cat; env -u COLUMNS " + GPUCHECK_BINARY +
+                          " bench --help | cat";
+  auto r = gpucheck::testing::run_program("script", {"-qec", cmd, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_THAT(r.out, HasSubstr("--device"));
+  for (const auto& l : lines_of(r.out)) {
+    std::string line = l;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    EXPECT_LE(columns(line), 64u) << line;
+  }
+}
+
+// Help at 80 columns, with value names alone: no CLI11 type tokens (FILE:FILE, N:NONNEGATIVE=0,
+// PATH:{auto,net}, "... REQUIRED").
+TEST(Help, FitsEightyColumnsAndNamesValuesWithoutTypeTokens) {
+  for (const auto& args : kHelps) {
+    auto r = run_gpucheck(args, {{"COLUMNS", "80"}});
+    ASSERT_EQ(r.exit_code, 0) << args[0];
+    for (const auto& l : lines_of(r.out)) {
+      EXPECT_LE(columns(l), 80u) << l;
+      for (const char* noise :
+           {":FILE", ":DIR", ":NONNEGATIVE", ":POSITIVE", ":{", "REQUIRED", "=0 "})
+        EXPECT_THAT(l, Not(HasSubstr(noise))) << args[0];
+    }
+  }
+  auto bench = run_gpucheck({"bench", "--help"}, {{"COLUMNS", "80"}});
+  EXPECT_THAT(bench.out, HasSubstr("--blas FILE "));
+  EXPECT_THAT(bench.out, HasSubstr("--transport auto|net "));
+  EXPECT_THAT(bench.out, HasSubstr("(default 0)"));  // --threads' default, in words
 }
 
 TEST(ProbeViews, ListIsOneLinePerDevice) {
@@ -195,7 +252,7 @@ INSTANTIATE_TEST_SUITE_P(ProbeViews, FullView,
                          ::testing::Values(kH200, kFixtures + "/views/probe_h100x2.json"));
 
 // report show of a saved 2-GPU probe prints what probe printed there: the golden summary (the
-// view the probe command writes), at the width COLUMNS gives, <= 45 lines at a pipe's 100.
+// view the probe command writes), at the width COLUMNS gives; a pipe with no terminal gets 80.
 TEST(ProbeViews, ReportShowOfASavedProbeIsProbesSummary) {
   const std::string doc = kFixtures + "/views/probe_h100x2.json";
   for (const char* width : {"80", "120"}) {
@@ -206,9 +263,9 @@ TEST(ProbeViews, ReportShowOfASavedProbeIsProbesSummary) {
     want << golden.rdbuf();
     EXPECT_EQ(r.out, want.str()) << "COLUMNS=" << width;
   }
-  auto pipe = run_gpucheck({"report", "show", doc}, {{"COLUMNS", std::nullopt}});
+  auto pipe = run_detached({"report", "show", doc}, {{"COLUMNS", std::nullopt}});
   ASSERT_EQ(pipe.exit_code, 0) << pipe.err;
-  EXPECT_LE(lines_of(pipe.out).size(), 45u) << pipe.out;
+  EXPECT_LE(lines_of(pipe.out).size(), 50u) << pipe.out;
   EXPECT_THAT(pipe.out, HasSubstr("driver 580.159.04"));
   EXPECT_THAT(pipe.out, HasSubstr("NVIDIA H100 80GB HBM3"));
 }

@@ -277,7 +277,8 @@ TEST_F(ReportCli, AnotherLibraryChoiceIsChanged) {
     EXPECT_EQ(c["summary"]["regression"], 0);
     EXPECT_EQ(compare({x, y, "--fail-on-changed"}, 1)["comparison"]["verdict"], "changed");
   }
-  auto table = run_gpucheck({"report", "compare", pa, pb});
+  // 100 columns keep each choice on one line (a pipe with no terminal is laid out for 80).
+  auto table = run_gpucheck({"report", "compare", pa, pb}, {{"COLUMNS", "100"}});
   EXPECT_EQ(table.exit_code, 0);
   EXPECT_THAT(table.out, HasSubstr("CHANGED"));
   EXPECT_THAT(table.out, HasSubstr("cublaslt algo 66 tile 24"));

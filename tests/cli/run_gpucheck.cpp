@@ -102,6 +102,13 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   return path.string();
 }
 
+std::string write_small_document(const std::string& name) {
+  return write_temp_file(
+      name, R"({"schema":"gpucheck/1","command":"bench","provenance":{"gpucheck_version":"0.1.0",)"
+            R"("git_commit":"x","time":"2025-01-01T00:00:00Z","argv":[],"environment":{},)"
+            R"("backends_built":["cpu"]},"results":[]})");
+}
+
 pid_t spawn_gpucheck(std::vector<std::string> args, const std::string& marker,
                      const std::string& out) {
   args.insert(args.begin(), GPUCHECK_BINARY);

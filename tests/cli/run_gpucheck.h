@@ -31,6 +31,10 @@ bool have_program(const std::string& program);
 // name holds) and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 
+// A valid bench document with no records, written as write_temp_file does: what `report show`
+// renders fastest, for tests of outputs.
+std::string write_small_document(const std::string& name = "doc.json");
+
 // gpucheck started in the background with `marker` (NAME=VALUE) added to its environment, so
 // the test can find it and its children; stdout to the file `out` (inherited when empty), stderr
 // to /dev/null. -1 when it could not start.

@@ -69,3 +69,35 @@ TEST(Cli, MissingSysrootIsUsageError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--sysroot"));
 }
+
+// A typo is named first, with the nearest known word: a command, a flag, a value of a fixed
+// set, a check id (CLI11 alone said "The following argument was not expected: benc").
+TEST(Cli, TyposAreNamedFirstWithTheNearestKnownWord) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"benc"}, "gpucheck: unknown command 'benc' for 'gpucheck' (did you mean 'bench'?)\n"},
+      {{"bench", "--sise", "small"},
+       "gpucheck: unknown option --sise of 'gpucheck bench' (did you mean '--size'?)\n"},
+      {{"bench", "--device", "cpu", "--size", "smal"},
+       "gpucheck: --size: no preset 'smal' (did you mean 'small'?)"},
+      {{"bench", "--device", "cpu", "--ops", "exp,gem"},
+       "gpucheck: --ops: unknown value 'gem' (did you mean 'gemm'?)"},
+      {{"doctor", "--fail-on", "warm"},
+       "gpucheck: --fail-on: 'warm' is not one of fail, warn (did you mean 'warn'?)\n"},
+      {{"report", "shw", "x.json"},
+       "gpucheck: unknown command 'shw' for 'gpucheck report' (did you mean 'show'?)\n"},
+      {{"probe", "--format=jsn"}, "(did you mean 'json'?)"},
+  };
+  for (const auto& [args, want] : cases) {
+    auto r = run_gpucheck(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0];
+    EXPECT_THAT(r.err, HasSubstr(want)) << args[0];
+    EXPECT_TRUE(r.out.empty());
+  }
+  // Nothing near: named, with no guess.
+  auto r = run_gpucheck({"zzzzzz"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'zzzzzz' for 'gpucheck'\n"));
+  r = run_gpucheck({"doctor", "--only", "nvidia_xidd"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("nvidia_xidd (did you mean 'nvidia_xid'?)"));
+}

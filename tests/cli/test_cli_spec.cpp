@@ -188,3 +188,39 @@ TEST(CliSpec, TheZshCompletionKnowsEverySubcommandAndOption) {
     EXPECT_EQ(split(ask(functions, "_gpucheck_subcommands '" + c.path + "'")), c.subcommands);
   }
 }
+
+// The values an option takes come from the binary, not a hand-kept list: every op (p2p and
+// allreduce too), every format a command has (doctor's oneline), the check ids, the devices
+// this machine's probe lists (vulkan0 where lavapipe is), and a list completes its last item.
+TEST(CliSpec, TheBashCompletionOffersTheValuesTheBinaryAccepts) {
+  const fs::path bash = kGenerated / "gpucheck.bash";
+  ASSERT_TRUE(fs::exists(bash)) << bash;
+  const std::string source = "source '" + bash.string() + "'";
+  auto complete = [&](const std::string& words) {
+    // COMP_WORDS[0] is the binary itself, so the device probe runs this build's gpucheck.
+    const std::string line = "'" + std::string(GPUCHECK_BINARY) + "' " + words;
+    return split(ask(source, "COMP_WORDS=(" + line + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); " +
+                                 "_gpucheck; printf '%s\\n' \"${COMPREPLY[@]}\""));
+  };
+  const Names ops = complete("bench --ops ''");
+  for (const char* op : {"exp", "gemm", "conv", "copy", "latency", "seedloop", "p2p", "allreduce"})
+    EXPECT_TRUE(ops.count(op)) << op;
+  EXPECT_EQ(complete("bench --ops exp,ge"), Names{"exp,gemm"});
+  EXPECT_TRUE(complete("doctor --format ''").count("oneline"));
+  EXPECT_FALSE(complete("bench --format ''").count("oneline"));
+  EXPECT_EQ(complete("doctor --only nvidia_xi"), (Names{"nvidia_xid"}));
+  EXPECT_TRUE(complete("doctor --fail-on ''").count("warn"));
+  EXPECT_TRUE(complete("bench --framework ''").count("torch"));
+  EXPECT_TRUE(complete("stress --tests ''").count("memory"));
+  EXPECT_TRUE(complete("bench --size ''").count("medium"));
+  // Devices: what `probe -L` lists here (the first word of each line), and all.
+  auto listed = run_gpucheck({"probe", "-L"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  Names devices{"all"};
+  std::istringstream lines(listed.out);
+  for (std::string line; std::getline(lines, line);)
+    if (std::smatch m; std::regex_search(line, m, std::regex("^([a-z]+[0-9]*)\\b")))
+      devices.insert(m[1]);
+  EXPECT_TRUE(devices.count("cpu"));
+  EXPECT_EQ(complete("bench --device ''"), devices);
+}

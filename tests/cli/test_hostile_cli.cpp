@@ -20,6 +20,7 @@ namespace {
 using gpucheck::testing::run_gpucheck;
 using gpucheck::testing::run_program;
 using gpucheck::testing::RunResult;
+using gpucheck::testing::write_small_document;
 using gpucheck::testing::write_temp_file;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -40,15 +41,6 @@ RunResult run_bounded(int seconds, const std::vector<std::string>& args) {
   std::vector<std::string> full{std::to_string(seconds), kBinary};
   full.insert(full.end(), args.begin(), args.end());
   return run_program("timeout", full);
-}
-
-// A valid document for `report show`, which writes it through -o quickly.
-std::string small_document() {
-  return write_temp_file(
-      "doc.json",
-      R"({"schema":"gpucheck/1","command":"bench","provenance":{"gpucheck_version":"0.1.0",)"
-      R"("git_commit":"x","time":"2025-01-01T00:00:00Z","argv":[],"environment":{},)"
-      R"("backends_built":["cpu"]},"results":[]})");
 }
 
 TEST(HostileCli, NestedQuantifiersInNameRegexNeitherHangNorCrash) {
@@ -164,7 +156,7 @@ TEST(HostileCli, HelpAndVersionToAFullDiskAreNotExit0) {
 }
 
 TEST(HostileCli, AnEmptyOutputNameIsExit2NotStdout) {
-  auto r = run_gpucheck({"report", "show", small_document(), "-o", ""});
+  auto r = run_gpucheck({"report", "show", write_small_document(), "-o", ""});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("an empty file name"));
   EXPECT_TRUE(r.out.empty());
@@ -178,7 +170,7 @@ TEST(HostileCli, OutputOverAnotherUsersFileKeepsOwnerAndMode) {
   const std::string theirs = write_temp_file("owned/theirs.json", "old");
   ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
   ASSERT_EQ(::chmod(theirs.c_str(), 0640), 0);
-  auto r = run_gpucheck({"report", "show", small_document(), "--json", "-o", theirs});
+  auto r = run_gpucheck({"report", "show", write_small_document(), "--json", "-o", theirs});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   struct stat st {};
   ASSERT_EQ(::stat(theirs.c_str(), &st), 0);
@@ -194,7 +186,7 @@ TEST(HostileCli, ADanglingOutputLinkWritesItsTarget) {
   fs::remove(dir / "target.json");
   fs::create_symlink("target.json", dir / "link.json");
   auto r = run_gpucheck(
-      {"report", "show", small_document(), "--json", "-o", (dir / "link.json").string()});
+      {"report", "show", write_small_document(), "--json", "-o", (dir / "link.json").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
   EXPECT_THAT(slurp(dir / "target.json"), HasSubstr("gpucheck/1"));

@@ -22,8 +22,9 @@ extern char** environ;
 
 namespace {
 
-using gpucheck::testing::spawn_gpucheck;
 using gpucheck::testing::run_gpucheck;
+using gpucheck::testing::spawn_gpucheck;
+using gpucheck::testing::write_small_document;
 using gpucheck::testing::write_temp_file;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -58,13 +59,94 @@ TEST(Outputs, WriteFailuresSayWhy) {
                                "'/nonexistent-dir'): No such file or directory"));
   const std::string dir = fs::path(write_temp_file("adir/x", "")).parent_path();
   // A valid document, so the refusal is the output's, not the schema check's.
-  const std::string doc =
-      R"({"schema":"gpucheck/1","command":"bench","provenance":{"gpucheck_version":"0.1.0",)"
-      R"("git_commit":"x","time":"2025-01-01T00:00:00Z","argv":[],"environment":{},)"
-      R"("backends_built":["cpu"]},"results":[]})";
-  r = run_gpucheck({"report", "show", write_temp_file("doc.json", doc), "-o", dir});
+  r = run_gpucheck({"report", "show", write_small_document(), "-o", dir});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("Is a directory"));
+}
+
+// A run that completes (exit 0 or 1) replaces the file it names whole, even with nothing to
+// print: a healthy doctor --quick's oneline view is empty, and the old FAIL line must not stay.
+TEST(Outputs, ACompletedRunReplacesTheFileEvenWhenItsViewIsEmpty) {
+  const std::string file = write_temp_file("healthy/o2.txt", "FAIL stale content\n");
+  const std::string root = fs::path(write_temp_file("healthy/root/.keep", "")).parent_path();
+  const std::string facts = std::string(GPUCHECK_FIXTURES_DIR) + "/doctor/base_probe.json";
+  auto r = run_gpucheck({"doctor", "--quick", "--facts", facts, "--sysroot", root, "--no-state",
+                         "--format", "oneline", "-o", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(file), "");
+  EXPECT_EQ(r.out, "");  // silence on stdout when healthy, as node-problem-detector expects
+  EXPECT_THAT(r.err, HasSubstr("wrote " + file));
+}
+
+// -o's extension picks the format unless --format (or --json) says; an unknown extension keeps
+// the default; a known one that contradicts --format is exit 2, the old file kept.
+TEST(Outputs, TheFileNamesExtensionPicksTheFormat) {
+  const std::string doc = write_small_document("formats/doc.json");
+  const std::string dir = fs::path(doc).parent_path();
+  for (const auto& [name, starts] :
+       std::vector<std::pair<std::string, std::string>>{{"x.json", "{"},
+                                                        {"x.HTML", "<!DOCTYPE html>"},
+                                                        {"x.csv", "device,"},
+                                                        {"x.md", "- **gpucheck bench"},
+                                                        {"x.prom", "#"}}) {
+    auto r = run_gpucheck({"report", "show", doc, "-o", dir + "/" + name});
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(slurp(dir + "/" + name).rfind(starts, 0), 0u) << name << ":\n"
+                                                            << slurp(dir + "/" + name);
+  }
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/x.json")).at("command"), "bench");
+  // The DaemonSet's temporary name: --format decides.
+  auto r = run_gpucheck({"report", "show", doc, "-o", dir + "/out.42.tmp", "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(dir + "/out.42.tmp"), slurp(dir + "/x.csv"));
+  // No known extension, no --format: the table, as before.
+  r = run_gpucheck({"report", "show", doc, "-o", dir + "/shown.txt"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(slurp(dir + "/shown.txt"), HasSubstr("bench"));
+  EXPECT_NE(slurp(dir + "/shown.txt").rfind("{", 0), 0u);
+  // A contradiction is a usage error that leaves the old file.
+  const std::string kept = write_temp_file("formats/kept.json", "previous");
+  for (const auto& flag :
+       std::vector<std::vector<std::string>>{{"--format", "table"}, {"--format", "html"}}) {
+    std::vector<std::string> args{"report", "show", doc, "-o", kept};
+    args.insert(args.end(), flag.begin(), flag.end());
+    r = run_gpucheck(args);
+    EXPECT_EQ(r.exit_code, 2) << flag[1];
+    EXPECT_THAT(r.err, HasSubstr("is named for json but --format asks for " + flag[1]));
+  }
+  r = run_gpucheck({"report", "show", doc, "-o", dir + "/y.html", "--json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(slurp(kept), "previous");
+}
+
+// bench -o x.json writes JSON (it wrote the text table), and the run's closing line and where
+// the document went are still said, on stderr.
+TEST(Outputs, BenchToAJsonFileWritesJsonAndSaysWhatItWrote) {
+  const std::string file = write_temp_file("bench/oops.json", "");
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--exp", "1024", "--reps", "1",
+                         "--warmup", "0", "--rounds", "1", "-o", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(slurp(file));
+  EXPECT_EQ(doc.at("command"), "bench");
+  EXPECT_THAT(r.err, ::testing::ContainsRegex("bench: [0-9]+ records: [0-9]+ ok"));
+  EXPECT_THAT(r.err, HasSubstr("wrote " + file + "\n"));
+  EXPECT_EQ(r.out, "");
+  auto shown = run_gpucheck({"report", "show", file});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  // --quiet: errors only.
+  r = run_gpucheck({"report", "show", file, "-o", file + ".md", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
+// report show of a file that is not JSON says so in words, without nlohmann's exception text.
+TEST(Outputs, ReportShowOfATextFileSaysItIsNotJson) {
+  const std::string text = write_temp_file("text/oops.json", "bench: 34 records: 34 ok\n");
+  auto r = run_gpucheck({"report", "show", text});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("not JSON: line 1, column 1"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("json.exception")));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("parse_error")));
 }
 
 // Runs gpucheck through sh so stdout can be redirected or closed.

@@ -22,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A fresh directory under the test's temporary directory, removed at the end.
 class TempRoot {
@@ -149,15 +150,17 @@ TEST(Registry, SelectOnlyAndSkipKeepListOrder) {
   EXPECT_EQ(fewer.size(), all_checks().size() - 1);
 }
 
-TEST(Registry, UnknownIdsAreAUsageErrorNamingThemAndTheKnownOnes) {
+TEST(Registry, UnknownIdsAreAUsageErrorNamingThemAndTheNearestKnownOne) {
   try {
-    select_checks({"bogus", "cpu_isa"}, {"nope"});
+    select_checks({"bogus", "cpu_isa", "nvidia_xidd"}, {"nope"});
     FAIL() << "no UsageError";
   } catch (const UsageError& e) {
     const std::string m = e.what();
-    EXPECT_THAT(m, HasSubstr("--only: unknown check id bogus"));
+    EXPECT_THAT(m, HasSubstr("--only: unknown check id bogus;"));  // nothing near it
+    EXPECT_THAT(m, HasSubstr("--only: unknown check id nvidia_xidd (did you mean 'nvidia_xid'?)"));
     EXPECT_THAT(m, HasSubstr("--skip: unknown check id nope"));
-    EXPECT_THAT(m, HasSubstr("opencl_loader"));
+    EXPECT_THAT(m, HasSubstr("gpucheck doctor --list"));
+    EXPECT_THAT(m, Not(HasSubstr("opencl_loader")));  // not every id
   }
 }
 
