@@ -115,7 +115,8 @@ TEST(HostileCli, TimesThatOverflowAreExit2NamingTheMaximum) {
 
 TEST(HostileCli, AGemmTheDeviceCannotRunIsABadFlagBeforeAnyChild) {
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"--gemm", "1099511627776"}, "--gemm: 1099511627776: cpu needs"},
+           {{"--gemm", "1048576"}, "--gemm: 1048576: cpu needs"},  // the largest size accepted
+           {{"--gemm", "1099511627776"}, "--gemm: Value 1099511627776 not in range 1 to 1048576"},
            {{"--dtype", "f16"}, "--dtype: the CPU runs the GEMM stress in f32 and f64 only"},
            {{"--dtype", "f32,bf16"}, "not bf16"}}) {
     std::vector<std::string> full{"stress", "--device", "cpu", "--duration", "2s", "--json"};
