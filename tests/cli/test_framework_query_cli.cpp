@@ -284,10 +284,7 @@ TEST_F(FakeEnv, AChildThatClosesItsOutputAndSleepsEndsAtTheBudgetWithItsGrandchi
   int child = 0, grandchild = 0;
   std::ifstream(prefix_ / "pids") >> child >> grandchild;
   ASSERT_GT(grandchild, 0);
-  for (int i = 0; i < 200 && !(gpucheck::testing::process_gone(child) &&
-                               gpucheck::testing::process_gone(grandchild));
-       ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  gpucheck::testing::processes_gone(child, grandchild);
   EXPECT_TRUE(gpucheck::testing::process_gone(child));
   EXPECT_TRUE(gpucheck::testing::process_gone(grandchild)) << "the grandchild outlived doctor";
 }

@@ -438,11 +438,7 @@ TEST(FrameworkRunLies, AChildThatClosesItsPipesAndSleepsIsKilledWithItsGrandchil
   std::ifstream(pids) >> child >> grandchild;
   fs::remove(pids);
   ASSERT_GT(grandchild, 0);
-  // SIGKILL is delivered at once; the grandchild's parent (init) may take a moment to reap it.
-  for (int i = 0; i < 200 && !(gpucheck::testing::process_gone(child) &&
-                               gpucheck::testing::process_gone(grandchild));
-       ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  gpucheck::testing::processes_gone(child, grandchild);
   EXPECT_TRUE(gpucheck::testing::process_gone(child));
   EXPECT_TRUE(gpucheck::testing::process_gone(grandchild));
 }
