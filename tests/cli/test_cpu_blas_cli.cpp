@@ -28,9 +28,10 @@ namespace {
 gpucheck::testing::RunResult run_gpucheck(
     const std::vector<std::string>& args,
     const std::map<std::string, std::optional<std::string>>& env = {}) {
-  std::map<std::string, std::optional<std::string>> clean{
-      {"OPENBLAS_CORETYPE", std::nullopt}, {"OPENBLAS_L2_SIZE", std::nullopt},
-      {"OPENBLAS_VERBOSE", std::nullopt}, {"GPUCHECK_BLAS_SELECT", std::nullopt}};
+  std::map<std::string, std::optional<std::string>> clean{{"OPENBLAS_CORETYPE", std::nullopt},
+                                                          {"OPENBLAS_L2_SIZE", std::nullopt},
+                                                          {"OPENBLAS_VERBOSE", std::nullopt},
+                                                          {"GPUCHECK_BLAS_SELECT", std::nullopt}};
   for (const auto& [k, v] : env) clean[k] = v;
   return gpucheck::testing::run_gpucheck(args, clean);
 }

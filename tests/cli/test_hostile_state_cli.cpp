@@ -103,7 +103,8 @@ TEST_F(HostileState, MalformedCountsAreReportedAndTheLogJudgedAfresh) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json doc = Json::parse(r.out);
   EXPECT_EQ(doc["health"]["failing"], Json({"nvidia_xid"}));
-  EXPECT_THAT(doc["health"]["line"].get<std::string>(), StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x18"));
+  EXPECT_THAT(doc["health"]["line"].get<std::string>(),
+              StartsWith("FAIL GC-XID-HARDWARE: nvidia_xid: Xid 79 x18"));
   EXPECT_THAT(doc["health"]["state_damage"].get<std::string>(),
               HasSubstr("what nvidia_xid keeps has counts that are not all whole numbers"));
   for (const auto& c : doc["checks"]) {
@@ -116,7 +117,8 @@ TEST_F(HostileState, MalformedCountsAreReportedAndTheLogJudgedAfresh) {
   EXPECT_EQ(saved()["checks"]["nvidia_xid"]["counts"]["0000:17:00 79"], 18);
   r = quick();
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, StartsWith("FAIL GC-DOCTOR-UNACKNOWLEDGED: nvidia_xid: unacknowledged since "));
+  EXPECT_THAT(r.out,
+              StartsWith("FAIL GC-DOCTOR-UNACKNOWLEDGED: nvidia_xid: unacknowledged since "));
   EXPECT_THAT(r.err, Not(HasSubstr("damaged")));
 }
 
@@ -206,8 +208,9 @@ TEST_F(HostileState, TwentyThousandEventsAreFoldedAndJudgedInTime) {
                                << tenth;
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json doc = Json::parse(r.out);
-  EXPECT_THAT(doc["health"]["line"].get<std::string>(),
-              StartsWith("FAIL GC-DOCTOR-UNACKNOWLEDGED: nvidia_xid: unacknowledged since 2026-01-01T00"));
+  EXPECT_THAT(
+      doc["health"]["line"].get<std::string>(),
+      StartsWith("FAIL GC-DOCTOR-UNACKNOWLEDGED: nvidia_xid: unacknowledged since 2026-01-01T00"));
   const Json after = saved();
   EXPECT_EQ(after["events"].size(), 32u);
   EXPECT_EQ(after["events"][0]["count"], 20000 - 32 + 1);
