@@ -132,6 +132,14 @@ OutputFile read_output_file(const std::string& path, std::uint64_t want, std::st
   return out;
 }
 
+// A count or an index the child sent: a whole number >= 0, else std::invalid_argument. A float is
+// refused too: converting one past SIZE_MAX to an integer is undefined behaviour (the
+// framework-answer fuzz target sent 1.8e20 as a record index).
+std::size_t whole_number(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return v.get<std::size_t>();
+  throw std::invalid_argument(std::string("not a whole number >= 0 (a ") + v.type_name() + ")");
+}
+
 // A generous physical bound on what a device can do a second (FLOP/s or bytes/s): a faster
 // timing is impossible, so the child's clock or its answer is wrong. The CPU: every core at
 // 6 GHz retiring 4096 flops a cycle (above AMX's bf16 rate) or 512 bytes a cycle (above two
@@ -420,7 +428,8 @@ class Runner {
           // One answer a record (a verdict answers all of the cell's): a second is the child's
           // error, never a second record.
           const bool whole_cell = m.contains("unsupported") || m.contains("failed");
-          const auto rec = whole_cell ? std::size_t{0} : m.value("record", std::size_t{0});
+          const auto rec =
+              whole_cell || !m.contains("record") ? std::size_t{0} : whole_number(m["record"]);
           const bool again = whole_cell
                                  ? answered[b]
                                  : answered_whole[b] || !answered_records.insert({b, rec}).second;
@@ -442,7 +451,9 @@ class Runner {
               finish(b, cell, m, dir);
             } catch (const std::exception& e) {
               // Only this record fails; the cell's other record may have come back whole.
-              const auto i = m.value("record", std::size_t{0});
+              const auto i = m.contains("record") && m["record"].is_number_unsigned()
+                                 ? m["record"].get<std::size_t>()
+                                 : std::size_t{0};
               nlohmann::json r =
                   record(cell, transfers_of(cell, i < records_of(cell, host_) ? i : 0));
               r[k::kStatus] = "failed";
@@ -528,14 +539,14 @@ class Runner {
   }
 
   static std::size_t index_in_batch(const nlohmann::json& v, std::size_t size) {
-    const auto i = v.get<std::size_t>();
+    const auto i = whole_number(v);
     if (i >= size) throw std::out_of_range(fmt::format("cell {} of {}", i, size));
     return i;
   }
 
   // Reads a record's output, verifies it and completes the record from its timings.
   void finish(std::size_t b, const Cell& cell, const nlohmann::json& m, const std::string& dir) {
-    const auto rec = m.at("record").get<std::size_t>();
+    const auto rec = whole_number(m.at("record"));
     if (rec >= records_of(cell, host_))
       throw std::out_of_range(
           fmt::format("record {} of a cell with {}", rec, records_of(cell, host_)));
