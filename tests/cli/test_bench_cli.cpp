@@ -132,9 +132,9 @@ TEST(BenchCli, BadValuesAreUsageErrorsNamingTheFlag) {
   }
 }
 
-// The leftovers of issue 38: --threads -1 named a 309-digit range, --python "" silently meant
-// "search", and "all,all" was accepted by bench while stress refused it. Each is exit 2 with a
-// message of one short line, in bench and stress alike.
+// Short usage errors for odd values: --threads -1 named a 309-digit range, --python "" silently
+// meant "search", and "all,all" was accepted by bench while stress refused it. Each is exit 2 with
+// a message of one short line, in bench and stress alike.
 TEST(BenchCli, OutOfRangeEmptyAndRepeatedValuesAreShortUsageErrors) {
   struct Case {
     std::vector<std::string> args;

@@ -1,4 +1,4 @@
-// The rendezvous against strangers (issue 38): bad bytes from a peer are refused and rank 0
+// The rendezvous against strangers: bad bytes from a peer are refused and rank 0
 // carries on; rank 0 listens only where it was asked (IPv6 too); with a token, a peer or a rank
 // 0 that cannot prove it knows it is not believed and the token never travels; idle, endless
 // and crowding connections cost bounded time and bytes; rendezvous files are created afresh,
