@@ -270,7 +270,7 @@ TEST(StressVerdict, EachFaultFailsWithItsOwnReason) {
        "not checked"},
       {"xid",
        [](auto& in) {
-         in.xids.push_back({79, "0000:17:00", " GPU has fallen off the bus."});
+         in.xids.push_back({79, "0000:17:00", " GPU has fallen off the bus.", std::nullopt, ""});
        },
        "Xid 79"},
       {"ecc",
@@ -332,7 +332,7 @@ TEST(StressVerdict, WhatCannotBeObservedIsSkippedNeverPassed) {
 
 TEST(StressVerdict, AnXidOutsideTheFleetListIsANoteNotAFailure) {
   VerdictInput in = healthy();
-  in.xids.push_back({13, "0000:17:00", " Graphics Exception"});
+  in.xids.push_back({13, "0000:17:00", " Graphics Exception", std::nullopt, ""});
   const auto v = judge_device(in, {});
   EXPECT_TRUE(v.pass);
   EXPECT_EQ(v.notes.size(), 2u);

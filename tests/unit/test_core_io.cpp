@@ -149,6 +149,36 @@ TEST(JsonInput, ResultsStreamRecordByRecord) {
   EXPECT_EQ(doc["x"], nlohmann::json::parse("[[1]]"));
 }
 
+TEST(JsonInput, BuildsTheDocumentNlohmannsOwnParserBuilds) {
+  const std::string text =
+      R"({"a":[1,-2,3.5,1e300,18446744073709551615,true,false,null,"\u00e9\n"],)"
+      R"("b":{"c":{"d":[[],{}]},"c":2},"results":{"not":"records"},"e":[{"x":1},{"x":2}],)"
+      R"("":"empty key"})";
+  EXPECT_EQ(parse_json_input(text, "x"), nlohmann::json::parse(text));
+  EXPECT_EQ(parse_json_input("[1,[2],{\"3\":4}]", "x"), nlohmann::json::parse("[1,[2],{\"3\":4}]"));
+  EXPECT_EQ(parse_json_input(" 7 ", "x"), 7);
+  EXPECT_EQ(parse_json_input(R"("s")", "x"), "s");
+  // Trailing bytes after the value are not JSON.
+  EXPECT_NE(usage_message([&] { parse_json_input("{} {}", "'two.json'"); }).find("not JSON"),
+            std::string::npos);
+}
+
+TEST(JsonInput, EveryKindOfRecordStreamsAndOnlyTheTopResults) {
+  std::vector<nlohmann::json> seen;
+  const auto doc = parse_json_input(
+      R"({"inner":{"results":[1,2]},"results":[3,[4,{"results":[5]}],{"r":6},null],"after":[7]})",
+      "x", [&](std::size_t i, nlohmann::json&& r) {
+        EXPECT_EQ(i, seen.size());
+        seen.push_back(std::move(r));
+      });
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0], 3);
+  EXPECT_EQ(seen[1], nlohmann::json::parse(R"([4,{"results":[5]}])"));
+  EXPECT_EQ(seen[2], nlohmann::json::parse(R"({"r":6})"));
+  EXPECT_EQ(seen[3], nullptr);
+  EXPECT_EQ(doc, nlohmann::json::parse(R"({"inner":{"results":[1,2]},"results":[],"after":[7]})"));
+}
+
 TEST(Secrets, CredentialsAreRecordedAsSetOnly) {
   EnvMap env{{"NV_API_TOKEN", "s3cret"},
              {"CUDA_PASSWORD", "x-pass"},

@@ -41,7 +41,7 @@ std::string temp_file(const std::string& name) {
 }
 
 RendezvousRequest request(const std::string& where, int rank, int world, double timeout = 10) {
-  return {parse_rendezvous(where), rank, world, "", timeout, "id-of-" + std::to_string(rank)};
+  return {parse_rendezvous(where), rank, world, "", timeout, "id-of-" + std::to_string(rank), ""};
 }
 
 std::string join_ids(const std::vector<std::string>& ids) {
