@@ -13,6 +13,22 @@ set(GPUCHECK_UNITY OFF CACHE BOOL "Compile gpucheck_lib's files in unity groups 
 faster cold build; OFF: every file alone, the faster rebuild after an edit)")
 set(GPUCHECK_UNITY_GROUP_SIZE 8 CACHE STRING "Files per unity group")
 
+# gpucheck_cpp_sources(target out): the target's own .cpp files as absolute paths (generator
+# expressions, such as another target's objects, left out).
+function(gpucheck_cpp_sources target out)
+  get_target_property(sources ${target} SOURCES)
+  get_target_property(source_dir ${target} SOURCE_DIR)
+  set(found)
+  foreach(src IN LISTS sources)
+    if(NOT src MATCHES "[.]cpp$" OR src MATCHES "^[$]<")
+      continue()
+    endif()
+    cmake_path(ABSOLUTE_PATH src BASE_DIRECTORY ${source_dir} OUTPUT_VARIABLE abs)
+    list(APPEND found ${abs})
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
 # Groups a target's C++ sources by folder, GPUCHECK_UNITY_GROUP_SIZE at a time. A rebuild after
 # touching one file recompiles its group (one compiler run, about as long as its slowest file
 # times a small factor), not the whole folder.
@@ -21,13 +37,8 @@ function(gpucheck_unity_groups target)
     return()
   endif()
   set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
-  get_target_property(sources ${target} SOURCES)
-  get_target_property(source_dir ${target} SOURCE_DIR)
-  foreach(src IN LISTS sources)
-    if(NOT src MATCHES "[.]cpp$" OR src MATCHES "^[$]<")
-      continue()
-    endif()
-    cmake_path(ABSOLUTE_PATH src BASE_DIRECTORY ${source_dir} OUTPUT_VARIABLE abs)
+  gpucheck_cpp_sources(${target} sources)
+  foreach(abs IN LISTS sources)
     cmake_path(GET abs PARENT_PATH folder)
     file(RELATIVE_PATH folder_rel ${PROJECT_SOURCE_DIR} ${folder})
     string(MAKE_C_IDENTIFIER "${folder_rel}" folder_id)

@@ -90,8 +90,13 @@ nlohmann::json tuning_entry(const Result& result, nlohmann::json best, nlohmann:
   nlohmann::json rejected = nlohmann::json::array();
   for (std::size_t i = 0; i < result.rejected.size() && i < kMaxRejectionsKept; ++i) {
     nlohmann::json r = candidate_json(result.rejected[i].candidate);
-    const std::string& why = result.rejected[i].why;
-    r["why"] = why.size() > kMaxWhyBytes ? why.substr(0, kMaxWhyBytes) + "..." : why;
+    // Cut in place: GCC 12 warns (-Warray-bounds, wrongly) on substr(...) + "..." here.
+    std::string why = result.rejected[i].why;
+    if (why.size() > kMaxWhyBytes) {
+      why.resize(kMaxWhyBytes);
+      why += "...";
+    }
+    r["why"] = std::move(why);
     rejected.push_back(std::move(r));
   }
   best["rejected"] = std::move(rejected);
