@@ -39,6 +39,8 @@ inline constexpr K kArch = "arch";
 inline constexpr K kVirtualization = "virtualization";  // bare_metal | container | wsl
 inline constexpr K kContainerRuntime = "container_runtime";
 inline constexpr K kHypervisor = "hypervisor";  // bool: x86 cpuinfo "hypervisor" flag (a VM)
+// [{pci_bus_id, vendor}]: the display-class PCI functions (the GPUs on the bus, served or not)
+inline constexpr K kDisplayDevices = "display_devices";
 
 // CPU
 inline constexpr K kModel = "model";

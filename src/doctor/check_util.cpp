@@ -2,6 +2,8 @@
 #include "doctor/check_util.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 
 #include "core/json_keys.h"
 
@@ -152,6 +154,31 @@ std::optional<std::string> dpkg_owner(const SystemView& view, std::string_view p
     }
   }
   return std::nullopt;
+}
+
+std::vector<PciGpu> pci_gpus(const SystemView& view) {
+  const std::string dir = "/sys/bus/pci/devices";
+  if (!view.is_dir(dir)) throw NotObservable(dir + " cannot be listed");
+  static const std::map<std::string, std::string> kVendors{
+      {"0x10de", "nvidia"}, {"0x1002", "amd"}, {"0x8086", "intel"}};
+  std::vector<PciGpu> out;
+  for (const auto& addr : view.list_dir(dir)) {
+    auto vendor = view.read_file(dir + "/" + addr + "/vendor");
+    auto cls = view.read_file(dir + "/" + addr + "/class");
+    if (!vendor || !cls) continue;
+    std::string v = vendor->substr(0, vendor->find_first_of(" \n"));
+    std::transform(v.begin(), v.end(), v.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    auto it = kVendors.find(v);
+    if (it != kVendors.end() && cls->starts_with("0x03")) out.push_back({addr, it->second});
+  }
+  return out;
+}
+
+std::string gpu_list(const std::vector<PciGpu>& gpus) {
+  std::vector<std::string> parts;
+  for (const auto& g : gpus) parts.push_back(vendor_display_name(g.vendor) + " " + g.address);
+  return join(parts, ", ");
 }
 
 }  // namespace gpucheck::doctor

@@ -72,4 +72,16 @@ std::vector<std::string> libcuda_locations(const SystemView& view);
 // /dev nodes that exist, matching a glob ("/dev/nvidia[0-9]*").
 std::vector<std::string> device_nodes(const SystemView& view, std::string_view pattern);
 
+struct PciGpu {
+  std::string address;
+  std::string vendor;  // nvidia | amd | intel
+};
+
+// Display-class PCI functions of NVIDIA, AMD and Intel, from /sys/bus/pci/devices; throws
+// NotObservable where that folder cannot be listed.
+std::vector<PciGpu> pci_gpus(const SystemView& view);
+
+// "NVIDIA 0000:17:00.0, AMD 0000:65:00.0"
+std::string gpu_list(const std::vector<PciGpu>& gpus);
+
 }  // namespace gpucheck::doctor

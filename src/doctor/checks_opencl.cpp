@@ -84,6 +84,30 @@ bool device_is_gpu(const Json& device) {
   return false;
 }
 
+// Whether a GPU Mesa's OpenCL could drive (AMD, Intel) is on the PCI bus; true where the bus
+// cannot be read, so the advice stays.
+bool mesa_has_a_gpu_here(const SystemView& view) {
+  try {
+    for (const auto& g : pci_gpus(view))
+      if (g.vendor == "amd" || g.vendor == "intel") return true;
+    return false;
+  } catch (const NotObservable&) {
+    return true;
+  }
+}
+
+// Clover's .icd: a package's file is turned off with dpkg-divert (a plain rm comes back with the
+// next upgrade, and deletes what dpkg keeps track of); a file of no package may be removed.
+std::string clover_icd_fix(const SystemView& view) {
+  const std::string icd = "/etc/OpenCL/vendors/mesa.icd";
+  if (auto owner = dpkg_owner(view, icd))
+    return fmt::format(
+        "turn Clover's .icd off without touching the {} package's files: sudo dpkg-divert "
+        "--local --rename --divert {}.disabled --add {}",
+        *owner, icd, icd);
+  return "remove Clover's .icd: sudo rm " + icd;
+}
+
 // Why a platform of this family may list no device, and what to do.
 std::pair<std::string, std::string> no_device_advice(std::string_view family) {
   if (family == "nvidia")
@@ -550,7 +574,7 @@ CheckResult check_opencl_enumeration(const SystemView& view) {
 CheckResult check_opencl_platform_devices(const SystemView& view) {
   const Json& platforms = opencl_field(view, k::kPlatforms);
   if (platforms.empty()) return not_applicable("no OpenCL platform (see opencl_enumeration)");
-  std::vector<std::string> findings, fixes, evidence;
+  std::vector<std::string> findings, fixes, evidence, idle;
   for (const auto& p : platforms) {
     const std::string name = text(p, k::kName);
     const std::string family = text(p, k::kFamily);
@@ -559,15 +583,26 @@ CheckResult check_opencl_platform_devices(const SystemView& view) {
                                    name, family, n, n == 1 ? "" : "s",
                                    p.contains(k::kError) ? ", " + text(p, k::kError) : ""));
     if (n > 0) continue;
+    // Mesa's platforms drive AMD and Intel GPUs only: with none on the bus, an empty one is
+    // what it should be (mesa-opencl-icd installed beside pocl, say), not a fault.
+    if (family.starts_with("mesa") && !mesa_has_a_gpu_here(view)) {
+      idle.push_back(
+          fmt::format("platform '{}' has no devices: nothing for it to drive here (no "
+                      "AMD or Intel GPU on the PCI bus)",
+                      name));
+      continue;
+    }
     auto [why, fix] = no_device_advice(family);
     findings.push_back(fmt::format("platform '{}' has no devices{}: {}", name,
                                    p.contains(k::kError) ? " (" + text(p, k::kError) + ")" : "",
                                    why));
     fixes.push_back(fix);
   }
-  if (findings.empty())
+  if (findings.empty() && idle.empty())
     return pass(fmt::format("every platform ({}) has at least one device", platforms.size()),
                 evidence);
+  if (findings.empty()) return info(join(idle, "; "), evidence);
+  findings.insert(findings.end(), idle.begin(), idle.end());
   return warn("GC-OPENCL-EMPTY-PLATFORM"_gc, join(findings, "; "), join(fixes, "; "), evidence);
 }
 
@@ -657,7 +692,7 @@ CheckResult check_opencl_duplicate_devices(const SystemView& view) {
 CheckResult check_opencl_platform_family(const SystemView& view) {
   const Json& platforms = opencl_field(view, k::kPlatforms);
   if (platforms.empty()) return not_applicable("no OpenCL platform (see opencl_enumeration)");
-  std::vector<std::string> labels, evidence, findings, fixes;
+  std::vector<std::string> labels, evidence, findings, fixes, idle;
   for (const auto& p : platforms) {
     const std::string label = family_label(p);
     labels.push_back(fmt::format("{} ({})", label, text(p, k::kName)));
@@ -665,11 +700,18 @@ CheckResult check_opencl_platform_family(const SystemView& view) {
                                    p.value(k::kIndex, -1), text(p, k::kName), text(p, k::kVendor),
                                    text(p, k::kVersion), text(p, k::kFamily)));
     if (label == "Mesa Clover") {
+      // Clover with no GPU to drive lists nothing and harms nothing: worth knowing, no fault.
+      if (!mesa_has_a_gpu_here(view)) {
+        idle.push_back(
+            "Mesa Clover is deprecated (removed in Mesa 25.2); it has no AMD GPU to drive here");
+        continue;
+      }
       findings.push_back(
           "Mesa Clover is deprecated (removed in Mesa 25.2), stops at OpenCL 1.1 and is slow");
       fixes.push_back(
           "use Mesa rusticl (mesa-opencl-icd from Mesa 23+ with RUSTICL_ENABLE=radeonsi or iris) "
-          "or the vendor's driver, and remove Clover's .icd: sudo rm /etc/OpenCL/vendors/mesa.icd");
+          "or the vendor's driver; " +
+          clover_icd_fix(view));
     } else if (label == "Intel Beignet") {
       findings.push_back("Beignet is unmaintained since 2018 and knows only Gen7-Gen9 GPUs");
       fixes.push_back(
@@ -677,7 +719,8 @@ CheckResult check_opencl_platform_family(const SystemView& view) {
           "remove beignet-opencl-icd");
     }
   }
-  const std::string families = "OpenCL platforms: " + join(labels, "; ");
+  std::string families = "OpenCL platforms: " + join(labels, "; ");
+  if (!idle.empty()) families += "; " + join(idle, "; ");
   if (findings.empty()) return info(families, evidence);
   return warn("GC-OPENCL-OBSOLETE-DRIVER"_gc, families + "; " + join(findings, "; "),
               join(fixes, "; "), evidence);

@@ -66,35 +66,6 @@ bool is_mesa_gpu_driver(const Json& m) {
   return lib.starts_with("libvulkan_") && manifest_vendor(m) != "cpu";
 }
 
-struct PciGpu {
-  std::string address;
-  std::string vendor;  // nvidia | amd | intel
-};
-
-// Display-class PCI functions of NVIDIA, AMD and Intel, from /sys/bus/pci/devices.
-std::vector<PciGpu> pci_gpus(const SystemView& view) {
-  const std::string dir = "/sys/bus/pci/devices";
-  if (!view.is_dir(dir)) throw NotObservable(dir + " cannot be listed");
-  static const std::map<std::string, std::string> kVendors{
-      {"0x10de", "nvidia"}, {"0x1002", "amd"}, {"0x8086", "intel"}};
-  std::vector<PciGpu> out;
-  for (const auto& addr : view.list_dir(dir)) {
-    auto vendor = view.read_file(dir + "/" + addr + "/vendor");
-    auto cls = view.read_file(dir + "/" + addr + "/class");
-    if (!vendor || !cls) continue;
-    std::string v = lower(vendor->substr(0, vendor->find_first_of(" \n")));
-    auto it = kVendors.find(v);
-    if (it != kVendors.end() && cls->starts_with("0x03")) out.push_back({addr, it->second});
-  }
-  return out;
-}
-
-std::string gpu_list(const std::vector<PciGpu>& gpus) {
-  std::vector<std::string> parts;
-  for (const auto& g : gpus) parts.push_back(vendor_display_name(g.vendor) + " " + g.address);
-  return join(parts, ", ");
-}
-
 // The command that installs a package here, from /etc/os-release's ID and ID_LIKE.
 std::string install_command(const SystemView& view, std::string_view debian,
                             std::string_view rhel) {

@@ -190,6 +190,33 @@ std::string_view to_string(Virtualization v) {
   return "bare_metal";
 }
 
+// The display-class functions under sys/bus/pci/devices, in the folder's order; nullopt when
+// it cannot be listed. A machine has a few hundred PCI functions at most; more is not a bus.
+std::optional<std::vector<DisplayDevice>> read_display_devices(const fs::path& root) {
+  const fs::path bus = under_root(root, "sys/bus/pci/devices");
+  std::error_code ec;
+  fs::directory_iterator it(bus, ec);
+  if (ec) return std::nullopt;
+  std::vector<std::string> addresses;
+  for (; it != fs::directory_iterator() && addresses.size() < 4096; it.increment(ec)) {
+    if (ec) return std::nullopt;
+    addresses.push_back(it->path().filename().string());
+  }
+  std::sort(addresses.begin(), addresses.end());
+  std::vector<DisplayDevice> out;
+  for (const auto& address : addresses) {
+    const auto cls = read_first_line(bus / address / "class");
+    const auto vendor = read_first_line(bus / address / "vendor");
+    if (!cls || !vendor || !cls->starts_with("0x03")) continue;
+    const std::string id = lower(trim_space(*vendor));
+    out.push_back({sanitize(address), id == "0x10de"   ? "nvidia"
+                                      : id == "0x1002" ? "amd"
+                                      : id == "0x8086" ? "intel"
+                                                       : "other"});
+  }
+  return out;
+}
+
 HostFacts read_host_facts(const fs::path& root) {
   HostFacts h;
   h.hostname = read_first_line(under_root(root, "proc/sys/kernel/hostname"));
@@ -220,6 +247,7 @@ HostFacts read_host_facts(const fs::path& root) {
     h.virtualization = Virtualization::kWsl;
   else if (container.found)
     h.virtualization = Virtualization::kContainer;
+  h.display_devices = read_display_devices(root);
   return h;
 }
 
@@ -234,6 +262,12 @@ nlohmann::json to_json(const HostFacts& h) {
   j[std::string(keys::kVirtualization)] = std::string(to_string(h.virtualization));
   put_if(j, keys::kContainerRuntime, h.container_runtime);
   put_if(j, keys::kHypervisor, h.hypervisor);
+  if (h.display_devices) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& d : *h.display_devices)
+      list.push_back({{keys::kPciBusId, d.pci_bus_id}, {keys::kVendor, d.vendor}});
+    j[std::string(keys::kDisplayDevices)] = std::move(list);
+  }
   return j;
 }
 

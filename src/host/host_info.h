@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,13 @@ enum class Virtualization { kBareMetal, kContainer, kWsl };
 
 // "bare_metal" | "container" | "wsl", as in JSON.
 std::string_view to_string(Virtualization v);
+
+// A display-class PCI function (class 0x03xxxx): a GPU on the bus, whether or not a driver
+// serves it. vendor: nvidia | amd | intel | other.
+struct DisplayDevice {
+  std::string pci_bus_id;
+  std::string vendor;
+};
 
 // A field is absent when the file it comes from is missing, unreadable or malformed.
 struct HostFacts {
@@ -33,6 +41,9 @@ struct HostFacts {
   // x86 cpuinfo "hypervisor" flag: true inside a virtual machine, which virtualization does
   // not tell (a VM's guest reads bare_metal); absent where cpuinfo cannot say (no flags, Arm).
   std::optional<bool> hypervisor;
+  // sys/bus/pci/devices' display functions; absent where that folder cannot be listed (a
+  // container without /sys), so "no GPU on the bus" is only said where the bus was seen.
+  std::optional<std::vector<DisplayDevice>> display_devices;
 };
 
 // Never throws for missing, unreadable or malformed files: the affected fields stay absent.

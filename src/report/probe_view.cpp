@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <set>
 
 namespace gpucheck::report {
 
@@ -398,11 +400,32 @@ bool matches(const Json& d, const std::string& wanted) {
 
 // ---- problems ----
 
-std::vector<std::string> problems(const Json& backends) {
+// The GPU vendors on the PCI bus, where the document saw the bus (host.display_devices);
+// nullopt for a document without it.
+std::optional<std::set<std::string>> vendors_on_bus(const Json& doc) {
+  const Json& host = member_or_empty(doc, k::kHost);
+  auto it = host.find(k::kDisplayDevices);
+  if (it == host.end() || !it->is_array()) return std::nullopt;
+  std::set<std::string> vendors;
+  for (const auto& d : *it) vendors.insert(text_at(d, k::kVendor));
+  return vendors;
+}
+
+std::vector<std::string> problems(const Json& doc, const Json& backends) {
+  // What has nothing to serve is no problem (doctor says "does not apply here" alike): CUDA and
+  // NVML without an NVIDIA GPU on the bus, Mesa's OpenCL platforms without an AMD or Intel one.
+  const auto on_bus = vendors_on_bus(doc);
+  const auto absent = [&](std::initializer_list<const char*> vendors) {
+    if (!on_bus) return false;
+    for (const char* v : vendors)
+      if (on_bus->contains(v)) return false;
+    return true;
+  };
   std::vector<std::string> out;
   for (const auto& b : backends) {
     const std::string name = text_at(b, k::kName), status = text_at(b, k::kStatus);
-    if (status == "failed" || status == "unavailable")
+    const bool nvidia_absent = (name == "cuda" || name == "nvml") && absent({"nvidia"});
+    if ((status == "failed" || status == "unavailable") && !nvidia_absent)
       out.push_back(fmt::format("{} {}: {}", name, status, text_at(b, k::kReason)));
     for (const auto& icd : member_or_empty(b, k::kIcdFiles)) {
       std::string what =
@@ -437,7 +460,8 @@ std::vector<std::string> problems(const Json& backends) {
                                   text_at(v, k::kPath), text_at(v, k::kRegisteredBy)));
     }
     for (const auto& pl : member_or_empty(b, k::kPlatforms))
-      if (member_or_empty(pl, k::kDevices).empty())
+      if (member_or_empty(pl, k::kDevices).empty() &&
+          !(text_at(pl, k::kFamily).starts_with("mesa") && absent({"amd", "intel"})))
         out.push_back(fmt::format("{} platform {} has no devices", name, text_at(pl, k::kName)));
     for (const auto& d : member_or_empty(b, k::kDevices)) {
       if (d.contains(k::kDuplicateOf))
@@ -447,7 +471,8 @@ std::vector<std::string> problems(const Json& backends) {
         out.push_back(fmt::format("{}: {}", text_at(d, k::kDevice), scalar_text(e)));
     }
     const Json& nvml = member_or_empty(b, k::kNvml);
-    if (nvml.contains(k::kError)) out.push_back("NVML: " + text_at(nvml, k::kError));
+    if (nvml.contains(k::kError) && !absent({"nvidia"}))
+      out.push_back("NVML: " + text_at(nvml, k::kError));
   }
   return out;
 }
@@ -505,7 +530,7 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
     view.blank();
     section_table_view(view, t);
   }
-  auto found = problems(backends);
+  auto found = problems(doc, backends);
   view.blank();
   view.heading(found.empty() ? "problems: none found" : "problems");
   for (const auto& p : found) view.text(p, 2, 2, Tone::kWarn);

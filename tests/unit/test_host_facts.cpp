@@ -259,3 +259,29 @@ TEST(MemoryFacts, LiveRootParses) {
     EXPECT_LE(*m.available_bytes, *m.total_bytes);
   }
 }
+
+// The GPUs on the PCI bus are its display-class functions, named by vendor; a root without the
+// bus says nothing, rather than "no GPU".
+TEST_F(HostScratchRoot, DisplayDevicesAreTheDisplayClassFunctionsOfTheBus) {
+  EXPECT_FALSE(read_host_facts(root_).display_devices);
+  EXPECT_FALSE(to_json(read_host_facts(root_)).contains(std::string(keys::kDisplayDevices)));
+  const auto function = [&](const std::string& address, const char* cls, const char* vendor) {
+    write("sys/bus/pci/devices/" + address + "/class", cls);
+    write("sys/bus/pci/devices/" + address + "/vendor", vendor);
+  };
+  function("0000:00:00.0", "0x060000\n", "0x8086\n");  // an Intel host bridge: no GPU
+  EXPECT_EQ(read_host_facts(root_).display_devices->size(), 0u);
+  function("0000:65:00.0", "0x030000\n", "0x8086\n");
+  function("0000:17:00.0", "0x030200\n", "0x10DE\n");  // a 3D controller (H100), upper case
+  function("0000:03:00.0", "0x038000\n", "0x1002\n");
+  function("0000:04:00.0", "0x030000\n", "0x1a03\n");  // an ASPEED BMC's VGA
+  const auto devices = *read_host_facts(root_).display_devices;
+  ASSERT_EQ(devices.size(), 4u);
+  EXPECT_EQ(devices[0].pci_bus_id, "0000:03:00.0");
+  EXPECT_EQ(devices[0].vendor, "amd");
+  EXPECT_EQ(devices[1].vendor, "other");
+  EXPECT_EQ(devices[2].vendor, "nvidia");
+  EXPECT_EQ(devices[3].vendor, "intel");
+  const auto j = to_json(read_host_facts(root_))[std::string(keys::kDisplayDevices)];
+  EXPECT_EQ(j[2], (nlohmann::json{{"pci_bus_id", "0000:17:00.0"}, {"vendor", "nvidia"}}));
+}
