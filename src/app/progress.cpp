@@ -26,13 +26,14 @@ std::size_t stderr_width() {
 }  // namespace
 
 std::string progress_text(const ProgressState& s, double elapsed_s) {
-  std::string out =
-      fmt::format("[{}] {} \xC2\xB7 {} elapsed", s.position, s.what, elapsed_text(elapsed_s));
+  // The times before the unit's words: a narrow terminal cuts the end of the line, and the
+  // estimate is what a person waits for.
+  std::string out = fmt::format("[{}] {} elapsed", s.position, elapsed_text(elapsed_s));
   if (s.done > 0 && s.total > s.done)
     out += fmt::format(" \xC2\xB7 about {} left",
                        elapsed_text(elapsed_s / static_cast<double>(s.done) *
                                     static_cast<double>(s.total - s.done)));
-  return out;
+  return out + " \xC2\xB7 " + s.what;
 }
 
 Progress Progress::for_stderr(std::string task, bool quiet) {

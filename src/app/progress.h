@@ -20,7 +20,7 @@ struct ProgressState {
   std::size_t total = 0;  // units that will run in all (0: unknown)
 };
 
-// "[cpu 1/4] exp f32 n=4096 · 1.2 s elapsed · about 3 s left" (no estimate before the first
+// "[cpu 1/4] 1.2 s elapsed · about 3 s left · exp f32 n=4096" (no estimate before the first
 // unit finished).
 std::string progress_text(const ProgressState& s, double elapsed_s);
 

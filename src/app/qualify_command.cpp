@@ -21,11 +21,13 @@
 #include "qualify/skus.h"
 #include "report/junit.h"
 #include "report/speedup.h"
+#include "report/views.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -179,14 +181,27 @@ ExitCode run_qualify(const QualifyOptions& o) {
 
   std::size_t met = 0, unmet = 0, skip = 0;
   nlohmann::json list = nlohmann::json::array();
+  // One error line a reason, naming every requirement it left unmet: a backend that is not
+  // there fails each of its requirements with the same words.
+  std::vector<std::pair<std::string, std::vector<std::string>>> unmet_by_reason;
   for (const auto& v : verdicts) {
     met += v.outcome == q::Outcome::kMet;
     unmet += v.outcome == q::Outcome::kUnmet;
     skip += v.outcome == q::Outcome::kSkip;
-    if (v.outcome == q::Outcome::kUnmet)
-      spdlog::error("unmet: {}{}: {}", v.id, v.device.empty() ? "" : " [" + v.device + "]",
-                    v.reason);
+    if (v.outcome == q::Outcome::kUnmet) {
+      auto same = std::find_if(unmet_by_reason.begin(), unmet_by_reason.end(),
+                               [&](const auto& e) { return e.first == v.reason; });
+      if (same == unmet_by_reason.end())
+        same = unmet_by_reason.insert(unmet_by_reason.end(), {v.reason, {}});
+      same->second.push_back(v.id + (v.device.empty() ? "" : " [" + v.device + "]"));
+    }
     list.push_back(v.to_json());
+  }
+  report::BackendReasonsOnce once(doc.value(std::string(k::kBackends), nlohmann::json::array()));
+  for (const auto& [reason, ids] : unmet_by_reason) {
+    std::string names;
+    for (const auto& id : ids) names += (names.empty() ? "" : ", ") + id;
+    spdlog::error("unmet: {}: {}", names, once(reason));
   }
   nlohmann::json p = {{k::kPath, profile.path}, {k::kName, profile.name}};
   if (!profile.description.empty()) p[k::kDescription] = profile.description;

@@ -21,9 +21,12 @@ using doctor::CheckStatus;
 namespace {
 
 std::vector<Verdict> judge_backend(const Requirement& r, const Observations& obs) {
-  std::string words = fmt::format("backend {}", r.backend);
-  if (r.available) words += *r.available ? " available" : " not available";
-  if (r.devices_min) words += fmt::format(", ≥ {} device(s)", *r.devices_min);
+  // "backend cuda: available, ≥ 1 device(s)": what, then after the last ": " the criterion, as
+  // every requirement's words are (the text view's "required" column is that part).
+  std::vector<std::string> want;
+  if (r.available) want.push_back(*r.available ? "available" : "not available");
+  if (r.devices_min) want.push_back(fmt::format("≥ {} device(s)", *r.devices_min));
+  std::string words = fmt::format("backend {}: {}", r.backend, join(want));
   Verdict v = verdict_for(r, words);
   v.threshold = r.devices_min ? nlohmann::json(*r.devices_min) : nlohmann::json(*r.available);
   v.unit = r.devices_min ? "devices" : "";

@@ -1,5 +1,6 @@
-// report compare's text view: the two documents, one row per matched cell (regressions first),
-// and the closing count of every verdict.
+// report compare's text view: the two documents, the regressions and library changes by name,
+// one row per matched cell (regressions first), one explanation for every NOISY row, and the
+// closing count of every verdict.
 #include "core/json_keys.h"
 #include "report/units.h"
 #include "report/view_model.h"
@@ -51,6 +52,20 @@ std::string describe(const Json& d) {
   return out;
 }
 
+std::string cell_label(const Json& r) {
+  std::string label = text_at(r, k::kOp);
+  if (auto dtype = text_at(r, k::kDtype); !dtype.empty()) label += " " + dtype;
+  if (auto size = shape_label(r.value(std::string(k::kShape), Json::object())); !size.empty())
+    label += " " + size;
+  if (text_at(r, k::kTransfers) == "included") label += " incl. transfers";
+  return label;
+}
+
+// The reason every NOISY row would repeat: said once under the tables, not under each row.
+bool only_the_spread(const Json& r) {
+  return text_at(r, k::kReason).starts_with("the new run's own spread");
+}
+
 }  // namespace
 
 void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
@@ -59,8 +74,23 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
   view.flow("base", {describe(c.value(std::string(k::kBase), Json::object()))}, 0, 6);
   view.flow("new", {describe(c.value(std::string(k::kNew), Json::object()))}, 0, 6);
   view.blank();
-  // One table per device (matched by UUID, bus id or name), regressions first in each.
   const Json rows = c.value(std::string(k::kRows), Json::array());
+  // The answer before the tables: each regression and each change of library choice by name,
+  // so a long comparison shows them on its first screen.
+  bool answered = false;
+  for (std::string_view verdict : {"regression", "changed"}) {
+    std::vector<std::string> items;
+    for (const auto& r : rows)
+      if (text_at(r, k::kVerdict) == verdict)
+        items.push_back(fmt::format("{} on {} {}", cell_label(r), text_at(r, k::kDevice),
+                                    percent(r, k::kChange, true)));
+    if (items.empty()) continue;
+    view.flow(upper_case(std::string(verdict)) + ":", items, 0, 0,
+              verdict == "regression" ? Tone::kBad : Tone::kWarn);
+    answered = true;
+  }
+  if (answered) view.blank();
+  // One table per device (matched by UUID, bus id or name), regressions first in each.
   std::vector<std::string> devices;
   for (const auto& r : rows)
     if (std::find(devices.begin(), devices.end(), text_at(r, k::kDevice)) == devices.end())
@@ -77,7 +107,8 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
                  {"base", true},
                  {"new", true},
                  {"change", true},
-                 {"limit", true, false, false, false, 4}};
+                 {"limit", true, false, false, false, 4},
+                 {"spread", true, false, false, false, 4}};
     std::string heading;
     for (auto verdict : kVerdicts)
       for (const auto& r : rows) {
@@ -89,20 +120,28 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
         }
         if (verdict == "same" && all_same) continue;
         std::vector<std::string> notes;
-        if (auto reason = text_at(r, k::kReason); !reason.empty()) notes.push_back(reason);
+        const bool noisy = verdict == "noisy";
+        if (auto reason = text_at(r, k::kReason); !reason.empty() && !(noisy && only_the_spread(r)))
+          notes.push_back(reason);
         if (auto choice = text_at(r, k::kChoice); !choice.empty() && o.details)
           notes.push_back("choice: " + choice);
         t.add({upper_case(std::string(verdict)), text_at(r, k::kOp), text_at(r, k::kDtype),
                shape_label(r.value(std::string(k::kShape), Json::object())),
                text_at(r, k::kTransfers) == "included" ? "incl." : "", value_text(r, k::kBase),
                value_text(r, k::kNew), percent(r, k::kChange, true),
-               percent(r, k::kThreshold, false)},
+               percent(r, k::kThreshold, false), noisy ? percent(r, k::kSpread, false) : ""},
               std::move(notes));
       }
     view.text(heading, 0, 2, Tone::kBold);
     if (!t.rows.empty()) view.table(std::move(t));
   }
   const Json s = c.value(std::string(k::kSummary), Json::object());
+  if (auto n = number_at(s, "noisy"); n && *n > 0)
+    view.text(fmt::format("NOISY: the new run's own spread (the spread column) exceeds the "
+                          "tolerance, so {} cannot tell a change from noise; more --reps or "
+                          "--min-time, or a quieter machine, decides {}",
+                          *n == 1 ? "this row" : "these rows", *n == 1 ? "it" : "them"),
+              0, 7, Tone::kWarn);
   if (all_same)
     view.text(fmt::format("({} SAME rows left out: --details lists them)", text_at(s, "same")), 0,
               0, Tone::kMuted);

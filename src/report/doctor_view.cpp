@@ -1,5 +1,6 @@
 // doctor's text view: one line per check, grouped by area, the finding and the fix of every WARN
-// and FAIL on wrapped lines under it, the evidence with --details, and a closing count.
+// and FAIL on wrapped lines under it, the evidence with --details, and a closing count followed
+// by each FAIL and WARN with its fix on one line.
 #include "core/json_keys.h"
 #include "report/view_model.h"
 #include "report/views.h"
@@ -66,6 +67,26 @@ std::vector<std::string> per_device_lines(const std::string& finding) {
   for (const auto& p : parts)
     if (!std::regex_search(p, kDevice)) return {finding};
   return parts;
+}
+
+// Each FAIL, then each WARN, with its fix on one line ("…" where it is longer): the last lines a
+// person sees when the command returns, however long the list above (an 80x24 terminal holds
+// the count and these, the checks themselves have scrolled away).
+void problems_recap(TextView& view, const Json& checks) {
+  TextTable t;
+  t.header = false;
+  t.indent = 2;
+  t.columns = {{"status", false, false, false, true, 4},
+               {"check", false, false, false, false, 8},
+               {"fix", false, true, false, false, 10}};
+  for (const std::string_view wanted : {"fail", "warn"})
+    for (const auto& c : checks) {
+      if (text_at(c, k::kStatus) != wanted) continue;
+      const std::string fix = text_at(c, k::kFix);
+      t.add({upper_case(std::string(wanted)), text_at(c, k::kId),
+             fix.empty() ? text_at(c, k::kFinding) : "fix: " + fix});
+    }
+  if (!t.rows.empty()) view.table(std::move(t));
 }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
@@ -148,6 +169,7 @@ void doctor_view(TextView& view, const Json& doc, const ViewOptions& o) {
   view.blank();
   auto [line, tone] = checks_summary(checks);
   view.text(line, 0, 0, tone);
+  problems_recap(view, checks);
   // The node health check (--quick, --timeout, --state): its verdict and exit code last.
   if (const Json& h = doc.value(std::string(k::kHealth), Json::object()); !h.empty()) {
     const std::string verdict = text_at(h, k::kVerdict);

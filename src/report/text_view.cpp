@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpucheck::report {
 
 namespace k = keys;
@@ -177,27 +179,49 @@ std::string view_markdown(const TextView& view) {
         out += "\n## " + md_cell(b.text) + "\n\n";
         break;
       case TextBlock::Kind::kText:
-        out += (b.indent ? "  " : "") + md_cell(b.text) + "\n\n";
+        // A bold line at the margin titles what follows (a bench op, a compare device).
+        if (b.tone == Tone::kBold && b.indent == 0)
+          out += "\n### " + md_cell(b.text) + "\n\n";
+        else
+          out += (b.indent ? "  " : "") + md_cell(b.text) + "\n\n";
         break;
       case TextBlock::Kind::kFlow: {
         std::string items;
         for (const auto& i : b.items) items += (items.empty() ? "" : ", ") + i;
-        out += fmt::format("- **{}** {}\n", md_cell(b.text), md_cell(items));
+        // A flow without a label continues the one above (a probe device's details).
+        if (b.text.empty())
+          out += "  - " + md_cell(items) + "\n";
+        else
+          out += fmt::format("- **{}** {}\n", md_cell(b.text), md_cell(items));
         break;
       }
       case TextBlock::Kind::kTable: {
         const auto& t = b.table;
-        if (t.columns.empty()) break;
+        // As on the terminal, a column empty in every row is left out; the notes go in the
+        // last column kept.
+        std::vector<std::size_t> kept;
+        for (std::size_t i = 0; i < t.columns.size(); ++i)
+          if (std::any_of(t.rows.begin(), t.rows.end(), [&](const TextRow& r) {
+                return i < r.cells.size() && !r.cells[i].empty();
+              }))
+            kept.push_back(i);
+        const bool any_notes = std::any_of(t.rows.begin(), t.rows.end(),
+                                           [](const TextRow& r) { return !r.notes.empty(); });
+        if (any_notes && (kept.empty() || kept.back() + 1 != t.columns.size()))
+          kept.push_back(t.columns.size() - 1);
+        if (kept.empty()) break;
+        // Markdown tables need a header row: a table printed without one on the terminal still
+        // names its columns here.
         out += "\n|";
-        for (const auto& c : t.columns) out += " " + md_cell(t.header ? c.header : "") + " |";
+        for (auto i : kept) out += " " + md_cell(t.columns[i].header) + " |";
         out += "\n|";
-        for (const auto& c : t.columns) out += c.right ? "---:|" : "---|";
+        for (auto i : kept) out += t.columns[i].right ? "---:|" : "---|";
         out += "\n";
         for (const auto& r : t.rows) {
           out += "|";
-          for (std::size_t i = 0; i < t.columns.size(); ++i) {
+          for (auto i : kept) {
             std::string cell = i < r.cells.size() ? r.cells[i] : "";
-            if (i + 1 == t.columns.size())
+            if (i == kept.back())
               for (const auto& n : r.notes) cell += (cell.empty() ? "" : "<br>") + n;
             out += " " + md_cell(cell) + " |";
           }

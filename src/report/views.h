@@ -25,6 +25,19 @@ void probe_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o)
 void doctor_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
 void bench_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
 void qualify_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
+
+// Writes the reason of a backend that is not available once: where a later text repeats it (each
+// requirement on that backend fails for it), the repeat becomes "(as above)". For qualify's
+// verdict notes and its error lines alike.
+class BackendReasonsOnce {
+ public:
+  explicit BackendReasonsOnce(const nlohmann::json& backends);
+  std::string operator()(std::string text);
+
+ private:
+  std::vector<std::string> reasons_;
+  std::vector<bool> shown_;
+};
 void compare_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
 void fleet_view(TextView& view, const nlohmann::json& doc, const ViewOptions& o);
 
@@ -49,8 +62,8 @@ void tree_view(TextView& view, const std::string& title, const nlohmann::json& v
 // Host, CPU, memory and provenance, readable: what --details adds after a result.
 void system_facts_view(TextView& view, const nlohmann::json& doc);
 
-// A GPU's record: CUDA's, or an OpenCL device whose name says a GPU maker (pocl's CPU device
-// is an accelerator to the bench but no GPU).
+// A GPU's record: CUDA's, or an OpenCL or Vulkan device whose name says a GPU maker and no CPU
+// (pocl's and lavapipe's CPU devices are accelerators to the bench but no GPU).
 bool is_gpu_record(const nlohmann::json& record);
 
 // The machine, its GPUs and the driver: host, OS, "2× NVIDIA H100 80GB HBM3", "driver 580.159.04".

@@ -181,8 +181,13 @@ void system_facts_view(TextView& view, const nlohmann::json& doc) {
 bool is_gpu_record(const nlohmann::json& r) {
   const std::string backend = text_at(r, k::kBackend), name = text_at(r, k::kDeviceName);
   if (backend == "cuda") return true;
-  if (backend != "opencl") return false;
-  for (const char* maker : {"NVIDIA", "AMD", "Radeon", "Graphics", "Arc"})
+  if (backend != "opencl" && backend != "vulkan") return false;
+  // The CPU implementations name the CPU ("pthread-skylake-avx512-AMD EPYC 7B13", "llvmpipe
+  // (LLVM 15.0.6, 256 bits)"): a maker's name in them is the CPU's maker, not a GPU's.
+  for (const char* cpu : {"pthread-", "cpu-", "llvmpipe", "lavapipe", "SwiftShader", "EPYC", "Xeon",
+                          "Ryzen", "Threadripper", "Core(TM)", "Opteron"})
+    if (name.find(cpu) != std::string::npos) return false;
+  for (const char* maker : {"NVIDIA", "AMD", "Radeon", "Graphics", "Arc", "gfx"})
     if (name.find(maker) != std::string::npos) return true;
   return false;
 }

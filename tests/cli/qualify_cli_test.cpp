@@ -76,6 +76,44 @@ TEST(QualifyCli, QualifyDocumentsMatchTheSchema) {
   }
 }
 
+// Each verdict shows the floor it was judged against; a backend that is not there fails each of
+// its requirements, and its loader's error is written once on stdout and once on stderr.
+TEST(QualifyCli, FloorsAreShownAndAMissingBackendsErrorIsSaidOnce) {
+  const std::string profile = write_temp_file(
+      "floors.toml", exp_profile("min = 0.001\nunit = \"GB/s\"\n") +
+                         "\n[[require]]\nid = \"cuda_backend\"\nkind = \"backend\"\n"
+                         "name = \"cuda\"\navailable = true\ndevices_min = 1\n"
+                         "\n[[require]]\nid = \"cuda_exp\"\nkind = \"bench\"\ndevice = \"each\"\n"
+                         "backend = \"cuda\"\nop = \"exp\"\nshape = { n = 4096 }\nmin = 1\n"
+                         "unit = \"GB/s\"\n"
+                         "\n[[require]]\nid = \"cuda_gemm\"\nkind = \"bench\"\ndevice = \"each\"\n"
+                         "backend = \"cuda\"\nop = \"gemm\"\nshape = { m = 64, n = 64, k = 64 }\n"
+                         "min = 1\nunit = \"GFLOP/s\"\n");
+  auto r = run_gpucheck({"qualify", "--profile", profile}, {{"COLUMNS", "100"}});
+  if (r.exit_code == 0) GTEST_SKIP() << "the cuda backend is available here";
+  ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("MET +cpu_exp +cpu +[0-9.]+ [MGT]B/s +≥ 0.001 GB/s"))
+      << r.out;
+  EXPECT_THAT(r.out, HasSubstr("the same reason as cuda_exp")) << r.out;
+  // The backend's reason (a dlerror where the driver is missing) once in each stream.
+  const Json doc = Json::parse(run_gpucheck({"qualify", "--profile", profile, "--json"}).out);
+  std::string backend_reason;
+  for (const auto& b : doc["backends"])
+    if (b["name"] == "cuda") backend_reason = b.value("reason", "");
+  ASSERT_FALSE(backend_reason.empty()) << doc["backends"].dump();
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(r.err, backend_reason), 1u) << r.err;
+  // In markdown, where no line is wrapped and a reason can be counted whole.
+  const auto md = run_gpucheck({"qualify", "--profile", profile, "--format", "markdown"});
+  EXPECT_EQ(count(md.out, backend_reason), 1u) << md.out;
+  EXPECT_THAT(md.out, HasSubstr("(as above)")) << md.out;
+  EXPECT_THAT(r.err, HasSubstr("unmet: cuda_exp, cuda_gemm: ")) << r.err;
+}
+
 TEST(QualifyCli, UnmetThresholdExits1WithJunitFailure) {
   std::string profile = write_temp_file("fast.toml", exp_profile("min = 1e9\nunit = \"GB/s\"\n"));
   std::string junit = write_temp_file("fast.xml", "");

@@ -100,6 +100,13 @@ TEST_F(ReportCli, PlantedSlowdownIsARegression) {
   auto table = run_gpucheck({"report", "compare", base, slow});
   EXPECT_EQ(table.exit_code, 1);
   EXPECT_THAT(table.out, HasSubstr("REGRESSION"));
+  // The answer comes before the tables: each regression by name, then the first device table.
+  const auto answer = table.out.find("REGRESSION: exp f32 2^20 on ");
+  ASSERT_NE(answer, std::string::npos) << table.out;
+  EXPECT_LT(answer, table.out.find("\n  REGRESSION")) << table.out;
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("REGRESSION: exp f32 2\\^20 on .* -66\\.7%, "
+                                                  "gemm f32 256³ on .* -66\\.7%"))
+      << table.out;
   // The other way round it is an improvement, and not a failure.
   EXPECT_EQ(compare({slow, base}, 0)["comparison"]["summary"]["improvement"], 2);
 }
@@ -170,6 +177,15 @@ TEST_F(ReportCli, NoisyRecordsFailOnlyWithStrict) {
   const Json c = compare({base, fresh}, 0)["comparison"];
   EXPECT_EQ(c["summary"]["noisy"], c["rows"].size());
   EXPECT_EQ(c["verdict"], "ok");
+  // In the text view the rows show their spread and one sentence explains them all.
+  auto table = run_gpucheck({"report", "compare", base, fresh}, {{"COLUMNS", "80"}});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  std::size_t said = 0;
+  for (auto at = table.out.find("own spread"); at != std::string::npos;
+       at = table.out.find("own spread", at + 1))
+    ++said;
+  EXPECT_EQ(said, 1u) << table.out;
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("NOISY +exp .* [0-9.]+%\n")) << table.out;
   const Json strict = compare({base, fresh, "--strict"}, 1)["comparison"];
   EXPECT_EQ(strict["verdict"], "noisy");
   EXPECT_EQ(strict["strict"], true);

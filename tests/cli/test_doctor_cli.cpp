@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -173,6 +174,33 @@ TEST(DoctorCli, FailOnWarnMakesWarningsCount) {
   args.insert(args.end(), {"--fail-on", "warn"});
   r = run_gpucheck(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
+// The problems are the last lines, one each with its fix, under the count: on an 80x24 terminal
+// they are on the screen when doctor returns, whatever scrolled away above.
+TEST(DoctorCli, TheTextViewEndsOnTheCountAndEachProblemWithItsFix) {
+  auto m = materialise("opencl_vendors_dir", "fail");  // WARN: no vendors directory
+  auto r = run_gpucheck({"doctor", "--facts", m.facts, "--sysroot", m.sysroot, "--only",
+                         "opencl_vendors_dir,cpu_isa,env_ld_preload"},
+                        {{"COLUMNS", "80"}, {"NO_COLOR", "1"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < r.out.size();) {
+    const std::size_t end = r.out.find('\n', at);
+    lines.push_back(r.out.substr(at, end - at));
+    at = end == std::string::npos ? r.out.size() : end + 1;
+  }
+  ASSERT_GE(lines.size(), 2u) << r.out;
+  EXPECT_THAT(lines[lines.size() - 2], ::testing::StartsWith("3 checks: ")) << r.out;
+  EXPECT_THAT(lines.back(), ::testing::MatchesRegex("  WARN  opencl_vendors_dir +fix: .+"))
+      << r.out;
+  for (const auto& line : lines) {
+    // Columns, not bytes: "…" is three bytes of UTF-8.
+    const auto columns = std::count_if(line.begin(), line.end(), [](char c) {
+      return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    });
+    EXPECT_LE(columns, 80) << line;
+  }
 }
 
 TEST(DoctorCli, InfoAndSkipNeverChangeTheExitCode) {

@@ -2,6 +2,7 @@
 // regex matcher, the one duration reader, secrets found by their shape, repeated sizes, GEMM
 // plans a device cannot run, a SIGKILL's likely cause, and output files (same file twice,
 // dangling links, another user's file).
+#include "app/progress.h"
 #include "bench/config.h"
 #include "core/duration.h"
 #include "core/environment.h"
@@ -9,6 +10,7 @@
 #include "core/output_file.h"
 #include "core/safe_regex.h"
 #include "qualify/profile.h"
+#include "report/text_layout.h"
 #include "stress/kill_reason.h"
 #include "stress/plan.h"
 
@@ -219,6 +221,19 @@ TEST(Duration, ElapsedTextCarriesItsRounding) {
   EXPECT_EQ(elapsed_text(7170), "2 h 0 min");  // 119.5 min
   EXPECT_EQ(elapsed_text(3900), "1 h 5 min");
   EXPECT_EQ(elapsed_text(std::nan("")), "1 s");
+}
+
+// The progress line keeps its times first, so an 80-column terminal that cuts the line short
+// still shows the estimate.
+TEST(Duration, TheProgressEstimateSurvivesANarrowTerminal) {
+  gpucheck::app::ProgressState s;
+  s.position = "opencl0 12/48";
+  s.what = "gemm f32 m=4096 n=4096 k=4096, transfers included, after the tuning of its kernel";
+  s.done = 12;
+  s.total = 48;
+  const std::string line = gpucheck::report::shorten(gpucheck::app::progress_text(s, 30), 79);
+  EXPECT_THAT(line, ::testing::StartsWith("[opencl0 12/48] 30 s elapsed \xC2\xB7 about 1 min 30 s "
+                                          "left \xC2\xB7 gemm f32"));
 }
 
 TEST(SecretShapes, CredentialNamesByTheirParts) {

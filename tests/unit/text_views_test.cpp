@@ -5,11 +5,13 @@
 //
 // GPUCHECK_UPDATE_GOLDEN=1 rewrites the golden files from the current code (then read the diff).
 #include "report/render.h"
+#include "report/views.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -118,9 +120,14 @@ TEST_P(Views, MatchGoldenAndKeepTheirPromises) {
     std::string screen;
     for (std::size_t i = 0; i < std::min(kScreen, lines.size()); ++i) screen += lines[i] + "\n";
     for (const auto& want : g.first_screen) EXPECT_THAT(screen, HasSubstr(want));
-    std::string last = lines.back();
-    for (auto it = lines.rbegin(); it != lines.rend() && last.empty(); ++it) last = *it;
-    EXPECT_EQ(last.rfind(g.last_line, 0), 0u) << "last line: " << last;
+    // The closing summary line is the last, or followed only by doctor's recap of its problems
+    // (one line each, so they are on the screen when the command returns).
+    const auto summary = std::find_if(lines.rbegin(), lines.rend(), [&](const std::string& l) {
+      return l.rfind(g.last_line, 0) == 0;
+    });
+    ASSERT_NE(summary, lines.rend()) << "no line starts with " << g.last_line;
+    for (auto it = lines.rbegin(); it != summary; ++it)
+      EXPECT_THAT(*it, ::testing::MatchesRegex("(  (FAIL|WARN)  .*)?")) << "after the summary";
     EXPECT_EQ(text.find('\x1b'), std::string::npos) << "colour without --color";
   }
 }
@@ -137,6 +144,106 @@ TEST(Views, DoctorNamesEveryFailOnTheFirstScreen) {
   std::string screen;
   for (std::size_t i = 0; i < kScreen; ++i) screen += lines[i] + "\n";
   for (const auto& c : doc["checks"]) EXPECT_THAT(screen, HasSubstr(c["id"].get<std::string>()));
+}
+
+// The markdown view of every document: titles are headings, tables name their columns and
+// leave out the ones empty in every row, and no list item has an empty bold label.
+TEST(Views, MarkdownHasHeadingsNamedColumnsAndNoEmptyLabels) {
+  for (const auto& g : goldens()) {
+    SCOPED_TRACE(g.name);
+    const std::string md = render(load(g.document), Format::kMarkdown, RenderOptions{});
+    EXPECT_EQ(md.find("****"), std::string::npos);
+    const auto lines = lines_of(md);
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+      if (lines[i + 1].rfind("|---", 0) != 0) continue;
+      // The header row above a delimiter row: every column named.
+      EXPECT_EQ(lines[i].find("|  |"), std::string::npos) << lines[i];
+      // Each column has a cell somewhere below.
+      const auto columns_of = [](const std::string& row) {
+        std::vector<std::string> cells;
+        for (std::size_t at = 1; at < row.size();) {
+          const std::size_t end = row.find(" |", at);
+          if (end == std::string::npos) break;
+          cells.push_back(row.substr(at, end - at));
+          at = end + 2;
+        }
+        return cells;
+      };
+      const auto header = columns_of(lines[i]);
+      std::vector<bool> filled(header.size(), false);
+      for (std::size_t j = i + 2; j < lines.size() && lines[j].rfind("|", 0) == 0; ++j) {
+        const auto cells = columns_of(lines[j]);
+        for (std::size_t c = 0; c < cells.size() && c < filled.size(); ++c)
+          filled[c] = filled[c] || cells[c].find_first_not_of(' ') != std::string::npos;
+      }
+      for (std::size_t c = 0; c < filled.size(); ++c) EXPECT_TRUE(filled[c]) << lines[i];
+    }
+  }
+  const std::string bench =
+      render(load(kViews + "bench_pocl.json"), Format::kMarkdown, RenderOptions{});
+  EXPECT_THAT(bench, ::testing::ContainsRegex("\n### exp \\("));
+}
+
+// doctor's text view ends on its count and then each FAIL and WARN with its fix, one line each.
+TEST(Views, DoctorEndsOnEachProblemWithItsFix) {
+  const auto doc = load(kViews + "doctor_h100x2.json");
+  RenderOptions o;
+  o.width = 80;
+  const auto lines = lines_of(render(doc, Format::kTable, o));
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_THAT(lines[lines.size() - 3], ::testing::StartsWith("42 checks: "));
+  EXPECT_THAT(lines[lines.size() - 2],
+              ::testing::MatchesRegex("  WARN  opencl_loader_copies +fix: .*"));
+  EXPECT_THAT(lines[lines.size() - 1],
+              ::testing::MatchesRegex("  WARN  opencl_vendor_registration +fix: .*"));
+}
+
+// probe's problem list agrees with doctor: what has nothing to serve on this machine's PCI bus
+// (CUDA without an NVIDIA GPU, Mesa's OpenCL without an AMD or Intel one) is no problem; where
+// the document did not see the bus, every such finding stays.
+TEST(Views, ProbeProblemsLeaveOutWhatHasNothingToServe) {
+  auto doc = load(kDoctor + "base_probe.json");
+  doc["backends"][2] = {{"name", "cuda"},
+                        {"status", "unavailable"},
+                        {"reason", "no NVIDIA driver: libcuda.so.1: cannot open shared object"}};
+  doc["backends"][1]["platforms"].push_back(
+      {{"name", "rusticl"}, {"family", "mesa_rusticl"}, {"devices", nlohmann::json::array()}});
+  RenderOptions o;
+  o.width = 120;
+  const auto problems_of = [&](const nlohmann::json& d) {
+    const std::string text = render(d, Format::kTable, o);
+    return text.substr(text.find("\nproblems"));
+  };
+  const std::string unseen = problems_of(doc);
+  EXPECT_THAT(unseen, HasSubstr("cuda unavailable: no NVIDIA driver"));
+  EXPECT_THAT(unseen, HasSubstr("opencl platform rusticl has no devices"));
+  doc["host"]["display_devices"] = {{{"pci_bus_id", "0000:00:02.0"}, {"vendor", "other"}}};
+  const std::string none = problems_of(doc);
+  EXPECT_THAT(none, HasSubstr("problems: none found"));
+  EXPECT_THAT(none, HasSubstr(", 0 problems"));
+  doc["host"]["display_devices"].push_back({{"pci_bus_id", "0000:17:00.0"}, {"vendor", "nvidia"}});
+  const std::string nvidia = problems_of(doc);
+  EXPECT_THAT(nvidia, HasSubstr("cuda unavailable: no NVIDIA driver"));
+  EXPECT_THAT(nvidia, ::testing::Not(HasSubstr("rusticl")));
+  doc["host"]["display_devices"].push_back({{"pci_bus_id", "0000:65:00.0"}, {"vendor", "intel"}});
+  EXPECT_THAT(problems_of(doc), HasSubstr("opencl platform rusticl has no devices"));
+}
+
+// pocl's and lavapipe's devices are the CPU under another API: no GPU words, no card hints.
+TEST(Views, CpuImplementationsAreNotCalledGpus) {
+  const std::string text =
+      render(load(kViews + "bench_pocl.json"), Format::kTable, RenderOptions{});
+  EXPECT_THAT(text, HasSubstr("Devices versus the CPU"));
+  for (const char* gpu_words : {"GPU versus CPU", "keep a GPU busy", "measures the card"})
+    EXPECT_THAT(text, ::testing::Not(HasSubstr(gpu_words)));
+  for (const char* name :
+       {"pthread-skylake-avx512-AMD EPYC 7B13", "llvmpipe (LLVM 15.0.6, 256 bits)",
+        "Intel(R) Xeon(R) Processor @ 2.50GHz"})
+    for (const char* backend : {"opencl", "vulkan"})
+      EXPECT_FALSE(is_gpu_record({{"backend", backend}, {"device_name", name}})) << name;
+  for (const char* name :
+       {"NVIDIA H200", "AMD Radeon RX 7900 XTX", "gfx1030", "Intel(R) Arc(TM) A770 Graphics"})
+    EXPECT_TRUE(is_gpu_record({{"backend", "vulkan"}, {"device_name", name}})) << name;
 }
 
 TEST(Views, ColourOnlyWhenAsked) {
