@@ -40,7 +40,11 @@ struct FleetDocument {
 nlohmann::json fleet_section(const std::vector<FleetDocument>& documents, const FleetRules& rules);
 
 // The section's tables: outliers (first: the CSV view writes it), nodes (worst first), groups.
-std::vector<TableSection> fleet_tables(const nlohmann::json& fleet);
+// How a table's numbers are written: for people (each value in its own unit, as the terminal's
+// tables do) or exact (the recorded value at full precision, its unit in a column: the CSV).
+enum class FleetNumbers { kForPeople, kExact };
+std::vector<TableSection> fleet_tables(const nlohmann::json& fleet,
+                                       FleetNumbers numbers = FleetNumbers::kForPeople);
 
 // One strip chart per group (every GPU a dot, outliers red, the median a line), for HTML.
 std::string fleet_charts(const nlohmann::json& fleet);

@@ -4,6 +4,7 @@
 #include "core/json_keys.h"
 #include "report/fleet.h"
 #include "report/svg_charts.h"
+#include "report/units.h"
 #include "report/views.h"
 
 #include <fmt/format.h>
@@ -47,18 +48,30 @@ std::string node_label(const Json& entry, const std::set<std::string>& duplicate
 
 }  // namespace
 
-std::vector<TableSection> fleet_tables(const Json& fleet) {
+std::vector<TableSection> fleet_tables(const Json& fleet, FleetNumbers numbers) {
   const Json none = Json::array();
   const auto duplicates = duplicate_hosts(fleet);
-  TableSection outliers{
-      "fleet outliers",
-      {"host", "device", "pci_bus_id", "group", "value", "median", "unit", "deviation", "z"},
-      {}};
-  for (const auto& o : fleet.value(std::string(k::kOutliers), none))
-    outliers.rows.push_back(
-        {node_label(o, duplicates), string_member(o, k::kDevice), string_member(o, k::kPciBusId),
-         string_member(o, k::kDescription), number(o, k::kValue), number(o, k::kMedian),
-         string_member(o, k::kUnit), pct(o, k::kDeviation), number(o, k::kZScore, "{:.1f}")});
+  const bool exact = numbers == FleetNumbers::kExact;
+  // For people each value carries its own unit (report/units.h); the CSV keeps the recorded
+  // value, at full precision, beside its unit.
+  const auto value = [&](const Json& j, std::string_view key, const std::string& unit) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return std::string();
+    return exact ? fmt::format("{}", it->get<double>()) : format_measure(it->get<double>(), unit);
+  };
+  std::vector<std::string> columns{"host",  "device", "pci_bus_id", "group",
+                                   "value", "median", "deviation",  "z"};
+  if (exact) columns.insert(columns.begin() + 6, "unit");
+  TableSection outliers{"fleet outliers", columns, {}};
+  for (const auto& o : fleet.value(std::string(k::kOutliers), none)) {
+    const std::string unit = string_member(o, k::kUnit);
+    std::vector<std::string> row{node_label(o, duplicates),      string_member(o, k::kDevice),
+                                 string_member(o, k::kPciBusId), string_member(o, k::kDescription),
+                                 value(o, k::kValue, unit),      value(o, k::kMedian, unit),
+                                 pct(o, k::kDeviation),          number(o, k::kZScore, "{:.1f}")};
+    if (exact) row.insert(row.begin() + 6, unit);
+    outliers.rows.push_back(std::move(row));
+  }
   TableSection nodes{
       "fleet nodes",
       {"host", "groups", "outlier groups", "worst deviation", "worst device", "in group"},
@@ -67,11 +80,11 @@ std::vector<TableSection> fleet_tables(const Json& fleet) {
     nodes.rows.push_back({node_label(n, duplicates), number(n, k::kGroups, "{:.0f}"),
                           number(n, k::kOutliers, "{:.0f}"), pct(n, k::kDeviation),
                           string_member(n, k::kDevice), string_member(n, k::kDescription)});
-  TableSection groups{"fleet groups", {"group", "nodes", "GPUs", "median", "unit", "MAD"}, {}};
+  TableSection groups{"fleet groups", {"group", "nodes", "GPUs", "median", "MAD"}, {}};
   for (const auto& g : fleet.value(std::string(k::kGroups), none))
     groups.rows.push_back({string_member(g, k::kDescription), number(g, k::kNodes, "{:.0f}"),
                            fmt::format("{}", g.value(std::string(k::kMembers), none).size()),
-                           number(g, k::kMedian), string_member(g, k::kUnit),
+                           value(g, k::kMedian, string_member(g, k::kUnit)),
                            fmt::format("{:.2f}%", g.value(std::string(k::kMad), 0.0) * 100)});
   return {outliers, nodes, groups};
 }
@@ -91,9 +104,11 @@ std::string fleet_charts(const Json& fleet) {
     for (const auto& m : g.value(std::string(k::kMembers), Json::array()))
       c.points.push_back(
           {m.value(std::string(k::kValue), 0.0), m.value(std::string(k::kOutlier), false),
-           fmt::format("{} {} {}: {} {} ({})", node_label(m, duplicates),
-                       string_member(m, k::kDevice), string_member(m, k::kPciBusId),
-                       number(m, k::kValue), string_member(g, k::kUnit), pct(m, k::kDeviation))});
+           fmt::format(
+               "{} {} {}: {} ({})", node_label(m, duplicates), string_member(m, k::kDevice),
+               string_member(m, k::kPciBusId),
+               format_measure(m.value(std::string(k::kValue), 0.0), string_member(g, k::kUnit)),
+               pct(m, k::kDeviation))});
     out += svg_strip_chart(c);
   }
   return out;

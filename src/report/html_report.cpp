@@ -108,8 +108,8 @@ std::string throughput_charts(const nlohmann::json& results) {
     if (g == c.groups.end()) g = c.groups.insert(c.groups.end(), BarGroup{group, {}});
     double v = num(*tp, k::kValue);
     g->bars.push_back({index_of(devices, text_at(r, k::kDevice)), v,
-                       fmt::format("{} {} {}: {:.4g} {} ({})", text_at(r, k::kDevice), op, group, v,
-                                   c.unit, text_at(r, k::kImpl)),
+                       fmt::format("{} {} {}: {} ({})", text_at(r, k::kDevice), op, group,
+                                   format_rate(v, c.unit), text_at(r, k::kImpl)),
                        ""});
   }
   std::string out;

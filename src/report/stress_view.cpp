@@ -3,6 +3,7 @@
 #include "report/stress_view.h"
 
 #include "core/json_keys.h"
+#include "report/units.h"
 #include "report/views.h"
 
 #include <fmt/format.h>
@@ -58,10 +59,18 @@ std::string findings(const Json& r) {
 }  // namespace
 
 TableSection stress_table(const Json& stress) {
+  // For people (the terminal and HTML): rates in report/units.h's units, each with its own;
+  // stress_csv writes the exact values and their unit.
   TableSection t{"stress",
-                 {"device", "verdict", "test", "dtype", "status", "sustained", "min window", "unit",
+                 {"device", "verdict", "test", "dtype", "status", "sustained", "min window",
                   "checked", "SM MHz", "max C", "mean W"},
                  {}};
+  const auto rate = [](const Json& thr, std::string_view key) {
+    auto it = thr.find(key);
+    return it != thr.end() && it->is_number()
+               ? format_measure(it->get<double>(), thr.value(std::string(k::kUnit), ""))
+               : std::string();
+  };
   for (const auto& d : stress.value(std::string(k::kDevices), Json::array())) {
     const std::string device = d.value(std::string(k::kDevice), "?");
     std::string verdict = d.value(std::string(k::kVerdict), "?");
@@ -75,13 +84,13 @@ TableSection stress_table(const Json& stress) {
         number(tele.value(std::string(k::kPowerW), Json::object()), k::kMean, "{:.0f}");
     const Json records = d.value(std::string(k::kRecords), Json::array());
     if (records.empty())
-      t.rows.push_back({device, verdict, "", "", "", "", "", "", "", sm, temp, power});
+      t.rows.push_back({device, verdict, "", "", "", "", "", "", sm, temp, power});
     for (const auto& r : records) {
       const Json thr = r.value(std::string(k::kThroughput), Json::object());
       t.rows.push_back({device, verdict, r.value(std::string(k::kTest), ""),
                         r.value(std::string(k::kDtype), ""), r.value(std::string(k::kStatus), ""),
-                        number(thr, k::kValue), number(thr, k::kMinWindow),
-                        thr.value(std::string(k::kUnit), ""), findings(r), sm, temp, power});
+                        rate(thr, k::kValue), rate(thr, k::kMinWindow), findings(r), sm, temp,
+                        power});
     }
   }
   return t;
@@ -114,16 +123,16 @@ void stress_view(TextView& view, const Json& doc, const ViewOptions& o) {
       {"verdict", false, false, false, true, 4},   {"device", false, false, false, false, 5},
       {"test", false, false, false, false, 4},     {"dtype", false, false, false, false, 4},
       {"sustained", true, false, false, false, 6}, {"min window", true, false, false, false, 6},
-      {"unit", false, false, false, false, 4},     {"checked", false, true, true, false, 16}};
+      {"checked", false, true, true, false, 16}};
   std::string last;
   std::vector<std::string> failed;
   for (const auto& r : stress_table(s).rows) {
-    // r: device, verdict, test, dtype, status, sustained, min window, unit, checked, SM, C, W
+    // r: device, verdict, test, dtype, status, sustained, min window, checked, SM, C, W
     const bool first = r[0] != last;
     std::vector<std::string> notes;
     if (first) {
-      if (!r[9].empty() || !r[10].empty())
-        notes.push_back(fmt::format("telemetry: SM {} MHz, max {} C, {} W", r[9], r[10], r[11]));
+      if (!r[8].empty() || !r[9].empty())
+        notes.push_back(fmt::format("telemetry: SM {} MHz, max {} C, {} W", r[8], r[9], r[10]));
       for (const auto& d : devices) {
         if (d.value(std::string(k::kDevice), "") != r[0]) continue;
         for (const auto& why : d.value(std::string(k::kReasons), Json::array()))
@@ -134,9 +143,9 @@ void stress_view(TextView& view, const Json& doc, const ViewOptions& o) {
       }
       if (r[1] != "PASS") failed.push_back(r[0]);
     }
-    const std::string checked = r[4] == "ok" ? r[8] : r[4] + ": " + r[8];
-    t.add({first ? r[1] : "", first ? r[0] : "", r[2], r[3], r[5], r[6], r[7], checked},
-          std::move(notes), r[1] == "PASS" ? Tone::kMuted : Tone::kBad);
+    const std::string checked = r[4] == "ok" ? r[7] : r[4] + ": " + r[7];
+    t.add({first ? r[1] : "", first ? r[0] : "", r[2], r[3], r[5], r[6], checked}, std::move(notes),
+          r[1] == "PASS" ? Tone::kMuted : Tone::kBad);
     last = r[0];
   }
   view.table(std::move(t));

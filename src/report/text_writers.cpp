@@ -194,7 +194,7 @@ std::string render_csv(const Json& doc) {
   if (doc.contains(k::kChecks)) return checks_csv(doc[k::kChecks]);
   if (doc.contains(k::kStress)) return stress_csv(doc[k::kStress]);
   if (doc.contains(k::kFleet)) {  // the outliers table (report fleet)
-    const TableSection outliers = fleet_tables(doc[k::kFleet]).front();
+    const TableSection outliers = fleet_tables(doc[k::kFleet], FleetNumbers::kExact).front();
     Csv csv;
     csv.row(outliers.columns);
     for (const auto& row : outliers.rows) csv.row(row);

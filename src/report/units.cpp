@@ -47,6 +47,13 @@ std::string format_rate(double value, std::string_view unit) {
                      flops ? "FLOP/s" : "B/s");
 }
 
+std::string format_measure(double value, std::string_view unit) {
+  if (unit == "s") return format_seconds(value);
+  if (unit == "GB/s" || unit.find("FLOP") != std::string_view::npos)
+    return format_rate(value, unit);
+  return significant(value) + (unit.empty() ? "" : " " + std::string(unit));
+}
+
 std::string format_size(std::uint64_t bytes) {
   constexpr std::array<const char*, 5> kUnits{"B", "KiB", "MiB", "GiB", "TiB"};
   std::size_t u = 0;

@@ -21,6 +21,10 @@ std::string format_seconds(double s);
 // "16.6 GFLOP/s", "512 MB/s".
 std::string format_rate(double value, std::string_view unit);
 
+// A value in the unit a record or fleet group carries it: seconds as format_seconds, GB/s and
+// TFLOP/s as format_rate, anything else with 3 significant digits and its unit.
+std::string format_measure(double value, std::string_view unit);
+
 // A size in binary units, whole where exact: "256 MiB", "48 KiB", "139.8 GiB", "100 B".
 std::string format_size(std::uint64_t bytes);
 

@@ -5,8 +5,9 @@
 
 #include "core/json_keys.h"
 #include "core/shape_text.h"
-#include "report/stress_view.h"
 #include "report/multigpu_tables.h"
+#include "report/stress_view.h"
+#include "report/units.h"
 
 #include <fmt/format.h>
 
@@ -53,18 +54,20 @@ std::string str_or(const nlohmann::json& obj, std::string_view key, const std::s
 
 TableSection results_table(const nlohmann::json& results) {
   TableSection t{"results",
-                 {"device", "op", "impl", "dtype", "shape", "transfers", "status", "median_ms",
-                  "throughput", "speedup_vs_cpu", "max_rel_error", "note"},
+                 {"device", "op", "impl", "dtype", "shape", "transfers", "status", "median time",
+                  "throughput", "speedup vs CPU", "max rel. error", "note"},
                  {}};
+  // The units the terminal's tables use (report/units.h): CSV and JSON keep the base units.
   for (const auto& r : results) {
     std::string median, throughput, speedup, err;
-    if (auto ts = r.find(k::kTimeS); ts != r.end() && ts->contains(k::kMedian))
-      median = fmt::format("{:.4g}", (*ts)[k::kMedian].get<double>() * 1e3);
-    if (auto tp = r.find(k::kThroughput); tp != r.end())
-      throughput = fmt::format("{:.4g} {}", (*tp)[k::kValue].get<double>(),
-                               (*tp)[k::kUnit].get<std::string>());
+    if (auto ts = r.find(k::kTimeS);
+        ts != r.end() && ts->contains(k::kMedian) && (*ts)[k::kMedian].is_number())
+      median = format_seconds((*ts)[k::kMedian].get<double>());
+    if (auto tp = r.find(k::kThroughput);
+        tp != r.end() && tp->contains(k::kValue) && (*tp)[k::kValue].is_number())
+      throughput = format_rate((*tp)[k::kValue].get<double>(), str_or(*tp, k::kUnit));
     if (auto sp = r.find(k::kSpeedupVsCpu); sp != r.end() && sp->is_number())
-      speedup = fmt::format("{:.3g}x", sp->get<double>());
+      speedup = format_speedup(sp->get<double>());
     // null: unbounded (NaN, Inf or a poisoned element found), as a mismatch record says
     if (auto v = r.find(k::kVerification); v != r.end() && v->contains(k::kMaxRelError))
       err = (*v)[k::kMaxRelError].is_number()

@@ -44,6 +44,16 @@ TEST(Units, RatesTakeTheUnitThatKeepsThreeToFourDigits) {
   EXPECT_EQ(format_rate(0.000463, "TFLOP/s"), "463 MFLOP/s");
 }
 
+// What a fleet group or a record carries, in the unit a person reads: seconds, rates, or the
+// number with its own unit.
+TEST(Units, MeasuresTakeTheirUnitsOwnScale) {
+  EXPECT_EQ(format_measure(4.542e-05, "s"), "45.4 \xC2\xB5s");
+  EXPECT_EQ(format_measure(0.0466, "TFLOP/s"), "46.6 GFLOP/s");
+  EXPECT_EQ(format_measure(0.512, "GB/s"), "512 MB/s");
+  EXPECT_EQ(format_measure(1.234, "x"), "1.23 x");
+  EXPECT_EQ(format_measure(7, ""), "7.00");
+}
+
 TEST(Units, SizesSpeedupsAndCounts) {
   EXPECT_EQ(format_size(256u << 20), "256 MiB");
   EXPECT_EQ(format_size(1 << 20), "1 MiB");

@@ -5,6 +5,7 @@
 //
 // GPUCHECK_UPDATE_GOLDEN=1 rewrites the golden files from the current code (then read the diff).
 #include "report/render.h"
+#include "report/units.h"
 #include "report/views.h"
 
 #include <gmock/gmock.h>
@@ -244,6 +245,32 @@ TEST(Views, CpuImplementationsAreNotCalledGpus) {
   for (const char* name :
        {"NVIDIA H200", "AMD Radeon RX 7900 XTX", "gfx1030", "Intel(R) Arc(TM) A770 Graphics"})
     EXPECT_TRUE(is_gpu_record({{"backend", "vulkan"}, {"device_name", name}})) << name;
+}
+
+// A record reads the same in every view for people: the terminal's table and HTML both write
+// its throughput and time in report/units.h's units.
+TEST(Views, ARecordReadsTheSameInTheTableAndInHtml) {
+  const auto doc = load(kViews + "bench_pocl.json");
+  RenderOptions o;
+  o.width = 200;
+  const std::string table = render(doc, Format::kTable, o);
+  const std::string html = render(doc, Format::kHtml, o);
+  std::size_t seen = 0;
+  for (const auto& r : doc["results"]) {
+    // The table's throughput column is the device-time record's (a +copies record shows its
+    // time beside it).
+    if (r["status"] != "ok" || r.value("transfers", "") != "excluded" ||
+        !r.contains("throughput") || !r["time_s"].is_object())
+      continue;
+    const std::string rate = format_rate(r["throughput"]["value"].get<double>(),
+                                         r["throughput"]["unit"].get<std::string>());
+    EXPECT_THAT(table, HasSubstr(rate));
+    EXPECT_THAT(html, HasSubstr(">" + rate + "<")) << rate;
+    EXPECT_THAT(html, HasSubstr(">" + format_seconds(r["time_s"]["median"].get<double>()) + "<"));
+    ++seen;
+  }
+  EXPECT_GT(seen, 5u);
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("median_ms")));
 }
 
 TEST(Views, ColourOnlyWhenAsked) {
