@@ -146,6 +146,7 @@ std::vector<std::string> expand_all(const std::vector<std::string>& names,
 }
 
 ExitCode run_stress(const StressOptions& o) {
+  const double started_s = stress::monotonic_now_s();
   Output output(o.out);
   apply_library_options(o.libraries);
   const stress::StressPlan base = base_plan(o);
@@ -170,6 +171,11 @@ ExitCode run_stress(const StressOptions& o) {
     plans.push_back(std::move(p));
   }
   stress::assign_copy_peers(plans);
+  // --duration is the whole command's: the tests end so that the probe above, each child's
+  // device set-up and the verdict after them fit in it, less a reserve for the last checks and
+  // the document (5 %, at most 2 s).
+  const double reserve = std::min(0.05 * base.duration_s, 2.0);
+  for (auto& p : plans) p.deadline_s = started_s + base.duration_s - reserve;
   for (const auto& p : plans)
     if (auto why = stress::gemm_refusal(p, memory_bytes(p, backends))) throw UsageError(*why);
 
@@ -232,8 +238,10 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
                   "Devices, comma-separated: cpu, cuda0, opencl1, cuda:<uuid>, all (every GPU "
                   "once; the CPU where there is none)")
       ->capture_default_str();
-  cmd->add_option("--duration", o->duration,
-                  "Length of the whole run, shared equally by the tests: " + duration_help())
+  cmd->add_option(
+         "--duration", o->duration,
+         "Length of the whole command, set-up included; the tests share what is left equally: " +
+             duration_help())
       ->capture_default_str()
       ->type_name("DURATION");
   cmd->add_option("--tests", o->tests, stress::test_names(",") + ", run one after another")
@@ -242,7 +250,9 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
                   "GEMM dtypes f32,tf32,f16,bf16,f64, sharing the GEMM time (default: bf16 on "
                   "CUDA, f32 elsewhere)");
   // CLI::PositiveNumber's message would name DBL_MAX in 309 digits.
-  cmd->add_option("--gemm", o->gemm, "GEMM size N (N×N×N; default 8192 on GPUs, 1024 on the CPU)")
+  cmd->add_option("--gemm", o->gemm,
+                  "GEMM size N (N×N×N; default 8192 on GPUs; on the CPU 1024, or 512 or 256 when "
+                  "its share of --duration is under 15 s or 5 s)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--memory-fraction", o->memory_fraction,
                   "Share of free memory the memory test covers and the GEMM's result buffers "

@@ -338,6 +338,10 @@ inline constexpr K kRounds = "rounds";
 inline constexpr K kChunks = "chunks";
 inline constexpr K kInPass = "in_pass";
 inline constexpr K kAllocationStopped = "allocation_stopped";
+// stress memory: the part of the allocation the passes tested to fit --duration, and why
+inline constexpr K kFittedToDuration = "fitted_to_duration";
+// a stress child's plan: when its tests must be over (CLOCK_MONOTONIC seconds)
+inline constexpr K kDeadlineS = "deadline_s";
 inline constexpr K kCopy = "copy";
 inline constexpr K kMismatches = "mismatches";
 inline constexpr K kFirstBadOffset = "first_bad_offset";

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include <algorithm>
 
 #include <charconv>
@@ -52,7 +54,12 @@ nlohmann::json to_json(const StressPlan& p) {
                       {k::kThreads, p.threads}};
   if (p.memory_fraction) j[k::kMemoryFraction] = *p.memory_fraction;
   if (!p.peer.empty()) j[k::kPeer] = p.peer;
+  if (p.deadline_s) j[k::kDeadlineS] = *p.deadline_s;
   return j;
+}
+
+double monotonic_now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 StressPlan plan_from_json(const nlohmann::json& j) {
@@ -78,6 +85,7 @@ StressPlan plan_from_json(const nlohmann::json& j) {
   p.peer = j.value(std::string(k::kPeer), std::string());
   p.threads = j.at(std::string(k::kThreads)).get<int>();
   if (auto it = j.find(k::kMemoryFraction); it != j.end()) p.memory_fraction = it->get<double>();
+  if (auto it = j.find(k::kDeadlineS); it != j.end()) p.deadline_s = it->get<double>();
   return p;
 }
 

@@ -40,7 +40,15 @@ struct StressPlan {
   // The copy test also copies this device's memory to the peer's and back-checks it (CUDA, two
   // or more GPUs: the next GPU of the run, a ring), so NVLink or PCIe peer paths carry load.
   std::string peer;
+  // When the tests must be over, in CLOCK_MONOTONIC seconds (the same clock in every process of
+  // the machine): set by the parent from its own start, so the whole command, its probe and
+  // each child's device set-up included, keeps to --duration. Empty: duration_s from the
+  // child's start.
+  std::optional<double> deadline_s;
 };
+
+// Now in CLOCK_MONOTONIC seconds (std::chrono::steady_clock on Linux), for deadline_s.
+double monotonic_now_s();
 
 nlohmann::json to_json(const StressPlan& plan);
 StressPlan plan_from_json(const nlohmann::json& j);

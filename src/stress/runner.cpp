@@ -38,10 +38,14 @@ void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> fault
   if (!device.identity().pci_bus_id.empty()) started[k::kPciBusId] = device.identity().pci_bus_id;
   emit({{event::kKey, event::kStarted}, {event::kPayload, started}});
 
-  const double share =
-      plan.duration_s / static_cast<double>(std::max<std::size_t>(plan.tests.size(), 1));
+  // The tests share what is left of the run: from the parent's deadline where it set one (its
+  // probe and this child's device set-up have used some), else the whole duration.
+  const double begin = ctx.now_s();
+  const double left =
+      plan.deadline_s ? std::max(0.0, *plan.deadline_s - monotonic_now_s()) : plan.duration_s;
+  const double share = left / static_cast<double>(std::max<std::size_t>(plan.tests.size(), 1));
   for (std::size_t i = 0; i < plan.tests.size(); ++i) {
-    const double start = share * static_cast<double>(i);
+    const double start = begin + share * static_cast<double>(i);
     std::vector<std::pair<std::optional<DType>, double>> parts;  // (GEMM dtype, end)
     const TestUnit& unit = unit_of(plan.tests[i]);
     if (unit.per_dtype) {

@@ -45,15 +45,16 @@ std::string reasons(const Json& dev) {
 
 }  // namespace
 
-// The CI bound: the CPU defaults for 10 s finish within 20 s of wall time on 2 cores.
-TEST(StressCli, CpuDefaultsForTenSecondsPassWithinThirtySeconds) {
+// --duration is the whole command's: the CPU defaults for 10 s, probe and set-up included, end
+// within 15 % of it (the tests share what the parent's deadline leaves them, the memory test
+// tests what fits its share, the GEMM's size follows it).
+TEST(StressCli, CpuDefaultsForTenSecondsKeepToTheDuration) {
   const auto t0 = std::chrono::steady_clock::now();
   auto r = run_gpucheck({"stress", "--device", "cpu", "--duration", "10s", "--json"});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  // A guard against a run that ignores --duration, not a timing: set-up (the memory test fills a
-  // tenth of MemAvailable first) took 20.5 s of wall time beside two builds on 2 cores.
-  EXPECT_LT(wall, 30.0);
+  EXPECT_LT(wall, 11.5);
+  EXPECT_GT(wall, 8.0);  // and it ran for its duration
   const Json doc = Json::parse(r.out);
   EXPECT_EQ(doc["command"], "stress");
   EXPECT_EQ(doc["stress"]["verdict"], "pass");
@@ -69,7 +70,7 @@ TEST(StressCli, CpuDefaultsForTenSecondsPassWithinThirtySeconds) {
   }
   const Json& gemm = cpu["records"][0];
   EXPECT_EQ(gemm["test"], "gemm");
-  EXPECT_EQ(gemm["shape"]["m"], 1024);  // the CPU default
+  EXPECT_EQ(gemm["shape"]["m"], 256);  // the CPU's size for a share of 3.3 s
   EXPECT_EQ(gemm["dtype"], "f32");
   EXPECT_GT(gemm["checking"]["results_checksummed"].get<int>(), 2);
   EXPECT_GE(gemm["checking"]["full_checks"].get<int>(), 1);
@@ -77,7 +78,16 @@ TEST(StressCli, CpuDefaultsForTenSecondsPassWithinThirtySeconds) {
   EXPECT_TRUE(gemm["checking"]["reference"]["max_rel_error"].is_number());
   const Json& mem = cpu["records"][1];
   EXPECT_EQ(mem["test"], "memory");
-  EXPECT_NEAR(mem["memory"]["fraction_of_free"].get<double>(), 0.1, 0.01);  // 0.1 of MemAvailable
+  EXPECT_EQ(mem["memory"]["memory_fraction"], 0.1);  // allocated: 0.1 of MemAvailable
+  // Tested: all of it, or the part a group of passes covers in the share, saying so.
+  const double tested = mem["memory"]["fraction_of_free"].get<double>();
+  if (mem["memory"].contains("fitted_to_duration")) {
+    EXPECT_LT(tested, 0.1);
+    EXPECT_THAT(mem["memory"]["fitted_to_duration"].get<std::string>(),
+                ::testing::ContainsRegex("^[0-9]+ of [0-9]+ bytes allocated: "));
+  } else {
+    EXPECT_NEAR(tested, 0.1, 0.01);
+  }
   EXPECT_GE(mem["memory"]["passes"].get<int>(), 3);
   EXPECT_EQ(cpu["records"][2]["test"], "copy");
   EXPECT_GT(cpu["records"][2]["copy"]["transfers_verified"].get<int>(), 0);
