@@ -35,9 +35,15 @@ svg line.break-even{stroke-width:1.5;stroke-dasharray:5 3}svg line.range{stroke-
 svg polyline.curve{fill:none;stroke-width:2}svg polyline.dashed{stroke-dasharray:6 3}
 table{border-collapse:collapse;margin:6px 0 14px}th,td{border:1px solid #ccc;padding:2px 6px;
 text-align:left;vertical-align:top;font-size:12px}th{background:#eee}
-td.ok,td.pass,td.met{background:#e6f4e6}
-td.warn,td.skipped,td.unsupported,td.skip{background:#fff4d6}
-td.fail,td.failed,td.mismatch,td.unmet{background:#fbe0e0}
+td.ok,td.pass,td.met,td.improvement{background:#e6f4e6}
+td.warn,td.changed,td.noisy{background:#fff4d6}
+td.skip,td.skipped,td.unsupported,td.same,td.missing,td.new{background:#f0f0f0;color:#555}
+td.info{background:#e6eefb}
+td.fail,td.failed,td.mismatch,td.unmet,td.regression{background:#fbe0e0;font-weight:bold}
+div.verdict{border:2px solid;border-radius:4px;padding:8px 12px;margin:12px 0 18px}
+div.verdict.good{border-color:#3a3;background:#eef8ee}div.verdict.warn{border-color:#c90;
+background:#fff8e6}div.verdict.bad{border-color:#c33;background:#fdeeee}
+div.verdict p{margin:0 0 6px;font-weight:bold}div.verdict li{margin:2px 0}
 details{margin:2px 0}summary{cursor:pointer;font-weight:bold}p.note{margin:-8px 0 16px;color:#333}
 )";
 
@@ -244,6 +250,59 @@ std::string verdict_chart(const nlohmann::json& q) {
 }
 
 // Table cells whose column is a status or verdict carry it as a class, for colour.
+// The answer before anything else: the counts, then each problem with its fix (doctor) or each
+// regression and library change with its figures (compare).
+std::string verdict_banner(const nlohmann::json& doc) {
+  std::string line, tone;
+  std::vector<std::pair<std::string, std::string>> items;  // (status class, text)
+  if (auto c = doc.find(k::kComparison); c != doc.end() && c->is_object()) {
+    const std::string verdict = text_at(*c, k::kVerdict);
+    const nlohmann::json s = c->value(std::string(k::kSummary), nlohmann::json::object());
+    line = "compare: ";
+    // The count of every verdict, as the closing line of the terminal view has them.
+    for (const char* key :
+         {"regression", "changed", "improvement", "same", "noisy", "missing", "new"})
+      line += fmt::format("{}{} {}", key == std::string("regression") ? "" : ", ",
+                          s.value(std::string(key), 0), key);
+    tone = verdict == "ok" ? "good" : "bad";
+    for (const char* wanted : {"regression", "changed"})
+      for (const auto& r : c->value(std::string(k::kRows), nlohmann::json::array()))
+        if (text_at(r, k::kVerdict) == wanted)
+          items.emplace_back(
+              wanted,
+              fmt::format("{} {}{} on {}: {} \u2192 {} ({:+.1f}%)", upper_case(std::string(wanted)),
+                          text_at(r, k::kOp),
+                          text_at(r, k::kDtype).empty() ? "" : " " + text_at(r, k::kDtype),
+                          text_at(r, k::kDevice),
+                          format_measure(r.value(std::string(k::kBase), 0.0), text_at(r, k::kUnit)),
+                          format_measure(r.value(std::string(k::kNew), 0.0), text_at(r, k::kUnit)),
+                          r.value(std::string(k::kChange), 0.0) * 100));
+  } else if (auto ch = doc.find(k::kChecks);
+             ch != doc.end() && ch->is_array() && !doc.contains(k::kQualify)) {
+    const auto [summary, t] = checks_summary(*ch);
+    line = summary;
+    tone = t == Tone::kBad ? "bad" : t == Tone::kWarn ? "warn" : "good";
+    for (const char* wanted : {"fail", "warn"})
+      for (const auto& c : *ch)
+        if (text_at(c, k::kStatus) == wanted)
+          items.emplace_back(wanted, fmt::format("{} {}: {}{}", upper_case(std::string(wanted)),
+                                                 text_at(c, k::kId), text_at(c, k::kFinding),
+                                                 text_at(c, k::kFix).empty()
+                                                     ? std::string()
+                                                     : " \u2014 fix: " + text_at(c, k::kFix)));
+  } else {
+    return {};
+  }
+  std::string out = fmt::format("<div class=\"verdict {}\">\n<p>{}</p>\n", tone, html_escape(line));
+  if (!items.empty()) {
+    out += "<ul>\n";
+    for (const auto& [cls, text] : items)
+      out += fmt::format("<li class=\"{}\">{}</li>\n", cls, html_escape(text));
+    out += "</ul>\n";
+  }
+  return out + "</div>\n";
+}
+
 bool status_column(const std::string& name) {
   return name == "status" || name == "verdict";
 }
@@ -300,6 +359,7 @@ std::string render_html(const nlohmann::json& doc) {
     for (const auto& m : *e) out += "<li>" + html_escape(scalar_text(m)) + "</li>\n";
     out += "</ul>\n";
   }
+  out += verdict_banner(doc);
   if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) {
     out += "<h2>Qualify verdicts</h2>\n" + verdict_chart(*q);
   }
@@ -320,7 +380,8 @@ std::string render_html(const nlohmann::json& doc) {
         scalar_text(rules.value(std::string(k::kZThreshold), nlohmann::json(-3.5))),
         scalar_text(rules.value(std::string(k::kSmallFleetNodes), nlohmann::json(10))),
         rules.value(std::string(k::kSmallFleetDrop), 0.07) * 100);
-    out += fleet_charts(*f);
+    // The outliers, named, before the strip charts that show them among the rest.
+    out += table_html(fleet_tables(*f).front()) + fleet_charts(*f);
   }
   if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) {
     std::string charts = throughput_charts(*r);
@@ -329,7 +390,8 @@ std::string render_html(const nlohmann::json& doc) {
     if (!speedups.empty()) out += "<h2>Speedup over the CPU</h2>\n" + speedups;
   }
   ViewModel vm = make_view_model(doc);
-  for (const auto& t : vm.tables) out += table_html(t);
+  for (const auto& t : vm.tables)
+    if (!(doc.contains(k::kFleet) && t.title == "fleet outliers")) out += table_html(t);
   if (!vm.facts.empty()) {
     out += "<h2>System</h2>\n";
     // The machine's identity is open; the long per-backend and per-device lists are folded.

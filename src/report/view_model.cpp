@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace gpucheck::report {
@@ -132,12 +133,25 @@ TableSection verdicts_table(const nlohmann::json& qualify) {
 }
 
 // report compare's rows: the matched cell, both values, the change and the verdict.
+// The answer first: regressions, then library changes, improvements, noise, missing and new
+// cells, the SAME rows last; base and new in the units people read.
 TableSection comparison_table(const nlohmann::json& comparison) {
   TableSection t{"comparison",
-                 {"device", "op", "impl", "dtype", "shape", "transfers", "base", "new", "unit",
-                  "change", "threshold", "verdict"},
+                 {"verdict", "device", "op", "impl", "dtype", "shape", "transfers", "base", "new",
+                  "change", "threshold"},
                  {}};
-  for (const auto& r : comparison.value(std::string(k::kRows), nlohmann::json::array())) {
+  std::vector<nlohmann::json> rows;
+  for (const auto& r : comparison.value(std::string(k::kRows), nlohmann::json::array()))
+    rows.push_back(r);
+  static const std::vector<std::string> kOrder{"regression", "changed", "improvement", "noisy",
+                                               "missing",    "new",     "same"};
+  const auto rank = [](const nlohmann::json& r) {
+    const auto it = std::find(kOrder.begin(), kOrder.end(), str_or(r, k::kVerdict));
+    return it - kOrder.begin();
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  for (const auto& r : rows) {
     auto pct = [&](std::string_view key) {
       auto it = r.find(key);
       return it == r.end() || !it->is_number() ? std::string()
@@ -145,11 +159,17 @@ TableSection comparison_table(const nlohmann::json& comparison) {
     };
     std::string verdict = str_or(r, k::kVerdict);
     for (char& ch : verdict) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    t.rows.push_back({str_or(r, k::kDevice), str_or(r, k::kOp), str_or(r, k::kImpl),
+    const auto measure = [&](std::string_view key) {
+      auto it = r.find(key);
+      return it == r.end() || !it->is_number()
+                 ? std::string()
+                 : format_measure(it->get<double>(), str_or(r, k::kUnit));
+    };
+    t.rows.push_back({verdict, str_or(r, k::kDevice), str_or(r, k::kOp), str_or(r, k::kImpl),
                       str_or(r, k::kDtype), r.contains(k::kShape) ? shape_text(r[k::kShape]) : "",
-                      str_or(r, k::kTransfers), str_or(r, k::kBase), str_or(r, k::kNew),
-                      str_or(r, k::kUnit), pct(k::kChange),
-                      pct(k::kThreshold).substr(pct(k::kThreshold).empty() ? 0 : 1), verdict});
+                      str_or(r, k::kTransfers), measure(k::kBase), measure(k::kNew),
+                      pct(k::kChange),
+                      pct(k::kThreshold).substr(pct(k::kThreshold).empty() ? 0 : 1)});
   }
   return t;
 }

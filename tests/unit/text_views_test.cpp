@@ -273,6 +273,27 @@ TEST(Views, ARecordReadsTheSameInTheTableAndInHtml) {
   EXPECT_THAT(html, ::testing::Not(HasSubstr("median_ms")));
 }
 
+// HTML pages answer first: doctor's and compare's verdict (the counts, each problem or regression
+// by name) before any table, compare's regressions at the top of its table in their own colour.
+TEST(Views, HtmlPagesAnswerFirst) {
+  const std::string doctor =
+      render(load(kViews + "doctor_findings.json"), Format::kHtml, RenderOptions{});
+  const auto banner = doctor.find("<div class=\"verdict bad\">");
+  ASSERT_NE(banner, std::string::npos);
+  EXPECT_LT(banner, doctor.find("<table"));
+  EXPECT_LT(doctor.find("<li class=\"fail\">FAIL opencl_enumeration: "), doctor.find("<table"));
+  EXPECT_THAT(doctor, HasSubstr("td.fail,td.failed,td.mismatch,td.unmet,td.regression{"));
+  EXPECT_THAT(doctor, HasSubstr("td.skip,td.skipped"));  // SKIP no longer shares WARN's colour
+  const std::string compare =
+      render(load(kViews + "compare_pocl.json"), Format::kHtml, RenderOptions{});
+  const auto table = compare.find("<table class=\"comparison\">");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(compare.find("<li class=\"regression\">REGRESSION gemm f64 on "), table);
+  // The first data row of the comparison is a regression, marked for its colour.
+  const auto first_row = compare.find("<tr><td", table);
+  EXPECT_EQ(compare.find("<tr><td class=\"regression\">REGRESSION</td>", table), first_row);
+}
+
 TEST(Views, ColourOnlyWhenAsked) {
   RenderOptions o;
   o.color = true;
