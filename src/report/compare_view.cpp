@@ -28,9 +28,7 @@ constexpr std::array<std::string_view, 7> kVerdicts{"regression", "changed", "im
 std::string value_text(const Json& row, std::string_view key) {
   auto v = number_at(row, key);
   if (!v) return {};
-  const std::string unit = text_at(row, k::kUnit);
-  if (unit == "s") return format_seconds(*v);
-  return format_rate(*v, unit);
+  return format_measure(*v, text_at(row, k::kUnit));
 }
 
 std::string percent(const Json& row, std::string_view key, bool sign) {
