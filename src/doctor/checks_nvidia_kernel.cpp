@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -39,6 +40,59 @@ std::vector<std::string> gpu_evidence(const std::vector<NvidiaPciDevice>& gpus,
 // usually a program's own fault (an illegal address, a killed context).
 const std::set<int> kHardwareXids{48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 121, 140};
 const std::set<int> kProgramXids{13, 31, 43, 45, 68, 69};
+
+// The host-side repair for containers that lose their GPUs after systemctl daemon-reload: the
+// links runc needs to find the nodes when systemd re-applies a container's device rules
+// (NVIDIA Container Toolkit troubleshooting: "Containers losing access to GPUs").
+constexpr std::string_view kDevCharFix =
+    "on the host: sudo nvidia-ctk system create-dev-char-symlinks --create-all (and keep them: "
+    "a udev rule ACTION==\"add\", DEVPATH==\"/bus/pci/drivers/nvidia\", RUN+=\"/usr/bin/"
+    "nvidia-ctk system create-dev-char-symlinks --create-all\" in "
+    "/lib/udev/rules.d/71-nvidia-dev-char.rules)";
+
+std::string errno_name(int e) {
+  switch (e) {
+    case EPERM:
+      return "EPERM (Operation not permitted)";
+    case EACCES:
+      return "EACCES (Permission denied)";
+    case ENXIO:
+      return "ENXIO (No such device or address)";
+    case ENOENT:
+      return "ENOENT (No such file or directory)";
+    default:
+      return fmt::format("errno {}", e);
+  }
+}
+
+bool container_of(const SystemView& view) {
+  return text(view.facts.value(k::kHost, Json::object()), k::kVirtualization) == "container";
+}
+
+// Where the NVIDIA Container Toolkit is installed on a host whose numbered /dev/nvidia* nodes
+// have no /dev/char/195:<minor> link: the evidence (empty when the links are there, the
+// toolkit is absent, or /dev/char is not kept at all).
+std::vector<std::string> dev_char_links_missing(const SystemView& view,
+                                                const std::vector<std::string>& numbered) {
+  std::vector<std::string> toolkit;
+  for (const char* p : {"/usr/bin/nvidia-ctk", "/usr/bin/nvidia-container-runtime",
+                        "/etc/nvidia-container-runtime/config.toml"})
+    if (view.exists(p)) toolkit.emplace_back(p);
+  if (toolkit.empty() || !view.is_dir("/dev/char") || numbered.empty()) return {};
+  std::vector<std::string> missing;
+  for (const auto& n : numbered) {
+    const std::string minor = n.substr(std::string_view("/dev/nvidia").size());
+    if (minor.empty() || minor.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string link = "/dev/char/195:" + minor;
+    if (!view.exists(link) && !view.read_link(link)) missing.push_back(link + " (" + n + ")");
+  }
+  if (!view.exists("/dev/char/195:255") && !view.read_link("/dev/char/195:255"))
+    missing.emplace_back("/dev/char/195:255 (/dev/nvidiactl)");
+  if (missing.empty()) return {};
+  std::vector<std::string> evidence{"NVIDIA Container Toolkit: " + join(toolkit, ", ")};
+  evidence.push_back("no link " + join(missing, ", "));
+  return evidence;
+}
 
 }  // namespace
 
@@ -127,6 +181,20 @@ CheckResult check_nvidia_device_nodes(const SystemView& view) {
     for (auto id : who.gids) g.push_back(std::to_string(id));
     return join(g, ",");
   }()));
+  // The mode allows it, and still the kernel may refuse: a container's device cgroup that lost
+  // its GPU rules when the host's systemd re-applied the unit (systemctl daemon-reload) refuses
+  // with EPERM, and NVML says only "Unknown Error" (nvidia-container-toolkit #48, #1227).
+  std::vector<std::string> refused;
+  for (const auto& n : nodes) {
+    if (std::find_if(denied.begin(), denied.end(),
+                     [&](const std::string& d) { return d.starts_with(n + " "); }) != denied.end())
+      continue;
+    const auto err = view.open_error(n);
+    if (!err || *err == 0) continue;
+    evidence.push_back(fmt::format("open({}) = {}", n, errno_name(*err)));
+    if (*err == EPERM || *err == EACCES) refused.push_back(n);
+  }
+  const bool in_container = container_of(view);
   std::vector<std::string> findings, fixes;
   if (!missing.empty()) {
     findings.push_back("missing device node" + std::string(missing.size() == 1 ? "" : "s") + ": " +
@@ -147,7 +215,37 @@ CheckResult check_nvidia_device_nodes(const SystemView& view) {
   if (!findings.empty())
     return fail("GC-DRIVER-DEVICE-NODES"_gc, join(findings, "; ") + ": CUDA cannot reach the GPU",
                 join(fixes, "; "), evidence);
-  return pass(fmt::format("{} present and usable by uid {}", join(nodes, ", "), who.uid), evidence);
+  if (!refused.empty())
+    return fail(
+        "GC-DEVICE-CGROUP-DENIED"_gc,
+        fmt::format("the kernel refuses to open {} although its mode allows uid {}: {}; "
+                    "CUDA sees no GPU and NVML says \"Unknown Error\"",
+                    join(refused, ", "), who.uid,
+                    in_container ? "this container's device cgroup no longer lets it in (what a "
+                                   "systemctl daemon-reload on the host does to containers of "
+                                   "the systemd cgroup driver)"
+                                 : "a device cgroup or security module denies it"),
+        in_container ? std::string(kDevCharFix) +
+                           ", then restart this container; or run Docker with the cgroupfs "
+                           "driver (\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] in "
+                           "/etc/docker/daemon.json)"
+                     : "find what denies it: the unit's DeviceAllow= (systemctl show -p "
+                       "DeviceAllow <unit>), an AppArmor or SELinux denial in the kernel log",
+        evidence);
+  const std::string usable =
+      fmt::format("{} present and usable by uid {}", join(nodes, ", "), who.uid);
+  if (!in_container) {
+    if (auto missing_links = dev_char_links_missing(view, numbered); !missing_links.empty()) {
+      for (const auto& e : missing_links) evidence.push_back(e);
+      return warn("GC-DEV-CHAR-LINKS"_gc,
+                  usable +
+                      ", but the NVIDIA Container Toolkit is installed and /dev/char holds "
+                      "no links to them: containers of the systemd cgroup driver lose "
+                      "their GPUs at the next systemctl daemon-reload",
+                  std::string(kDevCharFix), evidence);
+    }
+  }
+  return pass(usable, evidence);
 }
 
 // ---- nvidia_xid ----

@@ -109,6 +109,8 @@ inline constexpr FaultCode kFaultCodes[] = {
     {"GC-DRIVER-MODULE-MISSING", "nvidia_kernel_module", Action::kUpdateDriverOrLibrary, "the nvidia kernel module is not loaded for the NVIDIA GPUs on the bus"},
     {"GC-NVIDIA-DEVICE-NODES", "nvidia_device_nodes", Action::kNone, "the /dev/nvidia* nodes"},
     {"GC-DRIVER-DEVICE-NODES", "nvidia_device_nodes", Action::kFixConfig, "a /dev/nvidia* node is missing or this user may not open it"},
+    {"GC-DEVICE-CGROUP-DENIED", "nvidia_device_nodes", Action::kFixConfig, "the kernel refuses to open a /dev/nvidia* node its mode allows (a container's device cgroup)"},
+    {"GC-DEV-CHAR-LINKS", "nvidia_device_nodes", Action::kFixConfig, "the container toolkit's /dev/char links to the NVIDIA nodes are missing on the host"},
     {"GC-CUDA-DRIVER-LIBRARY", "cuda_driver_library", Action::kNone, "libcuda.so.1"},
     {"GC-DRIVER-LIBCUDA-MISSING", "cuda_driver_library", Action::kUpdateDriverOrLibrary, "libcuda.so.1 (the driver's user-space library) does not load"},
     {"GC-CUDA-DRIVER-STUB", "cuda_driver_stub", Action::kNone, "the loaded libcuda.so.1 is the driver's"},

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -67,6 +68,15 @@ FileStat stat_of(const Json& s) {
   return {mode, s.value("uid", 0u), s.value("gid", 0u)};
 }
 
+int errno_of(const std::string& name) {
+  if (name == "ok") return 0;
+  if (name == "EPERM") return EPERM;
+  if (name == "EACCES") return EACCES;
+  if (name == "ENXIO") return ENXIO;
+  if (name == "ENOENT") return ENOENT;
+  throw std::runtime_error("case.json: unknown errno name " + name);
+}
+
 // The SystemView of a case: root/ under the case directory (absent: an empty system).
 SystemView view_of(const Case& k, const Json& c) {
   SystemView v;
@@ -79,6 +89,10 @@ SystemView view_of(const Case& k, const Json& c) {
   v.identity.gids = c.value("gids", std::vector<std::uint32_t>{1000});
   const Json stats = c.value("stat", Json::object());
   for (const auto& [path, s] : stats.items()) v.stat_overrides[path] = stat_of(s);
+  // "open": {"/dev/nvidia0": "EPERM"}: the errno open(2) gives (a name, "ok" for 0).
+  const Json opens = c.value("open", Json::object());
+  for (const auto& [path, e] : opens.items())
+    v.open_overrides[path] = errno_of(e.get<std::string>());
   // The infiniband section as the probe reads root/'s sysfs; a second reading of its counters
   // with `grow` added ("mlx5_0/1": {"symbol_error": 2}) as doctor takes one after its load.
   if (c.value("probe_infiniband", false)) {
