@@ -4,6 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
+#include "doctor/nvidia_gpu_ids.h"
 #include "host/kernel_log.h"
 
 #include "core/json_keys.h"
@@ -94,6 +95,56 @@ std::vector<std::string> dev_char_links_missing(const SystemView& view,
   return evidence;
 }
 
+// A Blackwell GPU under the proprietary module, and a BAR1 left at its small legacy size while
+// the card offers more (Resizable BAR or Above 4G Decoding off): both leave nvidia-smi with "No
+// devices were found" (NVIDIA/open-gpu-kernel-modules #862, #872) or the GPU slower to reach.
+std::vector<Finding> module_findings(const SystemView& view,
+                                     const std::vector<NvidiaPciDevice>& gpus,
+                                     std::vector<std::string>& evidence) {
+  std::vector<Finding> out;
+  const auto flavor = kernel_module_flavor(view);
+  if (flavor) evidence.push_back("kernel module flavour: " + *flavor);
+  const Json* cuda = view.backend("cuda");
+  const bool cuda_sees_none = cuda == nullptr || text(*cuda, k::kStatus) != "available" ||
+                              array_at(*cuda, "devices").empty();
+  for (const auto& g : gpus) {
+    const auto blackwell = blackwell_name(g.device_id);
+    const std::string who =
+        fmt::format("{} ({}, 10de:{:04x})", blackwell ? std::string(*blackwell) : "the GPU",
+                    g.address, g.device_id);
+    if (blackwell && flavor == "proprietary")
+      out.push_back(
+          {CheckStatus::kFail, "GC-DRIVER-BLACKWELL-PROPRIETARY"_gc,
+           who + " is a Blackwell GPU, which only NVIDIA's open kernel module drives, but the "
+                 "proprietary module is loaded: CUDA and nvidia-smi find no device",
+           "install the open flavour of the same driver branch and reboot: sudo apt install "
+           "nvidia-open (NVIDIA's repository), nvidia-driver-<branch>-open (Ubuntu) or "
+           "nvidia-open-kernel-dkms (Debian)"});
+    const auto bar = read_bar1(view, g.address);
+    if (!bar) continue;
+    evidence.push_back(fmt::format(
+        "{} BAR1 {} MiB{}", g.address, bar->bytes >> 20,
+        bar->largest_offered == 0
+            ? std::string()
+            : fmt::format(", offers up to {} MiB (resource1_resize)", bar->largest_offered >> 20)));
+    constexpr std::uint64_t kLegacyBar = std::uint64_t{256} << 20;
+    if (bar->bytes > kLegacyBar || bar->largest_offered <= bar->bytes) continue;
+    const bool fatal = blackwell && cuda_sees_none;
+    out.push_back(
+        {fatal ? CheckStatus::kFail : CheckStatus::kWarn, "GC-PCI-BAR1-SMALL"_gc,
+         fmt::format("{} has a {} MiB BAR1 though it offers {} MiB: Resizable BAR or Above 4G "
+                     "Decoding is off in the firmware{}",
+                     who, bar->bytes >> 20, bar->largest_offered >> 20,
+                     fatal ? ", and this Blackwell GPU then fails to initialise (RmInitAdapter "
+                             "failed; \"No devices were found\")"
+                           : ", so the CPU reaches GPU memory through a small window"),
+         "in the firmware (BIOS/UEFI) setup enable Above 4G Decoding and Resizable BAR (turn "
+         "CSM off if it asks), reboot; the driver resizes BAR1 itself with options nvidia "
+         "NVreg_EnableResizableBar=1 in /etc/modprobe.d"});
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- nouveau_module ----
@@ -127,9 +178,9 @@ CheckResult check_nvidia_kernel_module(const SystemView& view) {
   const auto version = kernel_module_version(view);
   if (version) evidence.push_back("/proc/driver/nvidia/version: " + *version);
   if (modules.contains("nvidia"))
-    return pass(fmt::format("the nvidia kernel module is loaded{}",
-                            version ? " (" + *version + ")" : std::string()),
-                evidence);
+    return combine(module_findings(view, gpus, evidence), evidence,
+                   fmt::format("the nvidia kernel module is loaded{}",
+                               version ? " (" + *version + ")" : std::string()));
   return fail(
       "GC-DRIVER-MODULE-MISSING"_gc,
       fmt::format(

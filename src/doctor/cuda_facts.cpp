@@ -116,7 +116,8 @@ std::vector<NvidiaPciDevice> nvidia_pci_devices(const SystemView& view) {
     const std::string base = dir + "/" + addr;
     auto vendor = read_hex(view, base + "/vendor");
     auto cls = read_hex(view, base + "/class");
-    if (vendor && *vendor == 0x10de && cls) out.push_back({addr, *cls});
+    if (vendor && *vendor == 0x10de && cls)
+      out.push_back({addr, *cls, read_hex(view, base + "/device").value_or(0)});
   }
   return out;
 }

@@ -44,10 +44,11 @@ std::optional<DriverCuda> driver_cuda_version(const SystemView& view);
 std::optional<int> parse_cuda_version(const std::string& text);
 std::string cuda_version_text(int encoded);
 
-// A PCI function of vendor NVIDIA, from /sys/bus/pci/devices/<addr>/{vendor,class}.
+// A PCI function of vendor NVIDIA, from /sys/bus/pci/devices/<addr>/{vendor,class,device}.
 struct NvidiaPciDevice {
   std::string address;         // 0000:17:00.0
   unsigned int pci_class = 0;  // 0x030200
+  unsigned int device_id = 0;  // 0x2330 (H100 SXM5); 0 when unread
   bool is_gpu() const { return (pci_class >> 16) == 0x03; }
   bool is_nvswitch() const { return (pci_class >> 8) == 0x0680; }
 };

@@ -107,6 +107,8 @@ inline constexpr FaultCode kFaultCodes[] = {
     {"GC-NOUVEAU-LOADED", "nouveau_module", Action::kFixConfig, "nouveau is loaded while an NVIDIA GPU is on the bus (blacklist it, rebuild the initramfs, reboot)"},
     {"GC-NVIDIA-KERNEL-MODULE", "nvidia_kernel_module", Action::kNone, "the nvidia kernel module"},
     {"GC-DRIVER-MODULE-MISSING", "nvidia_kernel_module", Action::kUpdateDriverOrLibrary, "the nvidia kernel module is not loaded for the NVIDIA GPUs on the bus"},
+    {"GC-DRIVER-BLACKWELL-PROPRIETARY", "nvidia_kernel_module", Action::kUpdateDriverOrLibrary, "a Blackwell GPU under the proprietary kernel module, which does not drive it"},
+    {"GC-PCI-BAR1-SMALL", "nvidia_kernel_module", Action::kFixConfig, "a GPU's BAR1 is left at 256 MiB or less while the card offers more (Resizable BAR off)"},
     {"GC-NVIDIA-DEVICE-NODES", "nvidia_device_nodes", Action::kNone, "the /dev/nvidia* nodes"},
     {"GC-DRIVER-DEVICE-NODES", "nvidia_device_nodes", Action::kFixConfig, "a /dev/nvidia* node is missing or this user may not open it"},
     {"GC-DEVICE-CGROUP-DENIED", "nvidia_device_nodes", Action::kFixConfig, "the kernel refuses to open a /dev/nvidia* node its mode allows (a container's device cgroup)"},
