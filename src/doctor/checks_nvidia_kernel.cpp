@@ -8,6 +8,7 @@
 #include "host/kernel_log.h"
 
 #include "core/json_keys.h"
+#include "core/text.h"
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace gpucheck::doctor {
 
@@ -444,7 +446,106 @@ CheckResult check_nvidia_xid(const SystemView& view) {
 
 // ---- nvswitch_fabric_manager ----
 
+namespace {
+
+// Processes of this PID namespace whose name starts with `name` ("process 812: nvidia-imex").
+std::vector<std::string> processes_named(const SystemView& view, std::string_view name) {
+  std::vector<std::string> out;
+  for (const auto& pid : view.list_dir("/proc")) {
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto comm = view.read_file("/proc/" + pid + "/comm", 64);
+    if (comm && comm->rfind(name, 0) == 0)
+      out.push_back("process " + pid + ": " + std::string(trim_space(*comm)));
+  }
+  return out;
+}
+
+// The cluster of a multi-node NVLink domain (GB200/GB300 NVL72) a GPU's fabric registration
+// names; empty for a single node's fabric (an all-zero cluster UUID) or none.
+std::string nvlink_domain(const SystemView& view) {
+  const Json* cuda = view.backend("cuda");
+  if (cuda == nullptr) return {};
+  for (const auto& d : array_at(*cuda, "devices")) {
+    const Json nvml = d.value("properties", Json::object()).value("nvml", Json::object());
+    const std::string uuid = text(nvml.value("fabric", Json::object()), "cluster_uuid");
+    if (!uuid.empty() && uuid.find_first_not_of('0') != std::string::npos) return uuid;
+  }
+  return {};
+}
+
+// What multi-node NVLink needs besides Fabric Manager: the IMEX channel device CUDA's fabric
+// memory is shared through (the driver registers its major, never the node) and, across nodes,
+// the nvidia-imex service. Empty when IMEX is not in use here.
+std::vector<Finding> imex_findings(const SystemView& view, std::vector<std::string>& evidence) {
+  const std::string domain = nvlink_domain(view);
+  const bool configured = view.exists("/etc/nvidia-imex/nodes_config.cfg");
+  if (domain.empty() && !configured) return {};
+  if (!domain.empty()) evidence.push_back("multi-node NVLink domain: cluster " + domain);
+  if (configured) evidence.emplace_back("/etc/nvidia-imex/nodes_config.cfg present");
+  std::string major;
+  if (auto devices = view.read_file("/proc/devices", 64u << 10)) {
+    std::istringstream lines(*devices);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream f(line);
+      std::string num, name;
+      if (f >> num >> name && name == "nvidia-caps-imex-channels") major = num;
+    }
+  }
+  evidence.push_back(major.empty() ? "/proc/devices: no nvidia-caps-imex-channels"
+                                   : "/proc/devices: " + major + " nvidia-caps-imex-channels");
+  std::vector<Finding> out;
+  const auto channels = device_nodes(view, "/dev/nvidia-caps-imex-channels/channel*");
+  for (const auto& c : channels) evidence.push_back("channel: " + c);
+  if (channels.empty())
+    out.push_back(
+        {CheckStatus::kFail, "GC-IMEX-CHANNEL-MISSING"_gc,
+         "no IMEX channel (/dev/nvidia-caps-imex-channels/channel0) for GPUs that share memory "
+         "over multi-node NVLink: cuMemCreate of fabric memory (NCCL's MNNVL, nvbandwidth -p "
+         "multinode) fails with CUDA_ERROR_NOT_PERMITTED",
+         "sudo mkdir -p /dev/nvidia-caps-imex-channels && sudo mknod "
+         "/dev/nvidia-caps-imex-channels/channel0 c $(awk '$2==\"nvidia-caps-imex-channels\""
+         "{print $1}' /proc/devices) 0 (lost at reboot; options nvidia "
+         "NVreg_CreateImexChannel0=1 in /etc/modprobe.d makes it at load, on trusted nodes); in "
+         "a container set NVIDIA_IMEX_CHANNELS=0"});
+  const auto imex = processes_named(view, "nvidia-imex");
+  evidence.insert(evidence.end(), imex.begin(), imex.end());
+  if (!domain.empty() && imex.empty() &&
+      text(view.facts.value(k::kHost, Json::object()), k::kVirtualization) != "container")
+    out.push_back({CheckStatus::kFail, "GC-IMEX-DOWN"_gc,
+                   "the GPUs are in a multi-node NVLink domain but no nvidia-imex process runs: "
+                   "memory shared with other nodes cannot be imported",
+                   "list every node of the domain in /etc/nvidia-imex/nodes_config.cfg, then sudo "
+                   "systemctl enable --now nvidia-imex (nvidia-imex-ctl -q says READY)"});
+  return out;
+}
+
+CheckResult fabric_manager(const SystemView& view);
+
+}  // namespace
+
 CheckResult check_nvswitch_fabric_manager(const SystemView& view) {
+  std::vector<std::string> imex_evidence;
+  const std::vector<Finding> imex = imex_findings(view, imex_evidence);
+  CheckResult r = fabric_manager(view);
+  r.evidence.insert(r.evidence.end(), imex_evidence.begin(), imex_evidence.end());
+  if (imex.empty()) return r;
+  // Fabric Manager's own result leads when it failed (its code stays); IMEX's findings follow.
+  if (r.status == CheckStatus::kFail || r.status == CheckStatus::kWarn) {
+    for (const auto& f : imex) {
+      r.status = worse(r.status, f.status);
+      r.finding += "; " + f.text;
+      r.fix += "; " + f.fix;
+    }
+    return r;
+  }
+  CheckResult out = combine(imex, r.evidence, r.finding);
+  out.finding = r.finding + "; " + out.finding;
+  return out;
+}
+
+namespace {
+
+CheckResult fabric_manager(const SystemView& view) {
   std::vector<std::string> switches;
   for (const auto& d : nvidia_pci_devices(view))
     if (d.is_nvswitch()) switches.push_back(d.address);
@@ -454,15 +555,9 @@ CheckResult check_nvswitch_fabric_manager(const SystemView& view) {
         "no NVSwitch (PCI class 0680 of vendor 10de in /sys/bus/pci/devices, "
         "/dev/nvidia-nvswitch*): Fabric Manager is not needed");
   std::vector<std::string> evidence{"NVSwitch: " + join(switches, ", ")};
-  bool running = false;
-  for (const auto& pid : view.list_dir("/proc")) {
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    auto comm = view.read_file("/proc/" + pid + "/comm", 64);
-    if (comm && comm->rfind("nv-fabricmanager", 0) == 0) {
-      running = true;
-      evidence.push_back("process " + pid + ": nv-fabricmanager");
-    }
-  }
+  const auto fm = processes_named(view, "nv-fabricmanager");
+  const bool running = !fm.empty();
+  evidence.insert(evidence.end(), fm.begin(), fm.end());
   if (running) return pass("NVSwitch present and nv-fabricmanager is running", evidence);
   const Json* cuda = view.backend("cuda");
   const bool cuda_ok = cuda != nullptr && text(*cuda, k::kStatus) == "available";
@@ -481,5 +576,7 @@ CheckResult check_nvswitch_fabric_manager(const SystemView& view) {
               "driver) && sudo systemctl enable --now nvidia-fabricmanager",
               evidence);
 }
+
+}  // namespace
 
 }  // namespace gpucheck::doctor

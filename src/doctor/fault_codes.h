@@ -129,6 +129,8 @@ inline constexpr FaultCode kFaultCodes[] = {
     {"GC-CUDA-FABRIC-NOT-READY", "cuda_devices", Action::kFixConfig, "cuInit answers CUDA_ERROR_SYSTEM_NOT_READY: Fabric Manager is not running"},
     {"GC-NVSWITCH-FABRIC-MANAGER", "nvswitch_fabric_manager", Action::kNone, "Fabric Manager on NVSwitch systems"},
     {"GC-FABRIC-MANAGER-DOWN", "nvswitch_fabric_manager", Action::kFixConfig, "NVSwitches are on the bus but nv-fabricmanager does not run"},
+    {"GC-IMEX-CHANNEL-MISSING", "nvswitch_fabric_manager", Action::kFixConfig, "multi-node NVLink GPUs without an IMEX channel device"},
+    {"GC-IMEX-DOWN", "nvswitch_fabric_manager", Action::kFixConfig, "multi-node NVLink GPUs without the nvidia-imex service"},
 
     {"GC-NVIDIA-MIG", "nvidia_mig", Action::kNone, "MIG mode and instances"},
     {"GC-MIG-PENDING", "nvidia_mig", Action::kResetGpu, "a MIG mode change waits for a GPU reset"},
