@@ -4,6 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
+#include "doctor/library_shadowing.h"
 #include "host/python_envs.h"
 
 #include "core/json_keys.h"
@@ -125,6 +126,32 @@ CheckResult judge_headers(const Json& lib, const std::string& display, const std
               fix, r.evidence);
 }
 
+// The wheels' copies LD_LIBRARY_PATH shadows (library_shadowing.h): a copy of another version
+// replaces a healthy verdict; one of the same version only joins the evidence.
+CheckResult judge_shadowing(const SystemView& view, const std::vector<std::string_view>& stems,
+                            Code code, CheckResult r) {
+  std::vector<std::string> differ;
+  for (const auto& s : shadowed_wheel_libraries(view, stems)) {
+    const std::string line =
+        fmt::format("LD_LIBRARY_PATH's {} ({}) comes before {}'s wheel copy {} ({})", s.path,
+                    s.version.empty() ? "version unknown" : s.version, s.environment, s.wheel_path,
+                    s.wheel_version.empty() ? "version unknown" : s.wheel_version);
+    r.evidence.push_back(line);
+    if (s.versions_differ()) differ.push_back(line);
+  }
+  if (differ.empty() || r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail) return r;
+  return warn(code,
+              join(differ, "; ") +
+                  ": the wheels' libraries find their dependencies through RUNPATH, which "
+                  "LD_LIBRARY_PATH precedes, so they get the other version; JAX then falls back "
+                  "to the CPU (\"Unable to load cuSPARSE\") or cuDNN refuses (\"Loaded runtime "
+                  "CuDNN library ... but source was compiled with\")",
+              "run that environment's Python without the toolkit on LD_LIBRARY_PATH (env -u "
+              "LD_LIBRARY_PATH python ..., or drop it from the venv's activate script), or "
+              "install the toolkit release the wheels carry",
+              r.evidence);
+}
+
 }  // namespace
 
 // ---- cublas_library ----
@@ -136,10 +163,13 @@ CheckResult check_cublas_library(const SystemView& view) {
                     "toolkit), or point gpucheck at a copy: --cublas PATH; in Python: "
                     "pip install nvidia-cublas",
                     CheckStatus::kFail, "GC-CUBLAS-MISSING"_gc, "GC-CUBLAS-VERSIONS"_gc);
-  return judge_headers(library_facts(view, "cublas"), "cuBLAS",
-                       "install the headers and the library of one CUDA release (sudo apt "
-                       "install libcublas-dev-13-0), or remove the stale header",
-                       "GC-CUBLAS-HEADER-MISMATCH"_gc, std::move(r));
+  r = judge_headers(library_facts(view, "cublas"), "cuBLAS",
+                    "install the headers and the library of one CUDA release (sudo apt "
+                    "install libcublas-dev-13-0), or remove the stale header",
+                    "GC-CUBLAS-HEADER-MISMATCH"_gc, std::move(r));
+  // cuSPARSE and nvJitLink too: the JAX failure of jax-ml/jax #30050 is theirs.
+  return judge_shadowing(view, {"libcublas", "libcublasLt", "libnvJitLink", "libcusparse"},
+                         "GC-CUBLAS-SHADOWED"_gc, std::move(r));
 }
 
 // ---- cudnn_library ----
@@ -149,10 +179,15 @@ CheckResult check_cudnn_library(const SystemView& view) {
                                 "install cuDNN 9 for CUDA 13 (sudo apt install cudnn9-cuda-13), "
                                 "or point gpucheck at a copy: --cudnn PATH",
                                 CheckStatus::kWarn, "GC-CUDNN-MISSING"_gc, "GC-CUDNN-VERSIONS"_gc);
-  return judge_headers(library_facts(view, "cudnn"), "cuDNN",
-                       "install the header and the library from one cuDNN release (sudo apt "
-                       "install cudnn9-cuda-13 brings both), or remove the stale header",
-                       "GC-CUDNN-HEADER-MISMATCH"_gc, std::move(r));
+  r = judge_headers(library_facts(view, "cudnn"), "cuDNN",
+                    "install the header and the library from one cuDNN release (sudo apt "
+                    "install cudnn9-cuda-13 brings both), or remove the stale header",
+                    "GC-CUDNN-HEADER-MISMATCH"_gc, std::move(r));
+  return judge_shadowing(
+      view,
+      {"libcudnn", "libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv",
+       "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"},
+      "GC-CUDNN-SHADOWED"_gc, std::move(r));
 }
 
 // ---- framework_cuda_driver ----
