@@ -36,6 +36,9 @@ CheckResult check_container_gpu_devices(const SystemView& view);
 CheckResult check_wsl_gpu(const SystemView& view);
 CheckResult check_gpu_node_access(const SystemView& view);
 
+// AMD GPUs' gfx targets against their ROCm runtimes' (checks_amd.cpp)
+CheckResult check_amd_gfx_target(const SystemView& view);
+
 // Environment variables (checks_env.cpp)
 CheckResult check_env_visible_devices(const SystemView& view);
 CheckResult check_env_cuda_behaviour(const SystemView& view);

@@ -85,6 +85,8 @@ inline constexpr FaultCode kFaultCodes[] = {
     {"GC-WSL-LINUX-DRIVER", "wsl_gpu", Action::kFixConfig, "a Linux NVIDIA driver library installed inside WSL2 hides the Windows one"},
     {"GC-GPU-NODE-ACCESS", "gpu_node_access", Action::kNone, "this user may open /dev/kfd and /dev/dri"},
     {"GC-GPU-NODE-DENIED", "gpu_node_access", Action::kFixConfig, "this user may not open /dev/kfd or /dev/dri/renderD* (render/video groups)"},
+    {"GC-AMD-GFX-TARGET", "amd_gfx_target", Action::kNone, "AMD GPUs' gfx targets and their ROCm runtimes"},
+    {"GC-AMD-GFX-UNSUPPORTED", "amd_gfx_target", Action::kFixConfig, "an AMD GPU's gfx target is missing from a ROCm runtime's kernels"},
 
     {"GC-ENV-VISIBLE-DEVICES", "env_visible_devices", Action::kNone, "the *_VISIBLE_DEVICES variables"},
     {"GC-ENV-DEVICES-HIDDEN", "env_visible_devices", Action::kFixConfig, "a *_VISIBLE_DEVICES variable hides every GPU or stops at an invalid entry"},
