@@ -14,6 +14,7 @@
 #include "doctor/health.h"
 #include "doctor/health_state.h"
 #include "doctor/registry.h"
+#include "doctor/suggest.h"
 #include "doctor/system_view.h"
 #include "doctor/under_load.h"
 #include "probe/backend_probes.h"
@@ -63,6 +64,7 @@ struct DoctorOptions {
   bool no_state = false;
   std::vector<std::string> ack;
   bool ok_line = false;
+  std::string suggest;  // --suggest FRAMEWORK
   std::vector<std::string> argv;
 };
 
@@ -244,6 +246,28 @@ ExitCode acknowledge(const DoctorOptions& opts, const EnvMap& env) {
   return ExitCode::kOk;
 }
 
+// --suggest: the facts (probed, or --facts), then one install line per Python environment.
+ExitCode suggest(const DoctorOptions& opts, const EnvMap& env) {
+  if (chosen_format(opts.out) != "table")
+    throw UsageError("--suggest prints text: leave out --json and --format");
+  doctor::SystemView view;
+  view.root = opts.sysroot;
+  view.env = redacted_environment(env);
+  if (!opts.facts_path.empty()) {
+    const nlohmann::json saved = load_facts(opts.facts_path);
+    for (auto key : kFactSections)
+      if (saved.contains(key)) view.facts[key] = saved[key];
+  } else {
+    ChildLimits limits;
+    limits.timeout = std::chrono::duration<double>(opts.probe_timeout_s);
+    view.facts = probe::probe_sections(opts.sysroot, env, limits, !under_sysroot(opts.sysroot));
+  }
+  const doctor::Suggestion s = doctor::suggest_install(view, opts.suggest);
+  Output output(opts.out);
+  output.write_text(s.to_text(opts.suggest));
+  return s.any_found() ? ExitCode::kOk : ExitCode::kFailed;
+}
+
 ExitCode run_doctor(const DoctorOptions& opts) {
   // Unknown ids are a usage error before any work.
   std::vector<std::string> only = opts.only;
@@ -260,6 +284,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   }
   const EnvMap env = current_environment();
   if (!opts.ack.empty()) return acknowledge(opts, env);
+  if (!opts.suggest.empty()) return suggest(opts, env);
   const bool oneline = chosen_format(opts.out) == "oneline";
   OutputOptions out_opts = opts.out;
   if (oneline) out_opts.format = "table";  // the destination and logging; the line is ours
@@ -407,6 +432,12 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   add_output_options(*cmd, opts->out, {"oneline"});
   add_details_option(*cmd, opts->out, "Every check's finding, fix and evidence (the table view)");
   cmd->add_flag("--list", opts->list, "Print every check id with one line, and exit");
+  cmd->add_option("--suggest", opts->suggest,
+                  "Print the pip install line that gives FRAMEWORK on this machine's GPUs, for "
+                  "each Python environment found (configs/wheels.toml), and exit: 0 when one "
+                  "exists, 1 when none does (the reason is printed)")
+      ->check(CLI::IsMember(doctor::suggestable_frameworks()))
+      ->type_name("FRAMEWORK");
   cmd->add_option("--only", opts->only, "Run only these checks (comma-separated ids)")
       ->delimiter(',')
       ->type_name("IDS");

@@ -4,6 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
+#include "doctor/framework_gpus.h"
 #include "doctor/library_shadowing.h"
 #include "host/python_envs.h"
 
@@ -238,9 +239,13 @@ CheckResult check_framework_cuda_driver(const SystemView& view) {
                             "torch.cuda.is_available() is False (\"The NVIDIA driver on your "
                             "system is too old\")",
                             driver, join(too_new, ", "), too_new.size() == 1 ? "s" : ""),
-                fmt::format("update the NVIDIA driver, or install builds for CUDA {} (PyTorch: "
-                            "pip install torch --index-url https://download.pytorch.org/whl/cu{}0)",
-                            drv->encoded / 1000, drv->encoded / 1000),
+                fmt::format("update the NVIDIA driver, or install builds for CUDA {}{}",
+                            drv->encoded / 1000,
+                            [&] {
+                              GpuPicture gpus = gpu_picture(view);
+                              const InstallAdvice a = install_advice(gpus, "torch", nullptr, "");
+                              return a.found ? " (PyTorch: " + a.line + ")" : std::string();
+                            }()),
                 evidence);
   if (!minor_newer.empty())
     return info(fmt::format("the driver supports CUDA {}; {} run through CUDA minor version "

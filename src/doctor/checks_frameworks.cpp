@@ -4,6 +4,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
+#include "doctor/framework_gpus.h"
 #include "host/python_envs.h"
 
 #include <fmt/format.h>
@@ -193,11 +194,12 @@ CheckResult check_pytorch_cuda_usable(const SystemView& view) {
   if (!t.cuda) {
     std::string finding = lead + fmt::format("no, because {} is a CPU-only build", where);
     if (!nvidia) return info(finding + " (and no NVIDIA GPU is set up here)", evidence);
+    const InstallAdvice a = install_advice(
+        gpu_picture(view), "torch", first->env,
+        host::python_version_of_site(first->site.dir).value_or(python_version_of(*first->env)), "",
+        true);
     return warn(kUnusable, finding + ", though this system is set up for an NVIDIA GPU",
-                "pip install --force-reinstall torch --index-url "
-                "https://download.pytorch.org/whl/cu121 (choose the CUDA version your driver "
-                "supports on pytorch.org)",
-                evidence);
+                a.found ? a.line : "no CUDA build of torch fits here: " + a.line, evidence);
   }
   const auto missing = torch_missing_libraries(first->site);
   if (!missing.empty())

@@ -3,6 +3,9 @@
 
 #include "doctor/check_util.h"
 #include "doctor/framework_files.h"
+#include "doctor/wheel_oracle.h"
+
+#include "core/json_keys.h"
 
 #include <fmt/format.h>
 
@@ -13,16 +16,7 @@
 
 namespace gpucheck::doctor {
 
-namespace {
-
-// CUDA versions PyTorch publishes wheels for (download.pytorch.org/whl/cuXYZ), oldest first.
-constexpr int kPytorchCudas[] = {11080, 12010, 12040, 12060, 12080, 12090, 13000};
-
-std::string tag_of(int encoded) {
-  return fmt::format("cu{}{}", encoded / 1000, encoded % 1000 / 10);
-}
-
-}  // namespace
+namespace k = keys;
 
 std::string GpuPicture::devices_text() const {
   if (gpus.empty()) return "the NVIDIA GPU";
@@ -33,8 +27,8 @@ std::string GpuPicture::devices_text() const {
 
 GpuPicture gpu_picture(const SystemView& view) {
   GpuPicture p;
-  if (const nlohmann::json* cuda = view.backend("cuda");
-      cuda != nullptr && text(*cuda, "status") == "available") {
+  const nlohmann::json* cuda = view.backend("cuda");
+  if (cuda != nullptr && text(*cuda, "status") == "available") {
     for (const auto& d : array_at(*cuda, "devices")) {
       const nlohmann::json props = d.value("properties", nlohmann::json::object());
       GpuHere g{text(d, "device"), text(d, "device_name"), 0};
@@ -47,6 +41,11 @@ GpuPicture gpu_picture(const SystemView& view) {
   try {
     p.driver = driver_cuda_version(view);
   } catch (const NotObservable&) {
+  }
+  if (auto module = kernel_module_version(view)) {
+    p.driver_version = *module;
+  } else if (cuda != nullptr) {
+    p.driver_version = text(cuda->value(k::kNvml, nlohmann::json::object()), k::kDriverVersion);
   }
   if (p.driver)
     p.evidence.push_back(fmt::format("driver supports CUDA {} ({})",
@@ -116,24 +115,34 @@ int min_cuda_for_cc(int cc) {
   return 10000;
 }
 
-std::optional<std::string> pytorch_index_tag_for_driver(int cuda_encoded) {
-  std::optional<std::string> tag;
-  for (int c : kPytorchCudas)
-    if (c <= cuda_encoded) tag = tag_of(c);
-  return tag;
+InstallAdvice install_advice(const GpuPicture& gpus, const std::string& framework,
+                             const host::PythonEnv* env, const std::string& python_version,
+                             const std::string& keep, bool replace) {
+  WheelQuery q;
+  q.framework = framework;
+  q.driver = gpus.driver_version;
+  q.driver_cuda = gpus.driver ? gpus.driver->encoded : 0;
+  for (const auto& g : gpus.gpus)
+    if (g.cc != 0 && std::find(q.ccs.begin(), q.ccs.end(), g.cc) == q.ccs.end())
+      q.ccs.push_back(g.cc);
+  q.python = python_version;
+  q.keep = keep;
+  const WheelAdvice a = advise_wheel(wheel_table(), q);
+  if (a.wheel == nullptr) return {false, a.why, {}};
+  const std::string py = env != nullptr ? python_of(*env) + " -m " : std::string();
+  std::string pip = a.wheel->pip;
+  if (replace && pip.starts_with("pip install "))
+    pip.insert(std::string_view("pip install ").size(), "--force-reinstall ");
+  return {true,
+          fmt::format("{}{} ({}{})", py, pip, a.wheel->describe(),
+                      a.ptx_only ? "; the GPU runs it only through PTX compiled at first use" : ""),
+          a.wheel->min_driver};
 }
 
-std::optional<std::string> pytorch_index_tag_at_least(int cuda_encoded) {
-  for (int c : kPytorchCudas)
-    if (c >= cuda_encoded) return tag_of(c);
-  return std::nullopt;
-}
-
-std::string pytorch_install(const std::string& tag, const std::string& version) {
-  return fmt::format(
-      "pip install --force-reinstall torch{} --index-url "
-      "https://download.pytorch.org/whl/{}",
-      version.empty() ? "" : "==" + release_of(version), tag);
+std::string python_version_of(const host::PythonEnv& env) {
+  for (const auto& d : env.site_dirs)
+    if (auto v = host::python_version_of_site(d)) return *v;
+  return {};
 }
 
 std::string python_of(const host::PythonEnv& env) {

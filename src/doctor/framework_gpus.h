@@ -27,6 +27,7 @@ struct GpuPicture {
   bool nvidia = false;        // an NVIDIA GPU is present or the system is set up for one
   std::vector<GpuHere> gpus;  // what CUDA enumerated (empty without a working CUDA probe)
   std::optional<DriverCuda> driver;
+  std::string driver_version;  // "580.95.05": the kernel module's, else NVML's; empty unread
   std::vector<std::string> evidence;
 
   // "cuda0, cuda1" or "the NVIDIA GPU" when CUDA enumerated none.
@@ -56,12 +57,22 @@ std::string arch_span(const std::vector<std::string>& arch_list);
 // The first CUDA version whose toolkit compiles for this capability (12.8 for sm_120).
 int min_cuda_for_cc(int cc);
 
-// PyTorch's wheel index tag for a CUDA version: the newest tag PyTorch publishes that this
-// CUDA can run ("cu130" for 13.0, "cu128" for 12.9 drivers ...). nullopt below CUDA 11.8.
-std::optional<std::string> pytorch_index_tag_for_driver(int cuda_encoded);
-// The oldest published tag whose CUDA is at least `cuda_encoded` (for a GPU that needs 12.8).
-std::optional<std::string> pytorch_index_tag_at_least(int cuda_encoded);
-std::string pytorch_install(const std::string& tag, const std::string& version = "");
+// The install line configs/wheels.toml gives a framework for these GPUs, this driver and an
+// environment's Python (python_of(env) -m pip install ...), keeping the release line `keep`
+// ("2.11" of 2.11.0+cu130) when one of its wheels fits; otherwise why none fits. Both name the
+// wheel chosen: "pip install torch==2.11.* (torch 2.11 cu130: CUDA 13.0, sm_75…sm_120)".
+struct InstallAdvice {
+  bool found = false;
+  std::string line;        // the command, or the reason none exists
+  std::string min_driver;  // found: the wheel's Linux driver floor ("580.65.06")
+};
+// `replace`: a build is installed that the line must replace (pip keeps an installed
+// 2.11.0+cpu for torch==2.11.*, local labels aside): --force-reinstall.
+InstallAdvice install_advice(const GpuPicture& gpus, const std::string& framework,
+                             const host::PythonEnv* env, const std::string& python_version,
+                             const std::string& keep = "", bool replace = false);
+// "3.12" of an environment's site directories; empty when none names it.
+std::string python_version_of(const host::PythonEnv& env);
 
 // The interpreter a fix should name for an environment: its prefix's bin/python3 (or the
 // PATH entry it came from).

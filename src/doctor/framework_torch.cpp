@@ -33,28 +33,35 @@ std::optional<std::vector<std::string>> torch_arch_list(const SystemView& view,
   return std::nullopt;
 }
 
+// "2.11" of "2.11.0+cu130": the release line a fix keeps when one of its wheels fits.
+std::string release_line(const std::string& version) {
+  const auto first = version.find('.');
+  if (first == std::string::npos) return version;
+  const auto second = version.find_first_of(".+", first + 1);
+  return version.substr(0, second);
+}
+
+// The install line configs/wheels.toml gives torch here, for the environment torch sits in.
+std::string torch_advice(const GpuPicture& gpus, const host::TorchBuild& t,
+                         const host::SitePackages& site, const host::PythonEnv& env) {
+  const std::string py = host::python_version_of_site(site.dir).value_or(python_version_of(env));
+  const InstallAdvice a = install_advice(gpus, "torch", &env, py, release_line(t.version), true);
+  return a.line;
+}
+
 // The install command for a CUDA build this driver can run.
 std::string cuda_install_fix(const GpuPicture& gpus, const host::TorchBuild& t,
                              const host::SitePackages& site, const SystemView& view,
                              const host::PythonEnv& env) {
-  std::string tag = "cu126";
-  std::string note =
-      " (no driver CUDA version was read: choose the build for the CUDA version "
-      "nvidia-smi shows on pytorch.org)";
-  if (gpus.driver) {
-    if (auto t2 = pytorch_index_tag_for_driver(gpus.driver->encoded)) {
-      tag = *t2;
-      note = fmt::format(" (the driver supports CUDA {})", cuda_version_text(gpus.driver->encoded));
-    }
-  }
-  const std::string install = fmt::format("{} -m {}", python_of(env), pytorch_install(tag));
-  if (auto owner = dpkg_owner(view, t.version_file))
+  if (auto owner = dpkg_owner(view, t.version_file)) {
+    const std::string py = host::python_version_of_site(site.dir).value_or(python_version_of(env));
+    const InstallAdvice a = install_advice(gpus, "torch", nullptr, py);
     return fmt::format(
         "{} is the distribution's CPU-only package ({}): install a CUDA build in a "
-        "virtual environment: python3 -m venv ~/torch-cuda && ~/torch-cuda/bin/"
-        "{}{}",
-        site.dir, *owner, pytorch_install(tag), note);
-  return install + note;
+        "virtual environment: python3 -m venv ~/torch-cuda && ~/torch-cuda/bin/python3 -m {}",
+        site.dir, *owner, a.line);
+  }
+  return torch_advice(gpus, t, site, env);
 }
 
 // nvidia-* wheels torch's METADATA requires, against those installed on the import path.
@@ -138,9 +145,8 @@ Verdict judge_cuda_build(const SystemView& view, const GpuPicture& gpus,
     v.status = CheckStatus::kFail;
     v.line = fmt::format("{}: will NOT use the GPU: it needs CUDA {}, the driver gives {}", name,
                          *t.cuda, driver);
-    const auto tag = pytorch_index_tag_for_driver(gpus.driver->encoded);
-    v.fix = fmt::format("update the NVIDIA driver to one for CUDA {}{}", *t.cuda,
-                        tag ? ", or " + python_of(env) + " -m " + pytorch_install(*tag) : "");
+    v.fix = fmt::format("update the NVIDIA driver to one for CUDA {}, or {}", *t.cuda,
+                        torch_advice(gpus, t, site, env));
     return v;
   }
   const auto arch = torch_arch_list(view, site.dir, evidence);
@@ -160,14 +166,12 @@ Verdict judge_cuda_build(const SystemView& view, const GpuPicture& gpus,
         });
     if (too_old_gpu) {
       v.fix = fmt::format(
-          "install an older torch whose build still carries {} (PyTorch drops old "
-          "GPUs from new releases; see the CUDA builds of earlier versions on "
-          "pytorch.org)",
-          join(none, ", "));
+          "install an older torch whose build still carries {} (PyTorch drops old GPUs from "
+          "new releases): {}",
+          join(none, ", "), torch_advice(gpus, t, site, env));
     } else {
-      const auto tag = pytorch_index_tag_at_least(std::max(need_cuda, needs.value_or(0)));
-      v.fix = fmt::format("install a build for CUDA >= {}: {} -m {}", cuda_version_text(need_cuda),
-                          python_of(env), pytorch_install(tag.value_or("cu128")));
+      v.fix = fmt::format("install a build for CUDA >= {}: {}", cuda_version_text(need_cuda),
+                          torch_advice(gpus, t, site, env));
       if (gpus.driver && gpus.driver->encoded < need_cuda)
         v.fix += fmt::format(" (and a driver for CUDA >= {})", cuda_version_text(need_cuda));
     }
@@ -187,8 +191,7 @@ Verdict judge_cuda_build(const SystemView& view, const GpuPicture& gpus,
         "{}: will use {} only through PTX for {}: the driver compiles every "
         "kernel at first use (slow start, no tuned machine code; it carries {})",
         name, gpus.devices_text(), join(ptx, ", "), carries);
-    const auto tag = pytorch_index_tag_at_least(min_cuda_for_cc(*parse_cc(ptx.front())));
-    v.fix = fmt::format("{} -m {}", python_of(env), pytorch_install(tag.value_or("cu128")));
+    v.fix = torch_advice(gpus, t, site, env);
     return v;
   }
   if (gpus.gpus.empty()) {

@@ -61,7 +61,8 @@ TEST(FrameworksCli, RealDebianTorchOnAnNvidiaMachineFailsWithTheInstallForItsDri
   EXPECT_EQ(c.value("status", ""), "fail") << c.dump(2);
   EXPECT_THAT(c.value("finding", ""), HasSubstr("will NOT use the NVIDIA GPU: a CPU-only build"));
   EXPECT_THAT(c.value("fix", ""), HasSubstr("python3-torch"));
-  EXPECT_THAT(c.value("fix", ""), HasSubstr("https://download.pytorch.org/whl/cu130"));
+  EXPECT_THAT(c.value("fix", ""),
+              HasSubstr("pip install torch==2.11.* (torch 2.11 cu130: CUDA 13.0"));
 }
 
 std::map<std::string, std::optional<std::string>> venv_env() {
@@ -95,6 +96,49 @@ TEST(FrameworksCli, TensorflowWithoutCudnnNamesTheLibraryAndTheFix) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("libcudnn.so.9 not found"));
   EXPECT_THAT(r.out, HasSubstr("tensorflow[and-cuda]==2.20.0"));
+}
+
+}  // namespace
+
+namespace {
+
+// doctor --suggest: the install line per environment, from the wheel table.
+TEST(FrameworksCli, SuggestGivesTheLineForThisDriverAndEachEnvironment) {
+  const std::string facts = (kFixtures / "doctor" / "probe_h100x2.json").string();
+  const std::string root = (kFixtures / "frameworks" / "gpu_venv").string();
+  auto r = run_gpucheck({"doctor", "--suggest", "torch", "--facts", facts, "--sysroot", root, "-q"},
+                        venv_env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The H100s' driver 580.159.04 gives CUDA 13.0: PyPI's default for torch 2.11, through the
+  // venv's own interpreter.
+  EXPECT_THAT(r.out,
+              HasSubstr("driver 580.159.04 (CUDA 13.0); cuda0 NVIDIA H100 80GB HBM3 (sm_90)"));
+  EXPECT_THAT(r.out, HasSubstr("/opt/venv/bin/python3 -m pip install torch==2.11.* (torch 2.11 "
+                               "cu130: CUDA 13.0"));
+  auto tf = run_gpucheck(
+      {"doctor", "--suggest", "tensorflow", "--facts", facts, "--sysroot", root, "-q"}, venv_env());
+  ASSERT_EQ(tf.exit_code, 0) << tf.out << tf.err;
+  EXPECT_THAT(tf.out, HasSubstr("tensorflow[and-cuda]"));
+  EXPECT_THAT(tf.out, HasSubstr("only through PTX"));
+}
+
+TEST(FrameworksCli, SuggestWithoutADriverSaysWhatItAssumes) {
+  const std::string facts = (kFixtures / "doctor" / "probe_gpu_h200.json").string();
+  const std::string root = (kFixtures / "frameworks" / "gpu_venv").string();
+  auto r = run_gpucheck({"doctor", "--suggest", "jax", "--facts", facts, "--sysroot", root, "-q"},
+                        venv_env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("no NVIDIA driver read"));
+  EXPECT_THAT(r.out, HasSubstr("assumes an NVIDIA driver"));
+}
+
+TEST(FrameworksCli, SuggestRefusesAnUnknownFrameworkAndJson) {
+  auto r = run_gpucheck({"doctor", "--suggest", "pytorch"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'torch'"));
+  r = run_gpucheck({"doctor", "--suggest", "torch", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--suggest prints text"));
 }
 
 }  // namespace

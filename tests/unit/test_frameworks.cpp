@@ -241,14 +241,28 @@ TEST(FrameworkGpus, HowAnArchListServesACapability) {
   EXPECT_EQ(arch_span({"sm_50", "sm_60", "sm_70", "sm_90"}), "sm_50…sm_90");
 }
 
-TEST(FrameworkGpus, PytorchIndexTagsForADriver) {
-  EXPECT_EQ(pytorch_index_tag_for_driver(13000), "cu130");
-  EXPECT_EQ(pytorch_index_tag_for_driver(12080), "cu128");
-  EXPECT_EQ(pytorch_index_tag_for_driver(12040), "cu124");
-  EXPECT_EQ(pytorch_index_tag_for_driver(12020), "cu121");
-  EXPECT_FALSE(pytorch_index_tag_for_driver(11070));
-  EXPECT_EQ(pytorch_index_tag_at_least(12080), "cu128");
-  EXPECT_EQ(pytorch_index_tag_at_least(11010), "cu118");
+TEST(FrameworkGpus, InstallAdviceComesFromTheWheelTable) {
+  GpuPicture gpus;
+  gpus.nvidia = true;
+  gpus.driver_version = "575.51.03";
+  gpus.gpus.push_back({"cuda0", "NVIDIA GeForce RTX 5090", 120});
+  host::PythonEnv env{"/opt/venv", "VIRTUAL_ENV", {"/opt/venv/lib/python3.12/site-packages"}};
+  EXPECT_EQ(python_version_of(env), "3.12");
+  // 575 cannot run CUDA 13: the cu128 wheel of the newest release, run by the env's python.
+  InstallAdvice a = install_advice(gpus, "torch", &env, "3.12");
+  ASSERT_TRUE(a.found) << a.line;
+  EXPECT_EQ(a.line.find("/opt/venv/bin/python3 -m pip install torch==2.11.* --index-url "
+                        "https://download.pytorch.org/whl/cu128"),
+            0u)
+      << a.line;
+  // The release line kept when it fits.
+  a = install_advice(gpus, "torch", nullptr, "3.12", "2.7");
+  EXPECT_NE(a.line.find("torch==2.7.*"), std::string::npos) << a.line;
+  // A driver too old for every wheel that carries sm_120: the driver to install.
+  gpus.driver_version = "520.61.05";
+  a = install_advice(gpus, "torch", nullptr, "3.12");
+  EXPECT_FALSE(a.found);
+  EXPECT_NE(a.line.find("update the NVIDIA driver to 525.60.13"), std::string::npos) << a.line;
 }
 
 TEST(FrameworkEnvs, ImportPathOrder) {
