@@ -51,6 +51,9 @@ CheckResult check_env_cpu_threads(const SystemView& view);
 CheckResult check_framework_packages(const SystemView& view);
 CheckResult check_pytorch_cuda_usable(const SystemView& view);
 
+// Local LLM runtimes: ollama and llama.cpp (checks_llm.cpp)
+CheckResult check_llm_runtimes(const SystemView& view);
+
 // The NVIDIA driver as the CUDA probe opened it (checks_cuda_driver.cpp)
 CheckResult check_cuda_driver_library(const SystemView& view);
 CheckResult check_cuda_driver_stub(const SystemView& view);

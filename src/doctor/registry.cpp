@@ -166,6 +166,9 @@ const std::vector<CheckDef>& all_checks() {
        S::kPass, check_framework_query},
       {"pytorch_cuda_usable", "the verdict: CUDA usable by PyTorch here, and why", S::kInfo,
        check_pytorch_cuda_usable},
+      {"llm_runtimes",
+       "ollama and llama.cpp carry a GPU backend that loads here, and no setting hides the GPUs",
+       S::kPass, check_llm_runtimes},
   };
   return kChecks;
 }
