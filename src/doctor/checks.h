@@ -82,6 +82,9 @@ CheckResult check_nvlink_errors(const SystemView& view);
 CheckResult check_p2p_access(const SystemView& view);
 CheckResult check_gpu_siblings(const SystemView& view);
 
+// NCCL's traps, from its settings and the PCIe topology (checks_nccl.cpp)
+CheckResult check_nccl_environment(const SystemView& view);
+
 // InfiniBand / RoCE ports and GPUDirect RDMA, from the probe's infiniband section
 // (checks_infiniband.cpp)
 CheckResult check_infiniband_ports(const SystemView& view);

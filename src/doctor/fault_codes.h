@@ -171,6 +171,12 @@ inline constexpr FaultCode kFaultCodes[] = {
     {"GC-P2P-COPY-FAILED", "p2p_access", Action::kDrainAndDiagnose, "a peer copy between NVLink-joined GPUs failed under load"},
     {"GC-GPU-SIBLINGS", "gpu_siblings", Action::kNone, "GPUs against their same-model siblings"},
     {"GC-GPU-SLOW-SIBLING", "gpu_siblings", Action::kDrainAndDiagnose, "a GPU is 5 % (WARN) or 10 % (FAIL) below its same-model siblings under load"},
+    {"GC-NCCL-ENVIRONMENT", "nccl_environment", Action::kNone, "NCCL's settings and the GPUs' PCIe paths"},
+    {"GC-NCCL-TRANSPORT-DISABLED", "nccl_environment", Action::kFixConfig, "NCCL_P2P_DISABLE or NCCL_SHM_DISABLE set for good"},
+    {"GC-NCCL-NVLS-UNSUPPORTED", "nccl_environment", Action::kFixConfig, "NCCL_NVLS_ENABLE=1 where no NVSwitch is"},
+    {"GC-NCCL-IFNAME-NO-MATCH", "nccl_environment", Action::kFixConfig, "NCCL_SOCKET_IFNAME or NCCL_IB_HCA selects nothing here"},
+    {"GC-PCI-ACS-REDIRECT", "nccl_environment", Action::kFixConfig, "ACS redirects peer traffic on the bridges above the GPUs"},
+    {"GC-IOMMU-TRANSLATED", "nccl_environment", Action::kFixConfig, "the IOMMU translates the GPUs' DMA"},
 
     {"GC-INFINIBAND-PORTS", "infiniband_ports", Action::kNone, "InfiniBand and RoCE port states and rates"},
     {"GC-IB-PORT-DOWN", "infiniband_ports", Action::kReplaceHardware, "an InfiniBand or RoCE port is down or polling (no link: cable, transceiver or the far side)"},
