@@ -45,12 +45,14 @@ std::map<std::string, Setting> nccl_settings(const SystemView& view) {
       };
       trim(key);
       trim(value);
-      if (key.starts_with("NCCL_") && !out.contains(key)) out[key] = {value, path};
+      if (key.starts_with("NCCL_") && key != "NCCL_VERSION" && !out.contains(key))
+        out[key] = {value, path};
     }
   };
+  // NCCL_VERSION is what NVIDIA's container images say they hold, not a setting NCCL reads.
   std::map<std::string, Setting> env;
   for (const auto& [name, value] : view.env)
-    if (name.starts_with("NCCL_")) env[name] = {value, "the environment"};
+    if (name.starts_with("NCCL_") && name != "NCCL_VERSION") env[name] = {value, "the environment"};
   for (const auto& [name, s] : env) out[name] = s;
   if (auto conf = view.env_value("NCCL_CONF_FILE"))
     read_conf(*conf);

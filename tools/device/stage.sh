@@ -33,6 +33,7 @@ scenarios=(
   "views|build|$cuda90|gpucheck||60|bash tools/device/views.sh"
   "net-allreduce|build|$cuda90|gpucheck||60|bash tools/device/net-allreduce.sh"
   "health|build|$cuda90|gpucheck||60|bash tools/device/health.sh"
+  "doctor-traps|build|$cuda90|gpucheck||60|bash tools/device/doctor-traps.sh"
   "framework-query|build|$cuda90|gpucheck||60|bash tools/device/framework_query.sh"
   "compare|build-devrun|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck||60|bash tools/device/compare.sh"
   "lib-choices|build|$cuda90|gpucheck||60|bash tools/device/lib_choices.sh   (RUNS as its argument, default 10)"
