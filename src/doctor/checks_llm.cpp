@@ -16,7 +16,6 @@
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
 namespace gpucheck::doctor {
 
@@ -51,18 +50,6 @@ int cuda_major_of(const host::GgmlBackend& b) {
   return 0;
 }
 
-std::vector<std::string> split_path(const std::string& list, const std::string& origin) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string d; std::getline(in, d, ':');) {
-    for (const char* o : {"$ORIGIN", "${ORIGIN}"})
-      if (auto p = d.find(o); p != std::string::npos)
-        d.replace(p, std::string_view(o).size(), origin);
-    if (d.starts_with('/')) out.push_back(d);
-  }
-  return out;
-}
-
 // The sonames of a backend the dynamic linker would not find: RPATH (without RUNPATH), the
 // folders the runtime adds itself (ollama puts its own and the runner's folder on
 // LD_LIBRARY_PATH), LD_LIBRARY_PATH, RUNPATH, then ld.so.conf's and the system's folders.
@@ -71,10 +58,10 @@ std::vector<std::string> unresolved(const SystemView& view, const host::LlmRunti
   const std::string dir = b.path.substr(0, b.path.rfind('/'));
   std::vector<std::string> dirs;
   if (b.elf->runpath.empty())
-    for (const auto& d : split_path(b.elf->rpath, dir)) dirs.push_back(d);
+    for (const auto& d : search_dirs(b.elf->rpath, dir)) dirs.push_back(d);
   dirs.push_back(dir);
   dirs.push_back(rt.lib_dir);
-  for (const auto& d : split_path(b.elf->runpath, dir)) dirs.push_back(d);
+  for (const auto& d : search_dirs(b.elf->runpath, dir)) dirs.push_back(d);
   for (const auto& d : linker_search(view).dirs) dirs.push_back(d);
   std::vector<std::string> missing;
   for (const auto& n : b.elf->needed) {

@@ -8,6 +8,7 @@
 #include "doctor/framework_gpus.h"
 
 #include "core/json_keys.h"
+#include "core/text.h"
 
 #include <fmt/format.h>
 
@@ -37,14 +38,8 @@ std::map<std::string, Setting> nccl_settings(const SystemView& view) {
       line = line.substr(0, line.find('#'));
       const auto eq = line.find('=');
       if (eq == std::string::npos) continue;
-      std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-      auto trim = [](std::string& s) {
-        s.erase(0, s.find_first_not_of(" \t"));
-        while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-          s.pop_back();
-      };
-      trim(key);
-      trim(value);
+      const std::string key(trim_space(std::string_view(line).substr(0, eq)));
+      const std::string value(trim_space(std::string_view(line).substr(eq + 1)));
       if (key.starts_with("NCCL_") && key != "NCCL_VERSION" && !out.contains(key))
         out[key] = {value, path};
     }

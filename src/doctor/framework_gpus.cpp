@@ -157,6 +157,20 @@ std::optional<std::string> LibrarySearch::find(const SystemView& view,
   return std::nullopt;
 }
 
+std::vector<std::string> search_dirs(const std::string& list, const std::string& origin) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string d; std::getline(in, d, ':');) {
+    for (std::string_view o : {"${ORIGIN}", "$ORIGIN"})
+      if (auto p = d.find(o); p != std::string::npos && !origin.empty())
+        d.replace(p, o.size(), origin);
+    while (d.size() > 1 && d.ends_with('/')) d.pop_back();
+    if (d.starts_with('/') && std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(std::move(d));
+  }
+  return out;
+}
+
 LibrarySearch linker_search(const SystemView& view) {
   LibrarySearch s;
   auto add = [&](std::string d) {
@@ -165,10 +179,8 @@ LibrarySearch linker_search(const SystemView& view) {
         std::find(s.dirs.begin(), s.dirs.end(), d) == s.dirs.end())
       s.dirs.push_back(std::move(d));
   };
-  if (auto ld = view.env_value("LD_LIBRARY_PATH")) {
-    std::stringstream in(*ld);
-    for (std::string d; std::getline(in, d, ':');) add(d);
-  }
+  if (auto ld = view.env_value("LD_LIBRARY_PATH"))
+    for (auto& d : search_dirs(*ld)) add(std::move(d));
   for (const auto& conf : view.glob("/etc/ld.so.conf.d/*.conf"))
     if (auto text = view.read_file(conf, 64u << 10)) {
       std::stringstream in(*text);

@@ -85,6 +85,9 @@ struct LibrarySearch {
 };
 // LD_LIBRARY_PATH, then ld.so.conf.d's directories, then the default system directories.
 LibrarySearch linker_search(const SystemView& view);
+// A colon-separated search list (LD_LIBRARY_PATH, an RPATH or RUNPATH) as its absolute
+// directories, trailing slashes dropped, $ORIGIN replaced by `origin`, each once.
+std::vector<std::string> search_dirs(const std::string& list, const std::string& origin = "");
 // The lib/ directories of the nvidia-* wheels in a site directory (site/nvidia/*/lib).
 std::vector<std::string> wheel_lib_dirs(const SystemView& view, const std::string& site_dir);
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
-#include <sstream>
 
 namespace gpucheck::doctor {
 
@@ -43,19 +42,6 @@ std::string file_version(const SystemView& view, const std::string& path) {
   return std::regex_search(name, m, kVersioned) ? m[1].str() : std::string();
 }
 
-std::vector<std::string> ld_library_path(const SystemView& view) {
-  std::vector<std::string> dirs;
-  if (auto ld = view.env_value("LD_LIBRARY_PATH")) {
-    std::stringstream in(*ld);
-    for (std::string d; std::getline(in, d, ':');) {
-      while (d.size() > 1 && d.ends_with('/')) d.pop_back();
-      if (d.starts_with('/') && std::find(dirs.begin(), dirs.end(), d) == dirs.end())
-        dirs.push_back(d);
-    }
-  }
-  return dirs;
-}
-
 }  // namespace
 
 bool ShadowedLibrary::versions_differ() const {
@@ -64,7 +50,7 @@ bool ShadowedLibrary::versions_differ() const {
 
 std::vector<ShadowedLibrary> shadowed_wheel_libraries(const SystemView& view,
                                                       const std::vector<std::string_view>& stems) {
-  const std::vector<std::string> ld = ld_library_path(view);
+  const std::vector<std::string> ld = search_dirs(view.env_value("LD_LIBRARY_PATH").value_or(""));
   if (ld.empty()) return {};
   std::vector<ShadowedLibrary> out;
   const auto envs = host::python_environments(view);

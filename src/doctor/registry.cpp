@@ -167,11 +167,11 @@ const std::vector<CheckDef>& all_checks() {
       {"framework_query",
        "each framework asked itself (import, GPUs, a small matmul) agrees with the files' verdict",
        S::kPass, check_framework_query},
-      {"pytorch_cuda_usable", "the verdict: CUDA usable by PyTorch here, and why", S::kInfo,
-       check_pytorch_cuda_usable},
       {"llm_runtimes",
        "ollama and llama.cpp carry a GPU backend that loads here, and no setting hides the GPUs",
        S::kPass, check_llm_runtimes},
+      {"pytorch_cuda_usable", "the verdict: CUDA usable by PyTorch here, and why", S::kInfo,
+       check_pytorch_cuda_usable},
   };
   return kChecks;
 }

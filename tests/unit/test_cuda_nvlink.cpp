@@ -9,6 +9,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -67,9 +68,12 @@ p2p.2.1=4
 class FakeNvLink : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Per process: ctest runs these tests side by side, each in its own process, and one's
+    // configuration must not be another's.
     const auto dir = std::filesystem::temp_directory_path();
-    conf_ = dir / "gpucheck_fake_nvlink.conf";
-    state_ = dir / "gpucheck_fake_nvlink.state";
+    const std::string pid = std::to_string(::getpid());
+    conf_ = dir / ("gpucheck_fake_nvlink_" + pid + ".conf");
+    state_ = dir / ("gpucheck_fake_nvlink_" + pid + ".state");
     std::filesystem::remove(state_);
     write(kTwoLinked);
     ::setenv("GPUCHECK_FAKE_NVML_CONFIG", conf_.c_str(), 1);
