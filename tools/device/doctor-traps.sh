@@ -19,14 +19,15 @@ checks=nvidia_kernel_module,nvidia_device_nodes,nvswitch_fabric_manager,cublas_l
 checks=$checks,framework_torch,framework_jax,framework_cupy,pytorch_cuda_usable,amd_gfx_target
 checks=$checks,llm_runtimes,nccl_environment
 echo "== doctor --only (the checks issue 44 extended or added)"
-"$g" doctor --no-load --no-frameworks --only "$checks" --details 2>"$OUT/doctor.err" | tee "$OUT/doctor.txt"
+"$g" doctor --no-load --no-frameworks --only "$checks" --details >"$OUT/doctor.txt" 2>"$OUT/doctor.err"
+"$g" doctor --no-load --no-frameworks --only "$checks" -q
 "$g" doctor --no-load --no-frameworks --only "$checks" --json -o "$OUT/doctor.json" 2>>"$OUT/doctor.err"
 for f in torch jax tensorflow cupy; do
   echo "== doctor --suggest $f"
   "$g" doctor --suggest "$f" -q; echo "exit $?"
 done
 echo "== nccl_environment with NCCL_P2P_DISABLE=1 and NCCL_SOCKET_IFNAME=ib9 planted"
-NCCL_P2P_DISABLE=1 NCCL_SOCKET_IFNAME=ib9 "$g" doctor --no-load --no-frameworks --only nccl_environment --details -q
+NCCL_P2P_DISABLE=1 NCCL_SOCKET_IFNAME=ib9 "$g" doctor --no-load --no-frameworks --only nccl_environment -q
 echo "exit $?"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$ngpu" -ge 2 ]; then
@@ -34,7 +35,7 @@ if [ "$ngpu" -ge 2 ]; then
     echo "== bench --ops allreduce ${v:-(defaults)}"
     env $v "$g" bench --device cuda0,cuda1 --no-baseline --ops allreduce --allreduce 64MiB,1GiB \
       --json -o "$OUT/allreduce-${v// /_}.json" -q 2>"$OUT/allreduce-${v// /_}.err"
-    "$g" report show "$OUT/allreduce-${v// /_}.json" 2>/dev/null | grep -iE 'allreduce|GB/s' | head -8
+    "$g" report show "$OUT/allreduce-${v// /_}.json" 2>/dev/null | head -14
   done
 else
   echo "== one GPU here: the all-reduce cost of the NCCL switches needs two (skipped)"
