@@ -4,10 +4,12 @@
 #include "core/json_keys.h"
 #include "doctor/check.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <sstream>
 
@@ -137,6 +139,19 @@ std::string mode_text(std::uint32_t mode) {
   for (int i = 0; i < 9; ++i)
     if (mode & (1u << (8 - i))) s[static_cast<std::size_t>(i) + 1] = rwx[i];
   return s;
+}
+
+std::optional<int> SystemView::open_error(std::string_view path) const {
+  std::string p(path);
+  while (p.size() > 1 && p.ends_with('/')) p.pop_back();
+  if (auto it = open_overrides.find(p); it != open_overrides.end()) return it->second;
+  const std::string r = root.string();
+  if (!r.empty() && r != "/") return std::nullopt;
+  // Non-blocking: a FIFO planted where a node should be must not hang doctor.
+  const int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return errno;
+  ::close(fd);
+  return 0;
 }
 
 }  // namespace gpucheck::doctor

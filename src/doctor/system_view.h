@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,16 @@ class SystemView : public host::HostView {
   nlohmann::json saved_state = nlohmann::json::object();
   // --ci: judge as on a CI runner (persistence mode off is WARN), as the CI variable does.
   bool ci = false;
+  // Paths whose open(2) for reading and writing gives this errno (0: opens), not tried:
+  // fixtures cannot make the kernel refuse a node its mode allows (a device cgroup's EPERM).
+  std::map<std::string, int> open_overrides;
+
+  // open(2) of a device node for reading and writing, closed at once: 0 when it opens, else
+  // the errno. nullopt when it cannot be tried: a described system under a root prefix (its
+  // nodes are not this kernel's) without an override. The one effect a check may have, and
+  // why it lives here rather than in host/, whose readers open no device: the kernel's answer
+  // is the only evidence of a device cgroup that refuses what the mode bits allow.
+  std::optional<int> open_error(std::string_view path) const;
 
   // The backend section named `name` in facts.backends; nullptr when absent.
   const nlohmann::json* backend(std::string_view name) const;

@@ -3,14 +3,11 @@
 
 #include "core/files.h"
 
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <glob.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 
 namespace gpucheck::host {
 
@@ -103,18 +100,6 @@ std::optional<FileStat> HostView::stat(std::string_view path) const {
   if (::stat(host_path(path).c_str(), &st) != 0) return std::nullopt;
   return FileStat{static_cast<std::uint32_t>(st.st_mode), static_cast<std::uint32_t>(st.st_uid),
                   static_cast<std::uint32_t>(st.st_gid)};
-}
-
-std::optional<int> HostView::open_error(std::string_view path) const {
-  if (auto it = open_overrides.find(strip_trailing_slash(path)); it != open_overrides.end())
-    return it->second;
-  const std::string r = root.string();
-  if (!r.empty() && r != "/") return std::nullopt;
-  // Non-blocking: a FIFO planted where a node should be must not hang doctor.
-  const int fd = ::open(std::string(path).c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return errno;
-  ::close(fd);
-  return 0;
 }
 
 std::optional<std::string> HostView::read_link(std::string_view path) const {

@@ -29,9 +29,6 @@ class HostView {
   // Paths of the described system whose stat results are given, not read: fixtures cannot
   // hold character devices or their owners. They also appear in list_dir and exists.
   std::map<std::string, FileStat> stat_overrides;
-  // Paths whose open(2) for reading and writing gives this errno (0: opens), not tried:
-  // fixtures cannot make the kernel refuse a node its mode allows (a device cgroup's EPERM).
-  std::map<std::string, int> open_overrides;
 
   // The path to open for a path of the described system ("/etc/x" -> root/etc/x).
   std::string host_path(std::string_view path) const;
@@ -46,10 +43,6 @@ class HostView {
   std::vector<std::string> glob(std::string_view pattern) const;
   // stat(2), following symlinks; an override wins.
   std::optional<FileStat> stat(std::string_view path) const;
-  // open(2) of a device node for reading and writing, closed at once: 0 when it opens, else
-  // the errno. nullopt when it cannot be tried: a described system under a root prefix (its
-  // nodes are not this kernel's) without an override.
-  std::optional<int> open_error(std::string_view path) const;
   // The target of a symbolic link as written, nullopt when the path is no link.
   std::optional<std::string> read_link(std::string_view path) const;
 
