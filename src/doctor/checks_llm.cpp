@@ -40,8 +40,8 @@ std::string display_kind(const std::string& kind) {
 // The CUDA major a CUDA backend is built for: its libcudart.so.N or libcublas.so.N, else
 // ollama's runner folder (cuda_v12).
 int cuda_major_of(const host::GgmlBackend& b) {
-  static const std::regex kLib(R"(^lib(cudart|cublas)\.so\.([0-9]+)$)");
-  static const std::regex kRunner(R"(^cuda_v([0-9]+)$)");
+  static const std::regex kLib(R"(^lib(cudart|cublas)\.so\.([0-9]{1,4})$)");
+  static const std::regex kRunner(R"(^cuda_v([0-9]{1,4})$)");
   std::smatch m;
   if (b.elf)
     for (const auto& n : b.elf->needed)
