@@ -139,6 +139,13 @@ InstallAdvice install_advice(const GpuPicture& gpus, const std::string& framewor
           a.wheel->min_driver};
 }
 
+std::string release_line(const std::string& version) {
+  const auto first = version.find('.');
+  if (first == std::string::npos) return version;
+  const auto second = version.find_first_of(".+", first + 1);
+  return version.substr(0, second);
+}
+
 std::string python_version_of(const host::PythonEnv& env) {
   for (const auto& d : env.site_dirs)
     if (auto v = host::python_version_of_site(d)) return *v;

@@ -71,6 +71,8 @@ struct InstallAdvice {
 InstallAdvice install_advice(const GpuPicture& gpus, const std::string& framework,
                              const host::PythonEnv* env, const std::string& python_version,
                              const std::string& keep = "", bool replace = false);
+// "2.11" of "2.11.0+cu130": the release line an install advice keeps when one of its wheels fits.
+std::string release_line(const std::string& version);
 // "3.12" of an environment's site directories; empty when none names it.
 std::string python_version_of(const host::PythonEnv& env);
 

@@ -117,10 +117,12 @@ Verdict judge_tensorflow_site(const SystemView& view, const GpuPicture& gpus, co
     v.status = CheckStatus::kFail;
     v.line = fmt::format("{}: will NOT use {}: it has no kernels for {} (it carries {})", name,
                          gpus.devices_text(), join(none, ", "), carries);
-    v.fix = fmt::format(
-        "{} -m pip install -U \"tensorflow[and-cuda]\" (a newer release built for "
-        "{})",
-        py, join(none, ", "));
+    // The wheel table's line for these GPUs, or why no TensorFlow wheel has kernels for them.
+    const InstallAdvice a = install_advice(
+        gpus, "tensorflow", scan.env,
+        host::python_version_of_site(site.dir).value_or(python_version_of(*scan.env)),
+        release_line(version), true);
+    v.fix = a.found ? a.line : "no TensorFlow wheel fits: " + a.line;
     return v;
   }
   // The libraries: its wheels where this version finds them, LD_LIBRARY_PATH, the system.

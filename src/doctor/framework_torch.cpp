@@ -33,14 +33,6 @@ std::optional<std::vector<std::string>> torch_arch_list(const SystemView& view,
   return std::nullopt;
 }
 
-// "2.11" of "2.11.0+cu130": the release line a fix keeps when one of its wheels fits.
-std::string release_line(const std::string& version) {
-  const auto first = version.find('.');
-  if (first == std::string::npos) return version;
-  const auto second = version.find_first_of(".+", first + 1);
-  return version.substr(0, second);
-}
-
 // The install line configs/wheels.toml gives torch here, for the environment torch sits in.
 std::string torch_advice(const GpuPicture& gpus, const host::TorchBuild& t,
                          const host::SitePackages& site, const host::PythonEnv& env) {

@@ -199,14 +199,28 @@ WheelAdvice advise_wheel(const std::vector<WheelEntry>& table, const WheelQuery&
   }
   for (const WheelEntry* w : py_ok)
     if (gpu_fit(*w, q.ccs) > 0) gpu_ok.push_back(w);
-  if (gpu_ok.empty())
-    return {
-        nullptr, false,
-        fmt::format("no {} wheel listed has kernels for {} (the oldest listed, {}, starts "
-                    "at sm_{}): the GPU is older than every current build; build it from "
-                    "source or use an older release from the project's archive",
-                    q.framework, sm_list(q.ccs), py_ok.front()->describe(),
-                    py_ok.front()->sm.empty() ? py_ok.front()->sm_min : py_ok.front()->sm.front())};
+  if (gpu_ok.empty()) {
+    // Older than every build's oldest architecture, or newer than what any build carries.
+    int newest = 0, oldest = 1 << 30;
+    for (const WheelEntry* w : py_ok) {
+      for (int a : w->sm) newest = std::max(newest, a), oldest = std::min(oldest, a);
+      for (int a : w->ptx) newest = std::max(newest, a);
+      if (w->sm.empty()) oldest = std::min(oldest, w->sm_min);
+    }
+    const bool too_new =
+        std::all_of(q.ccs.begin(), q.ccs.end(), [&](int cc) { return cc > newest; });
+    if (too_new)
+      return {nullptr, false,
+              fmt::format("no {} wheel listed has kernels for {} (the newest carry up to sm_{}, "
+                          "and their PTX does not run there): the GPU is newer than every "
+                          "build; wait for a release that adds it, or build from source",
+                          q.framework, sm_list(q.ccs), newest)};
+    return {nullptr, false,
+            fmt::format("no {} wheel listed has kernels for {} (the oldest listed start at "
+                        "sm_{}): the GPU is older than every current build; build it from "
+                        "source or use an older release from the project's archive",
+                        q.framework, sm_list(q.ccs), oldest)};
+  }
   const WheelEntry* easiest = gpu_ok.front();
   for (const WheelEntry* w : gpu_ok)
     if (driver_at_least(easiest->min_driver, w->min_driver) && easiest->min_driver != w->min_driver)
