@@ -22,14 +22,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-// major.minor.patch of a version ("13.0.2.14" -> "13.0.2"): the file name carries a build too.
-std::string release(const std::string& version) {
-  std::size_t dots = 0;
-  for (std::size_t i = 0; i < version.size(); ++i)
-    if (version[i] == '.' && ++dots == 3) return version.substr(0, i);
-  return version;
-}
-
 const Json& library_facts(const SystemView& view, const char* name) {
   const Json& cuda = cuda_section(view);
   auto libs = cuda.find(k::kLibraries);
@@ -52,7 +44,8 @@ CheckResult judge_library(const SystemView& view, const char* key, const std::st
   else
     evidence.push_back("not loaded: " + text(lib, k::kError));
   std::map<std::string, std::vector<std::string>> by_version;  // release -> sources
-  if (loaded && !version.empty()) by_version[release(version)].push_back(text(lib, k::kSource));
+  if (loaded && !version.empty())
+    by_version[major_minor_patch(version)].push_back(text(lib, k::kSource));
   for (const auto& c : array_at(lib, k::kOtherCopies)) {
     const std::string v = text(c, k::kVersion);
     evidence.push_back(fmt::format("also: {} (version {}, {}, {})", text(c, k::kPath),
@@ -60,7 +53,7 @@ CheckResult judge_library(const SystemView& view, const char* key, const std::st
                                    c.value(k::kUsable, false) ? "usable" : "another major"));
     // Another soname major does not compete: programs linked against it get it, others not.
     if (!v.empty() && c.value(k::kUsable, false))
-      by_version[release(v)].push_back(text(c, k::kSource));
+      by_version[major_minor_patch(v)].push_back(text(c, k::kSource));
   }
   if (!loaded) {
     const NvidiaExpectation nv = nvidia_expected(view);

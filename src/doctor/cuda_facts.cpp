@@ -185,4 +185,11 @@ std::string major_minor(const std::string& version) {
   return version.substr(0, second);
 }
 
+std::string major_minor_patch(const std::string& version) {
+  std::size_t dots = 0;
+  for (std::size_t i = 0; i < version.size(); ++i)
+    if (version[i] == '.' && ++dots == 3) return version.substr(0, i);
+  return version;
+}
+
 }  // namespace gpucheck::doctor

@@ -76,5 +76,7 @@ NvidiaExpectation nvidia_expected(const SystemView& view);
 
 // "major.minor" of a version text, for comparing a library's version with a header's.
 std::string major_minor(const std::string& version);
+// "major.minor.patch" of a version text ("13.0.2.14" -> "13.0.2": a file name carries a build too).
+std::string major_minor_patch(const std::string& version);
 
 }  // namespace gpucheck::doctor

@@ -140,10 +140,7 @@ InstallAdvice install_advice(const GpuPicture& gpus, const std::string& framewor
 }
 
 std::string release_line(const std::string& version) {
-  const auto first = version.find('.');
-  if (first == std::string::npos) return version;
-  const auto second = version.find_first_of(".+", first + 1);
-  return version.substr(0, second);
+  return major_minor(release_of(version));
 }
 
 std::string python_version_of(const host::PythonEnv& env) {

@@ -1,6 +1,7 @@
 // The NVIDIA wheels' libraries against LD_LIBRARY_PATH's copies.
 #include "doctor/library_shadowing.h"
 
+#include "doctor/cuda_facts.h"
 #include "doctor/framework_gpus.h"
 #include "host/python_envs.h"
 
@@ -22,14 +23,6 @@ std::string wheel_of(std::string_view stem) {
   return s;
 }
 
-// major.minor.patch of a version text.
-std::string release3(const std::string& v) {
-  std::size_t dots = 0;
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (v[i] == '.' && ++dots == 3) return v.substr(0, i);
-  return v;
-}
-
 // The version a library file's real name carries (libnvJitLink.so.12.1.105 -> 12.1.105),
 // following its symbolic links inside the view; empty when the name carries none beyond the
 // soname's major.
@@ -45,7 +38,8 @@ std::string file_version(const SystemView& view, const std::string& path) {
 }  // namespace
 
 bool ShadowedLibrary::versions_differ() const {
-  return wheel_version.empty() || version.empty() || release3(wheel_version) != release3(version);
+  return wheel_version.empty() || version.empty() ||
+         major_minor_patch(wheel_version) != major_minor_patch(version);
 }
 
 std::vector<ShadowedLibrary> shadowed_wheel_libraries(const SystemView& view,

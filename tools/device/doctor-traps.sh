@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The framework-failure checks of issue 44 on a real GPU machine: the checks that read the
+# The checks of what sends frameworks to the CPU, on a real GPU machine: the checks that read the
 # kernel's side (the /dev/nvidia* opens, BAR1 against resource1_resize, the module flavour, IMEX),
 # the CUDA libraries against the Python wheels, the LLM runtimes and NCCL's settings, then
 # doctor --suggest for each framework, then nccl_environment with a debugging switch planted.
@@ -18,7 +18,7 @@ cat .devrun/doctor-traps/STAGED 2>/dev/null
 checks=nvidia_kernel_module,nvidia_device_nodes,nvswitch_fabric_manager,cublas_library,cudnn_library
 checks=$checks,framework_torch,framework_jax,framework_cupy,pytorch_cuda_usable,amd_gfx_target
 checks=$checks,llm_runtimes,nccl_environment
-echo "== doctor --only (the checks issue 44 extended or added)"
+echo "== doctor --only (device nodes, module, fabric, libraries, frameworks, LLM runtimes, NCCL)"
 "$g" doctor --no-load --no-frameworks --only "$checks" --details >"$OUT/doctor.txt" 2>"$OUT/doctor.err"
 "$g" doctor --no-load --no-frameworks --only "$checks" -q
 "$g" doctor --no-load --no-frameworks --only "$checks" --json -o "$OUT/doctor.json" 2>>"$OUT/doctor.err"
