@@ -267,10 +267,10 @@ void add_threads_option(CLI::App& cmd, int& threads, const std::string& help) {
 void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
   cmd.add_option("--tune-budget", opts.budget_s,
                  "Seconds the search for an OpenCL or Vulkan device's fastest GEMM may take, per "
-                 "dtype (OpenCL: default 45, 20 on CPU implementations, timing the library's "
-                 "defaults included, starting once the library has built its own kernels; "
-                 "Vulkan: default 10). A CPU implementation (pocl, lavapipe) is searched only "
-                 "when --tune-budget or --retune asks")
+                 "dtype (OpenCL: default 45, 5 on CPU implementations such as pocl, timing the "
+                 "library's defaults included, starting once the library has built its own "
+                 "kernels; Vulkan: default 10). A CPU implementation of Vulkan (lavapipe) is "
+                 "searched only when --tune-budget or --retune asks")
       ->check(CLI::Range(0.1, 3600.0))
       ->type_name("SECONDS")
       ->group("Tuning");

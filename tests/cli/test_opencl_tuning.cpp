@@ -1,4 +1,5 @@
-// GEMM tuning on opencl0 (pocl in CI), end to end: a small budget tunes and caches,
+// GEMM tuning on opencl0 (pocl in CI), end to end: a small budget tunes and caches (a plain run
+// too, within the CPU device's default budget),
 // the next run reads the cache, --no-tune runs the library's defaults, --retune searches again,
 // a corrupt cache is ignored with a warning and rewritten, a planted wrong candidate is never
 // chosen, conv runs the tuned GEMM, probe and doctor never tune, and gpucheck's kernel verifies
@@ -148,16 +149,19 @@ TEST(OpenClTuning, TunesCachesAndObeysNoTuneRetuneAndACorruptCache) {
   tuning_of(records(again), "tuned");
   EXPECT_NE(slurp(file), cached_text);
 
-  // 5. A corrupt cache: a warning naming it, a search, the file rewritten whole.
+  // 5. A corrupt cache: a warning naming it, a search, the file rewritten whole. No flag: a CPU
+  // device is searched within its own small default budget, as a first bench searches it.
   std::ofstream(file, std::ios::trunc) << "{\"format\": \"gpucheck-opencl-gemm-tuning/1\", \"dty";
-  RunResult repaired = run_gpucheck(bench({"--tune-budget", "1"}), env);
+  RunResult repaired = run_gpucheck(bench({}), env);
   ASSERT_EQ(repaired.exit_code, 0) << repaired.err;
+  EXPECT_THAT(repaired.err, HasSubstr("tuned gemm f32"));
   EXPECT_THAT(repaired.err, HasSubstr("ignoring the tuning cache"));
   EXPECT_THAT(repaired.err, HasSubstr(file.string()));
   tuning_of(records(repaired), "tuned");
   const Json rewritten = Json::parse(slurp(file), nullptr, false);
   ASSERT_FALSE(rewritten.is_discarded());
   EXPECT_TRUE(rewritten["dtypes"].contains("f32"));
+  EXPECT_EQ(rewritten["dtypes"]["f32"].value("budget_s", 0.0), 5.0) << rewritten.dump();
   fs::remove_all(home);
 }
 

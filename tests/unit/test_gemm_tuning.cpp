@@ -395,11 +395,10 @@ class GemmChoiceTest : public TuningCache {
     std::vector<std::string> warnings, infos, progress;
     int trials = 0;
   };
-  Run choose(TuningMode mode, const TuningIdentity& identity, bool cpu = false,
+  Run choose(TuningMode mode, const TuningIdentity& identity,
              std::optional<double> budget_s = std::nullopt) {
     Run run;
     GemmTuningTarget t;
-    t.search_only_when_asked = cpu;
     t.identity = identity;
     t.limits = gpu_limits();
     t.untuned = std::nullopt;
@@ -464,27 +463,6 @@ TEST_F(GemmChoiceTest, TunesOnceThenReadsTheCacheUntilRetuneOrADriverChange) {
   ASSERT_FALSE(after_update.infos.empty());
   EXPECT_THAT(after_update.infos.front(), HasSubstr("driver_version"));
   EXPECT_EQ(choose(TuningMode::kAuto, new_driver).choice.state, "cached");
-}
-
-TEST_F(GemmChoiceTest, ACpuDeviceIsSearchedOnlyWhenAskedAndSaysSo) {
-  Run plain = choose(TuningMode::kAuto, id(), true);
-  EXPECT_EQ(plain.choice.state, "default");
-  EXPECT_FALSE(plain.choice.run.has_value());
-  EXPECT_EQ(plain.trials, 0);
-  EXPECT_THAT(plain.choice.note, HasSubstr("--retune"));
-  ASSERT_EQ(plain.warnings.size(), 1u);
-  EXPECT_THAT(plain.warnings[0], HasSubstr("gemm f32: not tuned"));
-  EXPECT_TRUE(std::filesystem::is_empty(root_));
-
-  Run budget = choose(TuningMode::kAuto, id(), true, 0.05);
-  EXPECT_EQ(budget.choice.state, "tuned");
-  EXPECT_TRUE(budget.choice.note.empty());
-  EXPECT_GT(budget.trials, 1);
-  // Once searched, the cached winner runs without being asked again.
-  Run cached = choose(TuningMode::kAuto, id(), true);
-  EXPECT_EQ(cached.choice.state, "cached");
-  EXPECT_EQ(cached.trials, 0);
-  EXPECT_EQ(choose(TuningMode::kRetune, id(), true).choice.state, "tuned");
 }
 
 TEST_F(GemmChoiceTest, ACorruptOrForeignFileIsIgnoredWithAWarningAndRewritten) {

@@ -91,15 +91,6 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
     }
   }
 
-  if (target.search_only_when_asked && request.mode == TuningMode::kAuto && !request.budget_s) {
-    const std::string note = fmt::format(
-        "not tuned: a CPU OpenCL device runs {} unless --retune or --tune-budget asks for a search",
-        name_of(target.untuned));
-    say(request, TuningLog::kWarn, fmt::format("gemm {}: {}", dt, note));
-    target.use(target.untuned);
-    return {target.untuned, "default", note};
-  }
-
   TunerSetup setup;
   setup.dtype = dtype;
   setup.limits = target.limits;

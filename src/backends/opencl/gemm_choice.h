@@ -17,9 +17,6 @@ struct GemmTuningTarget {
   GemmCandidate untuned;              // what runs without tuning: the library's defaults if it can
   double default_budget_s = 20;       // when the request names none
   GemmShape shape{1024, 1024, 1024};  // the shape to tune on (fits the device's memory)
-  // A CPU implementation (pocl): searched only when asked (--retune, --tune-budget). Its search
-  // costs a first bench minutes for a device nobody runs for its GEMM; a cached winner is used.
-  bool search_only_when_asked = false;
   std::function<void(const GemmCandidate&)> use;  // the device's GEMM runs this from now on
 };
 
