@@ -99,6 +99,7 @@ std::string fleet_charts(const Json& fleet) {
     c.unit = string_member(g, k::kUnit) + (g.value(std::string(k::kHigherIsBetter), true)
                                                ? " (higher is better)"
                                                : " (lower is better)");
+    c.value_unit = string_member(g, k::kUnit);
     c.kind = "fleet";
     if (g.contains(k::kMedian)) c.median = g[k::kMedian].get<double>();
     for (const auto& m : g.value(std::string(k::kMembers), Json::array()))
@@ -108,7 +109,8 @@ std::string fleet_charts(const Json& fleet) {
                "{} {} {}: {} ({})", node_label(m, duplicates), string_member(m, k::kDevice),
                string_member(m, k::kPciBusId),
                format_measure(m.value(std::string(k::kValue), 0.0), string_member(g, k::kUnit)),
-               pct(m, k::kDeviation))});
+               pct(m, k::kDeviation)),
+           fmt::format("{} {}", node_label(m, duplicates), string_member(m, k::kDevice))});
     out += svg_strip_chart(c);
   }
   return out;

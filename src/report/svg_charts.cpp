@@ -75,21 +75,28 @@ LogScale log_scale(double lo, double hi, double base, double from, double to) {
   return s;
 }
 
-// Ticks of a linear axis from 0: a step of 1, 2, 2.5 or 5 × 10^k giving at most six intervals,
-// the last tick the first at or above hi, so the axis ends near the largest value.
-std::vector<double> linear_ticks(double hi) {
-  if (!(hi > 0)) return {0, 1};
-  const double p = std::pow(10, std::floor(std::log10(hi)));
+// Ticks of a linear axis at round steps (1, 2, 2.5 or 5 × 10^k) giving at most six intervals,
+// from the last step at or below lo to the first at or above hi, so the axis ends near the
+// extreme values and every tick is a number a reader can say.
+std::vector<double> round_ticks(double lo, double hi) {
+  if (!(hi > lo) || !std::isfinite(hi - lo)) return {lo, lo + 1};
+  const double p = std::pow(10, std::floor(std::log10(hi - lo)));
   double step = 10 * p;
   for (double m : {0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0})
-    if (std::ceil(hi / (m * p) - 1e-9) <= 6) {
+    if (std::ceil(hi / (m * p) - 1e-9) - std::floor(lo / (m * p) + 1e-9) <= 6) {
       step = m * p;
       break;
     }
+  const double first = std::floor(lo / step + 1e-9);
+  const int n = std::max(static_cast<int>(std::ceil(hi / step - 1e-9) - first), 1);
   std::vector<double> ticks;
-  const int n = static_cast<int>(std::ceil(hi / step - 1e-9));
-  for (int i = 0; i <= std::max(n, 1); ++i) ticks.push_back(step * i);
+  for (int i = 0; i <= n; ++i) ticks.push_back((first + i) * step);
   return ticks;
+}
+
+// Ticks of a linear axis from 0 (bar lengths): 0 to the first round step at or above hi.
+std::vector<double> linear_ticks(double hi) {
+  return hi > 0 ? round_ticks(0, hi) : std::vector<double>{0, 1};
 }
 
 // The legend's entries left to right, wrapping onto further rows: each entry's position.
@@ -306,7 +313,7 @@ std::string svg_curve_chart(const CurveChart& c) {
 }
 
 std::string svg_strip_chart(const StripChart& c) {
-  constexpr double kLeft = 20, kRight = 20, kTop = 40, kRow = 30;
+  constexpr double kLeft = 50, kRight = 50, kTop = 40, kRow = 30;  // room for the end ticks
   const double height = kTop + kRow + 34;
   const double x0 = kLeft, x1 = kWidth - kRight;
   double lo = c.median.value_or(1e300), hi = c.median.value_or(-1e300);
@@ -315,20 +322,27 @@ std::string svg_strip_chart(const StripChart& c) {
     hi = std::max(hi, p.value);
   }
   if (c.points.empty() && !c.median) lo = 0, hi = 1;
-  // A little room either side; a group whose figures all agree still gets a visible span.
-  const double span = std::max(hi - lo, std::abs(hi) * 0.02 + 1e-300);
-  lo -= span * 0.05;
-  hi += span * 0.05;
+  // A group whose figures all agree still gets a visible span.
+  if (hi - lo < std::abs(hi) * 0.02) {
+    lo -= std::abs(hi) * 0.01 + 1e-300;
+    hi += std::abs(hi) * 0.01 + 1e-300;
+  }
+  // The axis runs between round ticks in the unit people read (format_ticks).
+  const std::vector<double> ticks = round_ticks(lo, hi);
+  lo = ticks.front();
+  hi = ticks.back();
   auto xpos = [&](double v) { return x0 + (x1 - x0) * (v - lo) / (hi - lo); };
   std::string out = open_svg(height, c.title, c.kind);
+  out.insert(out.find(" width="), fmt::format(" data-unit=\"{}\"", html_escape(c.value_unit)));
   const double axis_y = kTop + kRow;
   out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\"/>\n",
                      num(x0), num(x1), num(axis_y));
-  for (int i = 0; i <= 4; ++i) {
-    const double v = lo + (hi - lo) * i / 4;
-    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                       num(xpos(v)), num(axis_y + 14), value_label(v));
-  }
+  const std::vector<std::string> labels = format_ticks(ticks, c.value_unit);
+  for (std::size_t i = 0; i < ticks.size(); ++i)
+    out += fmt::format(
+        "<text class=\"tick\" data-value=\"{}\" x=\"{}\" y=\"{}\" "
+        "text-anchor=\"middle\">{}</text>\n",
+        ticks[i], num(xpos(ticks[i])), num(axis_y + 14), html_escape(labels[i]));
   out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                      num((x0 + x1) / 2), num(axis_y + 30), html_escape(c.unit));
   if (c.median)
@@ -336,16 +350,27 @@ std::string svg_strip_chart(const StripChart& c) {
         "<line class=\"guide\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>median "
         "{3}</title>"
         "</line>\n",
-        num(xpos(*c.median)), num(kTop - 6), num(axis_y), value_label(*c.median));
-  // Dots spread over five rows by their index, so equal figures stay countable.
+        num(xpos(*c.median)), num(kTop - 6), num(axis_y),
+        html_escape(format_measure(*c.median, c.value_unit)));
+  // Dots spread over five rows by their index, so equal figures stay countable; a highlighted
+  // dot is named beside it (towards the middle of the plot), so the chart answers "which node"
+  // without a tooltip.
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     const auto& p = c.points[i];
     const double y = kTop + 3 + static_cast<double>(i % 5) * (kRow - 6) / 4;
+    const double x = xpos(p.value);
     out += fmt::format(
         "<circle class=\"mark\" data-kind=\"{}\" data-outlier=\"{}\" cx=\"{}\" cy=\"{}\" r=\"{}\" "
         "fill=\"{}\"><title>{}</title></circle>\n",
-        html_escape(c.kind), p.highlight ? "true" : "false", num(xpos(p.value)), num(y),
+        html_escape(c.kind), p.highlight ? "true" : "false", num(x), num(y),
         p.highlight ? "5" : "3", p.highlight ? kPalette[1] : kPalette[0], html_escape(p.tooltip));
+    if (p.highlight && !p.label.empty()) {
+      const bool right_half = x > (x0 + x1) / 2;
+      out += fmt::format(
+          "<text class=\"outlier-label\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n",
+          num(right_half ? x - 8 : x + 8), num(y + 4), right_half ? "end" : "start",
+          html_escape(cut(p.label, 40)));
+    }
   }
   return out + "</svg>\n";
 }

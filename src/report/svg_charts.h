@@ -65,16 +65,19 @@ struct CurveChart {
 std::string svg_curve_chart(const CurveChart& chart);
 
 // One row of dots on a linear axis: a group's figures across many machines (report fleet),
-// the median as a guide line, the highlighted dots (outliers) in red.
+// the median as a guide line, the highlighted dots (outliers) in red and named, round ticks in
+// human units.
 struct StripPoint {
   double value = 0;
   bool highlight = false;
   std::string tooltip;
+  std::string label;  // written beside a highlighted dot (the node's name)
 };
 
 struct StripChart {
   std::string title;
-  std::string unit;  // axis label
+  std::string unit;        // axis label
+  std::string value_unit;  // the values' unit ("s", "GB/s", "TFLOP/s"): ticks in human units
   std::string kind;  // data-kind of the marks
   std::optional<double> median;
   std::vector<StripPoint> points;

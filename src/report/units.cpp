@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -23,35 +24,75 @@ std::string significant(double v) {
   return fmt::format("{:.3g}", v);
 }
 
-std::string format_seconds(double s) {
-  const double a = std::fabs(s);
-  if (a >= 1 || a == 0) return significant(s) + " s";
-  if (a >= 1e-3) return significant(s * 1e3) + " ms";
-  if (a >= 1e-6) return significant(s * 1e6) + " \xC2\xB5s";
-  return significant(s * 1e9) + " ns";
-}
+namespace {
 
-std::string format_rate(double value, std::string_view unit) {
-  // Records carry GB/s (1e9 bytes) or TFLOP/s (1e12 FLOP); back to base units, then the largest
-  // prefix that leaves at least 1 — but bandwidth stays in GB/s up to 10000 GB/s, as
-  // nvbandwidth and the datasheets write it (a D2D copy at "4136 GB/s").
+// The unit a value of `magnitude` (in the record's `unit`) is shown in: what to divide the
+// value by, and the unit's text. Seconds in ns, µs, ms or s; GB/s and FLOP rates back to base
+// units with the largest SI prefix that leaves at least 1 (but bandwidth in GB/s up to 10000
+// GB/s, as nvbandwidth and the datasheets write it: a D2D copy at "4136 GB/s"); anything else
+// as it is.
+struct MeasureScale {
+  double divisor = 1;
+  std::string unit;
+};
+
+MeasureScale measure_scale(double magnitude, std::string_view unit) {
+  const double a = std::fabs(magnitude);
+  if (unit == "s") {
+    if (a >= 1 || a == 0) return {1, "s"};
+    if (a >= 1e-3) return {1e-3, "ms"};
+    if (a >= 1e-6) return {1e-6, "\xC2\xB5s"};
+    return {1e-9, "ns"};
+  }
   const bool flops = unit.find("FLOP") != std::string_view::npos;
-  if (!flops && unit != "GB/s") return significant(value) + " " + std::string(unit);
-  const double base = value * (flops ? 1e12 : 1e9);
+  if (!flops && unit != "GB/s") return {1, std::string(unit)};
+  // Records carry GB/s (1e9 bytes) or TFLOP/s (1e12 FLOP).
+  const double to_base = flops ? 1e12 : 1e9;
+  const double base = a * to_base;
   constexpr std::array<std::pair<double, const char*>, 6> kPrefixes{
       {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}};
   std::size_t i = 0;
-  while (i + 1 < kPrefixes.size() && std::fabs(base) < kPrefixes[i].first) ++i;
-  if (!flops && kPrefixes[i].first > 1e9 && std::fabs(base) < 1e13) i = 2;  // GB/s below 10 TB/s
-  return fmt::format("{} {}{}", significant(base / kPrefixes[i].first), kPrefixes[i].second,
-                     flops ? "FLOP/s" : "B/s");
+  while (i + 1 < kPrefixes.size() && base < kPrefixes[i].first) ++i;
+  if (!flops && kPrefixes[i].first > 1e9 && base < 1e13) i = 2;  // GB/s below 10 TB/s
+  return {kPrefixes[i].first / to_base,
+          std::string(kPrefixes[i].second) + (flops ? "FLOP/s" : "B/s")};
+}
+
+std::string scaled(double value, const MeasureScale& s) {
+  return significant(value / s.divisor) + (s.unit.empty() ? "" : " " + s.unit);
+}
+
+}  // namespace
+
+std::string format_seconds(double s) {
+  return scaled(s, measure_scale(s, "s"));
+}
+
+std::string format_rate(double value, std::string_view unit) {
+  return scaled(value, measure_scale(value, unit));
 }
 
 std::string format_measure(double value, std::string_view unit) {
-  if (unit == "s") return format_seconds(value);
-  if (unit == "GB/s" || unit.find("FLOP") != std::string_view::npos)
-    return format_rate(value, unit);
-  return significant(value) + (unit.empty() ? "" : " " + std::string(unit));
+  return scaled(value, measure_scale(value, unit));
+}
+
+std::vector<std::string> format_ticks(const std::vector<double>& ticks, std::string_view unit) {
+  double top = 0;
+  for (double t : ticks) top = std::max(top, std::fabs(t));
+  const MeasureScale s = measure_scale(top, unit);
+  // The fewest decimals that write the step exactly (2.5 needs one), so neighbours differ.
+  const double step = ticks.size() > 1 ? std::fabs(ticks[1] - ticks[0]) / s.divisor : 1;
+  int decimals = 0;
+  while (decimals < 9 && std::fabs(step * std::pow(10, decimals) -
+                                   std::round(step * std::pow(10, decimals))) > 1e-6 * std::pow(10, decimals))
+    ++decimals;
+  std::vector<std::string> out;
+  for (double t : ticks) {
+    double v = t / s.divisor;
+    if (std::fabs(v) < step * 1e-9) v = 0;  // no "-0" from a sum that nearly cancels
+    out.push_back(fmt::format("{:.{}f}", v, decimals) + (s.unit.empty() ? "" : " " + s.unit));
+  }
+  return out;
 }
 
 std::string format_size(std::uint64_t bytes) {

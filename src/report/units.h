@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpucheck::report {
 
@@ -24,6 +25,11 @@ std::string format_rate(double value, std::string_view unit);
 // A value in the unit a record or fleet group carries it: seconds as format_seconds, GB/s and
 // TFLOP/s as format_rate, anything else with 3 significant digits and its unit.
 std::string format_measure(double value, std::string_view unit);
+
+// An axis's tick labels, all in the unit the largest tick takes (format_measure's choice), each
+// with the decimals the step between ticks needs, so neighbours never read alike: ticks 4000,
+// 4025, 4050 in GB/s read "4000 GB/s", "4025 GB/s", "4050 GB/s"; 2.5 ms steps "2.5 ms", "5.0 ms".
+std::vector<std::string> format_ticks(const std::vector<double>& ticks, std::string_view unit);
 
 // A size in binary units, whole where exact: "256 MiB", "48 KiB", "139.8 GiB", "100 B".
 std::string format_size(std::uint64_t bytes);

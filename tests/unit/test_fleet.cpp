@@ -8,13 +8,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace gpucheck::report {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Json = nlohmann::json;
 
 Json fleet_of(const std::vector<Json>& docs) {
@@ -118,6 +122,82 @@ TEST(Fleet, ViewsShowOutliersFirstAndOneStripChartPerGroup) {
     ++red;
   EXPECT_EQ(charts, doc["fleet"]["groups"].size());
   EXPECT_EQ(red, doc["fleet"]["outliers"].size());
+}
+
+// A saved fleet document: 11 nodes, a few of each node's records (GEMM and exp on both GPUs and
+// the CPU), node 07's cuda1 15 % slow and node 11 10 % slow everywhere. It is what the rules
+// give today (GPUCHECK_UPDATE_GOLDEN=1 rewrites it; then read the diff), and the HTML test
+// (html.fleet) renders it in Chromium.
+TEST(Fleet, TheSavedFleetDocumentIsWhatTheRulesGive) {
+  auto docs = testing::make_fleet(11, [](int node, const std::string& device, std::size_t record) {
+    double f = 1.0 + 0.02 * testing::spread(node, device, record);
+    if (node == 7 && device == "cuda1") f *= 0.85;
+    if (node == 11) f *= 0.90;
+    return f;
+  });
+  for (auto& d : docs) {
+    Json kept = Json::array();
+    for (const auto& r : d["results"])
+      if ((r["op"] == "gemm" && r["dtype"] == "f32") || (r["op"] == "exp" && r["dtype"] == "f32"))
+        kept.push_back(r);
+    d["results"] = kept;
+  }
+  Json doc{{"schema", "gpucheck/1"}, {"command", "report"}};
+  doc["fleet"] = fleet_of(docs);
+  // As `report fleet --json` writes it, so `report show` reads it.
+  doc["provenance"] = {{"argv", {"gpucheck", "report", "fleet", "fleet/", "--json"}},
+                       {"backends_built", {"cpu"}},
+                       {"environment", Json::object()},
+                       {"git_commit", "unknown"},
+                       {"gpucheck_version", "0.1.0"},
+                       {"time", "2026-11-29T16:00:00Z"}};
+  EXPECT_EQ(flagged_hosts(doc["fleet"]), (std::set<std::string>{"node07", "node11"}));
+  const std::string path = std::string(GPUCHECK_FIXTURES_DIR) + "/views/fleet_11.json";
+  if (std::getenv("GPUCHECK_UPDATE_GOLDEN") != nullptr)
+    std::ofstream(path, std::ios::binary) << doc.dump(1) << "\n";
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream saved;
+  saved << in.rdbuf();
+  EXPECT_EQ(doc.dump(1) + "\n", saved.str()) << "fleet_section differs from " << path;
+}
+
+// The strip charts' ticks are round numbers in the unit people read, no two alike, and each red
+// dot is named beside it.
+TEST(Fleet, StripChartsHaveRoundDistinctTicksAndNamedOutliers) {
+  Json doc{{"schema", "gpucheck/1"}, {"command", "report"}};
+  doc["fleet"] = fleet_of(testing::planted_fleet_64());
+  const std::string html = render(doc, Format::kHtml);
+  std::size_t charts = 0;
+  for (auto p = html.find("<svg"); p != std::string::npos; p = html.find("<svg", p + 1)) {
+    ++charts;
+    const std::string svg = html.substr(p, html.find("</svg>", p) - p);
+    std::vector<std::string> labels;
+    for (auto t = svg.find("class=\"tick\""); t != std::string::npos;
+         t = svg.find("class=\"tick\"", t + 1)) {
+      const auto open = svg.find('>', t) + 1;
+      labels.push_back(svg.substr(open, svg.find('<', open) - open));
+    }
+    ASSERT_GE(labels.size(), 2u) << svg;
+    EXPECT_EQ(std::set<std::string>(labels.begin(), labels.end()).size(), labels.size())
+        << "repeated tick labels in " << svg.substr(0, 300);
+    for (const auto& l : labels) EXPECT_THAT(l, Not(HasSubstr("e-"))) << l;
+  }
+  EXPECT_EQ(charts, doc["fleet"]["groups"].size());
+  for (const auto& o : doc["fleet"]["outliers"])
+    EXPECT_THAT(html, HasSubstr("class=\"outlier-label\"")) << o.dump();
+  std::size_t labels = 0;
+  for (auto p = html.find("class=\"outlier-label\""); p != std::string::npos;
+       p = html.find("class=\"outlier-label\"", p + 1)) {
+    const auto open = html.find('>', p) + 1;
+    const std::string name = html.substr(open, html.find('<', open) - open);
+    EXPECT_TRUE(name.starts_with("node17") || name.starts_with("node42")) << name;
+    ++labels;
+  }
+  std::size_t red = 0;
+  for (auto p = html.find("data-outlier=\"true\""); p != std::string::npos;
+       p = html.find("data-outlier=\"true\"", p + 1))
+    ++red;
+  EXPECT_EQ(labels, red);
 }
 
 }  // namespace
