@@ -8,6 +8,7 @@
 #include "report/render.h"
 #include "report/same_gpu.h"
 #include "report/svg_charts.h"
+#include "report/text_view.h"
 #include "report/units.h"
 #include "report/view_model.h"
 #include "report/views.h"
@@ -44,6 +45,9 @@ div.verdict{border:2px solid;border-radius:4px;padding:8px 12px;margin:12px 0 18
 div.verdict.good{border-color:#3a3;background:#eef8ee}div.verdict.warn{border-color:#c90;
 background:#fff8e6}div.verdict.bad{border-color:#c33;background:#fdeeee}
 div.verdict p{margin:0 0 6px;font-weight:bold}div.verdict li{margin:2px 0}
+table.pairs th{background:none;border:none;padding:2px 12px 2px 0;white-space:nowrap}
+table.pairs td{border:none;padding:2px 0}p.warn{color:#8a5a00}p.bad{color:#a00}
+p.good{color:#262}p.muted{color:#666}
 details{margin:2px 0}summary{cursor:pointer;font-weight:bold}p.note{margin:-8px 0 16px;color:#333}
 )";
 
@@ -303,6 +307,18 @@ std::string verdict_banner(const nlohmann::json& doc) {
   return out + "</div>\n";
 }
 
+// A probe document's page: the terminal's summary (probe_view), its closing count line first
+// as the page's verdict; the terminal's hint about flags is left out.
+std::string probe_summary(const nlohmann::json& doc) {
+  TextView view = make_text_view(doc, ViewOptions{});
+  std::optional<TextBlock> verdict = view.take_last();
+  if (!verdict || verdict->kind != TextBlock::Kind::kText) return view_html(view);
+  if (!view.blocks().empty() && view.blocks().back().tone == Tone::kMuted) view.take_last();
+  return fmt::format("<div class=\"verdict {}\">\n<p>{}</p>\n</div>\n",
+                     verdict->tone == Tone::kGood ? "good" : "warn", html_escape(verdict->text)) +
+         view_html(view);
+}
+
 bool status_column(const std::string& name) {
   return name == "status" || name == "verdict";
 }
@@ -360,6 +376,8 @@ std::string render_html(const nlohmann::json& doc) {
     out += "</ul>\n";
   }
   out += verdict_banner(doc);
+  const bool probe = command == "probe";
+  if (probe) out += probe_summary(doc);
   if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) {
     out += "<h2>Qualify verdicts</h2>\n" + verdict_chart(*q);
   }
@@ -395,8 +413,10 @@ std::string render_html(const nlohmann::json& doc) {
   if (!vm.facts.empty()) {
     out += "<h2>System</h2>\n";
     // The machine's identity is open; the long per-backend and per-device lists are folded.
+    // A probe page's summary above says what these hold: all of them are folded there.
     for (const auto& s : vm.facts)
-      out += facts_html(s, s.title == k::kHost || s.title == k::kCpu || s.title == k::kProvenance);
+      out += facts_html(
+          s, !probe && (s.title == k::kHost || s.title == k::kCpu || s.title == k::kProvenance));
   }
   return out + "</body>\n</html>\n";
 }

@@ -77,6 +77,13 @@ void TextView::append(const TextView& other) {
   for (const auto& b : other.blocks_) blocks_.push_back(b);
 }
 
+std::optional<TextBlock> TextView::take_last() {
+  if (blocks_.empty()) return std::nullopt;
+  TextBlock b = std::move(blocks_.back());
+  blocks_.pop_back();
+  return b;
+}
+
 namespace {
 
 // Items on lines of at most `avail` columns, ", " between them, a line break only between

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ class TextView {
   void pairs(const std::vector<std::pair<std::string, std::string>>& rows, std::size_t indent = 2);
   const std::vector<TextBlock>& blocks() const { return blocks_; }
   void append(const TextView& other);
+  // Removes the last block and returns it (a view's closing verdict line, to lead a page).
+  std::optional<TextBlock> take_last();
 
  private:
   std::vector<TextBlock> blocks_;
@@ -56,5 +59,8 @@ TextView make_text_view(const nlohmann::json& doc, const ViewOptions& options);
 
 std::string render_text(const TextView& view, std::size_t width, bool color);
 std::string view_markdown(const TextView& view);
+// The view as HTML elements (headings, label–value tables, tables, paragraphs classed by tone)
+// for a page's body; html_report.cpp gives probe documents this page.
+std::string view_html(const TextView& view);
 
 }  // namespace gpucheck::report

@@ -83,8 +83,9 @@ std::vector<std::string> format_ticks(const std::vector<double>& ticks, std::str
   // The fewest decimals that write the step exactly (2.5 needs one), so neighbours differ.
   const double step = ticks.size() > 1 ? std::fabs(ticks[1] - ticks[0]) / s.divisor : 1;
   int decimals = 0;
-  while (decimals < 9 && std::fabs(step * std::pow(10, decimals) -
-                                   std::round(step * std::pow(10, decimals))) > 1e-6 * std::pow(10, decimals))
+  while (decimals < 9 &&
+         std::fabs(step * std::pow(10, decimals) - std::round(step * std::pow(10, decimals))) >
+             1e-6 * std::pow(10, decimals))
     ++decimals;
   std::vector<std::string> out;
   for (double t : ticks) {

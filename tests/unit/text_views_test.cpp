@@ -21,6 +21,7 @@ namespace {
 
 using namespace gpucheck::report;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kViews = std::string(GPUCHECK_FIXTURES_DIR) + "/views/";
 const std::string kDoctor = std::string(GPUCHECK_FIXTURES_DIR) + "/doctor/";
@@ -292,6 +293,21 @@ TEST(Views, HtmlPagesAnswerFirst) {
   // The first data row of the comparison is a regression, marked for its colour.
   const auto first_row = compare.find("<tr><td", table);
   EXPECT_EQ(compare.find("<tr><td class=\"regression\">REGRESSION</td>", table), first_row);
+  // The probe page reads like the terminal: its count line first, then the backends and the
+  // devices by name, and the document's raw keys folded below.
+  const std::string probe =
+      render(load(kViews + "probe_h100x2.json"), Format::kHtml, RenderOptions{});
+  const auto verdict = probe.find(
+      "<div class=\"verdict warn\">\n<p>probe: 3 of 4 backends available, 6 devices (2 GPUs), 2 "
+      "problems</p>");
+  ASSERT_NE(verdict, std::string::npos) << probe.substr(0, 3000);
+  EXPECT_LT(verdict, probe.find("<h2>backends</h2>"));
+  EXPECT_LT(probe.find("<h2>backends</h2>"), probe.find("<h2>devices</h2>"));
+  EXPECT_THAT(probe, HasSubstr("<tr><th>cuda0</th><td><strong>NVIDIA H100 80GB HBM3</strong><br>"
+                               "GPU-e7e58bd5-923b-52b2-4a70-e1875011ea3a"));
+  EXPECT_LT(probe.find("<h2>devices</h2>"), probe.find("<details"));
+  EXPECT_THAT(probe, Not(HasSubstr("<details open>")));
+  EXPECT_THAT(probe, Not(HasSubstr("Every field: --full")));  // the terminal's hint
 }
 
 TEST(Views, ColourOnlyWhenAsked) {
