@@ -170,7 +170,7 @@ FrameworkBenchResult run_framework_benches(const std::vector<FrameworkChoice>& f
                    job.cells.size());
       const std::string where = fw.framework + " " + plan.device;
       job.cell_started = [&](const bench::Cell& c) {
-        progress.update({where, bench::describe(c), done++, total});
+        progress.update({where, bench::describe(c), done++, total, {}});
       };
       bench::FrameworkRun run = bench::run_framework(job);
       if (run.unavailable) {

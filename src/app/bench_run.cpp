@@ -2,6 +2,7 @@
 // (Moved out of bench_command.cpp so qualify runs benches through the same path.)
 #include "app/bench_run.h"
 
+#include "bench/ops/op_unit.h"
 #include "core/child_process.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
@@ -10,6 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <set>
 
@@ -20,7 +23,32 @@ using bench::Cell;
 
 BenchProgress::BenchProgress(Progress& progress, const std::vector<bench::BenchPlan>& plans)
     : progress_(progress) {
-  for (const auto& p : plans) totals_[p.device] += p.cells.size();
+  std::vector<RunEstimate::Device> devices;
+  for (const auto& p : plans) {
+    RunEstimate::Device d{p.device, {}, bench::effective_rounds(p.policy), {}};
+    for (const auto& c : p.cells) {
+      d.cells.push_back(bench::describe(c));
+      const bool searches = p.tuning.mode != TuningMode::kOff && bench::unit_of(c.op).tunes_gemm;
+      d.search_keys.push_back(searches ? std::string(gpucheck::to_string(c.dtype)) : "");
+    }
+    totals_[p.device] += p.cells.size() * static_cast<std::size_t>(std::max(d.rounds, 1));
+    devices.push_back(std::move(d));
+  }
+  estimate_ = std::make_shared<RunEstimate>(devices);
+  if (const char* t = std::getenv("GPUCHECK_PROGRESS_TRACE"); t != nullptr && *t != '\0') {
+    trace_path_ = t;
+    nlohmann::json plan = nlohmann::json::array();
+    for (const auto& d : devices)
+      plan.push_back({{"device", d.name},
+                      {"rounds", d.rounds},
+                      {"cells", d.cells},
+                      {"search_keys", d.search_keys}});
+    trace({{"event", "plan"}, {"devices", plan}});
+  }
+}
+
+BenchProgress::~BenchProgress() {
+  trace({{"event", "done"}});
 }
 
 BenchProgress& BenchProgress::silent() {
@@ -29,32 +57,75 @@ BenchProgress& BenchProgress::silent() {
   return none;
 }
 
-void BenchProgress::device_planned(const std::string& device, std::size_t runnable) {
-  totals_[device] = runnable;
+double BenchProgress::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-void BenchProgress::cell_started(const std::string& device, std::size_t ordinal,
+void BenchProgress::trace(nlohmann::json event) {
+  if (trace_path_.empty()) return;
+  event["t"] = now();
+  std::ofstream(trace_path_, std::ios::app) << event.dump() << "\n";
+}
+
+void BenchProgress::device_planned(const std::string& device, std::size_t units,
+                                   const std::vector<bool>& runs) {
+  totals_[device] = units;
+  {
+    std::lock_guard lock(*mu_);
+    estimate_->planned(device, units, runs);
+  }
+  trace({{"event", "planned"}, {"device", device}, {"units", units}, {"runs", runs}});
+}
+
+void BenchProgress::cell_started(const std::string& device, std::size_t index, std::size_t ordinal,
                                  const std::string& label) {
   ordinal_[device] = ordinal;
+  {
+    std::lock_guard lock(*mu_);
+    estimate_->started(device, index, now());
+  }
+  trace({{"event", "start"}, {"device", device}, {"cell", index}});
   show(device, label);
 }
 
+void BenchProgress::device_ended(const std::string& device) {
+  {
+    std::lock_guard lock(*mu_);
+    estimate_->ended(device, now());
+  }
+  trace({{"event", "end"}, {"device", device}});
+}
+
 void BenchProgress::working(const std::string& device, const std::string& what) {
+  // The tuners say "tuning gemm f32 (up to 5 s)": the search's budget.
+  double budget = 0;
+  if (auto at = what.find("(up to "); at != std::string::npos)
+    budget = std::strtod(what.c_str() + at + 7, nullptr);
+  {
+    std::lock_guard lock(*mu_);
+    estimate_->once(device, budget);
+  }
+  trace({{"event", "once"}, {"device", device}, {"budget_s", budget}});
   show(device, what);
 }
 
 void BenchProgress::show(const std::string& device, const std::string& what) {
-  std::size_t total = 0;
-  for (const auto& [name, cells] : totals_) total += cells;
   const auto here = totals_.find(device);
   const auto ordinal = ordinal_.find(device);
-  progress_.update({fmt::format("{} {}/{}", device, ordinal == ordinal_.end() ? 0 : ordinal->second,
-                                here == totals_.end() ? 0 : here->second),
-                    what, done_, total});
-}
-
-void BenchProgress::cell_finished() {
-  ++done_;
+  ProgressState s{fmt::format("{} {}/{}", device, ordinal == ordinal_.end() ? 0 : ordinal->second,
+                              here == totals_.end() ? 0 : here->second),
+                  what,
+                  0,
+                  0,
+                  {}};
+  // The ticker may call this after the run: it shares the estimate, not this object.
+  const auto start = start_;
+  s.left = [mu = mu_, estimate = estimate_, start]() -> std::optional<double> {
+    std::lock_guard lock(*mu);
+    return estimate->remaining(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  progress_.update(std::move(s));
 }
 
 namespace {
@@ -75,14 +146,17 @@ struct ChildStream {
     if (!ev.is_object()) return;  // not one of our event lines
     const std::size_t index = ev.value("index", std::size_t{0});
     if (ev.value("event", "") == "plan") {
-      progress.device_planned(target->device, ev.value("cells", plan->cells.size()));
+      std::vector<bool> runs(plan->cells.size(), !ev.contains("runs"));
+      for (const auto& i : ev.value("runs", nlohmann::json::array()))
+        if (i.is_number_unsigned() && i.get<std::size_t>() < runs.size())
+          runs[i.get<std::size_t>()] = true;
+      progress.device_planned(target->device, ev.value("cells", plan->cells.size()), runs);
     } else if (ev.value("event", "") == "cell" && index < by_cell.size()) {
-      if (current) progress.cell_finished();
       current = index;
       std::string label = ev.value("label", "");
       if (int of = ev.value("rounds", 1); of > 1)
         label += fmt::format(" (round {}/{})", ev.value("round", 0) + 1, of);
-      progress.cell_started(target->device, ev.value("ordinal", index + 1), label);
+      progress.cell_started(target->device, index, ev.value("ordinal", index + 1), label);
     } else if (ev.value("event", "") == "record" && index < by_cell.size()) {
       by_cell[index].push_back(ev["record"]);
     } else if (ev.value("event", "") == "tune") {
@@ -183,7 +257,7 @@ std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
   std::vector<DeviceRun> out;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     streams[i].line(streams[i].pending, progress);
-    if (streams[i].current) progress.cell_finished();
+    progress.device_ended(targets[i].device);
     out.push_back(finish(streams[i], results[i], limits));
   }
   return out;

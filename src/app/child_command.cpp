@@ -85,7 +85,12 @@ int run_bench_child(const std::string& plan_arg) {
   if (!backend) throw UsageError(fmt::format("__child bench: no backend '{}'", plan.backend));
   auto emit = line_writer(result_fd);
   bench::EngineCallbacks cb;
-  cb.planned = [&](std::size_t units) { emit({{"event", "plan"}, {"cells", units}}); };
+  cb.planned = [&](std::size_t units, const std::vector<bool>& runs) {
+    nlohmann::json run = nlohmann::json::array();
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (runs[i]) run.push_back(i);
+    emit({{"event", "plan"}, {"cells", units}, {"runs", run}});
+  };
   cb.cell_started = [&](std::size_t i, std::size_t ordinal, const bench::Cell& c, int round,
                         int rounds) {
     emit({{"event", "cell"},

@@ -78,22 +78,26 @@ void add_cuda_load_readings(nlohmann::json& backends, double seconds, bool quiet
       Progress progress = Progress::for_stderr("doctor", quiet);
       std::size_t done = 0;
       Stopwatch step;
-      b[keys::kUnderLoad] = doctor::run_cuda_load(
-          b, seconds,
-          [&](const std::string& device, const std::string& what, std::size_t started,
-              std::size_t total) {
-            // Children run at once: a cell started means the one before it finished, roughly.
-            done = started > 1 ? started - 1 : 0;
-            progress.update({fmt::format("load {}/{}", started, total),
-                             fmt::format("{}: {}", device, what), done, total});
-          });
+      b[keys::kUnderLoad] =
+          doctor::run_cuda_load(b, seconds,
+                                [&](const std::string& device, const std::string& what,
+                                    std::size_t started, std::size_t total) {
+                                  // Children run at once: a cell started means the one before it
+                                  // finished, roughly.
+                                  done = started > 1 ? started - 1 : 0;
+                                  progress.update({fmt::format("load {}/{}", started, total),
+                                                   fmt::format("{}: {}", device, what),
+                                                   done,
+                                                   total,
+                                                   {}});
+                                });
       spdlog::info("doctor: {} load child{} started together, all done in {:.2f} s ({})", gpus,
                    gpus == 1 ? "" : "ren", step.lap(), child_seconds(b[keys::kUnderLoad]));
       // Then the copies between GPUs (p2p_access judges them), all GPUs in one child. Never beside
       // the load: without NVLink they cross PCIe as its host copies do, and each would slow the
       // other's figure.
       if (peer_copies && gpus > 1) {
-        progress.update({"p2p", "copies between the GPUs", 0, 0});  // one child: no count
+        progress.update({"p2p", "copies between the GPUs", 0, 0, {}});  // one child: no count
         auto p2p = doctor::run_cuda_p2p_load(b, seconds);
         spdlog::info(
             "doctor: peer copies of {} ordered pairs ({} rounds of pairs sharing no GPU) in one "

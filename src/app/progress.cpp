@@ -29,10 +29,12 @@ std::string progress_text(const ProgressState& s, double elapsed_s) {
   // The times before the unit's words: a narrow terminal cuts the end of the line, and the
   // estimate is what a person waits for.
   std::string out = fmt::format("[{}] {} elapsed", s.position, elapsed_text(elapsed_s));
-  if (s.done > 0 && s.total > s.done)
-    out += fmt::format(" \xC2\xB7 about {} left",
-                       elapsed_text(elapsed_s / static_cast<double>(s.done) *
-                                    static_cast<double>(s.total - s.done)));
+  std::optional<double> left;
+  if (s.left)
+    left = s.left();
+  else if (s.done > 0 && s.total > s.done)
+    left = elapsed_s / static_cast<double>(s.done) * static_cast<double>(s.total - s.done);
+  if (left) out += fmt::format(" \xC2\xB7 about {} left", elapsed_text(*left));
   return out + " \xC2\xB7 " + s.what;
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -18,10 +19,13 @@ struct ProgressState {
   std::string what;       // "exp f32 n=4096"
   std::size_t done = 0;   // units finished, over everything this progress covers
   std::size_t total = 0;  // units that will run in all (0: unknown)
+  // Seconds left, asked again at every redraw, where a model of the units' costs knows better
+  // than done/total (bench: RunEstimate); nullopt: no estimate yet.
+  std::function<std::optional<double>()> left;
 };
 
-// "[cpu 1/4] 1.2 s elapsed · about 3 s left · exp f32 n=4096" (no estimate before the first
-// unit finished).
+// "[cpu 1/4] 1.2 s elapsed · about 3 s left · exp f32 n=4096": the estimate from s.left, else
+// from the units done so far (none before the first unit finished).
 std::string progress_text(const ProgressState& s, double elapsed_s);
 
 class Progress {

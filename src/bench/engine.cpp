@@ -507,7 +507,11 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
   std::size_t units = 0;
   for (std::size_t i = 0; i < n; ++i)
     units += dropped[i] ? 0 : decided[i] ? 1 : static_cast<std::size_t>(rounds);
-  if (callbacks.planned) callbacks.planned(units);
+  if (callbacks.planned) {
+    std::vector<bool> runs(n);
+    for (std::size_t i = 0; i < n; ++i) runs[i] = !dropped[i];
+    callbacks.planned(units, runs);
+  }
   std::size_t ordinal = 0;
   for (int round = 0; round < rounds; ++round) {
     const bool last = round + 1 == rounds;

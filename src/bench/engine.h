@@ -33,7 +33,9 @@ struct EngineCallbacks {
   // Before the first cell: how many cell starts will come (a cell per round; those a device
   // cannot run and nobody asked for by name are dropped without a record), so progress counts
   // only real work.
-  std::function<void(std::size_t units)> planned;
+  // Before the first cell: the units (cell rounds) that will start, and which of the plan's
+  // cells will (a default the device cannot run is dropped without a record).
+  std::function<void(std::size_t units, const std::vector<bool>& runs)> planned;
   // Before a cell runs a round (0-based, of `rounds`), and before its records are emitted.
   // index: the cell's place in the plan; ordinal: 1-based among the cell starts.
   std::function<void(std::size_t index, std::size_t ordinal, const Cell& cell, int round,

@@ -772,7 +772,9 @@ void run_group_plan(const BenchPlan& plan, PeerGroup& group, const EngineCallbac
                     std::optional<PlantedError> plant) {
   const auto t0 = Clock::now();
   GroupRunner runner(plan, group, callbacks, plant);
-  if (callbacks.planned) callbacks.planned(plan.cells.size());  // every cell runs or records why
+  // Every cell runs or records why.
+  if (callbacks.planned)
+    callbacks.planned(plan.cells.size(), std::vector<bool>(plan.cells.size(), true));
   std::size_t ordinal = 0;
   auto started = [&](const std::vector<std::size_t>& cells) {
     if (callbacks.cell_started)
