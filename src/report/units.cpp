@@ -32,20 +32,24 @@ namespace {
 // GB/s, as nvbandwidth and the datasheets write it: a D2D copy at "4136 GB/s"); anything else
 // as it is.
 struct MeasureScale {
-  double divisor = 1;
+  // value × to_base / prefix is the number shown (kept as two factors, so each figure is
+  // computed as the views always computed it, to the last rounding).
+  double to_base = 1;
+  double prefix = 1;
   std::string unit;
+  double shown(double value) const { return value * to_base / prefix; }
 };
 
 MeasureScale measure_scale(double magnitude, std::string_view unit) {
   const double a = std::fabs(magnitude);
   if (unit == "s") {
-    if (a >= 1 || a == 0) return {1, "s"};
-    if (a >= 1e-3) return {1e-3, "ms"};
-    if (a >= 1e-6) return {1e-6, "\xC2\xB5s"};
-    return {1e-9, "ns"};
+    if (a >= 1 || a == 0) return {1, 1, "s"};
+    if (a >= 1e-3) return {1e3, 1, "ms"};
+    if (a >= 1e-6) return {1e6, 1, "\xC2\xB5s"};
+    return {1e9, 1, "ns"};
   }
   const bool flops = unit.find("FLOP") != std::string_view::npos;
-  if (!flops && unit != "GB/s") return {1, std::string(unit)};
+  if (!flops && unit != "GB/s") return {1, 1, std::string(unit)};
   // Records carry GB/s (1e9 bytes) or TFLOP/s (1e12 FLOP).
   const double to_base = flops ? 1e12 : 1e9;
   const double base = a * to_base;
@@ -54,12 +58,12 @@ MeasureScale measure_scale(double magnitude, std::string_view unit) {
   std::size_t i = 0;
   while (i + 1 < kPrefixes.size() && base < kPrefixes[i].first) ++i;
   if (!flops && kPrefixes[i].first > 1e9 && base < 1e13) i = 2;  // GB/s below 10 TB/s
-  return {kPrefixes[i].first / to_base,
+  return {to_base, kPrefixes[i].first,
           std::string(kPrefixes[i].second) + (flops ? "FLOP/s" : "B/s")};
 }
 
 std::string scaled(double value, const MeasureScale& s) {
-  return significant(value / s.divisor) + (s.unit.empty() ? "" : " " + s.unit);
+  return significant(s.shown(value)) + (s.unit.empty() ? "" : " " + s.unit);
 }
 
 }  // namespace
@@ -81,7 +85,7 @@ std::vector<std::string> format_ticks(const std::vector<double>& ticks, std::str
   for (double t : ticks) top = std::max(top, std::fabs(t));
   const MeasureScale s = measure_scale(top, unit);
   // The fewest decimals that write the step exactly (2.5 needs one), so neighbours differ.
-  const double step = ticks.size() > 1 ? std::fabs(ticks[1] - ticks[0]) / s.divisor : 1;
+  const double step = ticks.size() > 1 ? std::fabs(s.shown(ticks[1]) - s.shown(ticks[0])) : 1;
   int decimals = 0;
   while (decimals < 9 &&
          std::fabs(step * std::pow(10, decimals) - std::round(step * std::pow(10, decimals))) >
@@ -89,7 +93,7 @@ std::vector<std::string> format_ticks(const std::vector<double>& ticks, std::str
     ++decimals;
   std::vector<std::string> out;
   for (double t : ticks) {
-    double v = t / s.divisor;
+    double v = s.shown(t);
     if (std::fabs(v) < step * 1e-9) v = 0;  // no "-0" from a sum that nearly cancels
     out.push_back(fmt::format("{:.{}f}", v, decimals) + (s.unit.empty() ? "" : " " + s.unit));
   }
