@@ -25,9 +25,8 @@ BenchProgress::BenchProgress(Progress& progress, const std::vector<bench::BenchP
     : progress_(progress) {
   std::vector<RunEstimate::Device> devices;
   for (const auto& p : plans) {
-    RunEstimate::Device d{p.device, {}, bench::effective_rounds(p.policy), {}};
+    RunEstimate::Device d{p.device, p.cells.size(), bench::effective_rounds(p.policy), {}};
     for (const auto& c : p.cells) {
-      d.cells.push_back(bench::describe(c));
       const bool searches = p.tuning.mode != TuningMode::kOff && bench::unit_of(c.op).tunes_gemm;
       d.search_keys.push_back(searches ? std::string(gpucheck::to_string(c.dtype)) : "");
     }
@@ -37,12 +36,16 @@ BenchProgress::BenchProgress(Progress& progress, const std::vector<bench::BenchP
   estimate_ = std::make_shared<RunEstimate>(devices);
   if (const char* t = std::getenv("GPUCHECK_PROGRESS_TRACE"); t != nullptr && *t != '\0') {
     trace_path_ = t;
+    // The cells' labels too, for a person reading the trace.
     nlohmann::json plan = nlohmann::json::array();
-    for (const auto& d : devices)
-      plan.push_back({{"device", d.name},
-                      {"rounds", d.rounds},
-                      {"cells", d.cells},
-                      {"search_keys", d.search_keys}});
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      nlohmann::json labels = nlohmann::json::array();
+      for (const auto& c : plans[i].cells) labels.push_back(bench::describe(c));
+      plan.push_back({{"device", devices[i].name},
+                      {"rounds", devices[i].rounds},
+                      {"cells", labels},
+                      {"search_keys", devices[i].search_keys}});
+    }
     trace({{"event", "plan"}, {"devices", plan}});
   }
 }

@@ -9,9 +9,9 @@ namespace gpucheck::app {
 RunEstimate::RunEstimate(std::vector<Device> devices) {
   for (auto& d : devices) {
     DeviceState s;
-    s.units = d.cells.size() * static_cast<std::size_t>(std::max(d.rounds, 1));
-    s.runs.assign(d.cells.size(), true);
-    s.begun.assign(d.cells.size(), false);
+    s.units = d.cells * static_cast<std::size_t>(std::max(d.rounds, 1));
+    s.runs.assign(d.cells, true);
+    s.begun.assign(d.cells, false);
     s.plan = std::move(d);
     devices_.push_back(std::move(s));
   }
@@ -23,7 +23,7 @@ void RunEstimate::planned(const std::string& device, std::size_t units,
     if (d.plan.name == device) {
       d.units = units;
       d.planned = true;
-      if (runs.size() == d.plan.cells.size()) d.runs = runs;
+      if (runs.size() == d.plan.cells) d.runs = runs;
     }
 }
 
@@ -88,7 +88,7 @@ std::optional<double> RunEstimate::remaining(double now) const {
     done += d.units_done;
     if (d.planned) {
       kept += static_cast<double>(d.units);
-      offered += static_cast<double>(d.plan.cells.size()) * std::max(d.plan.rounds, 1);
+      offered += static_cast<double>(d.plan.cells) * std::max(d.plan.rounds, 1);
     }
   }
   if (done == 0) return std::nullopt;
@@ -105,9 +105,9 @@ std::optional<double> RunEstimate::remaining(double now) const {
     if (d.open)
       left += std::max((d.open_searches ? search_time(d.budget) : per) - (now - d.open_since), 0.0);
     // The searches still to come on a device that has searched: one per key no cell has begun.
-    if (d.searched && d.plan.search_keys.size() == d.plan.cells.size()) {
+    if (d.searched && d.plan.search_keys.size() == d.plan.cells) {
       std::set<std::string> begun, ahead;
-      for (std::size_t c = 0; c < d.plan.cells.size(); ++c)
+      for (std::size_t c = 0; c < d.plan.cells; ++c)
         if (!d.plan.search_keys[c].empty() && d.runs[c])
           (d.begun[c] ? begun : ahead).insert(d.plan.search_keys[c]);
       for (const auto& key : ahead)

@@ -31,8 +31,8 @@ class RunEstimate {
  public:
   struct Device {
     std::string name;
-    std::vector<std::string> cells;  // each cell's label (op, dtype, shape)
-    int rounds = 1;                  // each cell runs once a round
+    std::size_t cells = 0;  // cells in the plan
+    int rounds = 1;         // each cell runs once a round
     // Per cell: what a search before its first round is keyed by (the dtype of a GEMM or conv:
     // searched once per dtype), or "" for a cell that never searches. Empty: none does.
     std::vector<std::string> search_keys;

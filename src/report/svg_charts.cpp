@@ -45,13 +45,16 @@ std::string cut(const std::string& s, std::size_t max) {
   return s.substr(0, n) + "\xE2\x80\xA6";
 }
 
-std::string open_svg(double height, const std::string& title, const std::string& kind) {
+// value_unit: the unit of the values drawn (data-unit), where tick labels carry another.
+std::string open_svg(double height, const std::string& title, const std::string& kind,
+                     const std::string& value_unit = {}) {
   return fmt::format(
-      "<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" "
+      "<svg class=\"chart\" data-chart=\"{}\"{} width=\"{}\" "
       "height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n"
       "<text class=\"title\" x=\"8\" y=\"18\">{}</text>\n",
-      html_escape(kind), num(kWidth), num(height), num(kWidth), num(height), html_escape(title),
-      html_escape(title));
+      html_escape(kind),
+      value_unit.empty() ? std::string() : " data-unit=\"" + html_escape(value_unit) + "\"",
+      num(kWidth), num(height), num(kWidth), num(height), html_escape(title), html_escape(title));
 }
 
 // A log scale over whole decades (or powers of two) covering [lo, hi].
@@ -332,8 +335,7 @@ std::string svg_strip_chart(const StripChart& c) {
   lo = ticks.front();
   hi = ticks.back();
   auto xpos = [&](double v) { return x0 + (x1 - x0) * (v - lo) / (hi - lo); };
-  std::string out = open_svg(height, c.title, c.kind);
-  out.insert(out.find(" width="), fmt::format(" data-unit=\"{}\"", html_escape(c.value_unit)));
+  std::string out = open_svg(height, c.title, c.kind, c.value_unit);
   const double axis_y = kTop + kRow;
   out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\"/>\n",
                      num(x0), num(x1), num(axis_y));

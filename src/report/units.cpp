@@ -69,11 +69,11 @@ std::string scaled(double value, const MeasureScale& s) {
 }  // namespace
 
 std::string format_seconds(double s) {
-  return scaled(s, measure_scale(s, "s"));
+  return format_measure(s, "s");
 }
 
 std::string format_rate(double value, std::string_view unit) {
-  return scaled(value, measure_scale(value, unit));
+  return format_measure(value, unit);
 }
 
 std::string format_measure(double value, std::string_view unit) {

@@ -38,8 +38,7 @@ Trace load_trace(const std::string& name) {
     if (e["event"] == "plan") {
       for (const auto& d : e["devices"])
         t.devices.push_back(
-            {d["device"].get<std::string>(), d["cells"].get<std::vector<std::string>>(),
-             d["rounds"].get<int>(),
+            {d["device"].get<std::string>(), d["cells"].size(), d["rounds"].get<int>(),
              d.value("search_keys", Json::array()).get<std::vector<std::string>>()});
     } else if (e["event"] == "done") {
       t.end = e["t"].get<double>();
@@ -71,7 +70,7 @@ struct Errors {
 Errors errors(const Trace& t, bool count_only) {
   RunEstimate est(t.devices);
   std::map<std::string, std::size_t> totals;
-  for (const auto& d : t.devices) totals[d.name] = d.cells.size();
+  for (const auto& d : t.devices) totals[d.name] = d.cells;
   std::map<std::string, bool> open;
   std::size_t next = 0, done = 0, samples = 0;
   Errors e;
@@ -137,7 +136,7 @@ TEST(RunEstimate, RealRunsAreEstimatedCloserThanTheCountOfUnits) {
 }
 
 TEST(RunEstimate, NothingBeforeTheFirstUnitEnds) {
-  RunEstimate est({{"cpu", {"exp f32 n=1024"}, 3, {}}});
+  RunEstimate est({{"cpu", 1, 3, {}}});
   EXPECT_FALSE(est.remaining(0).has_value());
   est.started("cpu", 0, 0);
   EXPECT_FALSE(est.remaining(1).has_value());
@@ -150,7 +149,7 @@ TEST(RunEstimate, NothingBeforeTheFirstUnitEnds) {
 
 TEST(RunEstimate, ADeviceNotYetStartedIsPredictedAtTheMeanUnitThenAtItsOwn) {
   // The CPU ran a 1 s exp and a 3 s gemm; the GPU, not started, runs two units at that mean.
-  RunEstimate est({{"cpu", {"exp", "gemm"}, 1, {}}, {"gpu", {"exp", "gemm"}, 1, {}}});
+  RunEstimate est({{"cpu", 2, 1, {}}, {"gpu", 2, 1, {}}});
   est.started("cpu", 0, 0);
   est.started("cpu", 1, 1);
   est.ended("cpu", 4);
@@ -163,7 +162,7 @@ TEST(RunEstimate, ADeviceNotYetStartedIsPredictedAtTheMeanUnitThenAtItsOwn) {
 
 TEST(RunEstimate, ADeviceNotYetStartedKeepsTheShareTheStartedOnesKept) {
   // The CPU's child ran 2 of its 4 cells; the GPU's 4 cells are expected to be 2 units.
-  RunEstimate est({{"cpu", {"a", "b", "c", "d"}, 1, {}}, {"gpu", {"a", "b", "c", "d"}, 1, {}}});
+  RunEstimate est({{"cpu", 4, 1, {}}, {"gpu", 4, 1, {}}});
   est.planned("cpu", 2, {true, false, true, false});
   est.started("cpu", 0, 0);
   est.started("cpu", 2, 1);
@@ -173,7 +172,7 @@ TEST(RunEstimate, ADeviceNotYetStartedKeepsTheShareTheStartedOnesKept) {
 
 TEST(RunEstimate, TheChildsUnitCountWins) {
   // Four cells of two rounds planned; the child drops two (the device cannot run them).
-  RunEstimate est({{"gpu", {"a", "b", "c", "d"}, 2, {}}});
+  RunEstimate est({{"gpu", 4, 2, {}}});
   est.planned("gpu", 4);
   est.started("gpu", 0, 0);
   est.started("gpu", 1, 1);  // cell a: 1 s
@@ -183,7 +182,7 @@ TEST(RunEstimate, TheChildsUnitCountWins) {
 
 TEST(RunEstimate, SearchesArePredictedFromTheirBudgetThenFromTheOnesThatEnded) {
   // A GEMM search per dtype before its first GEMM; the exp never searches.
-  RunEstimate est({{"gpu", {"exp", "gemm f32", "gemm f64"}, 1, {"", "f32", "f64"}}});
+  RunEstimate est({{"gpu", 3, 1, {"", "f32", "f64"}}});
   est.started("gpu", 0, 0);
   est.started("gpu", 1, 1);  // exp: 1 s
   est.once("gpu", 5);        // gemm f32 searches first, within 5 s
@@ -199,7 +198,7 @@ TEST(RunEstimate, SearchesArePredictedFromTheirBudgetThenFromTheOnesThatEnded) {
 }
 
 TEST(RunEstimate, ADeviceThatHasNotSearchedIsTakenToHaveItsWinnersCached) {
-  RunEstimate est({{"gpu", {"exp", "gemm f32"}, 1, {"", "f32"}}});
+  RunEstimate est({{"gpu", 2, 1, {"", "f32"}}});
   est.started("gpu", 0, 0);
   est.started("gpu", 1, 1);
   EXPECT_DOUBLE_EQ(*est.remaining(1), 1);  // the gemm at the device's mean, no search
