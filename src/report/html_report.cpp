@@ -311,8 +311,9 @@ std::string verdict_banner(const nlohmann::json& doc) {
 // as the page's verdict; the terminal's hint about flags is left out.
 std::string probe_summary(const nlohmann::json& doc) {
   TextView view = make_text_view(doc, ViewOptions{});
-  std::optional<TextBlock> verdict = view.take_last();
-  if (!verdict || verdict->kind != TextBlock::Kind::kText) return view_html(view);
+  if (view.blocks().empty() || view.blocks().back().kind != TextBlock::Kind::kText)
+    return view_html(view);
+  const std::optional<TextBlock> verdict = view.take_last();
   if (!view.blocks().empty() && view.blocks().back().tone == Tone::kMuted) view.take_last();
   return fmt::format("<div class=\"verdict {}\">\n<p>{}</p>\n</div>\n",
                      verdict->tone == Tone::kGood ? "good" : "warn", html_escape(verdict->text)) +
