@@ -123,6 +123,28 @@ TEST(VulkanBench, EveryOpVerifiesWithBothTransferRecordsAndEveryCopyPath) {
                           [](const std::string& c) { return c.starts_with("d2d/"); }));
 }
 
+// A GPU copies device to device with copy.comp (16-byte words, the tail by vkCmdCopyBuffer);
+// the hook takes that path on lavapipe, whose own copies are memcpy. A length below one word, and
+// one of whole words plus 3 bytes, both verified byte for byte.
+TEST(VulkanBench, TheCopyShaderCopiesWholeWordsAndTheTail) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r =
+      run_gpucheck({"bench", "--device", "vulkan0", "--ops", "copy", "--copy", "15,65539", "--reps",
+                    "2", "--warmup", "1", "--no-baseline", "--json"},
+                   {{"GPUCHECK_TEST_VULKAN_COPY_SHADER", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::set<std::uint64_t> d2d;
+  for (const auto& rec : vulkan_records(r.out)) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "ok");
+    EXPECT_NE(rec.at("impl").get<std::string>().find("copy shader"), std::string::npos);
+    if (rec.at("shape").at("direction") == "d2d")
+      d2d.insert(rec.at("shape").at("bytes").get<std::uint64_t>());
+  }
+  EXPECT_EQ(d2d, (std::set<std::uint64_t>{15, 65539}));
+}
+
 TEST(VulkanBench, F16ExpAndGemmComputeInF32AndOtherDtypesSayUnsupported) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;

@@ -48,6 +48,7 @@ namespace gpucheck::vulkan {
   X(vkCreateFence)                 \
   X(vkDestroyFence)                \
   X(vkWaitForFences)               \
+  X(vkGetFenceStatus)              \
   X(vkResetFences)                 \
   X(vkCreateShaderModule)          \
   X(vkDestroyShaderModule)         \

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
@@ -27,12 +28,14 @@ namespace {
 
 namespace k = keys;
 
-constexpr std::uint32_t kExpGroup = 256;
-// Work groups of the grid-stride exp at most: enough to fill any GPU several times over.
-constexpr std::uint32_t kExpGroupsMax = 16384;
+// exp.comp and copy.comp: 256 invocations, each loading 4 vectors before it stores them.
+constexpr std::uint32_t kStreamGroup = 256;
+constexpr std::uint32_t kStreamUnroll = 4;
 // On a CPU implementation each work group costs a fixed start-up on one thread: a few per core,
 // each looping over many elements, beat one element per invocation.
-constexpr std::uint32_t kExpGroupsMaxCpu = 64;
+constexpr std::uint32_t kStreamGroupsMaxCpu = 64;
+// maxComputeWorkGroupCount's least guaranteed value, for y (x is read from the device).
+constexpr std::uint32_t kGroupCountMinimum = 65535;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
 constexpr std::size_t kStressGroupsMax = 4096;
@@ -97,6 +100,9 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
                 {"driver_version", p.value("driver_version", "")}};
     if (p.contains("driver_info")) context_["driver_info"] = p["driver_info"];
     cooperative_ = p.value(std::string(k::kCooperativeMatrix), nlohmann::json::object());
+    // Test hook: the copy shader on a CPU implementation too, so that lavapipe tests it.
+    const char* shader = std::getenv("GPUCHECK_TEST_VULKAN_COPY_SHADER");
+    copy_shader_ = !rt_->caps().cpu || (shader != nullptr && *shader != '\0' && *shader != '0');
   }
 
   const DeviceIdentity& identity() const override { return identity_; }
@@ -143,7 +149,9 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
 
   std::string impl(Op op, DType dtype) const override {
     (void)dtype;
-    return op == Op::kCopy ? "vkCmdCopyBuffer" : "shader";
+    if (op != Op::kCopy) return "shader";
+    return copy_shader_ ? "vkCmdCopyBuffer to and from the host, a copy shader on the device"
+                        : "vkCmdCopyBuffer";
   }
 
   // f16 exp and GEMM compute in f32 and round once on store.
@@ -167,20 +175,24 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   void download(void* dst, const DeviceBuffer& src, std::size_t bytes) override {
     rt_->download(dst, buf(src), 0, bytes);
   }
+  // On a GPU through copy.comp (see there why), the last bytes short of a 16-byte word by
+  // vkCmdCopyBuffer; on a CPU implementation vkCmdCopyBuffer is its memcpy.
   void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) override {
-    rt_->copy(buf(dst), 0, buf(src), 0, bytes);
+    const std::size_t words = copy_shader_ ? bytes / 16 : 0;
+    if (words > 0) {
+      const std::uint32_t push[3] = {to_u32(words, "copy length in 16-byte words"), 0, 0};
+      rt_->dispatch(Shader::kCopy, {stream_group(), kStreamUnroll},
+                    {buf(src), buf(dst), VK_NULL_HANDLE}, push, sizeof push, stream_groups(words));
+    }
+    rt_->copy(buf(dst), words * 16, buf(src), words * 16, bytes - words * 16);
   }
 
   void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) override {
     if (n == 0) return;
-    const auto& c = rt_->caps();
-    const std::uint32_t group = std::min({kExpGroup, c.max_group_x, c.max_group_invocations});
     const std::uint32_t count = to_u32(n, "exp length");
-    const std::uint32_t groups =
-        std::min({(count + group - 1) / group, c.cpu ? kExpGroupsMaxCpu : kExpGroupsMax,
-                  c.max_group_count_x});
-    rt_->dispatch(dtype == DType::kF16 ? Shader::kExpF16 : Shader::kExpF32, {group},
-                  {buf(x), buf(y), VK_NULL_HANDLE}, &count, sizeof count, {groups, 1, 1});
+    rt_->dispatch(dtype == DType::kF16 ? Shader::kExpF16 : Shader::kExpF32,
+                  {stream_group(), kStreamUnroll}, {buf(x), buf(y), VK_NULL_HANDLE}, &count,
+                  sizeof count, stream_groups(count / 4));
   }
 
   void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
@@ -329,6 +341,23 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   };
   static_assert(sizeof(StressPush) == 40, "shaders/stress.comp's push constants");
 
+  // exp.comp's and copy.comp's work group.
+  std::uint32_t stream_group() const {
+    const auto& c = rt_->caps();
+    return std::min({kStreamGroup, c.max_group_x, c.max_group_invocations});
+  }
+  // Their groups, numbered over x and y: one per kStreamUnroll vectors of each invocation on a
+  // GPU, a few on a CPU implementation; the shaders loop over what the groups do not cover.
+  std::array<std::uint32_t, 3> stream_groups(std::uint64_t vectors) const {
+    const auto& c = rt_->caps();
+    const std::uint64_t per_group = std::uint64_t{stream_group()} * kStreamUnroll;
+    std::uint64_t need = std::max<std::uint64_t>(1, (vectors + per_group - 1) / per_group);
+    if (c.cpu) need = std::min<std::uint64_t>(need, kStreamGroupsMaxCpu);
+    const std::uint64_t x = std::min<std::uint64_t>(need, c.max_group_count_x);
+    const std::uint64_t y = std::min<std::uint64_t>((need + x - 1) / x, kGroupCountMinimum);
+    return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), 1};
+  }
+
   // The stress shader's work group: a power of two up to 256 the device allows.
   std::uint32_t stress_group() const {
     const auto& c = rt_->caps();
@@ -388,6 +417,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   std::map<DType, GemmConfig> gemm_;                   // tune_gemm's choice per dtype
   mutable std::optional<TimingSource> region_timing_;  // see context()
   nlohmann::json cooperative_;                         // the probe's cooperative-matrix summary
+  bool copy_shader_ = false;                           // device-to-device copies by copy.comp
   std::unique_ptr<DeviceBuffer> partials_;             // after rt_: released before it
 };
 

@@ -72,6 +72,7 @@ class Runtime {
     std::size_t bytes;
   };
 
+  void wait_for_fence();      // the submission's, polled briefly before blocking
   VkCommandBuffer command();  // the recording buffer, with a barrier after earlier commands
   std::pair<VkBuffer, std::size_t> staging(std::size_t bytes);
   std::optional<std::pair<VkBuffer, std::size_t>> host_visible(const void* p,

@@ -23,6 +23,9 @@ constexpr std::uint32_t kGemmF32[] = {
 constexpr std::uint32_t kGemmF16[] = {
 #include "gemm_f16.spv.inc"
 };
+constexpr std::uint32_t kCopy[] = {
+#include "copy.spv.inc"
+};
 constexpr std::uint32_t kStress[] = {
 #include "stress.spv.inc"
 };
@@ -39,6 +42,7 @@ constexpr Entry kShaders[] = {
     {Shader::kExpF16, {kExpF16, std::size(kExpF16)}, "shaders/exp.comp -DGC_F16"},
     {Shader::kGemmF32, {kGemmF32, std::size(kGemmF32)}, "shaders/gemm.comp"},
     {Shader::kGemmF16, {kGemmF16, std::size(kGemmF16)}, "shaders/gemm.comp -DGC_F16"},
+    {Shader::kCopy, {kCopy, std::size(kCopy)}, "shaders/copy.comp"},
     {Shader::kStress, {kStress, std::size(kStress)}, "shaders/stress.comp"},
 };
 

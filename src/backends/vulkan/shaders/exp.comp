@@ -1,21 +1,34 @@
-// y[i] = exp(x[i]) over n elements, grid-stride. f32 by default; -DGC_F16 stores f16 and computes
-// in f32 (rounded once on store). The exponential is computed here rather than with GLSL's
-// exp(), whose required accuracy (3 + 2|x| ulp) is looser than what bench verifies (2e-6): a
-// Cody-Waite reduction x = j ln2 + r, |r| <= ln2/2, and a degree-7 Taylor polynomial of e^r
-// (truncation below 6e-9 relative), scaled by 2^j.
+// y[i] = exp(x[i]) over n elements. f32 by default; -DGC_F16 stores f16 and computes in f32
+// (rounded once on store). The exponential is computed here rather than with GLSL's exp(),
+// whose required accuracy (3 + 2|x| ulp) is looser than what bench verifies (2e-6): a Cody-Waite
+// reduction x = j ln2 + r, |r| <= ln2/2, and a degree-7 Taylor polynomial of e^r (truncation
+// below 6e-9 relative), scaled by 2^j.
+//
+// As CUDA's kernel does (src/backends/cuda/cuda_kernels.cu): four-element vectors (16 bytes of
+// f32, 8 of f16), UNROLL of them loaded by each invocation before any is computed, so several
+// loads are in flight per invocation. The work groups are numbered over x and y (x alone is
+// limited to 65535 on some devices) and loop while the numbered groups do not cover the array:
+// a GPU gets one group per UNROLL × group size vectors and loops once, a CPU implementation a
+// few groups that loop over many. The first group also does the tail (n not a multiple of 4).
 #version 450
 #ifdef GC_F16
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ELEM float16_t
+#define VEC f16vec4
 #else
 #define ELEM float
+#define VEC vec4
 #endif
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint UNROLL = 4;
 layout(push_constant) uniform Params { uint n; } p;
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
 layout(std430, binding = 1) writeonly buffer Y { ELEM y[]; };
+// The same buffers as vectors.
+layout(std430, binding = 0) readonly buffer XV { VEC xv[]; };
+layout(std430, binding = 1) writeonly buffer YV { VEC yv[]; };
 
 float exp_accurate(float v) {
   if (v > 88.72283f) return 1.0f / 0.0f;
@@ -37,8 +50,30 @@ float exp_accurate(float v) {
   return e * exp2(float(half_j)) * exp2(float(ij - half_j));
 }
 
+VEC exp4(VEC v) {
+  return VEC(exp_accurate(float(v.x)), exp_accurate(float(v.y)), exp_accurate(float(v.z)),
+             exp_accurate(float(v.w)));
+}
+
 void main() {
-  const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride)
-    y[i] = ELEM(exp_accurate(float(x[i])));
+  const uint wg = gl_WorkGroupSize.x;
+  const uint per_group = wg * UNROLL;
+  const uint vectors = p.n / 4;
+  const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+  VEC v[UNROLL];
+  for (uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; g * per_group < vectors;
+       g += groups) {
+    const uint base = g * per_group + gl_LocalInvocationID.x;
+    for (uint u = 0; u < UNROLL; ++u) {
+      const uint i = base + u * wg;
+      if (i < vectors) v[u] = xv[i];
+    }
+    for (uint u = 0; u < UNROLL; ++u) {
+      const uint i = base + u * wg;
+      if (i < vectors) yv[i] = exp4(v[u]);
+    }
+  }
+  if (gl_WorkGroupID.x == 0 && gl_WorkGroupID.y == 0)
+    for (uint i = vectors * 4 + gl_LocalInvocationID.x; i < p.n; i += wg)
+      y[i] = ELEM(exp_accurate(float(x[i])));
 }
