@@ -1,6 +1,7 @@
 // The Vulkan GEMM's parameter space: every candidate the tuner may time fits the device's
 // limits, the defaults come first, and the cache's JSON form reads back only what fits.
 #if GPUCHECK_HAVE_VULKAN_BENCH
+#include "backends/vulkan/coopmat_choice.h"
 #include "backends/vulkan/gemm_config.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,65 @@ TEST(VulkanGemmConfig, JsonFormReadsBackOnlyWhatFits) {
   EXPECT_FALSE(gemm_config_from_json(big.to_json(), kSmall, &why));
   EXPECT_NE(why.find("exceeds"), std::string::npos) << why;
   EXPECT_FALSE(gemm_config_from_json(nlohmann::json::array(), kGpu, &why));
+}
+
+// A device as describe_device lists it: NV cooperative matrices with the f16 shapes NVIDIA
+// drivers list, and subgroups of `subgroup`.
+nlohmann::json coopmat_device(bool feature, unsigned subgroup, const char* stage) {
+  auto shape = [](unsigned m, unsigned n, unsigned k, const char* c) {
+    return nlohmann::json{{"m", m},         {"n", n},         {"k", k},
+                          {"a", "float16"}, {"b", "float16"}, {"c", c},
+                          {"d", c},         {"scope", "subgroup"}};
+  };
+  return {{"subgroup", {{"size", subgroup}}},
+          {"cooperative_matrix_nv",
+           {{"supported", feature},
+            {"supported_stages", {stage}},
+            {"properties",
+             {shape(16, 8, 16, "float16"), shape(16, 8, 8, "float32"),
+              shape(16, 8, 16, "float32"), shape(16, 16, 16, "float32"),
+              shape(16, 16, 16, "float16")}}}}};
+}
+
+TEST(VulkanCoopmat, TheLargestF32AccumulatingShapeTheTileDividesIsChosen) {
+  std::string why;
+  const auto s = choose_coopmat_nv(
+      coopmat_device(true, 32, "VK_SHADER_STAGE_COMPUTE_BIT"), CoopmatTile{}, &why);
+  ASSERT_TRUE(s) << why;
+  EXPECT_EQ(s->describe(), "16x16x16");
+  // A tile 16 wide per subgroup column is too narrow for N = 16 (4 columns of subgroups): the
+  // 16x8 shape is taken.
+  const auto narrow = choose_coopmat_nv(coopmat_device(true, 32, "VK_SHADER_STAGE_COMPUTE_BIT"),
+                                        CoopmatTile{128, 32, 64}, &why);
+  ASSERT_TRUE(narrow) << why;
+  EXPECT_EQ(narrow->describe(), "16x8x16");
+}
+
+TEST(VulkanCoopmat, EachMissingPieceIsTheReason) {
+  std::string why;
+  EXPECT_FALSE(choose_coopmat_nv(coopmat_device(false, 32, "VK_SHADER_STAGE_COMPUTE_BIT"),
+                                 CoopmatTile{}, &why));
+  EXPECT_NE(why.find("cooperativeMatrix feature"), std::string::npos) << why;
+  EXPECT_FALSE(choose_coopmat_nv(coopmat_device(true, 32, "VK_SHADER_STAGE_FRAGMENT_BIT"),
+                                 CoopmatTile{}, &why));
+  EXPECT_NE(why.find("compute shaders"), std::string::npos) << why;
+  EXPECT_FALSE(choose_coopmat_nv(coopmat_device(true, 64, "VK_SHADER_STAGE_COMPUTE_BIT"),
+                                 CoopmatTile{}, &why));
+  EXPECT_NE(why.find("are 64"), std::string::npos) << why;
+  EXPECT_FALSE(choose_coopmat_nv(nlohmann::json::object(), CoopmatTile{}, &why));
+}
+
+TEST(VulkanCoopmat, TilesParseOnlyWhenTheShaderCanRunThem) {
+  const CoopmatShape s{16, 16, 16};
+  std::string why;
+  const auto t = parse_coopmat_tile("256x128x32", s, &why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_EQ(t->describe(), "256x128x32");
+  for (const char* bad : {"", "128x128", "128x128x32x1", "0x128x32", "96x128x32", "128x128x8",
+                          "128xx128", "99999999999x128x32", "-128x128x32", "128x128x32 "}) {
+    EXPECT_FALSE(parse_coopmat_tile(bad, s, &why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ cd "$root"
 die() { echo "stage.sh: $1" >&2; exit "${2:-1}"; }
 
 # scenario | default build dir | configure flags | build targets | extras | size limit (MiB) | run
-# Extras: peers (peers.py), device_tests, cl-binary, bundle (devlibs/).
+# Extras: peers (peers.py), device_tests, cl-binary, bundle (devlibs/), vkdebs (debs/: Debian's
+# Vulkan loader and vulkaninfo with their client libraries, which the GPU machine lacks).
 # Configure flags are used only when the build directory has no CMakeCache.txt yet.
 cuda90="-DGPUCHECK_WITH_CUDA=ON -DGPUCHECK_CUDA_ARCHS=90"
 scenarios=(
@@ -38,6 +39,7 @@ scenarios=(
   "compare|build-devrun|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck||60|bash tools/device/compare.sh"
   "lib-choices|build|$cuda90|gpucheck||60|bash tools/device/lib_choices.sh   (RUNS as its argument, default 10)"
   "framework-bench|build|$cuda90|gpucheck|peers|60|python3 tools/device/framework_bench.py --gpucheck .devrun/framework-bench/install/bin/gpucheck --python /opt/torch/.venv/bin/python --peers .devrun/framework-bench/peers.py"
+  "vulkan|build|$cuda90|gpucheck|vkdebs|60|bash tools/device/vulkan.sh   (GEMM=, TILES= narrow it)"
   "perf|build-perf|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers|60|tools/device-perf.sh   (OUT=... keeps perf.jsonl)"
 )
 
@@ -129,6 +131,11 @@ if has cl-binary; then
   mkdir -p "$out/tools"
   gcc -O1 -Wall -Wextra -o "$out/tools/cl-binary" tools/device/cl-binary.c -lOpenCL ||
     die "cl-binary did not build (opencl-headers and ocl-icd-opencl-dev installed?)"
+fi
+if has vkdebs; then
+  mkdir -p "$out/debs"
+  (cd "$out/debs" && apt-get download libvulkan1 vulkan-tools libx11-6 libxcb1 libxau6 libxdmcp6 \
+    libbsd0 libmd0 libwayland-client0 libffi8 >/dev/null) || die "apt-get download of the Vulkan packages failed"
 fi
 if has bundle || [ "${BUNDLE:-0}" = 1 ]; then
   bash "$shared/tools/device-bundle.sh" "$out/devlibs" >/dev/null || die "device-bundle.sh failed"

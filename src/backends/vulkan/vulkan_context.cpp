@@ -139,6 +139,11 @@ std::unique_ptr<Context> Context::open(std::size_t index, bool hide_float16) {
   caps.max_group_count_x = props.limits.maxComputeWorkGroupCount[0];
   caps.max_shared_bytes = props.limits.maxComputeSharedMemorySize;
   caps.vendor_id = props.vendorID;
+  if (caps.float16)
+    caps.coopmat_nv = choose_coopmat_nv(c->description_.at(k::kProperties), CoopmatTile{},
+                                        &caps.coopmat_why);
+  else
+    caps.coopmat_why = "the device lacks " + caps.float16_missing;
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{};
@@ -157,6 +162,11 @@ std::unique_ptr<Context> Context::open(std::size_t index, bool hide_float16) {
   if (caps.float16 && props.apiVersion < VK_API_VERSION_1_2 &&
       has_extension(c->description_, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
     extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{};
+  coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  coopmat.cooperativeMatrix = VK_TRUE;
+  coopmat.pNext = &float16;
+  if (caps.coopmat_nv) extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   VkDeviceCreateInfo di{};
   di.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   di.queueCreateInfoCount = 1;
@@ -166,7 +176,7 @@ std::unique_ptr<Context> Context::open(std::size_t index, bool hide_float16) {
   VkPhysicalDeviceFeatures base_features{};
   base_features.shaderInt64 = caps.int64 ? VK_TRUE : VK_FALSE;
   di.pEnabledFeatures = &base_features;
-  if (caps.float16) di.pNext = &float16;
+  if (caps.float16) di.pNext = caps.coopmat_nv ? static_cast<void*>(&coopmat) : &float16;
   auto create_device = instance_fn<PFN_vkCreateDevice>(L, inst, "vkCreateDevice");
   GC_VK_CHECK(create_device(c->physical_, &di, nullptr, &c->device_));
 

@@ -3,6 +3,7 @@
 // needs below shaders and timing; entry points come from the loader at run time.
 #pragma once
 
+#include "backends/vulkan/coopmat_choice.h"
 #include "backends/vulkan/vulkan_library.h"
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gpucheck::vulkan {
@@ -84,6 +86,9 @@ struct Capabilities {
   std::uint32_t max_group_count_x = 1;
   std::uint32_t max_shared_bytes = 0;
   std::uint32_t vendor_id = 0;
+  // VK_NV_cooperative_matrix's f16 shape, enabled, for the default tile; else why not.
+  std::optional<CoopmatShape> coopmat_nv;
+  std::string coopmat_why;
 };
 
 // A VkBuffer and its own memory; mapped for as long as it lives when host-visible.

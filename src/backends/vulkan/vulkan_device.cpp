@@ -6,6 +6,7 @@
 
 #include "backends/device_index.h"
 #include "backends/pageable_host.h"
+#include "backends/vulkan/coopmat_choice.h"
 #include "backends/vulkan/gemm_config.h"
 #include "backends/vulkan/gemm_tuning.h"
 #include "backends/vulkan/vulkan_runtime.h"
@@ -103,6 +104,21 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     // Test hook: the copy shader on a CPU implementation too, so that lavapipe tests it.
     const char* shader = std::getenv("GPUCHECK_TEST_VULKAN_COPY_SHADER");
     copy_shader_ = !rt_->caps().cpu || (shader != nullptr && *shader != '\0' && *shader != '0');
+    coopmat_ = rt_->caps().coopmat_nv;
+    // Test hook: another tile for the cooperative-matrix shader ("256x128x32"), to compare them.
+    if (const char* tile = std::getenv("GPUCHECK_TEST_VULKAN_COOPMAT_TILE"); coopmat_ && tile) {
+      std::string why;
+      auto t = parse_coopmat_tile(tile, *coopmat_, &why);
+      if (!t) throw std::invalid_argument("GPUCHECK_TEST_VULKAN_COOPMAT_TILE: " + why);
+      const std::size_t shared =
+          16 * (t->tile_m * (t->tile_k / 8 + 1) + t->tile_k * (t->tile_n / 8 + 1));
+      if (shared > rt_->caps().max_shared_bytes)
+        throw std::invalid_argument(fmt::format(
+            "GPUCHECK_TEST_VULKAN_COOPMAT_TILE: tile {} needs {} bytes of shared memory, more "
+            "than the device's {}",
+            t->describe(), shared, rt_->caps().max_shared_bytes));
+      coopmat_tile_ = *t;
+    }
   }
 
   const DeviceIdentity& identity() const override { return identity_; }
@@ -200,9 +216,27 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     if (dtype != DType::kF32 && dtype != DType::kF16)
       throw std::logic_error("GEMM dtype: unsupported_reason says no");
     if (s.m == 0 || s.n == 0) return;
-    const GemmConfig& p = gemm_config(dtype);
     const std::uint32_t dims[3] = {to_u32(s.m, "GEMM m"), to_u32(s.n, "GEMM n"),
                                    to_u32(s.k, "GEMM k")};
+    if (dtype == DType::kF16 && coopmat_ && coopmat_fits(s)) {
+      gemm_path_ = fmt::format("cooperative matrices (VK_NV_cooperative_matrix, {} f16·f16+f32, "
+                               "{} tiles)",
+                               coopmat_->describe(), coopmat_tile_.describe());
+      rt_->dispatch(Shader::kGemmCoopmatNvF16,
+                    {256, coopmat_->m, coopmat_->n, coopmat_->k, coopmat_tile_.tile_m,
+                     coopmat_tile_.tile_n, coopmat_tile_.tile_k},
+                    {buf(a), buf(b), buf(c)}, dims, sizeof dims,
+                    {static_cast<std::uint32_t>(s.n / coopmat_tile_.tile_n),
+                     static_cast<std::uint32_t>(s.m / coopmat_tile_.tile_m), 1});
+      return;
+    }
+    const GemmConfig& p = gemm_config(dtype);
+    gemm_path_ = dtype == DType::kF16 && coopmat_
+                     ? fmt::format("the tiled shader: cooperative matrices need m and n "
+                                   "multiples of {} and {} and k of {}",
+                                   coopmat_tile_.tile_m, coopmat_tile_.tile_n,
+                                   coopmat_tile_.tile_k)
+                     : std::string("the tiled shader");
     const std::uint64_t gx = (s.n + p.block_n() - 1) / p.block_n();
     const std::uint64_t gy = (s.m + p.block_m() - 1) / p.block_m();
     if (gx > rt_->caps().max_group_count_x || gy > 65535)
@@ -239,6 +273,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   void timed_region_begin(Op op, DType dtype) override {
     (void)op, (void)dtype;
     region_timing_.reset();
+    gemm_path_.clear();
   }
 
   // The timing of the region just ended is said once, to the record that region made: the
@@ -258,6 +293,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
                               "whose copies the device's timestamps do not see");
       region_timing_.reset();
     }
+    if (!gemm_path_.empty()) {
+      c["gemm_path"] = gemm_path_;
+      gemm_path_.clear();
+    }
     return c;
   }
 
@@ -265,6 +304,23 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
                                       const GemmTrialFn& trial) override {
     if (dtype != DType::kF32 && dtype != DType::kF16) return std::nullopt;
     const auto& caps = rt_->caps();
+    if (dtype == DType::kF16 && coopmat_) {
+      // The shapes the cooperative-matrix shader fits have nothing to search; the others run
+      // the tiled shader's defaults.
+      GemmTuning t;
+      t.state = "default";
+      t.parameters = {{"impl", "cooperative_matrix"},
+                      {"extension", "VK_NV_cooperative_matrix"},
+                      {"shape", coopmat_->describe()},
+                      {"tile", coopmat_tile_.describe()},
+                      {"cooperative_matrix", "used"}};
+      t.note = fmt::format(
+          "the cooperative-matrix shader has no parameters to search; shapes whose m and n are "
+          "not multiples of {} and {} or whose k is not a multiple of {} run the tiled shader "
+          "with its defaults",
+          coopmat_tile_.tile_m, coopmat_tile_.tile_n, coopmat_tile_.tile_k);
+      return t;
+    }
     GemmTuningTarget target;
     std::string driver = context_.value("driver_version", "");
     if (context_.contains("driver_info")) driver += " (" + context_["driver_info"].dump() + ")";
@@ -277,7 +333,12 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     target.use = [this, dtype](const GemmConfig& p) { gemm_[dtype] = p; };
     GemmTuning t = choose_gemm_config(dtype, target, request, trial);
     // Every GEMM record says whether the cooperative-matrix path was there to take.
-    t.parameters["cooperative_matrix"] = cooperative_.value("detail", std::string());
+    t.parameters["cooperative_matrix"] =
+        cooperative_.value(std::string(k::kOffered), false) && dtype == DType::kF16
+            ? fmt::format("offered; not used: {}", caps.coopmat_why)
+        : cooperative_.value(std::string(k::kOffered), false)
+            ? std::string("offered; not used: the cooperative-matrix shader runs f16")
+            : cooperative_.value("detail", std::string());
     return t;
   }
 
@@ -389,6 +450,16 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     return buf(*partials_);
   }
 
+  // The cooperative-matrix shader has no edges: the tile divides m and n and k, and every index
+  // stays within 32 bits.
+  bool coopmat_fits(const GemmShape& s) const {
+    const CoopmatTile& t = coopmat_tile_;
+    constexpr std::uint64_t kMax = 0xFFFFFFFFu;
+    return s.m % t.tile_m == 0 && s.n % t.tile_n == 0 && s.k > 0 && s.k % t.tile_k == 0 &&
+           s.m * s.n <= kMax && s.m * s.k <= kMax && s.k * s.n <= kMax &&
+           s.n / t.tile_n <= rt_->caps().max_group_count_x && s.m / t.tile_m <= 65535;
+  }
+
   // What the dtype's GEMM runs: tune_gemm's choice, else the defaults.
   const GemmConfig& gemm_config(DType dtype) {
     auto it = gemm_.find(dtype);
@@ -418,6 +489,9 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   mutable std::optional<TimingSource> region_timing_;  // see context()
   nlohmann::json cooperative_;                         // the probe's cooperative-matrix summary
   bool copy_shader_ = false;                           // device-to-device copies by copy.comp
+  std::optional<CoopmatShape> coopmat_;                // f16 GEMM on cooperative matrices
+  CoopmatTile coopmat_tile_;
+  mutable std::string gemm_path_;                      // see context()
   std::unique_ptr<DeviceBuffer> partials_;             // after rt_: released before it
 };
 

@@ -23,6 +23,9 @@ constexpr std::uint32_t kGemmF32[] = {
 constexpr std::uint32_t kGemmF16[] = {
 #include "gemm_f16.spv.inc"
 };
+constexpr std::uint32_t kGemmCoopmatNv[] = {
+#include "gemm_coopmat_nv.spv.inc"
+};
 constexpr std::uint32_t kCopy[] = {
 #include "copy.spv.inc"
 };
@@ -42,6 +45,8 @@ constexpr Entry kShaders[] = {
     {Shader::kExpF16, {kExpF16, std::size(kExpF16)}, "shaders/exp.comp -DGC_F16"},
     {Shader::kGemmF32, {kGemmF32, std::size(kGemmF32)}, "shaders/gemm.comp"},
     {Shader::kGemmF16, {kGemmF16, std::size(kGemmF16)}, "shaders/gemm.comp -DGC_F16"},
+    {Shader::kGemmCoopmatNvF16, {kGemmCoopmatNv, std::size(kGemmCoopmatNv)},
+     "shaders/gemm_coopmat_nv.comp"},
     {Shader::kCopy, {kCopy, std::size(kCopy)}, "shaders/copy.comp"},
     {Shader::kStress, {kStress, std::size(kStress)}, "shaders/stress.comp"},
 };

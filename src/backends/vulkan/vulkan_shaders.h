@@ -12,7 +12,16 @@ struct SpirV {
   std::size_t count;
 };
 
-enum class Shader { kEmpty, kExpF32, kExpF16, kGemmF32, kGemmF16, kCopy, kStress };
+enum class Shader {
+  kEmpty,
+  kExpF32,
+  kExpF16,
+  kGemmF32,
+  kGemmF16,
+  kGemmCoopmatNvF16,
+  kCopy,
+  kStress
+};
 
 SpirV spirv(Shader shader);
 const char* shader_name(Shader shader);

@@ -1,0 +1,71 @@
+#!/bin/bash
+# Vulkan beside CUDA on the same GPU, in one call. Stage first, here: tools/device/stage.sh
+# vulkan; carry .devrun/vulkan. The GPU machine has NVIDIA's Vulkan driver but no loader: the
+# staged Debian packages (libvulkan1, vulkan-tools and their X/Wayland client libraries) are
+# unpacked with dpkg -x and put on LD_LIBRARY_PATH.
+#   1. vulkaninfo --summary and gpucheck probe's Vulkan section (cooperative matrices, subgroups)
+#   2. bench --device vulkan0,cuda0: GEMM f32/f16, exp f32/f16, 1 GiB copies, launch latency
+#   3. the cooperative-matrix shader's tiles (GPUCHECK_TEST_VULKAN_COOPMAT_TILE) on f16 GEMM
+# Output under $OUT (default ./vulkan-out): every gpucheck document and log.txt; the tables are
+# printed as they come.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root" || exit 2
+stage=.devrun/vulkan
+out=${OUT:-$root/vulkan-out}
+mkdir -p "$out"
+log=$out/log.txt
+: >"$log"
+say() { echo "vulkan.sh: $*" | tee -a "$log" >&2; }
+gpucheck=$stage/install/bin/gpucheck
+[ -x "$gpucheck" ] || { say "no $gpucheck: run tools/device/stage.sh vulkan here"; exit 2; }
+cat "$stage/STAGED" 2>/dev/null
+
+scratch=$(mktemp -d)
+for d in "$stage"/debs/*.deb; do dpkg -x "$d" "$scratch" || say "dpkg -x $d failed"; done
+export LD_LIBRARY_PATH=$scratch/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if [ -z "${VK_DRIVER_FILES:-}" ] && ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
+  for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd*.json; do
+    [ -f "$f" ] && { export VK_DRIVER_FILES=$f; break; }
+  done
+fi
+export XDG_CACHE_HOME=$out/cache
+
+step() {  # step NAME [ENV=V ...] -- gpucheck args...
+  local name=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  say "== $name: ${envs[*]} gpucheck $*"
+  local t0=$SECONDS
+  env "${envs[@]}" "$gpucheck" "$@" >"$out/$name.txt" 2>"$out/$name.err"
+  local rc=$?
+  say "   rc $rc, $((SECONDS - t0)) s"
+  cat "$out/$name.txt"
+  tail -5 "$out/$name.err"
+}
+
+"$scratch/usr/bin/vulkaninfo" --summary 2>&1 | head -40 | tee -a "$log"
+step probe -- probe --json
+python3 - "$out/probe.txt" <<'PY' || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["backends"]:
+    if b["name"] != "vulkan": continue
+    for dev in b.get("devices", []):
+        p = dev["properties"]
+        print(dev["device"], dev["device_name"], "subgroup", p.get("subgroup", {}).get("size"))
+        print(" cooperative_matrix:", json.dumps(p.get("cooperative_matrix")))
+        nv = p.get("cooperative_matrix_nv", {})
+        print(" nv supported", nv.get("supported"), [
+            f'{x["m"]}x{x["n"]}x{x["k"]} {x["a"]}/{x["c"]}/{x.get("d")} {x["scope"]}'
+            for x in nv.get("properties", [])])
+PY
+step bench_main -- bench --device vulkan0,cuda0 --no-baseline --ops gemm,exp,copy,latency \
+  --gemm "${GEMM:-2560,4096,5120,8192}" --dtype f32,f16 --exp 16777216,536870912 --copy 1073741824 \
+  --reps 5 -o "$out/bench_main.json"
+for tile in ${TILES:-256x128x32 128x256x32 128x128x64}; do
+  step "coopmat_$tile" GPUCHECK_TEST_VULKAN_COOPMAT_TILE=$tile -- bench --device vulkan0 --no-baseline \
+    --ops gemm --dtype f16 --gemm 4096,8192 --reps 5 -o "$out/coopmat_$tile.json"
+done
+rm -rf "$scratch"
