@@ -135,7 +135,7 @@ fi
 if has vkdebs; then
   mkdir -p "$out/debs"
   (cd "$out/debs" && apt-get download libvulkan1 vulkan-tools libx11-6 libxcb1 libxau6 libxdmcp6 \
-    libbsd0 libmd0 libwayland-client0 libffi8 >/dev/null) || die "apt-get download of the Vulkan packages failed"
+    libbsd0 libmd0 libwayland-client0 libffi8 libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2 >/dev/null) || die "apt-get download of the Vulkan packages failed"
 fi
 if has bundle || [ "${BUNDLE:-0}" = 1 ]; then
   bash "$shared/tools/device-bundle.sh" "$out/devlibs" >/dev/null || die "device-bundle.sh failed"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Vulkan beside CUDA on the same GPU, in one call. Stage first, here: tools/device/stage.sh
 # vulkan; carry .devrun/vulkan. The GPU machine has NVIDIA's Vulkan driver but no loader: the
-# staged Debian packages (libvulkan1, vulkan-tools and their X/Wayland client libraries) are
-# unpacked with dpkg -x and put on LD_LIBRARY_PATH.
+# staged Debian packages (libvulkan1, vulkan-tools and their X/Wayland client libraries, and
+# libglvnd: without its libGLdispatch NVIDIA's libGLX_nvidia.so.0 loads but hands the loader no
+# vkCreateInstance, "Found no drivers") are unpacked with dpkg -x and put on LD_LIBRARY_PATH.
 #   1. vulkaninfo --summary and gpucheck probe's Vulkan section (cooperative matrices, subgroups)
 #   2. bench --device vulkan0,cuda0: GEMM f32/f16, exp f32/f16, 1 GiB copies, launch latency
 #   3. the cooperative-matrix shader's tiles (GPUCHECK_TEST_VULKAN_COOPMAT_TILE) on f16 GEMM
@@ -24,10 +25,24 @@ cat "$stage/STAGED" 2>/dev/null
 scratch=$(mktemp -d)
 for d in "$stage"/debs/*.deb; do dpkg -x "$d" "$scratch" || say "dpkg -x $d failed"; done
 export LD_LIBRARY_PATH=$scratch/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-if [ -z "${VK_DRIVER_FILES:-}" ] && ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
-  for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd*.json; do
-    [ -f "$f" ] && { export VK_DRIVER_FILES=$f; break; }
+# NVIDIA's driver manifest: the loader's search path first, then where the container puts it.
+say "driver manifests: $(find / -xdev -name 'nvidia_icd*.json' 2>/dev/null | tr '\n' ' ')"
+vk_ok() { "$gpucheck" probe --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if any(b["name"] == "vulkan" and b.get("devices") for b in d["backends"]) else 1)'; }
+if ! vk_ok; then
+  for f in $(find / -xdev -name 'nvidia_icd*.json' 2>/dev/null); do
+    export VK_DRIVER_FILES=$f
+    vk_ok && break
+    unset VK_DRIVER_FILES
   done
+fi
+say "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}"
+if ! vk_ok; then
+  say "no Vulkan device through any manifest; vulkaninfo says:"
+  "$scratch/usr/bin/vulkaninfo" --summary 2>&1 | tail -30
+  exit 3
 fi
 export XDG_CACHE_HOME=$out/cache
 
@@ -41,11 +56,11 @@ step() {  # step NAME [ENV=V ...] -- gpucheck args...
   env "${envs[@]}" "$gpucheck" "$@" >"$out/$name.txt" 2>"$out/$name.err"
   local rc=$?
   say "   rc $rc, $((SECONDS - t0)) s"
-  cat "$out/$name.txt"
-  tail -5 "$out/$name.err"
+  case $name in probe) ;; *) cat "$out/$name.txt" ;; esac
+  grep -v ' elapsed · ' "$out/$name.err" | tail -5
 }
 
-"$scratch/usr/bin/vulkaninfo" --summary 2>&1 | head -40 | tee -a "$log"
+"$scratch/usr/bin/vulkaninfo" --summary 2>&1 | sed -n '/Devices:/,$p' | head -30 | tee -a "$log"
 step probe -- probe --json
 python3 - "$out/probe.txt" <<'PY' || true
 import json, sys

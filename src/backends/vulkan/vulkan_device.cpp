@@ -197,7 +197,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const std::size_t words = copy_shader_ ? bytes / 16 : 0;
     if (words > 0) {
       const std::uint32_t push[3] = {to_u32(words, "copy length in 16-byte words"), 0, 0};
-      rt_->dispatch(Shader::kCopy, {stream_group(), kStreamUnroll},
+      rt_->dispatch(Shader::kCopy, {stream_group(), stream_unroll()},
                     {buf(src), buf(dst), VK_NULL_HANDLE}, push, sizeof push, stream_groups(words));
     }
     rt_->copy(buf(dst), words * 16, buf(src), words * 16, bytes - words * 16);
@@ -207,7 +207,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     if (n == 0) return;
     const std::uint32_t count = to_u32(n, "exp length");
     rt_->dispatch(dtype == DType::kF16 ? Shader::kExpF16 : Shader::kExpF32,
-                  {stream_group(), kStreamUnroll}, {buf(x), buf(y), VK_NULL_HANDLE}, &count,
+                  {stream_group(), stream_unroll()}, {buf(x), buf(y), VK_NULL_HANDLE}, &count,
                   sizeof count, stream_groups(count / 4));
   }
 
@@ -407,11 +407,20 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const auto& c = rt_->caps();
     return std::min({kStreamGroup, c.max_group_x, c.max_group_invocations});
   }
+  // Experiment hook GPUCHECK_TEST_VULKAN_STREAM_UNROLL=N (1 to 16): another unroll.
+  static std::uint32_t stream_unroll() {
+    static const std::uint32_t u = [] {
+      const char* v = std::getenv("GPUCHECK_TEST_VULKAN_STREAM_UNROLL");
+      const int n = v != nullptr ? std::atoi(v) : 0;
+      return n >= 1 && n <= 16 ? static_cast<std::uint32_t>(n) : kStreamUnroll;
+    }();
+    return u;
+  }
   // Their groups, numbered over x and y: one per kStreamUnroll vectors of each invocation on a
   // GPU, a few on a CPU implementation; the shaders loop over what the groups do not cover.
   std::array<std::uint32_t, 3> stream_groups(std::uint64_t vectors) const {
     const auto& c = rt_->caps();
-    const std::uint64_t per_group = std::uint64_t{stream_group()} * kStreamUnroll;
+    const std::uint64_t per_group = std::uint64_t{stream_group()} * stream_unroll();
     std::uint64_t need = std::max<std::uint64_t>(1, (vectors + per_group - 1) / per_group);
     if (c.cpu) need = std::min<std::uint64_t>(need, kStreamGroupsMaxCpu);
     const std::uint64_t x = std::min<std::uint64_t>(need, c.max_group_count_x);
