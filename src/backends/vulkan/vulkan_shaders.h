@@ -12,7 +12,7 @@ struct SpirV {
   std::size_t count;
 };
 
-enum class Shader { kEmpty, kExpF32, kExpF16, kGemmF32, kGemmF16, kStress };
+enum class Shader { kEmpty, kExpF32, kExpF16, kGemmF32, kGemmF16, kIm2colF32, kIm2colF16, kStress };
 
 SpirV spirv(Shader shader);
 const char* shader_name(Shader shader);
