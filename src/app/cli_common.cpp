@@ -275,9 +275,9 @@ void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
       ->type_name("SECONDS")
       ->group("Tuning");
   cmd.add_flag("--no-tune", opts.no_tune,
-               "OpenCL GEMM and conv with the library's defaults, Vulkan GEMM with the shader's "
-               "default parameters: no search, no cache; CUDA: "
-               "cuDNN engines and cuBLASLt algorithms searched in every run, none kept")
+               "OpenCL GEMM and conv with the library's defaults, Vulkan GEMM and conv with the "
+               "shader's default parameters: no search, no cache; CUDA: cuDNN engines and "
+               "cuBLASLt algorithms searched in every run, none kept")
       ->group("Tuning");
   cmd.add_flag("--retune", opts.retune,
                "Search again even where the cache has this device's GEMM parameters (OpenCL, "

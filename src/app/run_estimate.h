@@ -6,7 +6,7 @@
 // mean over every device's units for a device not yet started), because on the VM a finer
 // model, which predicted a unit from the same cell's earlier round or from the same cell on
 // another device, did worse: first rounds carry kernel builds, and a device not yet opened
-// drops cells (conv on Vulkan, f16 on a CPU) that no other device's record can foretell.
+// drops cells (bf16 on Vulkan, f16 on a CPU) that no other device's record can foretell.
 // Measured on five recorded runs (tests/fixtures/progress, docs/PERFORMANCE.md).
 //
 // Two things the count of units misses are modelled. GEMM searches (once per dtype before its

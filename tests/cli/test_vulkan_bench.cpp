@@ -1,8 +1,9 @@
 // `gpucheck bench` and `stress` on vulkan0 (lavapipe in CI): every op verified at tiny sizes,
 // both transfer records, every copy path, a planted error caught, f16 exp and GEMM where the
-// device has float16 and unsupported where not, the cooperative-matrix path said to be absent,
-// `--device all` taking Vulkan devices in; the stress shaders agree with the host's math and
-// find a planted memory fault. Skips, saying why, where no Vulkan device exists.
+// device has float16 and unsupported where not, conv (im2col + GEMM) verified in both layouts,
+// f32 and f16, at odd shapes and in chunks of images, the cooperative-matrix path said to be
+// absent, `--device all` taking Vulkan devices in; the stress shaders agree with the host's math
+// and find a planted memory fault. Skips, saying why, where no Vulkan device exists.
 #include "run_gpucheck.h"
 #include "stress_cli_util.h"
 
@@ -290,6 +291,84 @@ TEST(VulkanBench, PlantedWrongValueIsAMismatch) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const auto recs = vulkan_records(r.out);
   ASSERT_FALSE(recs.empty());
+  for (const auto& rec : recs) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "mismatch");
+    EXPECT_TRUE(rec.at("verification").contains("first_bad_index"));
+  }
+}
+
+// conv alone on vulkan0, once, at the shapes given (every layout), with no CPU baseline.
+std::vector<std::string> conv_args(const std::string& shapes, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"bench",  "--device",  "vulkan0",       "--ops", "conv",
+                                   "--conv", shapes,      "--reps",        "1",     "--warmup",
+                                   "0",      "--no-tune", "--no-baseline", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Two images of a small odd shape: NCHW runs one GEMM per image at an offset into the column
+// matrix, NHWC one GEMM with the filters as Bᵀ.
+TEST(VulkanBench, ConvVerifiesInBothLayoutsF32AndF16) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(conv_args("2,3,9,11,5,3,3,1,1", {"--dtype", "f32,f16"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const bool f16 =
+      device.at("properties").at("shader_features").value("shader_float16", false) &&
+      device.at("properties").at("shader_features").value("storage_buffer_16bit_access", false);
+  std::set<std::string> seen;
+  for (const auto& rec : vulkan_records(r.out)) {
+    SCOPED_TRACE(rec.dump());
+    if (rec.at("dtype") == "f16" && !f16) {
+      EXPECT_EQ(rec.at("status"), "unsupported");
+      continue;
+    }
+    EXPECT_EQ(rec.at("status"), "ok");
+    EXPECT_EQ(rec.at("impl"), "im2col + shader GEMM");
+    EXPECT_EQ(rec.at("compute_type"), "f32");
+    EXPECT_EQ(rec.at("verification").at("method"), "elementwise");
+    EXPECT_EQ(rec.at("context").at("tuning"), "default");
+    seen.insert(rec.at("dtype").get<std::string>() + "/" +
+                rec.at("shape").at("layout").get<std::string>());
+  }
+  for (const char* want : {"f32/nchw", "f32/nhwc"}) EXPECT_TRUE(seen.contains(want)) << want;
+  if (f16) {
+    for (const char* want : {"f16/nchw", "f16/nhwc"}) EXPECT_TRUE(seen.contains(want)) << want;
+  }
+}
+
+// Stride 2 with padding 3 under a 7×7 filter, a 1×1 filter, and a filter as large as the padded
+// input, each in both layouts; with the column matrix held to 4000 bytes, the three images of
+// the first shape go through in chunks (of two, then one), reaching the offsets of later
+// chunks.
+TEST(VulkanBench, OddConvShapesAndChunksOfImagesVerify) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r =
+      run_gpucheck(conv_args("3,2,5,5,3,3,3,1,1;1,3,13,12,6,7,7,2,3;3,5,6,7,8,1,1,1,0;"
+                             "2,2,4,3,3,6,5,1,1",
+                             {"--dtype", "f32"}),
+                   {{"GPUCHECK_TEST_VULKAN_COL_BYTES", "4000"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::set<std::string> seen;
+  for (const auto& rec : vulkan_records(r.out)) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "ok");
+    EXPECT_EQ(rec.at("verification").at("method"), "elementwise");
+    seen.insert(rec.at("shape").dump());
+  }
+  EXPECT_EQ(seen.size(), 8u) << r.out;
+}
+
+TEST(VulkanBench, PlantedWrongConvValueIsAMismatch) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(conv_args("2,3,9,11,5,3,3,1,1", {"--dtype", "f32"}),
+                                   {{"GPUCHECK_TEST_PLANT", "wrong"}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto recs = vulkan_records(r.out);
+  ASSERT_FALSE(recs.empty()) << r.out;
   for (const auto& rec : recs) {
     SCOPED_TRACE(rec.dump());
     EXPECT_EQ(rec.at("status"), "mismatch");

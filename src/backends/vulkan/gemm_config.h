@@ -26,8 +26,10 @@ struct GemmConfig {
   std::size_t shared_bytes() const {
     return std::size_t{bk} * (block_m() + block_n()) * sizeof(float);
   }
-  // In the shader's constant_id order.
-  std::vector<std::uint32_t> constants() const { return {wx, wy, tm, tn, bk}; }
+  // In the shader's constant_id order; the last says whether B is stored transposed (n×k).
+  std::vector<std::uint32_t> constants(bool b_transposed = false) const {
+    return {wx, wy, tm, tn, bk, b_transposed ? 1u : 0u};
+  }
   nlohmann::json to_json() const;
   // "wx=16,wy=16,tm=4,tn=4,bk=16", the form parse_gemm_config reads.
   std::string describe() const;

@@ -142,8 +142,8 @@ std::unique_ptr<Context> Context::open(std::size_t index, bool hide_float16) {
   caps.max_shared_bytes = props.limits.maxComputeSharedMemorySize;
   caps.vendor_id = props.vendorID;
   if (caps.float16)
-    caps.coopmat_nv = choose_coopmat_nv(c->description_.at(k::kProperties), CoopmatTile{},
-                                        &caps.coopmat_why);
+    caps.coopmat_nv =
+        choose_coopmat_nv(c->description_.at(k::kProperties), CoopmatTile{}, &caps.coopmat_why);
   else
     caps.coopmat_why = "the device lacks " + caps.float16_missing;
 

@@ -1,7 +1,7 @@
-// The Vulkan bench device: exp, GEMM and the empty launch as compute shaders (shaders/*.comp,
-// SPIR-V embedded at build time), copies as vkCmdCopyBuffer, all on one in-order stream
-// (vulkan_runtime.h). Device buffers are device-local; pinned host memory is a host-visible
-// buffer the device copies from directly; pageable memory goes through staging.
+// The Vulkan bench device: exp, GEMM, conv (im2col + GEMM) and the empty launch as compute
+// shaders (shaders/*.comp, SPIR-V embedded at build time), copies as vkCmdCopyBuffer, all on one
+// in-order stream (vulkan_runtime.h). Device buffers are device-local; pinned host memory is a
+// host-visible buffer the device copies from directly; pageable memory goes through staging.
 #include "backends/vulkan/vulkan_device.h"
 
 #include "backends/device_index.h"
@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -37,6 +39,18 @@ constexpr std::uint32_t kStreamUnroll = 4;
 constexpr std::uint32_t kStreamGroupsMaxCpu = 64;
 // maxComputeWorkGroupCount's least guaranteed value, for y (x is read from the device).
 constexpr std::uint32_t kGroupCountMinimum = 65535;
+// The work group of the grid-stride shaders (exp, im2col).
+constexpr std::uint32_t kGridGroup = 256;
+// Work groups of a grid-stride shader at most: enough to fill any GPU several times over.
+constexpr std::uint32_t kGridGroupsMax = 16384;
+// On a CPU implementation each work group costs a fixed start-up on one thread: a few per core,
+// each looping over many elements, beat one element per invocation.
+constexpr std::uint32_t kGridGroupsMaxCpu = 64;
+// conv's column matrices at most, as OpenCL's: images go through im2col and the GEMM in chunks
+// of this size (at least one image), so that a large batch needs no batch-sized scratch.
+constexpr std::size_t kColBytesCap = std::size_t{256} << 20;
+// maxComputeWorkGroupCount[1] as every device has it (Capabilities keeps only [0]).
+constexpr std::uint32_t kGemmGroupsYMax = 65535;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
 constexpr std::size_t kStressGroupsMax = 4096;
@@ -88,8 +102,8 @@ std::uint32_t to_u32(std::uint64_t v, const char* what) {
 
 class VulkanDevice final : public Device, public GemmTuner, public StressOps {
  public:
-  VulkanDevice(std::unique_ptr<Context> ctx, std::string device_id)
-      : rt_(std::make_shared<Runtime>(std::move(ctx))) {
+  VulkanDevice(std::unique_ptr<Context> ctx, std::string device_id, std::size_t col_bytes_cap)
+      : rt_(std::make_shared<Runtime>(std::move(ctx))), col_bytes_cap_(col_bytes_cap) {
     const nlohmann::json& d = rt_->context().description();
     const nlohmann::json& p = d.at(k::kProperties);
     identity_.device = std::move(device_id);
@@ -150,14 +164,14 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
         if (dtype != DType::kF32) return std::string("the seed loop is defined in f32");
         return std::nullopt;
       case Op::kGemm:
+      case Op::kConv:
         if (dtype == DType::kF32) return std::nullopt;
         if (dtype == DType::kF16) {
           if (rt_->caps().float16) return std::nullopt;
           return fmt::format("the device lacks {}", rt_->caps().float16_missing);
         }
-        return fmt::format("the Vulkan GEMM shader runs f32 and f16, not {}", to_string(dtype));
-      case Op::kConv:
-        return std::string("the Vulkan backend has no convolution shader");
+        return fmt::format("the Vulkan {} shaders run f32 and f16, not {}",
+                           op == Op::kGemm ? "GEMM" : "conv (im2col and GEMM)", to_string(dtype));
       default:
         return std::string("unknown op");
     }
@@ -165,12 +179,13 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
 
   std::string impl(Op op, DType dtype) const override {
     (void)dtype;
+    if (op == Op::kConv) return "im2col + shader GEMM";
     if (op != Op::kCopy) return "shader";
     return copy_shader_ ? "vkCmdCopyBuffer to and from the host, a copy shader on the device"
                         : "vkCmdCopyBuffer";
   }
 
-  // f16 exp and GEMM compute in f32 and round once on store.
+  // f16 exp, GEMM and conv compute in f32 and round once on store.
   std::string compute_type(Op op, DType dtype) const override {
     (void)op;
     return dtype == DType::kF16 ? "f32" : std::string(to_string(dtype));
@@ -219,9 +234,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const std::uint32_t dims[3] = {to_u32(s.m, "GEMM m"), to_u32(s.n, "GEMM n"),
                                    to_u32(s.k, "GEMM k")};
     if (dtype == DType::kF16 && coopmat_ && coopmat_fits(s)) {
-      gemm_path_ = fmt::format("cooperative matrices (VK_NV_cooperative_matrix, {} f16·f16+f32, "
-                               "{} tiles)",
-                               coopmat_->describe(), coopmat_tile_.describe());
+      gemm_path_ = fmt::format(
+          "cooperative matrices (VK_NV_cooperative_matrix, {} f16·f16+f32, "
+          "{} tiles)",
+          coopmat_->describe(), coopmat_tile_.describe());
       rt_->dispatch(Shader::kGemmCoopmatNvF16,
                     {256, coopmat_->m, coopmat_->n, coopmat_->k, coopmat_tile_.tile_m,
                      coopmat_tile_.tile_n, coopmat_tile_.tile_k},
@@ -230,29 +246,84 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
                      static_cast<std::uint32_t>(s.m / coopmat_tile_.tile_m), 1});
       return;
     }
-    const GemmConfig& p = gemm_config(dtype);
-    gemm_path_ = dtype == DType::kF16 && coopmat_
-                     ? fmt::format("the tiled shader: cooperative matrices need m and n "
-                                   "multiples of {} and {} and k of {}",
-                                   coopmat_tile_.tile_m, coopmat_tile_.tile_n,
-                                   coopmat_tile_.tile_k)
-                     : std::string("the tiled shader");
-    const std::uint64_t gx = (s.n + p.block_n() - 1) / p.block_n();
-    const std::uint64_t gy = (s.m + p.block_m() - 1) / p.block_m();
-    if (gx > rt_->caps().max_group_count_x || gy > 65535)
-      throw std::overflow_error(
-          fmt::format("GEMM {}x{} needs {}x{} work groups, beyond the "
-                      "device's maxComputeWorkGroupCount",
-                      s.m, s.n, gx, gy));
-    rt_->dispatch(dtype == DType::kF16 ? Shader::kGemmF16 : Shader::kGemmF32, p.constants(),
-                  {buf(a), buf(b), buf(c)}, dims, sizeof dims,
-                  {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy), 1});
+    if (dtype == DType::kF16 && coopmat_)
+      gemm_path_ = fmt::format(
+          "the tiled shader: cooperative matrices need m and n multiples "
+          "of {} and {} and k of {}",
+          coopmat_tile_.tile_m, coopmat_tile_.tile_n, coopmat_tile_.tile_k);
+    run_gemm(dtype, {s.m, s.n, s.k, 0, s.k, 0, s.n, 0, s.n, false}, buf(a), buf(b), buf(c));
   }
 
-  void conv2d(DType dtype, const ConvShape& shape, const DeviceBuffer& x, const DeviceBuffer& w,
+  // im2col into a scratch buffer, a chunk of images at a time, then as GEMM: NCHW one per image,
+  // Y[n] (K × PQ) = W (K × CRS) · col[n] (CRS × PQ); NHWC one per chunk,
+  // Y (images·PQ × K) = col (images·PQ × RSC) · Wᵀ.
+  void conv2d(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
               DeviceBuffer& y) override {
-    (void)dtype, (void)shape, (void)x, (void)w, (void)y;
-    throw std::logic_error("Vulkan conv: unsupported_reason says no");
+    if (dtype != DType::kF32 && dtype != DType::kF16)
+      throw std::logic_error("conv dtype: unsupported_reason says no");
+    if (s.stride == 0 || s.h + 2 * s.pad < s.r || s.w + 2 * s.pad < s.s)
+      throw std::invalid_argument("conv: zero stride or a filter larger than the padded input");
+    // Every index the shaders compute stays below one of these counts.
+    auto mul = [](std::uint32_t a, std::uint32_t b, const char* what) {
+      return to_u32(std::uint64_t{a} * b, what);
+    };
+    const std::uint32_t N = to_u32(s.n, "conv N"), C = to_u32(s.c, "conv C"),
+                        H = to_u32(s.h, "conv H"), W = to_u32(s.w, "conv W"),
+                        K = to_u32(s.k, "conv K"), R = to_u32(s.r, "conv R"),
+                        S = to_u32(s.s, "conv S"), stride = to_u32(s.stride, "conv stride"),
+                        pad = to_u32(s.pad, "conv pad");
+    to_u32(std::uint64_t{H} + 2 * std::uint64_t{pad}, "conv's padded height");
+    to_u32(std::uint64_t{W} + 2 * std::uint64_t{pad}, "conv's padded width");
+    const std::uint32_t P = to_u32(s.p(), "conv P"), Q = to_u32(s.q(), "conv Q");
+    mul(mul(mul(N, C, "conv x's element count"), H, "conv x's element count"), W,
+        "conv x's element count");
+    const std::uint32_t pq = mul(P, Q, "conv's output positions per image");
+    const std::uint32_t crs = mul(mul(C, R, "conv's taps"), S, "conv's taps");
+    mul(K, crs, "conv w's element count");
+    mul(mul(N, K, "conv y's element count"), pq, "conv y's element count");
+    if (N == 0 || K == 0 || pq == 0) return;
+
+    const std::size_t es = element_size(dtype);
+    const std::uint64_t per_image = std::uint64_t{crs} * pq;  // column elements
+    const std::uint64_t max_alloc = rt_->caps().max_allocation;
+    if (per_image * es > max_alloc)
+      throw std::overflow_error(fmt::format(
+          "conv: one image's column matrix ({} bytes) exceeds the device's largest buffer ({} "
+          "bytes)",
+          per_image * es, max_alloc));
+    const std::uint64_t cap = std::min<std::uint64_t>(col_bytes_cap_, max_alloc);
+    std::uint64_t images =
+        std::clamp<std::uint64_t>(cap / std::max<std::uint64_t>(per_image * es, 1), 1, N);
+    const bool nhwc = s.layout == Layout::kNhwc;
+    if (nhwc) {
+      // The chunk's GEMM has images·PQ rows: no more than its work groups can cover.
+      const std::uint64_t rows_max = std::uint64_t{kGemmGroupsYMax} * gemm_config(dtype).block_m();
+      images = std::clamp<std::uint64_t>(rows_max / pq, 1, images);
+    }
+    const std::uint32_t col_elements = to_u32(images * per_image, "conv's column matrix");
+    const VkBuffer col = scratch(col_, std::size_t{col_elements} * es);
+    const Shader im2col = dtype == DType::kF16 ? Shader::kIm2colF16 : Shader::kIm2colF32;
+    const Grid g = grid(col_elements, "conv's column matrix");
+    for (std::uint32_t n0 = 0; n0 < N; n0 += static_cast<std::uint32_t>(images)) {
+      const std::uint32_t count = std::min(static_cast<std::uint32_t>(images), N - n0);
+      const std::uint32_t push[] = {n0, count, C, H, W, R, S, P, Q, stride, pad};
+      const std::uint32_t chunk_groups = std::min<std::uint64_t>(
+          g.groups, (std::uint64_t{count} * per_image + g.group - 1) / g.group);
+      rt_->dispatch(im2col, {g.group, nhwc ? 1u : 0u}, {buf(x), col, VK_NULL_HANDLE}, push,
+                    sizeof push, {chunk_groups, 1, 1});
+      if (nhwc) {
+        run_gemm(dtype,
+                 {std::uint64_t{count} * pq, K, crs, 0, crs, 0, crs, std::uint64_t{n0} * pq * K, K,
+                  true},
+                 col, buf(w), buf(y));
+      } else {
+        for (std::uint32_t j = 0; j < count; ++j)
+          run_gemm(
+              dtype,
+              {K, pq, crs, 0, crs, j * per_image, pq, (std::uint64_t{n0} + j) * K * pq, pq, false},
+              buf(w), col, buf(y));
+      }
+    }
   }
 
   void launch_empty() override {
@@ -395,6 +466,65 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   }
 
  private:
+  // A GEMM on blocks of buffers: each matrix starts at an element offset, its rows ld elements
+  // apart; b_transposed: B is stored n×k.
+  struct GemmBlocks {
+    std::uint64_t m, n, k;
+    std::uint64_t a_off, lda, b_off, ldb, c_off, ldc;
+    bool b_transposed;
+  };
+
+  // With the dtype's tuned parameters. Refuses a block whose last element lies beyond the
+  // shader's 32-bit indices.
+  void run_gemm(DType dtype, const GemmBlocks& g, VkBuffer a, VkBuffer b, VkBuffer c) {
+    if (g.m == 0 || g.n == 0) return;
+    if (gemm_path_.empty()) gemm_path_ = "the tiled shader";
+    const GemmConfig& p = gemm_config(dtype);
+    // One past the last element each matrix reaches.
+    const std::uint64_t a_end = g.a_off + (g.m - 1) * g.lda + g.k;
+    const std::uint64_t b_end = g.k == 0         ? g.b_off
+                                : g.b_transposed ? g.b_off + (g.n - 1) * g.ldb + g.k
+                                                 : g.b_off + (g.k - 1) * g.ldb + g.n;
+    const std::uint64_t c_end = g.c_off + (g.m - 1) * g.ldc + g.n;
+    const std::uint32_t push[] = {to_u32(g.m, "GEMM m"),
+                                  to_u32(g.n, "GEMM n"),
+                                  to_u32(g.k, "GEMM k"),
+                                  to_u32(g.a_off, "GEMM A's offset"),
+                                  to_u32(g.b_off, "GEMM B's offset"),
+                                  to_u32(g.c_off, "GEMM C's offset"),
+                                  to_u32(g.lda, "GEMM lda"),
+                                  to_u32(g.ldb, "GEMM ldb"),
+                                  to_u32(g.ldc, "GEMM ldc")};
+    to_u32(a_end, "GEMM A's element count");
+    to_u32(b_end, "GEMM B's element count");
+    to_u32(c_end, "GEMM C's element count");
+    const std::uint64_t gx = (g.n + p.block_n() - 1) / p.block_n();
+    const std::uint64_t gy = (g.m + p.block_m() - 1) / p.block_m();
+    if (gx > rt_->caps().max_group_count_x || gy > kGemmGroupsYMax)
+      throw std::overflow_error(
+          fmt::format("GEMM {}x{} needs {}x{} work groups, beyond the "
+                      "device's maxComputeWorkGroupCount",
+                      g.m, g.n, gx, gy));
+    rt_->dispatch(dtype == DType::kF16 ? Shader::kGemmF16 : Shader::kGemmF32,
+                  p.constants(g.b_transposed), {a, b, c}, push, sizeof push,
+                  {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy), 1});
+  }
+
+  // A grid-stride shader's work group and group count for `count` elements. The shader's loop
+  // index must not wrap past 2^32 on its last step.
+  struct Grid {
+    std::uint32_t group, groups;
+  };
+  Grid grid(std::uint32_t count, const char* what) const {
+    const auto& c = rt_->caps();
+    const std::uint32_t group = std::min({kGridGroup, c.max_group_x, c.max_group_invocations});
+    const std::uint32_t groups =
+        std::max(1u, std::min({(count + group - 1) / group,
+                               c.cpu ? kGridGroupsMaxCpu : kGridGroupsMax, c.max_group_count_x}));
+    to_u32(std::uint64_t{count} + std::uint64_t{group} * groups, what);
+    return {group, groups};
+  }
+
   // shaders/stress.comp's push constants, in its std430 layout.
   struct StressPush {
     std::uint64_t n, first, check_param, write_param;
@@ -451,12 +581,15 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   }
 
   // The per-group results of the stress shaders, grown to at least `bytes`.
-  VkBuffer partials(std::size_t bytes) {
-    if (!partials_ || partials_->bytes() < bytes) {
-      partials_.reset();
-      partials_ = allocate(bytes);
+  VkBuffer partials(std::size_t bytes) { return scratch(partials_, bytes); }
+
+  // A scratch buffer kept between calls, grown to at least `bytes`.
+  VkBuffer scratch(std::unique_ptr<DeviceBuffer>& b, std::size_t bytes) {
+    if (!b || b->bytes() < bytes) {
+      b.reset();
+      b = allocate(bytes);
     }
-    return buf(*partials_);
+    return buf(*b);
   }
 
   // The cooperative-matrix shader has no edges: the tile divides m and n and k, and every index
@@ -492,6 +625,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   }
 
   std::shared_ptr<Runtime> rt_;
+  std::size_t col_bytes_cap_;  // kColBytesCap, or the test hook's
   DeviceIdentity identity_;
   nlohmann::json context_;
   std::map<DType, GemmConfig> gemm_;                   // tune_gemm's choice per dtype
@@ -500,8 +634,9 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   bool copy_shader_ = false;                           // device-to-device copies by copy.comp
   std::optional<CoopmatShape> coopmat_;                // f16 GEMM on cooperative matrices
   CoopmatTile coopmat_tile_;
-  mutable std::string gemm_path_;                      // see context()
-  std::unique_ptr<DeviceBuffer> partials_;             // after rt_: released before it
+  mutable std::string gemm_path_;           // see context()
+  std::unique_ptr<DeviceBuffer> partials_;  // after rt_: released before it
+  std::unique_ptr<DeviceBuffer> col_;       // conv's column matrices, likewise
 };
 
 }  // namespace
@@ -513,9 +648,18 @@ std::unique_ptr<Device> make_vulkan_device(const std::string& device_id,
   if (!index) return nullptr;
   // Test hook: the device is treated as lacking shaderFloat16.
   const char* hide = std::getenv("GPUCHECK_TEST_VULKAN_NO_FLOAT16");
+  // Test hook: conv's column matrices at most this many bytes, so that small shapes run in chunks.
+  std::size_t col_bytes_cap = kColBytesCap;
+  if (const char* cap = std::getenv("GPUCHECK_TEST_VULKAN_COL_BYTES"); cap != nullptr && *cap) {
+    const char* end = cap + std::strlen(cap);
+    const auto [ptr, ec] = std::from_chars(cap, end, col_bytes_cap);
+    if (ec != std::errc() || ptr != end || col_bytes_cap == 0)
+      throw std::invalid_argument(
+          fmt::format("GPUCHECK_TEST_VULKAN_COL_BYTES: '{}' is not a positive byte count", cap));
+  }
   auto ctx = Context::open(*index, hide != nullptr && *hide != '\0' && *hide != '0');
   if (!ctx) return nullptr;
-  return std::make_unique<VulkanDevice>(std::move(ctx), device_id);
+  return std::make_unique<VulkanDevice>(std::move(ctx), device_id, col_bytes_cap);
 }
 
 }  // namespace gpucheck::vulkan

@@ -1,5 +1,5 @@
-// The Vulkan bench device: compute shaders for exp, GEMM and the empty launch, vkCmdCopyBuffer
-// for copies, timestamp queries for device time where the queue has them.
+// The Vulkan bench device: compute shaders for exp, GEMM, conv (im2col + GEMM) and the empty
+// launch, vkCmdCopyBuffer for copies, timestamp queries for device time where the queue has them.
 #pragma once
 
 #include "backends/device.h"

@@ -29,6 +29,12 @@ constexpr std::uint32_t kGemmCoopmatNv[] = {
 constexpr std::uint32_t kCopy[] = {
 #include "copy.spv.inc"
 };
+constexpr std::uint32_t kIm2colF32[] = {
+#include "im2col_f32.spv.inc"
+};
+constexpr std::uint32_t kIm2colF16[] = {
+#include "im2col_f16.spv.inc"
+};
 constexpr std::uint32_t kStress[] = {
 #include "stress.spv.inc"
 };
@@ -45,9 +51,12 @@ constexpr Entry kShaders[] = {
     {Shader::kExpF16, {kExpF16, std::size(kExpF16)}, "shaders/exp.comp -DGC_F16"},
     {Shader::kGemmF32, {kGemmF32, std::size(kGemmF32)}, "shaders/gemm.comp"},
     {Shader::kGemmF16, {kGemmF16, std::size(kGemmF16)}, "shaders/gemm.comp -DGC_F16"},
-    {Shader::kGemmCoopmatNvF16, {kGemmCoopmatNv, std::size(kGemmCoopmatNv)},
+    {Shader::kGemmCoopmatNvF16,
+     {kGemmCoopmatNv, std::size(kGemmCoopmatNv)},
      "shaders/gemm_coopmat_nv.comp"},
     {Shader::kCopy, {kCopy, std::size(kCopy)}, "shaders/copy.comp"},
+    {Shader::kIm2colF32, {kIm2colF32, std::size(kIm2colF32)}, "shaders/im2col.comp"},
+    {Shader::kIm2colF16, {kIm2colF16, std::size(kIm2colF16)}, "shaders/im2col.comp -DGC_F16"},
     {Shader::kStress, {kStress, std::size(kStress)}, "shaders/stress.comp"},
 };
 

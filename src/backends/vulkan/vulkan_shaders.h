@@ -19,6 +19,8 @@ enum class Shader {
   kGemmF32,
   kGemmF16,
   kGemmCoopmatNvF16,
+  kIm2colF32,
+  kIm2colF16,
   kCopy,
   kStress
 };

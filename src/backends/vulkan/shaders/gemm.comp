@@ -1,4 +1,7 @@
-// C[m×n] = A[m×k] · B[k×n], row-major, f32 sums (fma). Tiled through shared memory: a work group
+// C[m×n] = A[m×k] · B[k×n], row-major, f32 sums (fma). Each matrix may be a block of a larger
+// one: it starts at an element offset and its rows are ld elements apart, so that conv's im2col
+// GEMMs run on one image's slice of a buffer. BT (constant 5) reads B stored as n×k, i.e. Bᵀ,
+// which NHWC convolution's filters are. Tiled through shared memory: a work group
 // of WX × WY invocations computes a BM × BN tile of C (BM = WY·TM, BN = WX·TN), stepping along k
 // by BK; each invocation keeps TM × TN sums in registers, its rows and columns strided by WY and
 // WX so that neighbouring invocations read neighbouring shared words. The parameters are
@@ -18,13 +21,19 @@ layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 2) const uint TM = 4;
 layout(constant_id = 3) const uint TN = 4;
 layout(constant_id = 4) const uint BK = 16;
+layout(constant_id = 5) const bool BT = false;
 
 const uint WX = gl_WorkGroupSize.x;
 const uint WY = gl_WorkGroupSize.y;
 const uint BM = WY * TM;
 const uint BN = WX * TN;
 
-layout(push_constant) uniform Params { uint m; uint n; uint k; } p;
+// The host keeps every element index within 32 bits.
+layout(push_constant) uniform Params {
+  uint m, n, k;
+  uint a_off, b_off, c_off;
+  uint lda, ldb, ldc;
+} p;
 layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
 layout(std430, binding = 2) writeonly buffer C { ELEM c[]; };
@@ -51,12 +60,16 @@ void main() {
     for (uint i = tid; i < BM * BK; i += threads) {
       const uint r = i / BK, kk = i % BK;
       const uint gr = row0 + r, gk = k0 + kk;
-      as[kk * BM + r] = (gr < p.m && gk < p.k) ? float(a[gr * p.k + gk]) : 0.0f;
+      as[kk * BM + r] = (gr < p.m && gk < p.k) ? float(a[p.a_off + gr * p.lda + gk]) : 0.0f;
     }
+    // Bᵀ's rows run along k: there neighbouring invocations read neighbouring k, as in A.
     for (uint i = tid; i < BK * BN; i += threads) {
-      const uint kk = i / BN, cc = i % BN;
+      const uint kk = BT ? i % BK : i / BN, cc = BT ? i / BK : i % BN;
       const uint gk = k0 + kk, gc = col0 + cc;
-      bs[kk * BN + cc] = (gk < p.k && gc < p.n) ? float(b[gk * p.n + gc]) : 0.0f;
+      bs[kk * BN + cc] =
+          (gk < p.k && gc < p.n)
+              ? float(b[p.b_off + (BT ? gc * p.ldb + gk : gk * p.ldb + gc)])
+              : 0.0f;
     }
     barrier();
     for (uint kk = 0; kk < BK; ++kk) {
@@ -72,7 +85,7 @@ void main() {
     if (r >= p.m) continue;
     for (uint j = 0; j < TN; ++j) {
       const uint cc = col0 + tx + j * WX;
-      if (cc < p.n) c[r * p.n + cc] = ELEM(acc[i * TN + j]);
+      if (cc < p.n) c[p.c_off + r * p.ldc + cc] = ELEM(acc[i * TN + j]);
     }
   }
 }
