@@ -254,6 +254,9 @@ class Device {
   virtual const DeviceIdentity& identity() const = 0;
   // The CPU computes where the data already is: no transfers-included records.
   virtual bool is_host() const = 0;
+  // Seconds of warm-up a timed cell needs at least, beyond --warmup's count: for a device whose
+  // clocks rise slowly from idle under its API (NVIDIA's GPUs through Vulkan).
+  virtual double min_warmup_seconds() const { return 0; }
   virtual MemoryBudget memory_budget() const = 0;
 
   // nullopt when the device can run op in dtype; else why not (library missing, no fp64, ...).

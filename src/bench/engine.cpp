@@ -168,7 +168,9 @@ class CellRunner : public RunContext {
   // Runs one round of the cell under `policy`, adding its records' timings to `into`.
   void run_round(const Cell& cell, const RepPolicy& policy, CellRounds& into) {
     cell_ = &cell;
-    policy_ = &policy;
+    round_policy_ = policy;
+    round_policy_.min_warmup_s = std::max(policy.min_warmup_s, dev_.min_warmup_seconds());
+    policy_ = &round_policy_;
     into_ = &into;
     into.next = 0;
     const auto run = unit_of(cell.op).run;
@@ -337,6 +339,7 @@ class CellRunner : public RunContext {
   HostLock host_lock_;
   const Cell* cell_ = nullptr;
   const RepPolicy* policy_ = nullptr;
+  RepPolicy round_policy_;  // the round's policy with the device's least warm-up
   CellRounds* into_ = nullptr;
   std::map<DType, std::optional<GemmTuning>> tuned_;
 };

@@ -90,12 +90,15 @@ std::vector<std::vector<double>> run_reps_multi(
     return std::make_pair(t, slowest);
   };
   bool cut = false, settled = false;
-  for (int i = 0; i < policy.warmup; ++i) {
+  double warm = 0;
+  for (int i = 0; i < policy.warmup || (policy.warmup > 0 && warm < policy.min_warmup_s &&
+                                        i < kMaxAutoReps);
+       ++i) {
     if (spent() > policy.max_time_s) {
       cut = true;
       break;
     }
-    once();
+    warm += once().second;
   }
   std::vector<std::vector<double>> samples(series);
   const auto first_start = Clock::now();

@@ -21,6 +21,9 @@ struct RepPolicy {
   // Copies between GPUs are steady to about 1 %, so their cells need far fewer runs than
   // --min-time asks; min_time then only caps the count.
   double stable_within = 0;
+  // Warm-up runs continue, past `warmup`, until they add up to this many seconds (never when
+  // warmup is 0): set from Device::min_warmup_seconds for a device whose clocks rise slowly.
+  double min_warmup_s = 0;
 };
 
 // Runs a stable median needs before it may end the repetitions early.

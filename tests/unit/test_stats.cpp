@@ -180,6 +180,35 @@ TEST(Reps, TruncatedPointerMayBeNull) {
             2u);
 }
 
+// A device whose clocks rise slowly asks for seconds of warm-up: 10 ms runs and 0.05 s of it
+// are 5 untimed runs before the 3 timed ones, whatever --warmup's count; --warmup 0 still means
+// none, and the budget still cuts it.
+TEST(Reps, TheLeastWarmUpAddsRunsUntilItIsSpent) {
+  RepPolicy p;
+  p.warmup = 1;
+  p.reps = 3;
+  p.min_warmup_s = 0.05;
+  int calls = 0;
+  auto ten_ms = [&] {
+    ++calls;
+    return 0.01;
+  };
+  EXPECT_EQ(run_reps(p, ten_ms, nullptr).size(), 3u);
+  EXPECT_EQ(calls, 5 + 3);
+  calls = 0;
+  p.warmup = 0;
+  EXPECT_EQ(run_reps(p, ten_ms, nullptr).size(), 3u);
+  EXPECT_EQ(calls, 3);
+  calls = 0;
+  p.warmup = 1;
+  p.min_warmup_s = 100;
+  p.max_time_s = 0.2;
+  bool cut = false;
+  run_reps(p, ten_ms, &cut);
+  EXPECT_TRUE(cut);
+  EXPECT_LE(calls, 22);
+}
+
 TEST(Reps, StableMedianEndsTheRunsEarlyOnlyWhenAsked) {
   // Steady 10 ms runs: min_time 0.5 s plans 50 of them; a stable median needs only 5.
   RepPolicy p;

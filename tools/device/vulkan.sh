@@ -6,7 +6,10 @@
 # vkCreateInstance, "Found no drivers") are unpacked with dpkg -x and put on LD_LIBRARY_PATH.
 #   1. vulkaninfo --summary and gpucheck probe's Vulkan section (cooperative matrices, subgroups)
 #   2. bench --device vulkan0,cuda0: GEMM f32/f16, exp f32/f16, 1 GiB copies, launch latency
-#   3. the cooperative-matrix shader's tiles (GPUCHECK_TEST_VULKAN_COOPMAT_TILE) on f16 GEMM
+#   3. conv2d on three shapes (3×3, 1×1, 7×7 stride 2), both layouts, f32 and f16
+#   4. the cooperative-matrix shader's tiles (GPUCHECK_TEST_VULKAN_COOPMAT_TILE) on f16 GEMM
+#   5. exp and device copies at growing sizes, the stream shaders' groups capped or not
+#      (GPUCHECK_TEST_VULKAN_STREAM_GROUPS)
 # Output under $OUT (default ./vulkan-out): every gpucheck document and log.txt; the tables are
 # printed as they come.
 set -uo pipefail
@@ -56,7 +59,7 @@ step() {  # step NAME [ENV=V ...] -- gpucheck args...
   env "${envs[@]}" "$gpucheck" "$@" >"$out/$name.txt" 2>"$out/$name.err"
   local rc=$?
   say "   rc $rc, $((SECONDS - t0)) s"
-  case $name in probe) ;; *) cat "$out/$name.txt" ;; esac
+  case $name in probe) ;; *) tail -1 "$out/$name.txt" ;; esac
   grep -v ' elapsed · ' "$out/$name.err" | tail -5
 }
 
@@ -79,8 +82,20 @@ PY
 step bench_main -- bench --device vulkan0,cuda0 --no-baseline --ops gemm,exp,copy,latency \
   --gemm "${GEMM:-2560,4096,5120,8192}" --dtype f32,f16 --exp 16777216,536870912 --copy 1073741824 \
   --reps 5 -o "$out/bench_main.json"
-for tile in ${TILES:-256x128x32 128x256x32 128x128x64}; do
+python3 tools/device/vulkan_samples.py "$out/bench_main.json" | cut -c1-160
+step conv -- bench --device vulkan0,cuda0 --no-baseline --ops conv --dtype f32,f16 --layout nchw,nhwc \
+  --conv "32,64,56,56,64,3,3,1,1;32,256,56,56,64,1,1,1,0;32,3,224,224,64,7,7,2,3" \
+  --reps 5 -o "$out/conv.json"
+python3 tools/device/vulkan_samples.py "$out/conv.json" | cut -c1-160
+for tile in ${TILES:-256x128x32 128x256x32}; do
   step "coopmat_$tile" GPUCHECK_TEST_VULKAN_COOPMAT_TILE=$tile -- bench --device vulkan0 --no-baseline \
     --ops gemm --dtype f16 --gemm 4096,8192 --reps 5 -o "$out/coopmat_$tile.json"
+  python3 tools/device/vulkan_samples.py "$out/coopmat_$tile.json" | cut -c1-160
+done
+for groups in 0 1056 4224; do
+  step "stream_$groups" GPUCHECK_TEST_VULKAN_STREAM_GROUPS=$groups -- bench --device vulkan0 --no-baseline \
+    --ops exp,copy --dtype f32 --exp 67108864,268435456,536870912 --copy 67108864,268435456 --warmup 5 \
+    --reps 5 --rounds 1 -o "$out/stream_$groups.json"
+  python3 tools/device/vulkan_samples.py "$out/stream_$groups.json" | grep -v "h2d\|d2h" | cut -c1-120
 done
 rm -rf "$scratch"

@@ -51,6 +51,7 @@ constexpr std::uint32_t kGridGroupsMaxCpu = 64;
 constexpr std::size_t kColBytesCap = std::size_t{256} << 20;
 // maxComputeWorkGroupCount[1] as every device has it (Capabilities keeps only [0]).
 constexpr std::uint32_t kGemmGroupsYMax = 65535;
+constexpr double kWarmupS = 0.25;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
 constexpr std::size_t kStressGroupsMax = 4096;
@@ -137,6 +138,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
 
   const DeviceIdentity& identity() const override { return identity_; }
   bool is_host() const override { return false; }
+  // An H200 through Vulkan stayed at 345–480 MHz for whole rounds of 25 ms GEMMs after a second
+  // of verification on the host (a quarter of its speed); CUDA's clocks held at 1980 MHz over
+  // the same gaps. A quarter second of work brings the clocks up first.
+  double min_warmup_seconds() const override { return rt_->caps().cpu ? 0 : kWarmupS; }
 
   MemoryBudget memory_budget() const override {
     const auto& c = rt_->caps();
@@ -553,6 +558,13 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const std::uint64_t per_group = std::uint64_t{stream_group()} * stream_unroll();
     std::uint64_t need = std::max<std::uint64_t>(1, (vectors + per_group - 1) / per_group);
     if (c.cpu) need = std::min<std::uint64_t>(need, kStreamGroupsMaxCpu);
+    // Experiment hook GPUCHECK_TEST_VULKAN_STREAM_GROUPS=N: at most N groups, which then loop.
+    static const std::uint64_t cap = [] {
+      const char* v = std::getenv("GPUCHECK_TEST_VULKAN_STREAM_GROUPS");
+      const long long n = v != nullptr ? std::atoll(v) : 0;
+      return n > 0 ? static_cast<std::uint64_t>(n) : std::uint64_t{0};
+    }();
+    if (cap > 0) need = std::min(need, cap);
     const std::uint64_t x = std::min<std::uint64_t>(need, c.max_group_count_x);
     const std::uint64_t y = std::min<std::uint64_t>((need + x - 1) / x, kGroupCountMinimum);
     return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), 1};
