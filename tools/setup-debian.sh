@@ -3,7 +3,8 @@
 # missing packages are installed). Named sets, one or more (default: build):
 #   --set build   building and running gpucheck: the compiler and CMake, the header-only
 #                 libraries, the OpenCL headers and loader with pocl (an OpenCL device on the
-#                 CPU), OpenBLAS and CLBlast (opened at run time), help2man, ccache
+#                 CPU), OpenBLAS and CLBlast (opened at run time), the Vulkan headers and glslc
+#                 (the loader is opened at run time), help2man, ccache
 #   --set test    the rest, for the test suite (tools/test.sh): Chromium, clang with its
 #                 sanitizer runtime, Slurm and munge (their services are not started here),
 #                 GoogleTest, the Python test modules and torch, Vulkan and Mesa's OpenCL,
@@ -16,13 +17,14 @@ usage="usage: setup-debian.sh [--set build|test|all]..."
 declare -A sets=(
   [build]="build-essential cmake ninja-build pkg-config git ccache help2man python3
     libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev
-    opencl-headers ocl-icd-libopencl1 pocl-opencl-icd libopenblas0-pthread libclblast1"
+    opencl-headers ocl-icd-libopencl1 pocl-opencl-icd libopenblas0-pthread libclblast1
+    libvulkan-dev glslc"
   [test]="googletest libgtest-dev libgmock-dev ocl-icd-opencl-dev clinfo clpeak libclblast-dev
     libblis4-pthread libopenblas64-0-pthread
     python3-jsonschema python3-numpy python3-prometheus-client python3-yaml python3-torch
     python3-venv python3-pip locales binutils libxml2-utils file dpkg-dev bash-completion man-db
     chromium fonts-dejavu-core clang libclang-rt-14-dev
-    mesa-vulkan-drivers libvulkan-dev libvulkan1 glslc vulkan-tools mesa-opencl-icd
+    mesa-vulkan-drivers libvulkan1 vulkan-tools mesa-opencl-icd
     slurmctld slurmd slurm-client munge"
 )
 chosen=()

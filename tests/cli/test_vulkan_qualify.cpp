@@ -42,14 +42,8 @@ TEST(VulkanQualify, VulkanProfileIsMetOnVulkan0) {
   for (auto at = text.find(any); at != std::string::npos; at = text.find(any), ++named)
     text.replace(at, any.size(), "device = \"vulkan0\"\n");
   EXPECT_EQ(named, 3);
-  // The shipped floors judge speed, which lavapipe on a busy 2-core CI machine cannot promise
-  // (0.47 GFLOP/s against 0.5 under a parallel ctest); this test is about qualify taking vulkan0,
-  // so its copy asks for any verified figure at all.
-  int floors = 0;
-  for (const std::string floor : {"\nmin = 0.5\n", "\nmin = 0.05\n"})
-    for (auto at = text.find(floor); at != std::string::npos; at = text.find(floor), ++floors)
-      text.replace(at, floor.size(), "\nmin = 0.000001\n");
-  EXPECT_EQ(floors, 2);
+  // The shipped floors as they are: they are set so that lavapipe on a busy 2-core machine (a
+  // parallel ctest) still clears them.
   const RunResult r = run_gpucheck(
       {"qualify", "--profile", write_temp_file("vulkan0.toml", text), "--json", "--no-tune"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;

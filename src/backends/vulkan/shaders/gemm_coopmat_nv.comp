@@ -22,7 +22,7 @@ layout(constant_id = 1) const uint lM = 16;
 layout(constant_id = 2) const uint lN = 16;
 layout(constant_id = 3) const uint lK = 16;
 layout(constant_id = 4) const uint TILE_M = 128;
-layout(constant_id = 5) const uint TILE_N = 128;
+layout(constant_id = 5) const uint TILE_N = 256;
 layout(constant_id = 6) const uint TILE_K = 32;
 
 layout(push_constant) uniform Params { uint m; uint n; uint k; } p;
