@@ -4,6 +4,7 @@
 // Vulkan probe's section, the PCI bus under /sys and the environment the view carries.
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
+#include "doctor/framework_gpus.h"
 
 #include "core/json_keys.h"
 #include "core/json_keys_vulkan.h"
@@ -236,6 +237,20 @@ CheckResult check_vulkan_icd_init(const SystemView& view) {
     const std::string what =
         fmt::format("{} loads but refuses to initialise: {} returned {}", text(m, k::kLibrary),
                     text(init, k::kStep), text(init, k::kResult));
+    if (manifest_vendor(m) == "nvidia" &&
+        text(init, k::kStep) == "vk_icdGetInstanceProcAddr(vkCreateInstance)" &&
+        !linker_search(view).find(view, "libGLdispatch.so.0")) {
+      // Seen on an H200 in a container (driver 580): libGLX_nvidia.so.0 loads, but without
+      // libglvnd's dispatch library its vk_icdGetInstanceProcAddr hands out no vkCreateInstance
+      // ("Found no drivers"); with libglvnd0 unpacked beside it, Vulkan ran, with no
+      // /dev/nvidia-modeset there.
+      evidence.push_back("libGLdispatch.so.0 is on no linker search path");
+      findings.push_back({CheckStatus::kFail, "GC-VULKAN-ICD-INIT-FAILED"_gc,
+                          what + ": NVIDIA's Vulkan driver needs libglvnd's libGLdispatch.so.0, "
+                                 "which the linker does not find",
+                          install_command(view, "libglvnd0", "libglvnd")});
+      continue;
+    }
     if (manifest_vendor(m) == "nvidia") {
       auto needs = nvidia_vulkan_needs(view, &evidence);
       if (!needs.empty()) {

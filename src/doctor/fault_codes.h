@@ -234,7 +234,7 @@ inline constexpr FaultCode kFaultCodes[] = {
     {"GC-VULKAN-ICD-BROKEN", "vulkan_icd_loads", Action::kUpdateDriverOrLibrary, "a Vulkan driver manifest names a library that does not load"},
     {"GC-VULKAN-ICD-INVALID", "vulkan_icd_loads", Action::kFixConfig, "a Vulkan driver manifest is unusable, or its library exports no driver entry point"},
     {"GC-VULKAN-ICD-INIT", "vulkan_icd_init", Action::kNone, "every loadable Vulkan driver initialises"},
-    {"GC-VULKAN-ICD-INIT-FAILED", "vulkan_icd_init", Action::kFixConfig, "a Vulkan driver loads but refuses to initialise (for NVIDIA in a container: /dev/nvidia-modeset, graphics capability)"},
+    {"GC-VULKAN-ICD-INIT-FAILED", "vulkan_icd_init", Action::kFixConfig, "a Vulkan driver loads but refuses to initialise (for NVIDIA in a container: libglvnd, /dev/nvidia-modeset, graphics capability)"},
     {"GC-VULKAN-GPU-DEVICES", "vulkan_gpu_devices", Action::kNone, "Vulkan reaches the GPUs on the PCI bus"},
     {"GC-VULKAN-ONLY-CPU", "vulkan_gpu_devices", Action::kUpdateDriverOrLibrary, "Vulkan reaches only a CPU implementation (lavapipe) while a GPU is on the bus"},
     {"GC-VULKAN-RENDER-NODE-ACCESS", "vulkan_render_node_access", Action::kNone, "the Mesa Vulkan drivers can open the GPU's render node"},
