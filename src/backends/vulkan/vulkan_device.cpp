@@ -37,20 +37,15 @@ constexpr std::uint32_t kStreamUnroll = 4;
 // On a CPU implementation each work group costs a fixed start-up on one thread: a few per core,
 // each looping over many elements, beat one element per invocation.
 constexpr std::uint32_t kStreamGroupsMaxCpu = 64;
-// maxComputeWorkGroupCount's least guaranteed value, for y (x is read from the device).
-constexpr std::uint32_t kGroupCountMinimum = 65535;
-// The work group of the grid-stride shaders (exp, im2col).
+// maxComputeWorkGroupCount[1] as every device has it (Capabilities keeps only [0]).
+constexpr std::uint32_t kGroupsYMax = 65535;
+// The work group of the grid-stride shader (im2col).
 constexpr std::uint32_t kGridGroup = 256;
 // Work groups of a grid-stride shader at most: enough to fill any GPU several times over.
 constexpr std::uint32_t kGridGroupsMax = 16384;
-// On a CPU implementation each work group costs a fixed start-up on one thread: a few per core,
-// each looping over many elements, beat one element per invocation.
-constexpr std::uint32_t kGridGroupsMaxCpu = 64;
 // conv's column matrices at most, as OpenCL's: images go through im2col and the GEMM in chunks
 // of this size (at least one image), so that a large batch needs no batch-sized scratch.
 constexpr std::size_t kColBytesCap = std::size_t{256} << 20;
-// maxComputeWorkGroupCount[1] as every device has it (Capabilities keeps only [0]).
-constexpr std::uint32_t kGemmGroupsYMax = 65535;
 constexpr double kWarmupS = 0.25;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
@@ -302,7 +297,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const bool nhwc = s.layout == Layout::kNhwc;
     if (nhwc) {
       // The chunk's GEMM has images·PQ rows: no more than its work groups can cover.
-      const std::uint64_t rows_max = std::uint64_t{kGemmGroupsYMax} * gemm_config(dtype).block_m();
+      const std::uint64_t rows_max = std::uint64_t{kGroupsYMax} * gemm_config(dtype).block_m();
       images = std::clamp<std::uint64_t>(rows_max / pq, 1, images);
     }
     const std::uint32_t col_elements = to_u32(images * per_image, "conv's column matrix");
@@ -505,7 +500,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     to_u32(c_end, "GEMM C's element count");
     const std::uint64_t gx = (g.n + p.block_n() - 1) / p.block_n();
     const std::uint64_t gy = (g.m + p.block_m() - 1) / p.block_m();
-    if (gx > rt_->caps().max_group_count_x || gy > kGemmGroupsYMax)
+    if (gx > rt_->caps().max_group_count_x || gy > kGroupsYMax)
       throw std::overflow_error(
           fmt::format("GEMM {}x{} needs {}x{} work groups, beyond the "
                       "device's maxComputeWorkGroupCount",
@@ -525,7 +520,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const std::uint32_t group = std::min({kGridGroup, c.max_group_x, c.max_group_invocations});
     const std::uint32_t groups =
         std::max(1u, std::min({(count + group - 1) / group,
-                               c.cpu ? kGridGroupsMaxCpu : kGridGroupsMax, c.max_group_count_x}));
+                               c.cpu ? kStreamGroupsMaxCpu : kGridGroupsMax, c.max_group_count_x}));
     to_u32(std::uint64_t{count} + std::uint64_t{group} * groups, what);
     return {group, groups};
   }
@@ -566,7 +561,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     }();
     if (cap > 0) need = std::min(need, cap);
     const std::uint64_t x = std::min<std::uint64_t>(need, c.max_group_count_x);
-    const std::uint64_t y = std::min<std::uint64_t>((need + x - 1) / x, kGroupCountMinimum);
+    const std::uint64_t y = std::min<std::uint64_t>((need + x - 1) / x, kGroupsYMax);
     return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), 1};
   }
 
@@ -611,7 +606,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     constexpr std::uint64_t kMax = 0xFFFFFFFFu;
     return s.m % t.tile_m == 0 && s.n % t.tile_n == 0 && s.k > 0 && s.k % t.tile_k == 0 &&
            s.m * s.n <= kMax && s.m * s.k <= kMax && s.k * s.n <= kMax &&
-           s.n / t.tile_n <= rt_->caps().max_group_count_x && s.m / t.tile_m <= 65535;
+           s.n / t.tile_n <= rt_->caps().max_group_count_x && s.m / t.tile_m <= kGroupsYMax;
   }
 
   // What the dtype's GEMM runs: tune_gemm's choice, else the defaults.
