@@ -11,8 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
@@ -257,16 +255,6 @@ Allocation Context::allocate(std::size_t bytes, MemoryKind kind) {
     ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     ai.allocationSize = req.size;
     ai.memoryTypeIndex = memory_type(req.memoryTypeBits, kind);
-    // Each buffer owns its memory: a dedicated allocation, which lets the driver lay it out for
-    // that buffer alone (Vulkan 1.1 core).
-    VkMemoryDedicatedAllocateInfo dedicated{};
-    dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
-    dedicated.buffer = a.buffer;
-    static const bool no_dedicated = [] {
-      const char* v = std::getenv("GPUCHECK_TEST_VULKAN_NO_DEDICATED");
-      return v != nullptr && *v != '\0' && *v != '0';
-    }();
-    if (!no_dedicated) ai.pNext = &dedicated;
     GC_VK_CHECK(fn_.vkAllocateMemory(device_, &ai, nullptr, &a.memory));
     GC_VK_CHECK(fn_.vkBindBufferMemory(device_, a.buffer, a.memory, 0));
     if (kind == MemoryKind::kHostVisible)
