@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -99,11 +100,9 @@ void BenchProgress::device_ended(const std::string& device) {
   trace({{"event", "end"}, {"device", device}});
 }
 
-void BenchProgress::working(const std::string& device, const std::string& what) {
-  // The tuners say "tuning gemm f32 (up to 5 s)": the search's budget.
-  double budget = 0;
-  if (auto at = what.find("(up to "); at != std::string::npos)
-    budget = std::strtod(what.c_str() + at + 7, nullptr);
+void BenchProgress::working(const std::string& device, const std::string& what, double budget_s) {
+  // A child's number is not trusted blindly: a negative or non-finite budget counts as none.
+  const double budget = std::isfinite(budget_s) && budget_s > 0 ? budget_s : 0;
   {
     std::lock_guard lock(*mu_);
     estimate_->once(device, budget);
@@ -163,7 +162,7 @@ struct ChildStream {
     } else if (ev.value("event", "") == "record" && index < by_cell.size()) {
       by_cell[index].push_back(ev["record"]);
     } else if (ev.value("event", "") == "tune") {
-      progress.working(target->device, ev.value("label", ""));
+      progress.working(target->device, ev.value("label", ""), ev.value("budget_s", 0.0));
     } else if (ev.value("event", "") == "log") {
       progress.clear();  // a log line must not land inside the progress line
       const std::string message = target->device + ": " + ev.value("message", "");

@@ -38,7 +38,8 @@ class BenchProgress {
   void cell_started(const std::string& device, std::size_t index, std::size_t ordinal,
                     const std::string& label);
   // Work inside a cell that is not a cell of its own (OpenCL GEMM tuning).
-  void working(const std::string& device, const std::string& what);
+  // what: the tuner's words; budget_s: its search's budget (0: none said).
+  void working(const std::string& device, const std::string& what, double budget_s);
   // The device's child has ended.
   void device_ended(const std::string& device);
   // Erases the terminal line (before a log line, and at the end).

@@ -107,7 +107,9 @@ int run_bench_child(const std::string& plan_arg) {
     else
       emit({{"event", "record"}, {"index", i}, {"record", r}});
   };
-  cb.tuning_progress = [&](const std::string& what) { emit({{"event", "tune"}, {"label", what}}); };
+  cb.tuning_progress = [&](const std::string& what, double budget_s) {
+    emit({{"event", "tune"}, {"label", what}, {"budget_s", budget_s}});
+  };
   cb.tuning_log = [&](TuningLog level, const std::string& message) {
     emit({{"event", "log"},
           {"level", level == TuningLog::kWarn ? "warn" : "info"},

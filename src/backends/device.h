@@ -139,7 +139,8 @@ struct GemmTuningRequest {
   bool plant_bad_candidate = false;  // GPUCHECK_TEST_PLANT_TUNE=wrong
   std::string forced_parameters;     // GPUCHECK_TEST_GEMM_PARAMS: run these, search nothing
   std::function<void(TuningLog, const std::string&)> log;
-  std::function<void(const std::string&)> progress;  // "tuning gemm f32 (up to 60 s)"
+  // "tuning gemm f32 (up to 60 s)" and the search's budget in seconds, for estimates.
+  std::function<void(const std::string& what, double budget_s)> progress;
 };
 
 // Which parameters a dtype's GEMM runs with, for the records' context.

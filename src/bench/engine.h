@@ -44,7 +44,7 @@ struct EngineCallbacks {
   // Each finished record, with the index of its cell in the plan.
   std::function<void(std::size_t index, const nlohmann::json& record)> record;
   // GEMM tuning: what it is doing (for the progress line) and what it says.
-  std::function<void(const std::string& what)> tuning_progress;
+  std::function<void(const std::string& what, double budget_s)> tuning_progress;
   std::function<void(TuningLog level, const std::string& message)> tuning_log;
 };
 

@@ -238,11 +238,24 @@ TEST(VulkanBench, TuningSearchesVerifiesCachesAndTheNextRunReadsTheCache) {
 
   auto env_plant = env;
   env_plant["GPUCHECK_TEST_PLANT_TUNE"] = "wrong";
+  // The progress estimate's trace: each search's budget arrives from the child as a number.
+  env_plant["GPUCHECK_PROGRESS_TRACE"] = (home / "progress.jsonl").string();
   auto args = quick(gemm);
   args.insert(args.end(), {"--tune-budget", "0.5", "-v"});
   const RunResult first = run_gpucheck(args, env_plant);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("tuned gemm f32"), std::string::npos) << first.err;
+  {
+    std::ifstream trace(home / "progress.jsonl");
+    int searches = 0;
+    for (std::string line; std::getline(trace, line);) {
+      const Json ev = Json::parse(line);
+      if (ev.at("event") != "once") continue;
+      EXPECT_EQ(ev.at("budget_s").get<double>(), 0.5) << line;
+      ++searches;
+    }
+    EXPECT_GE(searches, 1);
+  }
   const auto tuned = tuning_of(first, "tuned");
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(home / "gpucheck"))

@@ -10,6 +10,7 @@
 #include "core/output_file.h"
 #include "scratch_root.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -393,6 +394,7 @@ class GemmChoiceTest : public TuningCache {
   struct Run {
     GemmChoice choice;
     std::vector<std::string> warnings, infos, progress;
+    std::vector<double> budgets;
     int trials = 0;
   };
   Run choose(TuningMode mode, const TuningIdentity& identity,
@@ -413,7 +415,10 @@ class GemmChoiceTest : public TuningCache {
     req.log = [&run](TuningLog l, const std::string& m) {
       (l == TuningLog::kWarn ? run.warnings : run.infos).push_back(m);
     };
-    req.progress = [&run](const std::string& m) { run.progress.push_back(m); };
+    req.progress = [&run](const std::string& m, double budget_s) {
+      run.progress.push_back(m);
+      run.budgets.push_back(budget_s);
+    };
     // Gpucheck's kernel with 128-wide tiles is the fastest here; CLBlast's defaults are slow.
     GemmTrialFn trial = [&](const GemmShape&, int, bool corrupt) {
       ++run.trials;
@@ -442,6 +447,10 @@ TEST_F(GemmChoiceTest, TunesOnceThenReadsTheCacheUntilRetuneOrADriverChange) {
   EXPECT_GT(first.trials, 1);
   ASSERT_EQ(first.progress.size(), 1u);
   EXPECT_THAT(first.progress[0], HasSubstr("tuning gemm f32"));
+  // The budget comes as a number, the same the words say.
+  ASSERT_EQ(first.budgets.size(), 1u);
+  EXPECT_GT(first.budgets[0], 0);
+  EXPECT_THAT(first.progress[0], HasSubstr(fmt::format("(up to {:.0f} s)", first.budgets[0])));
   EXPECT_TRUE(first.warnings.empty());
   ASSERT_TRUE(std::filesystem::exists(tuning_cache_path(root_, id())));
 

@@ -99,7 +99,8 @@ GemmChoice choose_gemm(DType dtype, const GemmTuningTarget& target,
   setup.reference = target.untuned;
   setup.plant_bad_candidate = request.plant_bad_candidate;
   if (request.progress)
-    request.progress(fmt::format("tuning gemm {} (up to {:.0f} s)", dt, setup.budget_s));
+    request.progress(fmt::format("tuning gemm {} (up to {:.0f} s)", dt, setup.budget_s),
+                     setup.budget_s);
   TunerHooks hooks;
   hooks.clock = seconds_now;
   hooks.trial = [&](const GemmCandidate& c, const GemmShape& shape, int reps, bool corrupt) {

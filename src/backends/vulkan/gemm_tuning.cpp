@@ -225,7 +225,7 @@ GemmTuning choose_gemm_config(DType dtype, const GemmTuningTarget& target,
 
   const double budget_s = request.budget_s.value_or(target.default_budget_s);
   if (request.progress)
-    request.progress(fmt::format("tuning gemm {} (up to {:.0f} s)", dt, budget_s));
+    request.progress(fmt::format("tuning gemm {} (up to {:.0f} s)", dt, budget_s), budget_s);
   const SearchResult r = Search(target, request, trial, budget_s).run();
   if (!r.best) {
     const std::string first = r.rejected.empty() ? "" : ": " + r.rejected.front().why;
