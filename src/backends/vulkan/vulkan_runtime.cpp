@@ -23,9 +23,9 @@ constexpr std::uint32_t kSetsPerPool = 256;
 // Within the 128 bytes every device offers; the stress shader takes 40.
 constexpr std::uint32_t kPushBytes = 64;
 // How long finish() polls the fence before it blocks. NVIDIA's blocking wait returns tens of
-// microseconds after the work is done (a 67 µs round trip for an empty shader on an H200, where
-// CUDA's spinning synchronize takes 9.7); CUDA spins too. Past this the work is long enough that
-// a late wake-up does not matter, and the core is given back.
+// microseconds after the work is done; CUDA's synchronize spins too (with polling, an empty
+// shader's round trip on an H200 is 1.65× CUDA's, docs/PERFORMANCE.md). Past this the work is
+// long enough that a late wake-up does not matter, and the core is given back.
 constexpr std::chrono::microseconds kFenceSpin{1000};
 
 std::size_t align_up(std::size_t v, std::size_t to) {
