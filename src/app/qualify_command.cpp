@@ -226,8 +226,9 @@ Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv
       "Probe, doctor and benches against a TOML profile of requirements: a CI gate "
       "with JUnit output (exit 1 when a requirement is unmet)");
   cmd->add_option("--profile", o->profile,
-                  "TOML profile: a file, or a shipped profile's name (cpu-only, opencl, "
-                  "cuda-training, cuda-hopper). A device's name_regex is matched in time linear "
+                  "TOML profile: a file, or the name of one shipped in configs/qualify "
+                  "(cpu-only, cuda-hopper, opencl, vulkan, vulkan-gpu, ...: a name that is "
+                  "neither lists them all). A device's name_regex is matched in time linear "
                   "in the name (nested quantifiers cannot hang it): ECMAScript's literals, ., "
                   "classes, \\d \\w \\s \\b, groups, |, * + ? {n,m}, ^ $; back-references and "
                   "look-around are refused with their file:line:column. Times (bench.max_time_s, "

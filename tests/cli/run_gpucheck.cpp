@@ -80,9 +80,16 @@ RunResult run_program(const std::string& program, const std::vector<std::string>
   return r;
 }
 
+std::string gpucheck_binary() {
+  // The GPU machine runs these tests against a staged install tree (tools/device/vulkan.sh),
+  // not the build tree whose path was compiled in.
+  const char* staged = std::getenv("GPUCHECK_TEST_BINARY");
+  return staged != nullptr && *staged != '\0' ? staged : GPUCHECK_BINARY;
+}
+
 RunResult run_gpucheck(const std::vector<std::string>& args,
                        const std::map<std::string, std::optional<std::string>>& env) {
-  return run_program(GPUCHECK_BINARY, args, env);
+  return run_program(gpucheck_binary(), args, env);
 }
 
 bool have_program(const std::string& program) {
@@ -111,7 +118,7 @@ std::string write_small_document(const std::string& name) {
 
 pid_t spawn_gpucheck(std::vector<std::string> args, const std::string& marker,
                      const std::string& out) {
-  args.insert(args.begin(), GPUCHECK_BINARY);
+  args.insert(args.begin(), gpucheck_binary());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -16,6 +16,9 @@ struct RunResult {
   std::string err;
 };
 
+// The gpucheck under test: $GPUCHECK_TEST_BINARY when set, else the build tree's.
+std::string gpucheck_binary();
+
 // env: value to set, nullopt to unset; everything else is inherited.
 RunResult run_gpucheck(const std::vector<std::string>& args,
                        const std::map<std::string, std::optional<std::string>>& env = {});

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -187,20 +188,32 @@ TEST(VulkanBench, DeviceWithoutFloat16GivesUnsupportedF16Records) {
   }
 }
 
-// Other GEMM parameters (the tuner's hook) run, verify and are named in the record; ones that
-// do not parse or fit fail the cell, naming the variable.
+// Other GEMM parameters (the tuner's hook) run, verify and are named in the record, in both
+// shaders: the 16-byte one where k and n are multiples of 4 (m, n and k here leave partial tiles
+// on every side), the general one elsewhere; ones that do not parse or fit fail the cell, naming
+// the variable.
 TEST(VulkanBench, GemmParametersFromTheHookRunOrFailNamingIt) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
-  const RunResult r = run_gpucheck(quick({"bench", "--ops", "gemm", "--dtype", "f32,f16"}),
-                                   {{"GPUCHECK_TEST_GEMM_PARAMS", "wx=8,wy=4,tm=2,tn=8,bk=4"}});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& rec : vulkan_records(r.out)) {
-    SCOPED_TRACE(rec.dump());
-    if (rec.at("dtype") == "f16" && rec.at("status") == "unsupported") continue;  // no float16
-    EXPECT_EQ(rec.at("status"), "ok");
-    const Json& p = rec.at("context").at("tuning_parameters").at("parameters");
-    EXPECT_EQ(p, Json::parse(R"({"wx": 8, "wy": 4, "tm": 2, "tn": 8, "bk": 4})"));
+  for (const char* vec4 : {"0", "1"}) {
+    const bool vectors = vec4 == std::string("1");
+    auto args = quick({"bench", "--ops", "gemm", "--dtype", "f32,f16"});
+    if (vectors) *(std::find(args.begin(), args.end(), "--gemm") + 1) = "70x132x40";
+    const RunResult r = run_gpucheck(
+        args,
+        {{"GPUCHECK_TEST_GEMM_PARAMS", std::string("wx=8,wy=4,tm=4,tn=8,bk=8,vec4=") + vec4}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const auto& rec : vulkan_records(r.out)) {
+      SCOPED_TRACE(rec.dump());
+      if (rec.at("dtype") == "f16" && rec.at("status") == "unsupported") continue;  // no float16
+      EXPECT_EQ(rec.at("status"), "ok");
+      const Json& p = rec.at("context").at("tuning_parameters").at("parameters");
+      Json expected = Json::parse(R"({"wx": 8, "wy": 4, "tm": 4, "tn": 8, "bk": 8})");
+      expected["vec4"] = vectors ? 1 : 0;
+      EXPECT_EQ(p, expected);
+      EXPECT_EQ(rec.at("context").value("gemm_path", "").find("16-byte loads") != std::string::npos,
+                vectors);
+    }
   }
   const RunResult bad = run_gpucheck(quick({"bench", "--ops", "gemm"}),
                                      {{"GPUCHECK_TEST_GEMM_PARAMS", "wx=8,tile=4"}});

@@ -22,8 +22,9 @@ cd "$root"
 die() { echo "stage.sh: $1" >&2; exit "${2:-1}"; }
 
 # scenario | default build dir | configure flags | build targets | extras | size limit (MiB) | run
-# Extras: peers (peers.py), device_tests, cl-binary, bundle (devlibs/), vkdebs (debs/: Debian's
-# Vulkan loader and vulkaninfo with their client libraries, which the GPU machine lacks).
+# Extras: peers (peers.py), device_tests, cli_tests (run there with GPUCHECK_TEST_BINARY set to
+# the staged binary), cl-binary, bundle (devlibs/), vkdebs (debs/: Debian's Vulkan loader and
+# vulkaninfo with their client libraries, which the GPU machine lacks).
 # Configure flags are used only when the build directory has no CMakeCache.txt yet.
 cuda90="-DGPUCHECK_WITH_CUDA=ON -DGPUCHECK_CUDA_ARCHS=90"
 scenarios=(
@@ -39,7 +40,7 @@ scenarios=(
   "compare|build-devrun|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck||60|bash tools/device/compare.sh"
   "lib-choices|build|$cuda90|gpucheck||60|bash tools/device/lib_choices.sh   (RUNS as its argument, default 10)"
   "framework-bench|build|$cuda90|gpucheck|peers|60|python3 tools/device/framework_bench.py --gpucheck .devrun/framework-bench/install/bin/gpucheck --python /opt/torch/.venv/bin/python --peers .devrun/framework-bench/peers.py"
-  "vulkan|build|$cuda90|gpucheck|vkdebs|60|bash tools/device/vulkan.sh   (GEMM=, TILES= narrow it)"
+  "vulkan|build|$cuda90|gpucheck cli_tests|vkdebs cli_tests|60|bash tools/device/vulkan.sh   (STEPS=, GEMM=, TILES= narrow it)"
   "perf|build-perf|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers|60|tools/device-perf.sh   (OUT=... keeps perf.jsonl)"
 )
 
@@ -126,6 +127,11 @@ if has device_tests; then
   [ -x "$build/tests/device/device_tests" ] || die "no $build/tests/device/device_tests (build that target, or run without --no-build)"
   cp "$build/tests/device/device_tests" "$out/device_tests"
   strip "$out/device_tests"
+fi
+if has cli_tests; then
+  [ -x "$build/tests/cli_tests" ] || die "no $build/tests/cli_tests (build that target, or run without --no-build)"
+  cp "$build/tests/cli_tests" "$out/cli_tests"
+  strip "$out/cli_tests"
 fi
 if has cl-binary; then
   mkdir -p "$out/tools"

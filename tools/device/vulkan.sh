@@ -10,6 +10,10 @@
 #   4. the cooperative-matrix shader's tiles (GPUCHECK_TEST_VULKAN_COOPMAT_TILE) on f16 GEMM
 #   5. exp and device copies at growing sizes, the stream shaders' groups capped or not
 #      (GPUCHECK_TEST_VULKAN_STREAM_GROUPS)
+#   6. cli: the Vulkan CLI tests (probe against vulkaninfo, bench, stress, qualify) on the GPU
+#   7. qualify: configs/qualify/vulkan.toml and vulkan-gpu.toml on vulkan0; stress on vulkan0
+#   8. gemm32: f32 GEMM beside cuBLASLt after a full tuning search (TUNE_BUDGET, default 30 s)
+# STEPS="probe main conv coopmat stream cli qualify gemm32" (the default: all) picks steps.
 # Output under $OUT (default ./vulkan-out): every gpucheck document and log.txt; the tables are
 # printed as they come.
 set -uo pipefail
@@ -63,6 +67,10 @@ step() {  # step NAME [ENV=V ...] -- gpucheck args...
   grep -v ' elapsed · ' "$out/$name.err" | tail -5
 }
 
+steps=" ${STEPS:-probe main conv coopmat stream cli qualify gemm32} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+
+if want probe; then
 "$scratch/usr/bin/vulkaninfo" --summary 2>&1 | sed -n '/Devices:/,$p' | head -30 | tee -a "$log"
 step probe -- probe --json
 python3 - "$out/probe.txt" <<'PY' || true
@@ -79,23 +87,57 @@ for b in d["backends"]:
             f'{x["m"]}x{x["n"]}x{x["k"]} {x["a"]}/{x["c"]}/{x.get("d")} {x["scope"]}'
             for x in nv.get("properties", [])])
 PY
+fi
+if want main; then
 step bench_main -- bench --device vulkan0,cuda0 --no-baseline --ops gemm,exp,copy,latency \
   --gemm "${GEMM:-2560,4096,5120,8192}" --dtype f32,f16 --exp 16777216,536870912 --copy 1073741824 \
   --reps 5 -o "$out/bench_main.json"
 python3 tools/device/vulkan_samples.py "$out/bench_main.json" | cut -c1-160
+fi
+if want conv; then
 step conv -- bench --device vulkan0,cuda0 --no-baseline --ops conv --dtype f32,f16 --layout nchw,nhwc \
   --conv "32,64,56,56,64,3,3,1,1;32,256,56,56,64,1,1,1,0;32,3,224,224,64,7,7,2,3" \
   --reps 5 -o "$out/conv.json"
 python3 tools/device/vulkan_samples.py "$out/conv.json" | cut -c1-160
+fi
+if want coopmat; then
 for tile in ${TILES:-256x128x32 128x256x32}; do
   step "coopmat_$tile" GPUCHECK_TEST_VULKAN_COOPMAT_TILE=$tile -- bench --device vulkan0 --no-baseline \
     --ops gemm --dtype f16 --gemm 4096,8192 --reps 5 -o "$out/coopmat_$tile.json"
   python3 tools/device/vulkan_samples.py "$out/coopmat_$tile.json" | cut -c1-160
 done
+fi
+if want stream; then
 for groups in 0 1056 4224; do
   step "stream_$groups" GPUCHECK_TEST_VULKAN_STREAM_GROUPS=$groups -- bench --device vulkan0 --no-baseline \
     --ops exp,copy --dtype f32 --exp 67108864,268435456,536870912 --copy 67108864,268435456 --warmup 5 \
     --reps 5 --rounds 1 -o "$out/stream_$groups.json"
   python3 tools/device/vulkan_samples.py "$out/stream_$groups.json" | grep -v "h2d\|d2h" | cut -c1-120
 done
+fi
+if want cli; then
+  # The tests find fixtures and configs under the source path they were built in.
+  src_dir=$(strings "$stage/cli_tests" | grep -m1 -o '^/[^ ]*/tests/fixtures' | sed 's,/tests/fixtures$,,')
+  [ -n "$src_dir" ] && [ ! -e "$src_dir" ] && mkdir -p "$(dirname "$src_dir")" && ln -s "$root" "$src_dir"
+  say "== cli: cli_tests on vulkan0 (sources at ${src_dir:-?})"
+  PATH=$scratch/usr/bin:$PATH GPUCHECK_TEST_BINARY=$root/$gpucheck \
+    "$stage/cli_tests" --gtest_filter='Vulkan*' --gtest_brief=1 >"$out/cli.txt" 2>&1
+  say "   rc $?"
+  grep -E "FAILED|Failure|SKIPPED|PASSED|tests ran" "$out/cli.txt" | head -30
+fi
+if want qualify; then
+  for profile in vulkan vulkan-gpu; do
+    step "qualify_$profile" -- qualify --profile "configs/qualify/$profile.toml"
+    grep -E "MET|UNMET|SKIP|FAIL" "$out/qualify_$profile.txt" | cut -c1-150 | head -20
+  done
+  step stress -- stress --device vulkan0 --duration 20s --json
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(json.dumps({k: r.get(k) for k in ("device","test","status","summary","reason")})[:300]) for r in d.get("results", [])]' "$out/stress.txt" || true
+fi
+if want gemm32; then
+  step gemm32 -- bench --device vulkan0,cuda0 --no-baseline --ops gemm --dtype f32 \
+    --gemm "${GEMM32:-2560,5120,8192,3000}" --retune --tune-budget "${TUNE_BUDGET:-30}" --reps 5 \
+    -o "$out/gemm32.json"
+  python3 tools/device/vulkan_samples.py "$out/gemm32.json" | cut -c1-200
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(r["device"], r["shape"], json.dumps(r.get("context",{}).get("tuning_parameters"))[:300], r.get("context",{}).get("gemm_path")) for r in d["results"] if r.get("device")=="vulkan0"]' "$out/gemm32.json" || true
+fi
 rm -rf "$scratch"

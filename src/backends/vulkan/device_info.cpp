@@ -138,8 +138,8 @@ Json cooperative_summary(const Json& p) {
             {"detail",
              "not offered by this device: neither VK_KHR_cooperative_matrix nor "
              "VK_NV_cooperative_matrix with its cooperativeMatrix feature"}};
-  const bool nv = std::find(offered.begin(), offered.end(), "VK_NV_cooperative_matrix") !=
-                  offered.end();
+  const bool nv =
+      std::find(offered.begin(), offered.end(), "VK_NV_cooperative_matrix") != offered.end();
   return {{k::kOffered, true},
           {"extensions", offered},
           {"detail", nv ? "offered; bench's f16 GEMM runs on VK_NV_cooperative_matrix where its "

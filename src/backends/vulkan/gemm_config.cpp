@@ -10,16 +10,20 @@
 namespace gpucheck::vulkan {
 
 nlohmann::json GemmConfig::to_json() const {
-  return {{"wx", wx}, {"wy", wy}, {"tm", tm}, {"tn", tn}, {"bk", bk}};
+  return {{"wx", wx}, {"wy", wy}, {"tm", tm}, {"tn", tn}, {"bk", bk}, {"vec4", vec4}};
 }
 
 std::string GemmConfig::describe() const {
-  return fmt::format("wx={},wy={},tm={},tn={},bk={}", wx, wy, tm, tn, bk);
+  return fmt::format("wx={},wy={},tm={},tn={},bk={},vec4={}", wx, wy, tm, tn, bk, vec4);
 }
 
 std::optional<std::string> gemm_config_misfit(const GemmConfig& p, const GemmLimits& limits) {
   for (std::uint32_t v : {p.wx, p.wy, p.tm, p.tn, p.bk})
     if (v == 0 || v > 64) return fmt::format("every parameter must be 1 to 64, not {}", v);
+  if (p.vec4 > 1) return fmt::format("vec4 is 0 or 1, not {}", p.vec4);
+  if (p.vec4 == 1 && (p.tm % 4 != 0 || p.tn % 4 != 0 || p.bk % 4 != 0))
+    return fmt::format("vec4=1 needs tm, tn and bk multiples of 4, not {}, {} and {}", p.tm, p.tn,
+                       p.bk);
   if (p.wx > limits.max_group_x || p.wy > limits.max_group_x ||
       p.wx * p.wy > limits.max_invocations)
     return fmt::format("a {}x{} work group exceeds the device's (at most {} a side, {} in all)",
@@ -36,7 +40,10 @@ GemmConfig default_gemm_config(const GemmLimits& limits) {
     p.wx /= 2;
     p.wy /= 2;
   }
-  while (gemm_config_misfit(p, limits) && p.bk > 1) p.bk /= 2;
+  while (gemm_config_misfit(p, limits) && p.bk > 1) {
+    p.bk /= 2;
+    if (p.bk % 4 != 0) p.vec4 = 0;
+  }
   return p;
 }
 
@@ -53,14 +60,15 @@ std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmL
       return std::nullopt;
     }
     const std::string key = item.substr(0, eq);
-    std::uint32_t* field = key == "wx"   ? &p.wx
-                           : key == "wy" ? &p.wy
-                           : key == "tm" ? &p.tm
-                           : key == "tn" ? &p.tn
-                           : key == "bk" ? &p.bk
-                                         : nullptr;
+    std::uint32_t* field = key == "wx"     ? &p.wx
+                           : key == "wy"   ? &p.wy
+                           : key == "tm"   ? &p.tm
+                           : key == "tn"   ? &p.tn
+                           : key == "bk"   ? &p.bk
+                           : key == "vec4" ? &p.vec4
+                                           : nullptr;
     if (field == nullptr) {
-      *why = fmt::format("unknown parameter '{}' (wx, wy, tm, tn, bk)", key);
+      *why = fmt::format("unknown parameter '{}' (wx, wy, tm, tn, bk, vec4)", key);
       return std::nullopt;
     }
     *field = v;
@@ -79,8 +87,9 @@ std::optional<GemmConfig> gemm_config_from_json(const nlohmann::json& j, const G
     return std::nullopt;
   }
   GemmConfig p;
-  for (auto [key, field] : {std::pair{"wx", &p.wx}, std::pair{"wy", &p.wy}, std::pair{"tm", &p.tm},
-                            std::pair{"tn", &p.tn}, std::pair{"bk", &p.bk}}) {
+  for (auto [key, field] :
+       {std::pair{"wx", &p.wx}, std::pair{"wy", &p.wy}, std::pair{"tm", &p.tm},
+        std::pair{"tn", &p.tn}, std::pair{"bk", &p.bk}, std::pair{"vec4", &p.vec4}}) {
     auto it = j.find(key);
     if (it == j.end() || !it->is_number_unsigned()) {
       *why = fmt::format("'{}' is missing or not a positive integer", key);
@@ -96,9 +105,13 @@ std::optional<GemmConfig> gemm_config_from_json(const nlohmann::json& j, const G
 }
 
 std::vector<GemmConfig> gemm_config_candidates(const GemmLimits& limits) {
+  // 16-byte loads first: a GPU's fastest tiles (128×128 of 8×8 sums, as in CUDA SGEMMs) are
+  // among them; the general shader's shapes follow for devices where the vectors do not pay.
   const GemmConfig space[] = {
-      default_gemm_config(limits), {16, 16, 8, 8, 8}, {16, 16, 4, 8, 16}, {16, 16, 8, 4, 16},
-      {16, 16, 2, 2, 16},          {8, 8, 4, 4, 16},  {8, 8, 8, 8, 8},    {32, 8, 4, 4, 16},
+      default_gemm_config(limits), {16, 16, 8, 8, 16, 1}, {16, 16, 8, 8, 8, 1},
+      {16, 16, 4, 8, 16, 1},       {16, 8, 8, 8, 16, 1},  {8, 8, 8, 8, 16, 1},
+      {16, 16, 4, 4, 16, 0},       {16, 16, 8, 8, 8, 0},  {16, 16, 4, 8, 16, 0},
+      {16, 16, 2, 2, 16, 0},       {8, 8, 4, 4, 16, 0},   {32, 8, 4, 4, 16, 0},
   };
   std::vector<GemmConfig> out;
   for (const GemmConfig& p : space)

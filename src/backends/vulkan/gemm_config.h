@@ -1,5 +1,7 @@
-// The parameters of the tiled GEMM shader (shaders/gemm.comp), its specialization constants:
-// a work group of wx × wy invocations, each summing tm × tn elements of C, stepping by bk along k.
+// The parameters of the tiled GEMM shaders (shaders/gemm.comp, gemm_vec4.comp), their
+// specialization constants: a work group of wx × wy invocations, each summing tm × tn elements of
+// C, stepping by bk along k. vec4 = 1 runs gemm_vec4.comp (16-byte loads; tm, tn and bk multiples
+// of 4) where a GEMM's shape and layout allow it, gemm.comp elsewhere.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,7 +21,7 @@ struct GemmLimits {
 };
 
 struct GemmConfig {
-  std::uint32_t wx = 16, wy = 16, tm = 4, tn = 4, bk = 16;
+  std::uint32_t wx = 16, wy = 16, tm = 4, tn = 4, bk = 16, vec4 = 1;
 
   std::uint32_t block_m() const { return wy * tm; }
   std::uint32_t block_n() const { return wx * tn; }
@@ -31,7 +33,7 @@ struct GemmConfig {
     return {wx, wy, tm, tn, bk, b_transposed ? 1u : 0u};
   }
   nlohmann::json to_json() const;
-  // "wx=16,wy=16,tm=4,tn=4,bk=16", the form parse_gemm_config reads.
+  // "wx=16,wy=16,tm=4,tn=4,bk=16,vec4=1", the form parse_gemm_config reads.
   std::string describe() const;
   bool operator==(const GemmConfig&) const = default;
 };
@@ -39,12 +41,12 @@ struct GemmConfig {
 // Why p does not fit the device; nullopt when it does.
 std::optional<std::string> gemm_config_misfit(const GemmConfig& p, const GemmLimits& limits);
 
-// 16×16 invocations of 4×4 sums (64×64 tiles, bk 16), or the largest smaller square work group
-// the device allows.
+// 16×16 invocations of 4×4 sums (64×64 tiles, bk 16, 16-byte loads), or the largest smaller
+// square work group the device allows.
 GemmConfig default_gemm_config(const GemmLimits& limits);
 
-// "wx=8,wy=8,tm=4,tn=4,bk=8" (missing keys keep their defaults); nullopt and *why on text that
-// does not parse or parameters that do not fit.
+// "wx=8,wy=8,tm=4,tn=4,bk=8,vec4=0" (missing keys keep their defaults); nullopt and *why on text
+// that does not parse or parameters that do not fit.
 std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmLimits& limits,
                                             std::string* why);
 

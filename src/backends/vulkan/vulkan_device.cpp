@@ -223,7 +223,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const std::uint32_t count = to_u32(n, "exp length");
     rt_->dispatch(dtype == DType::kF16 ? Shader::kExpF16 : Shader::kExpF32,
                   {stream_group(), stream_unroll()}, {buf(x), buf(y), VK_NULL_HANDLE}, &count,
-                  sizeof count, stream_groups(count / 4));
+                  sizeof count, stream_groups(count / (dtype == DType::kF16 ? 8 : 4)));
   }
 
   void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
@@ -478,8 +478,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   // shader's 32-bit indices.
   void run_gemm(DType dtype, const GemmBlocks& g, VkBuffer a, VkBuffer b, VkBuffer c) {
     if (g.m == 0 || g.n == 0) return;
-    if (gemm_path_.empty()) gemm_path_ = "the tiled shader";
     const GemmConfig& p = gemm_config(dtype);
+    const bool vec4 = p.vec4 && gemm_vec4_fits(g);
+    if (gemm_path_.empty())
+      gemm_path_ = vec4 ? "the tiled shader, 16-byte loads" : "the tiled shader";
     // One past the last element each matrix reaches.
     const std::uint64_t a_end = g.a_off + (g.m - 1) * g.lda + g.k;
     const std::uint64_t b_end = g.k == 0         ? g.b_off
@@ -505,9 +507,19 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
           fmt::format("GEMM {}x{} needs {}x{} work groups, beyond the "
                       "device's maxComputeWorkGroupCount",
                       g.m, g.n, gx, gy));
-    rt_->dispatch(dtype == DType::kF16 ? Shader::kGemmF16 : Shader::kGemmF32,
-                  p.constants(g.b_transposed), {a, b, c}, push, sizeof push,
+    const Shader shader = dtype == DType::kF16 ? (vec4 ? Shader::kGemmVec4F16 : Shader::kGemmF16)
+                                               : (vec4 ? Shader::kGemmVec4F32 : Shader::kGemmF32);
+    rt_->dispatch(shader, p.constants(g.b_transposed), {a, b, c}, push, sizeof push,
                   {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy), 1});
+  }
+
+  // shaders/gemm_vec4.comp reads whole 16-byte vectors of A along k and of B along n, and
+  // writes C's: every offset, leading dimension, k and n a multiple of 4, B not transposed.
+  static bool gemm_vec4_fits(const GemmBlocks& g) {
+    if (g.b_transposed) return false;
+    for (std::uint64_t v : {g.k, g.n, g.a_off, g.lda, g.b_off, g.ldb, g.c_off, g.ldc})
+      if (v % 4 != 0) return false;
+    return true;
   }
 
   // A grid-stride shader's work group and group count for `count` elements. The shader's loop

@@ -23,6 +23,12 @@ constexpr std::uint32_t kGemmF32[] = {
 constexpr std::uint32_t kGemmF16[] = {
 #include "gemm_f16.spv.inc"
 };
+constexpr std::uint32_t kGemmVec4F32[] = {
+#include "gemm_vec4_f32.spv.inc"
+};
+constexpr std::uint32_t kGemmVec4F16[] = {
+#include "gemm_vec4_f16.spv.inc"
+};
 constexpr std::uint32_t kGemmCoopmatNv[] = {
 #include "gemm_coopmat_nv.spv.inc"
 };
@@ -51,6 +57,10 @@ constexpr Entry kShaders[] = {
     {Shader::kExpF16, {kExpF16, std::size(kExpF16)}, "shaders/exp.comp -DGC_F16"},
     {Shader::kGemmF32, {kGemmF32, std::size(kGemmF32)}, "shaders/gemm.comp"},
     {Shader::kGemmF16, {kGemmF16, std::size(kGemmF16)}, "shaders/gemm.comp -DGC_F16"},
+    {Shader::kGemmVec4F32, {kGemmVec4F32, std::size(kGemmVec4F32)}, "shaders/gemm_vec4.comp"},
+    {Shader::kGemmVec4F16,
+     {kGemmVec4F16, std::size(kGemmVec4F16)},
+     "shaders/gemm_vec4.comp -DGC_F16"},
     {Shader::kGemmCoopmatNvF16,
      {kGemmCoopmatNv, std::size(kGemmCoopmatNv)},
      "shaders/gemm_coopmat_nv.comp"},

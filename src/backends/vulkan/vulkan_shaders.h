@@ -18,6 +18,8 @@ enum class Shader {
   kExpF16,
   kGemmF32,
   kGemmF16,
+  kGemmVec4F32,
+  kGemmVec4F16,
   kGemmCoopmatNvF16,
   kIm2colF32,
   kIm2colF16,

@@ -4,21 +4,24 @@
 // reduction x = j ln2 + r, |r| <= ln2/2, and a degree-7 Taylor polynomial of e^r (truncation
 // below 6e-9 relative), scaled by 2^j.
 //
-// As CUDA's kernel does (src/backends/cuda/cuda_kernels.cu): four-element vectors (16 bytes of
-// f32, 8 of f16), UNROLL of them loaded by each invocation before any is computed, so several
+// As CUDA's kernel does (src/backends/cuda/cuda_kernels.cu): 16-byte vectors (4 elements of f32,
+// 8 of f16, read as uvec4 words: an f16vec4 would be an 8-byte load), UNROLL of them loaded by each invocation before any is computed, so several
 // loads are in flight per invocation. The work groups are numbered over x and y (x alone is
 // limited to 65535 on some devices) and loop while the numbered groups do not cover the array:
 // a GPU gets one group per UNROLL × group size vectors and loops once, a CPU implementation a
-// few groups that loop over many. The first group also does the tail (n not a multiple of 4).
+// few groups that loop over many. The first group also does the tail (n not a multiple of a
+// vector).
 #version 450
 #ifdef GC_F16
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ELEM float16_t
-#define VEC f16vec4
+#define VEC uvec4
+const uint PER_VEC = 8;
 #else
 #define ELEM float
 #define VEC vec4
+const uint PER_VEC = 4;
 #endif
 
 layout(local_size_x_id = 0) in;
@@ -50,15 +53,24 @@ float exp_accurate(float v) {
   return e * exp2(float(half_j)) * exp2(float(ij - half_j));
 }
 
-VEC exp4(VEC v) {
-  return VEC(exp_accurate(float(v.x)), exp_accurate(float(v.y)), exp_accurate(float(v.z)),
-             exp_accurate(float(v.w)));
+#ifdef GC_F16
+// Two halves a word; each rounded once to f16 after the f32 exponential.
+uint exp2x16(uint w) {
+  const f16vec2 h = unpackFloat2x16(w);
+  return packFloat2x16(f16vec2(float16_t(exp_accurate(float(h.x))),
+                               float16_t(exp_accurate(float(h.y)))));
 }
+VEC exp_vec(VEC v) { return VEC(exp2x16(v.x), exp2x16(v.y), exp2x16(v.z), exp2x16(v.w)); }
+#else
+VEC exp_vec(VEC v) {
+  return VEC(exp_accurate(v.x), exp_accurate(v.y), exp_accurate(v.z), exp_accurate(v.w));
+}
+#endif
 
 void main() {
   const uint wg = gl_WorkGroupSize.x;
   const uint per_group = wg * UNROLL;
-  const uint vectors = p.n / 4;
+  const uint vectors = p.n / PER_VEC;
   const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
   VEC v[UNROLL];
   for (uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; g * per_group < vectors;
@@ -70,10 +82,10 @@ void main() {
     }
     for (uint u = 0; u < UNROLL; ++u) {
       const uint i = base + u * wg;
-      if (i < vectors) yv[i] = exp4(v[u]);
+      if (i < vectors) yv[i] = exp_vec(v[u]);
     }
   }
   if (gl_WorkGroupID.x == 0 && gl_WorkGroupID.y == 0)
-    for (uint i = vectors * 4 + gl_LocalInvocationID.x; i < p.n; i += wg)
+    for (uint i = vectors * PER_VEC + gl_LocalInvocationID.x; i < p.n; i += wg)
       y[i] = ELEM(exp_accurate(float(x[i])));
 }
