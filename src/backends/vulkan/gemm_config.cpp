@@ -109,9 +109,11 @@ std::vector<GemmConfig> gemm_config_candidates(const GemmLimits& limits) {
   // among them; the general shader's shapes follow for devices where the vectors do not pay.
   const GemmConfig space[] = {
       default_gemm_config(limits), {16, 16, 8, 8, 16, 1}, {16, 16, 8, 8, 8, 1},
-      {16, 16, 4, 8, 16, 1},       {16, 8, 8, 8, 16, 1},  {8, 8, 8, 8, 16, 1},
-      {16, 16, 4, 4, 16, 0},       {16, 16, 8, 8, 8, 0},  {16, 16, 4, 8, 16, 0},
-      {16, 16, 2, 2, 16, 0},       {8, 8, 4, 4, 16, 0},   {32, 8, 4, 4, 16, 0},
+      {16, 16, 4, 8, 16, 1},       {16, 16, 4, 8, 8, 1},  {16, 16, 8, 4, 8, 1},
+      {16, 8, 8, 8, 16, 1},        {16, 8, 8, 8, 8, 1},   {8, 16, 8, 8, 8, 1},
+      {8, 8, 8, 8, 16, 1},         {16, 16, 4, 4, 16, 0}, {16, 16, 8, 8, 8, 0},
+      {16, 16, 4, 8, 16, 0},       {16, 16, 2, 2, 16, 0}, {8, 8, 4, 4, 16, 0},
+      {32, 8, 4, 4, 16, 0},
   };
   std::vector<GemmConfig> out;
   for (const GemmConfig& p : space)

@@ -231,15 +231,17 @@ std::vector<std::string> memory_heap_flag_names(std::uint32_t flags) {
 }
 
 std::vector<std::string> subgroup_operation_names(std::uint32_t flags) {
-  static constexpr std::array kBits{Bit{0x1, "VK_SUBGROUP_FEATURE_BASIC_BIT"},
-                                    Bit{0x2, "VK_SUBGROUP_FEATURE_VOTE_BIT"},
-                                    Bit{0x4, "VK_SUBGROUP_FEATURE_ARITHMETIC_BIT"},
-                                    Bit{0x8, "VK_SUBGROUP_FEATURE_BALLOT_BIT"},
-                                    Bit{0x10, "VK_SUBGROUP_FEATURE_SHUFFLE_BIT"},
-                                    Bit{0x20, "VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT"},
-                                    Bit{0x40, "VK_SUBGROUP_FEATURE_CLUSTERED_BIT"},
-                                    Bit{0x80, "VK_SUBGROUP_FEATURE_QUAD_BIT"},
-                                    Bit{0x100, "VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV"}};
+  static constexpr std::array kBits{
+      Bit{0x1, "VK_SUBGROUP_FEATURE_BASIC_BIT"}, Bit{0x2, "VK_SUBGROUP_FEATURE_VOTE_BIT"},
+      Bit{0x4, "VK_SUBGROUP_FEATURE_ARITHMETIC_BIT"}, Bit{0x8, "VK_SUBGROUP_FEATURE_BALLOT_BIT"},
+      Bit{0x10, "VK_SUBGROUP_FEATURE_SHUFFLE_BIT"},
+      Bit{0x20, "VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT"},
+      Bit{0x40, "VK_SUBGROUP_FEATURE_CLUSTERED_BIT"}, Bit{0x80, "VK_SUBGROUP_FEATURE_QUAD_BIT"},
+      Bit{0x100, "VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV"},
+      // Vulkan 1.4's names (VK_KHR_shader_subgroup_rotate before),
+      // newer than Debian 12's headers; NVIDIA's 580 sets both.
+      Bit{0x200, "VK_SUBGROUP_FEATURE_ROTATE_BIT"},
+      Bit{0x400, "VK_SUBGROUP_FEATURE_ROTATE_CLUSTERED_BIT"}};
   return bit_names(flags, kBits);
 }
 
