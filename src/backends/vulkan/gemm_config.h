@@ -25,8 +25,9 @@ struct GemmConfig {
 
   std::uint32_t block_m() const { return wy * tm; }
   std::uint32_t block_n() const { return wx * tn; }
+  // gemm_vec4.comp keeps two of each tile (the next one stored while the current is summed).
   std::size_t shared_bytes() const {
-    return std::size_t{bk} * (block_m() + block_n()) * sizeof(float);
+    return std::size_t{bk} * (block_m() + block_n()) * sizeof(float) * (vec4 == 1 ? 2 : 1);
   }
   // In the shader's constant_id order; the last says whether B is stored transposed (n×k).
   std::vector<std::uint32_t> constants(bool b_transposed = false) const {

@@ -6,8 +6,9 @@
 //   invocation's TM × TN sums cost TM/4 + TN/4 shared reads per k instead of TM + TN;
 // - an invocation's rows are TM/4 groups of 4 adjacent rows, strided by 4·WY, and its columns
 //   TN/4 groups of 4, strided by 4·WX, so neighbouring invocations read neighbouring vectors;
-// - the next k-step's tiles are loaded into registers while the current one is summed, so the
-//   loads' latency hides behind the arithmetic (one shared buffer, two barriers a step).
+// - the next k-step's tiles are loaded into registers while the current ones are summed, and
+//   stored into the other of two shared buffers, so the loads' latency hides behind the
+//   arithmetic with one barrier a step.
 // TM, TN and BK must be multiples of 4 (the host checks). Rows past m and columns past n are
 // zero-filled on load and skipped on store, so m is free.
 #version 450
@@ -51,8 +52,9 @@ layout(std430, binding = 0) readonly buffer A { VEC a[]; };
 layout(std430, binding = 1) readonly buffer B { VEC b[]; };
 layout(std430, binding = 2) writeonly buffer C { VEC c[]; };
 
-shared vec4 as[BK * BM4];  // as[kk * BM4 + r4]: rows 4·r4 … 4·r4+3 at k = kk
-shared vec4 bs[BK * BN4];  // bs[kk * BN4 + c4]: columns 4·c4 … 4·c4+3 at k = kk
+// Two buffers of each, at 0 and at one tile's length.
+shared vec4 as[2 * BK * BM4];  // as[kk * BM4 + r4]: rows 4·r4 … 4·r4+3 at k = kk
+shared vec4 bs[2 * BK * BN4];  // bs[kk * BN4 + c4]: columns 4·c4 … 4·c4+3 at k = kk
 
 vec4 ra[A_PER];
 vec4 rb[B_PER];
@@ -75,16 +77,17 @@ void load_tiles(uint row0, uint col0, uint k0, uint tid) {
   }
 }
 
-void store_tiles(uint tid) {
+void store_tiles(uint tid, uint which) {
+  const uint a0 = which * BK * BM4, b0 = which * BK * BN4;
   for (uint u = 0; u < A_PER; ++u) {
     const uint i = tid + u * THREADS;
     if (i >= A_VECS) break;
     const uint r = i / (BK / 4), kq = i % (BK / 4);
-    for (uint q = 0; q < 4; ++q) as[(kq * 4 + q) * BM4 + r / 4][r % 4] = ra[u][q];
+    for (uint q = 0; q < 4; ++q) as[a0 + (kq * 4 + q) * BM4 + r / 4][r % 4] = ra[u][q];
   }
   for (uint u = 0; u < B_PER; ++u) {
     const uint i = tid + u * THREADS;
-    if (i < B_VECS) bs[i] = rb[u];
+    if (i < B_VECS) bs[b0 + i] = rb[u];
   }
 }
 
@@ -101,24 +104,25 @@ void main() {
   vec4 bv[TN4];
 
   load_tiles(row0, col0, 0, tid);
-  store_tiles(tid);
+  store_tiles(tid, 0);
   barrier();
+  uint cur = 0;
   for (uint k0 = 0; k0 < p.k; k0 += BK) {
     const bool more = k0 + BK < p.k;
     if (more) load_tiles(row0, col0, k0 + BK, tid);
+    const uint a0 = cur * BK * BM4, b0 = cur * BK * BN4;
     for (uint kk = 0; kk < BK; ++kk) {
-      for (uint i4 = 0; i4 < TM4; ++i4) av[i4] = as[kk * BM4 + ty + i4 * WY];
-      for (uint j4 = 0; j4 < TN4; ++j4) bv[j4] = bs[kk * BN4 + tx + j4 * WX];
+      for (uint i4 = 0; i4 < TM4; ++i4) av[i4] = as[a0 + kk * BM4 + ty + i4 * WY];
+      for (uint j4 = 0; j4 < TN4; ++j4) bv[j4] = bs[b0 + kk * BN4 + tx + j4 * WX];
       for (uint i4 = 0; i4 < TM4; ++i4)
         for (uint q = 0; q < 4; ++q)
           for (uint j4 = 0; j4 < TN4; ++j4)
             acc[(i4 * 4 + q) * TN4 + j4] = fma(vec4(av[i4][q]), bv[j4], acc[(i4 * 4 + q) * TN4 + j4]);
     }
+    // The other buffer was last read before the previous step's barrier.
+    if (more) store_tiles(tid, cur ^ 1);
     barrier();
-    if (more) {
-      store_tiles(tid);
-      barrier();
-    }
+    cur ^= 1;
   }
   for (uint i4 = 0; i4 < TM4; ++i4)
     for (uint q = 0; q < 4; ++q) {
