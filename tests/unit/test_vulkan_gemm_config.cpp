@@ -3,10 +3,14 @@
 #if GPUCHECK_HAVE_VULKAN_BENCH
 #include "backends/vulkan/coopmat_choice.h"
 #include "backends/vulkan/gemm_config.h"
+#include "backends/vulkan/gemm_tuning.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace gpucheck::vulkan {
 namespace {
@@ -43,24 +47,22 @@ TEST(VulkanGemmConfig, JsonFormReadsBackOnlyWhatFits) {
 // drivers list, and subgroups of `subgroup`.
 nlohmann::json coopmat_device(bool feature, unsigned subgroup, const char* stage) {
   auto shape = [](unsigned m, unsigned n, unsigned k, const char* c) {
-    return nlohmann::json{{"m", m},         {"n", n},         {"k", k},
-                          {"a", "float16"}, {"b", "float16"}, {"c", c},
-                          {"d", c},         {"scope", "subgroup"}};
+    return nlohmann::json{{"m", m},         {"n", n}, {"k", k}, {"a", "float16"},
+                          {"b", "float16"}, {"c", c}, {"d", c}, {"scope", "subgroup"}};
   };
   return {{"subgroup", {{"size", subgroup}}},
           {"cooperative_matrix_nv",
            {{"supported", feature},
             {"supported_stages", {stage}},
             {"properties",
-             {shape(16, 8, 16, "float16"), shape(16, 8, 8, "float32"),
-              shape(16, 8, 16, "float32"), shape(16, 16, 16, "float32"),
-              shape(16, 16, 16, "float16")}}}}};
+             {shape(16, 8, 16, "float16"), shape(16, 8, 8, "float32"), shape(16, 8, 16, "float32"),
+              shape(16, 16, 16, "float32"), shape(16, 16, 16, "float16")}}}}};
 }
 
 TEST(VulkanCoopmat, TheLargestF32AccumulatingShapeTheTileDividesIsChosen) {
   std::string why;
-  const auto s = choose_coopmat_nv(
-      coopmat_device(true, 32, "VK_SHADER_STAGE_COMPUTE_BIT"), CoopmatTile{}, &why);
+  const auto s = choose_coopmat_nv(coopmat_device(true, 32, "VK_SHADER_STAGE_COMPUTE_BIT"),
+                                   CoopmatTile{}, &why);
   ASSERT_TRUE(s) << why;
   EXPECT_EQ(s->describe(), "16x16x16");
   // A tile 16 wide per subgroup column is too narrow for N = 16 (4 columns of subgroups): the
@@ -95,6 +97,41 @@ TEST(VulkanCoopmat, TilesParseOnlyWhenTheShaderCanRunThem) {
                           "128xx128", "99999999999x128x32", "-128x128x32", "128x128x32 "}) {
     EXPECT_FALSE(parse_coopmat_tile(bad, s, &why)) << bad;
     EXPECT_FALSE(why.empty()) << bad;
+  }
+}
+
+// A GPU idling at low clocks would time the first candidates slow: the search runs the defaults
+// untimed for the target's warm-up seconds before it times anything, and not at all without one.
+TEST(VulkanGemmTuning, TheDefaultsWarmTheDeviceBeforeAnyCandidateIsTimed) {
+  for (const double warmup_s : {0.0, 0.05}) {
+    SCOPED_TRACE(warmup_s);
+    GemmTuningTarget target;
+    target.limits = kGpu;
+    target.untuned = default_gemm_config(kGpu);
+    target.shape = {128, 128, 128};
+    target.warmup_s = warmup_s;
+    GemmConfig current = target.untuned;
+    target.use = [&](const GemmConfig& p) { current = p; };
+    std::vector<GemmConfig> runs;  // what each trial ran, in order
+    const GemmTrialFn trial = [&](const GemmShape&, int, bool) {
+      runs.push_back(current);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return GemmTrialResult{true, 1e-3, "", 0};
+    };
+    GemmTuningRequest request;
+    request.mode = TuningMode::kRetune;
+    request.budget_s = 0.5;
+    const GemmTuning t = choose_gemm_config(DType::kF32, target, request, trial);
+    EXPECT_EQ(t.state, "tuned");
+    std::size_t defaults_first = 0;
+    while (defaults_first < runs.size() && runs[defaults_first] == target.untuned) ++defaults_first;
+    // Without a warm-up: the shape's probe and the reference's timing; with one, dozens of runs.
+    if (warmup_s == 0) {
+      EXPECT_EQ(defaults_first, 2u);
+    } else {
+      EXPECT_GE(defaults_first, 20u);
+    }
+    EXPECT_GT(runs.size(), defaults_first);  // candidates were still timed
   }
 }
 

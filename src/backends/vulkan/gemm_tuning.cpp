@@ -63,6 +63,7 @@ class Search {
     const double start = seconds_now();
     const double deadline = start + budget_s_;
     choose_shape();
+    warm_up(start);
     if (auto s = time(target_.untuned, false)) {
       result_.reference_s = *s;
       keep(target_.untuned, *s);
@@ -110,6 +111,15 @@ class Search {
       result_.best = p;
       result_.best_s = s;
     }
+  }
+
+  // The defaults, untimed, until target.warmup_s has passed since the search began (or one of
+  // them fails: the timed run repeats and records that).
+  void warm_up(double start) {
+    const std::size_t rejected = result_.rejected.size();
+    while (seconds_now() - start < target_.warmup_s && time(target_.untuned, false, 1)) {
+    }
+    result_.rejected.resize(rejected);
   }
 
   // One run of the defaults on the smallest shape scales the target's shape down for a slow

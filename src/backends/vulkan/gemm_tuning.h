@@ -34,6 +34,9 @@ struct GemmTuningTarget {
   // A CPU implementation (lavapipe): searched only when asked (--retune, --tune-budget); a
   // cached winner is used.
   bool search_only_when_asked = false;
+  // Seconds of the defaults run untimed before the search, so that a GPU idling at low clocks
+  // does not hand the first candidates slow times (Device::min_warmup_seconds).
+  double warmup_s = 0;
   std::function<void(const GemmConfig&)> use;  // the device's GEMM runs this from now on
 };
 

@@ -401,6 +401,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     target.shape = tuning_shape(dtype);
     target.default_budget_s = kTuneBudgetS;
     target.search_only_when_asked = caps.cpu;
+    target.warmup_s = min_warmup_seconds();
     target.use = [this, dtype](const GemmConfig& p) { gemm_[dtype] = p; };
     GemmTuning t = choose_gemm_config(dtype, target, request, trial);
     // Every GEMM record says whether the cooperative-matrix path was there to take.
