@@ -46,7 +46,11 @@ constexpr std::uint32_t kGridGroupsMax = 16384;
 // conv's column matrices at most, as OpenCL's: images go through im2col and the GEMM in chunks
 // of this size (at least one image), so that a large batch needs no batch-sized scratch.
 constexpr std::size_t kColBytesCap = std::size_t{256} << 20;
-constexpr double kWarmupS = 0.25;
+// Seconds of untimed work before a GPU's timed runs (and a tuning search): NVIDIA's driver
+// raises an H200's clocks under Vulkan work only after about 0.3 s of it (a 5120 GEMM's first
+// three runs at 24 ms, then 7.4; exp 2^29 at 2.5 ms, then 1.04) and lowers them in the idle
+// gaps between cells, where CUDA holds them.
+constexpr double kWarmupS = 1.0;
 constexpr std::uint32_t kStressGroup = 256;
 // The stress shaders' groups at most: the one-group fold reads this many partials.
 constexpr std::size_t kStressGroupsMax = 4096;
