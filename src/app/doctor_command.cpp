@@ -18,6 +18,7 @@
 #include "doctor/system_view.h"
 #include "doctor/under_load.h"
 #include "probe/backend_probes.h"
+#include "report/nfd_features.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -64,9 +65,14 @@ struct DoctorOptions {
   bool no_state = false;
   std::vector<std::string> ack;
   bool ok_line = false;
-  std::string suggest;  // --suggest FRAMEWORK
+  std::optional<double> nfd_expiry_s;  // --nfd-expiry; kNfdExpiryS when not given
+  std::string suggest;                 // --suggest FRAMEWORK
   std::vector<std::string> argv;
 };
+
+// Three times the interval of a typical health-check loop (5 minutes): one missed run keeps the
+// labels, a checker dead for three drops them.
+constexpr double kNfdExpiryS = 15 * 60;
 
 // The probe document's facts sections: what the checks read and the report repeats.
 constexpr std::string_view kFactSections[] = {keys::kHost,     keys::kCpu,
@@ -285,9 +291,13 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   const EnvMap env = current_environment();
   if (!opts.ack.empty()) return acknowledge(opts, env);
   if (!opts.suggest.empty()) return suggest(opts, env);
-  const bool oneline = chosen_format(opts.out) == "oneline";
+  const std::string format = chosen_format(opts.out);
+  const bool oneline = format == "oneline", nfd = format == "nfd";
+  if (opts.nfd_expiry_s && !nfd)
+    throw UsageError("--nfd-expiry sets the expiry of --format nfd's labels: add --format nfd");
   OutputOptions out_opts = opts.out;
-  if (oneline) out_opts.format = "table";  // the destination and logging; the line is ours
+  // The destination and logging; the line or the feature file is ours.
+  if (oneline || nfd) out_opts.format = "table";
   Output output(out_opts);
   nlohmann::json doc = make_document("doctor", opts.argv, env);
 
@@ -405,6 +415,11 @@ ExitCode run_doctor(const DoctorOptions& opts) {
     // an old FAIL line left in it would read as this run's.
     const bool print = verdict.health != doctor::Health::kHealthy || opts.ok_line;
     output.write_text(print ? line + "\n" : "", line);
+  } else if (nfd) {
+    const auto expiry = std::chrono::system_clock::now() +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                            std::chrono::duration<double>(opts.nfd_expiry_s.value_or(kNfdExpiryS)));
+    output.write_text(report::render_nfd_features(doc, expiry), line);
   } else {
     output.write(doc);
   }
@@ -429,7 +444,7 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
       "Checks of the GPU environment (OpenCL loader and ICDs, CPU, containers and WSL, "
       "device permissions, environment, Python frameworks, the NVIDIA driver, CUDA libraries "
       "and NVML readings under load), each with the fix");
-  add_output_options(*cmd, opts->out, {"oneline"});
+  add_output_options(*cmd, opts->out, {"oneline", "nfd"});
   add_details_option(*cmd, opts->out, "Every check's finding, fix and evidence (the table view)");
   cmd->add_flag("--list", opts->list, "Print every check id with one line, and exit");
   cmd->add_option("--suggest", opts->suggest,
@@ -499,6 +514,18 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_flag("--ok-line", opts->ok_line,
                 "With --format oneline: print \"OK <n> checks\" when healthy too (else "
                 "nothing)");
+  {
+    // At most a day: labels that outlive their checker by more say nothing about the node.
+    const DurationLimits limits{24 * 3600.0, false};
+    cmd->add_option("--nfd-expiry", opts->nfd_expiry_s,
+                    "With --format nfd (node-feature-discovery's features.d file: "
+                    "gpucheck.health and gpucheck.check.ID labels, best with -o): how long NFD "
+                    "keeps the labels if no later run rewrites the file (default 15m, three "
+                    "5-minute intervals); " +
+                        duration_help(limits))
+        ->transform(duration_validator(limits))
+        ->type_name("DURATION");
+  }
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory; the "
                   "backends are then not probed (they would be this host's): their checks SKIP "

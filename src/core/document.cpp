@@ -11,9 +11,13 @@
 namespace gpucheck {
 
 std::string utc_timestamp() {
-  std::time_t now = std::time(nullptr);
+  return utc_timestamp(std::chrono::system_clock::now());
+}
+
+std::string utc_timestamp(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
   std::tm utc{};
-  gmtime_r(&now, &utc);
+  gmtime_r(&secs, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return stamp;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ std::string utc_timestamp();
 // variables (set ones only) and the backends built.
 nlohmann::json make_provenance(const std::vector<std::string>& argv, const EnvMap& env);
 
-// Now, as "2026-11-26T05:47:00Z".
-std::string utc_timestamp();
+// That instant, in UTC as RFC 3339 ("2026-11-29T23:00:00Z"): expiry times, not just now.
+std::string utc_timestamp(std::chrono::system_clock::time_point t);
 
 }  // namespace gpucheck

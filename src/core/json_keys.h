@@ -234,7 +234,8 @@ inline constexpr K kChecks = "checks";
 inline constexpr K kId = "id";
 inline constexpr K kEvidence = "evidence";
 inline constexpr K kFix = "fix";
-inline constexpr K kAction = "action";  // doctor: the repair a finding calls for
+inline constexpr K kAction = "action";                   // doctor: the repair a finding calls for
+inline constexpr K kRecoveryAction = "recovery_action";  // the same in NVML's recovery words
 
 // qualify: the profile judged and its verdicts (one per requirement, per device for "each")
 inline constexpr K kQualify = "qualify";

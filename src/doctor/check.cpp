@@ -64,6 +64,7 @@ nlohmann::json CheckResult::to_json() const {
                    {keys::kStatus, to_string(status)},
                    {keys::kCode, code().code},
                    {keys::kAction, to_string(code().action)},
+                   {keys::kRecoveryAction, to_string(recovery_action(code()))},
                    {keys::kFinding, sanitize(finding)},
                    {keys::kEvidence, std::move(evidence_json)}};
   if (!fix.empty()) j[keys::kFix] = sanitize(fix);

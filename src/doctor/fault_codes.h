@@ -1,5 +1,7 @@
 // Every fault code doctor gives, with the check that gives it, the repair action it calls for and
 // its meaning: one table, mirrored by the table in docs/CHECKS.md (a unit test keeps them equal).
+// The recovery action in NVML's words is derived from the repair action, with the few codes
+// where that is not enough overridden below the table (docs/FLEET.md explains both).
 // Codes are stable: a code keeps its meaning for good and is never given to another fault.
 #pragma once
 
@@ -27,6 +29,40 @@ enum class Action {
 // "drain_and_diagnose", "replace_hardware", "contact_vendor".
 std::string_view to_string(Action a);
 std::optional<Action> action_from_string(std::string_view s);
+
+// NVML's nvmlGpuRecoveryAction_t, the words a fleet controller (NVSentinel, a drain script)
+// already acts on; a finding names one beside its Action.
+enum class RecoveryAction {
+  kNone,           // NONE: nothing to do at the GPU level
+  kGpuReset,       // GPU_RESET: stop the GPU's processes and reset it
+  kNodeReboot,     // NODE_REBOOT: reboot the node
+  kDrainP2p,       // DRAIN_P2P: stop peer-to-peer (NVLink) work on the node
+  kDrainAndReset,  // DRAIN_AND_RESET: drain the GPU's work, peer traffic included, then reset
+};
+
+// "NONE", "GPU_RESET", "NODE_REBOOT", "DRAIN_P2P", "DRAIN_AND_RESET".
+std::string_view to_string(RecoveryAction r);
+std::optional<RecoveryAction> recovery_action_from_string(std::string_view s);
+
+// What an Action means for the GPU. Settings, drivers and libraries: no GPU-level recovery
+// helps. Hardware faults and diagnostics: keep work off the GPU and reset it.
+constexpr RecoveryAction recovery_for(Action a) {
+  switch (a) {
+    case Action::kResetGpu:
+      return RecoveryAction::kGpuReset;
+    case Action::kReboot:
+      return RecoveryAction::kNodeReboot;
+    case Action::kDrainAndDiagnose:
+    case Action::kReplaceHardware:
+    case Action::kContactVendor:
+      return RecoveryAction::kDrainAndReset;
+    case Action::kNone:
+    case Action::kFixConfig:
+    case Action::kUpdateDriverOrLibrary:
+      break;
+  }
+  return RecoveryAction::kNone;
+}
 
 struct FaultCode {
   std::string_view code;   // GC-<TOPIC>-<WHAT>
@@ -245,6 +281,8 @@ inline constexpr FaultCode kFaultCodes[] = {
 };
 
 std::span<const FaultCode> all_fault_codes();
+// The recovery action of a code: its override, else recovery_for(its action).
+RecoveryAction recovery_action(const FaultCode& f);
 const FaultCode* find_fault_code(std::string_view code);
 // The check's own code (action none), or nullptr for an unknown check.
 const FaultCode* own_code(std::string_view check);
@@ -269,5 +307,36 @@ class Code {
 consteval Code operator""_gc(const char* s, std::size_t n) {
   return Code(std::string_view(s, n));
 }
+
+// The codes whose Action alone does not say what the GPU needs; the reasons are docs/FLEET.md's.
+struct RecoveryOverride {
+  Code code;
+  RecoveryAction recovery;
+};
+
+inline constexpr RecoveryOverride kRecoveryOverrides[] = {
+    // An NVLink or peer-path fault: peer traffic over it stops first (NVML asks again after).
+    {"GC-NVLINK-DOWN"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-DEGRADED"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-ASYMMETRIC"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-FABRIC"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-REPLAY"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-RECOVERY"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-CRC"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-ECC-DATA"_gc, RecoveryAction::kDrainP2p},
+    {"GC-NVLINK-LOST"_gc, RecoveryAction::kDrainP2p},
+    {"GC-P2P-SLOW"_gc, RecoveryAction::kDrainP2p},
+    {"GC-P2P-COPY-FAILED"_gc, RecoveryAction::kDrainP2p},
+    // A GPU off the bus answers no reset through the driver.
+    {"GC-CUDA-GPU-MISSING"_gc, RecoveryAction::kNodeReboot},
+    // The driver's own fault leaves the GPU's state suspect until a reset, whatever the update.
+    {"GC-XID-DRIVER"_gc, RecoveryAction::kGpuReset},
+    // A network port, not a GPU: no GPU recovery helps; the Action names the repair.
+    {"GC-IB-PORT-DOWN"_gc, RecoveryAction::kNone},
+    {"GC-IB-NO-ACTIVE-PORT"_gc, RecoveryAction::kNone},
+    {"GC-IB-RATE-LOW"_gc, RecoveryAction::kNone},
+    {"GC-IB-LINK-FLAP"_gc, RecoveryAction::kNone},
+    {"GC-IB-LINK-ERRORS"_gc, RecoveryAction::kNone},
+};
 
 }  // namespace gpucheck::doctor

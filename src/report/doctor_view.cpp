@@ -113,6 +113,12 @@ std::pair<std::string, Tone> checks_summary(const Json& checks) {
 }
 
 // The checks grouped by area, one table per area with the columns aligned across areas.
+// Older documents carry no recovery action: their note stays as it was.
+std::string recovery_note(const Json& check) {
+  const std::string r = text_at(check, k::kRecoveryAction);
+  return r.empty() ? "" : ", recovery_action: " + r;
+}
+
 void checks_view(TextView& view, const Json& checks, bool details, bool problems_only) {
   std::size_t id_width = 0;
   for (const auto& c : checks) id_width = std::max(id_width, text_at(c, k::kId).size());
@@ -134,7 +140,8 @@ void checks_view(TextView& view, const Json& checks, bool details, bool problems
         notes = lines;
         if (auto fix = text_at(c, k::kFix); !fix.empty()) notes.push_back("fix: " + fix);
         if (auto code = text_at(c, k::kCode); !code.empty())
-          notes.push_back(fmt::format("code: {}, action: {}", code, text_at(c, k::kAction)));
+          notes.push_back(fmt::format("code: {}, action: {}{}", code, text_at(c, k::kAction),
+                                      recovery_note(c)));
       }
       if (details)
         for (const auto& e : c.value(std::string(k::kEvidence), Json::array()))

@@ -203,7 +203,8 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
   // The code changes with the result, so it is an info series of its own, not a label of the
   // state set (whose series must stay the same from run to run).
   m.family("gpucheck_doctor_check_fault",
-           "Doctor check's fault code and repair action (always 1; docs/CHECKS.md lists codes)");
+           "Doctor check's fault code, repair action and NVML recovery action (always 1; "
+           "docs/CHECKS.md lists codes)");
   const std::vector<std::string_view> states{"pass", "info", "warn", "fail", "skip"};
   std::map<std::string, int> counts;
   for (const auto& c : checks) {
@@ -213,7 +214,10 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
               status);
     if (const std::string code = text_at(c, k::kCode); !code.empty())
       m.sample("gpucheck_doctor_check_fault",
-               {{"check", text_at(c, k::kId)}, {"code", code}, {"action", text_at(c, k::kAction)}},
+               {{"check", text_at(c, k::kId)},
+                {"code", code},
+                {"action", text_at(c, k::kAction)},
+                {"recovery_action", text_at(c, k::kRecoveryAction)}},
                1);
   }
   for (auto s : states)

@@ -122,13 +122,14 @@ std::string verdicts_csv(const Json& q) {
 
 std::string checks_csv(const Json& checks) {
   Csv csv;
-  csv.row({"id", "status", "code", "action", "finding", "fix", "evidence"});
+  csv.row({"id", "status", "code", "action", "recovery_action", "finding", "fix", "evidence"});
   for (const auto& c : checks) {
     std::string evidence;
     for (const auto& e : member_or_empty(c, k::kEvidence))
       evidence += (evidence.empty() ? "" : "\n") + scalar_text(e);
     csv.row({text_at(c, k::kId), text_at(c, k::kStatus), text_at(c, k::kCode),
-             text_at(c, k::kAction), text_at(c, k::kFinding), text_at(c, k::kFix), evidence});
+             text_at(c, k::kAction), text_at(c, k::kRecoveryAction), text_at(c, k::kFinding),
+             text_at(c, k::kFix), evidence});
   }
   return csv.text();
 }

@@ -84,12 +84,13 @@ TableSection results_table(const nlohmann::json& results) {
 
 // Doctor's checks, one a row; the status upper-cased as people read it (PASS, WARN, ...).
 TableSection checks_table(const nlohmann::json& checks) {
-  TableSection t{"checks", {"id", "status", "code", "action", "finding", "fix"}, {}};
+  TableSection t{
+      "checks", {"id", "status", "code", "action", "recovery_action", "finding", "fix"}, {}};
   for (const auto& c : checks) {
     std::string status = str_or(c, k::kStatus);
     for (char& ch : status) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     t.rows.push_back({str_or(c, k::kId), status, str_or(c, k::kCode), str_or(c, k::kAction),
-                      str_or(c, k::kFinding), str_or(c, k::kFix)});
+                      str_or(c, k::kRecoveryAction), str_or(c, k::kFinding), str_or(c, k::kFix)});
   }
   return t;
 }

@@ -7,8 +7,14 @@ node-problem-detector require, and what they run keeps its contract.
   its rule is run as NPD runs it (path + args; only the fabricated-system hooks added): exit 0
   and no output when healthy, 1 with one line <= max_output_length naming the failing check,
   2 within the rule's timeout when a check hangs.
-- The DaemonSet's loop body runs once against a fabricated system: the textfile appears under
-  its final name only, and python3-prometheus-client parses it.
+  Every message stays within 80 characters, where NPD cuts a custom plugin's output, so the
+  fault code at its start always survives.
+- The textfile DaemonSet's loop body runs once against a fabricated system: the textfile appears
+  under its final name only, and python3-prometheus-client parses it.
+- The NFD DaemonSet's loop body runs twice: the features.d file is read as nfd-worker reads it
+  (expiry directive first and in the future, label names valid, the planted fault a fail), is
+  replaced by a rename (a new inode, no dot file left), and bad --nfd-expiry values are exit 2
+  with a message that names the flag, leaving the file as it was.
 - Where kubeconform is on PATH it validates both manifests too; Debian has no offline
   Kubernetes validator, so otherwise the required fields are checked here.
 
@@ -50,6 +56,26 @@ def load_one(path, kind):
     return doc
 
 
+def load_daemonset(path):
+    ds = load_one(path, "DaemonSet")
+    name = os.path.basename(path)
+    check(ds.get("apiVersion") == "apps/v1", f"{name}: apiVersion apps/v1")
+    spec = ds.get("spec", {})
+    template = spec.get("template", {})
+    selector = spec.get("selector", {}).get("matchLabels", {})
+    labels = template.get("metadata", {}).get("labels", {})
+    check(bool(selector) and all(labels.get(k) == v for k, v in selector.items()),
+          f"{name}: spec.selector.matchLabels match the pod template's labels")
+    pod = template.get("spec", {})
+    containers = pod.get("containers", [])
+    check(bool(containers) and all(c.get("name") and c.get("image") for c in containers),
+          f"{name}: every container has a name and an image")
+    volumes = {v["name"] for v in pod.get("volumes", [])}
+    mounts = {m["name"] for c in containers for m in c.get("volumeMounts", [])}
+    check(mounts <= volumes, f"{name}: every volumeMount names a volume ({mounts - volumes})")
+    return ds
+
+
 def seconds(duration):
     units = {"s": 1, "m": 60, "h": 3600}
     return float(duration[:-1]) * units[duration[-1]]
@@ -67,9 +93,22 @@ def fabricated_root(tmp, fault=None):
     return root
 
 
+# NPD cuts a custom plugin's output to max_output_length; 80 is what gpucheck's line is made for.
+NPD_MESSAGE_LIMIT = 80
+
+
+def within_npd_limit(stdout, max_len):
+    """One line (NPD keeps the whole output as the message) of at most max_len characters."""
+    message = stdout[:-1] if stdout.endswith("\n") else stdout
+    return "\n" not in message and len(message) <= max_len
+
+
 def plugin_contract(config, gpucheck, facts, tmp):
     rule = next(r for r in config["rules"] if r.get("condition") == "GpucheckUnhealthy")
     max_len = config["pluginConfig"]["max_output_length"]
+    check(max_len == NPD_MESSAGE_LIMIT,
+          f"max_output_length is {NPD_MESSAGE_LIMIT}, the length gpucheck's line keeps to "
+          f"({max_len})")
     rule_timeout = seconds(rule.get("timeout", config["pluginConfig"]["timeout"]))
     args = list(rule["args"])
     check(args[:2] == ["doctor", "--quick"] and "oneline" in args,
@@ -96,29 +135,40 @@ def plugin_contract(config, gpucheck, facts, tmp):
     r, _ = run(fabricated_root(tmp, "nouveau"))
     lines = r.stdout.splitlines()
     check(r.returncode == 1, f"unhealthy: exit 1 (NonOK) ({r.returncode})")
-    check(len(lines) == 1 and len(lines[0]) <= max_len and "nouveau_module" in lines[0],
-          f"unhealthy: one line <= {max_len} characters naming the check: {r.stdout!r}")
+    check(len(lines) == 1 and within_npd_limit(r.stdout, NPD_MESSAGE_LIMIT)
+          and "nouveau_module" in lines[0] and lines[0].startswith("FAIL GC-"),
+          f"unhealthy: one line <= {NPD_MESSAGE_LIMIT} characters, led by the code, naming the "
+          f"check: {r.stdout!r}")
     # A hang (gpucheck's test hook blocks one check as a wedged driver's /proc read would); the
     # deadline is shortened from the rule's value so the test stays short.
     r, took = run(fabricated_root(tmp), timeout="2", env={"GPUCHECK_TEST_HANG": "nvidia_xid"})
     check(r.returncode == 2 and r.stdout.startswith("UNKNOWN") and took < rule_timeout,
           f"a hanging check: exit 2 (Unknown) after {took:.1f} s: {r.stdout!r}")
+    check(within_npd_limit(r.stdout, NPD_MESSAGE_LIMIT),
+          f"a hanging check: one line <= {NPD_MESSAGE_LIMIT} characters: {r.stdout!r}")
+
+
+def loop_once(ds, gpucheck, facts, tmp, mount):
+    """A DaemonSet's loop body and that body made to run once against a fabricated system with a
+    planted fault: the fabricated system's hooks go right behind "doctor", the output mount and
+    the state directory under tmp; the rest of the loop is as shipped."""
+    script = ds["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    out = os.path.join(tmp, mount.strip("/"))
+    state = out + "-state"
+    os.makedirs(out)
+    os.makedirs(state)
+    hooks = f"--facts {facts} --sysroot {fabricated_root(tmp, 'nouveau')}"
+    once = (script.replace("/opt/gpucheck/bin/gpucheck doctor", f"{gpucheck} doctor {hooks}")
+            .replace(mount, out).replace("/var/lib/gpucheck", state)
+            .replace('sleep "$INTERVAL"', "exit 0"))
+    check(hooks in once, f"the {mount} loop runs /opt/gpucheck/bin/gpucheck doctor")
+    return script, once, out
 
 
 def daemonset_loop(ds, gpucheck, facts, tmp):
-    container = ds["spec"]["template"]["spec"]["containers"][0]
-    script = container["args"][0]
+    script, once, textfile = loop_once(ds, gpucheck, facts, tmp, "/textfile")
     check("--format prometheus" in script and "mv -f" in script,
           "the DaemonSet writes --format prometheus under a temporary name and renames it")
-    textfile, state = os.path.join(tmp, "textfile"), os.path.join(tmp, "state")
-    os.makedirs(textfile)
-    os.makedirs(state)
-    # The fabricated system's hooks go right behind "doctor"; the rest of the loop is as shipped.
-    hooks = f"--facts {facts} --sysroot {fabricated_root(tmp, 'nouveau')}"
-    once = (script.replace("/opt/gpucheck/bin/gpucheck doctor", f"{gpucheck} doctor {hooks}")
-            .replace("/textfile", textfile).replace("/var/lib/gpucheck", state)
-            .replace('sleep "$INTERVAL"', "exit 0"))
-    check(hooks in once, "the loop runs /opt/gpucheck/bin/gpucheck doctor")
     r = subprocess.run(["sh", "-c", once], capture_output=True, text=True, timeout=120)
     files = sorted(os.listdir(textfile))
     check(r.returncode == 0 and files == ["gpucheck.prom"],
@@ -144,6 +194,71 @@ def daemonset_loop(ds, gpucheck, facts, tmp):
           f"gpucheck_doctor_health says unhealthy ({verdicts})")
 
 
+def read_nfd_file(path):
+    """Labels and expiry as nfd-worker's local source reads a features.d file: '# +' lines are
+    directives applying to the lines after them, other '#' lines comments, the rest KEY=VALUE."""
+    import datetime
+    import re
+    expiry, labels, invalid, before_labels = None, {}, [], True
+    name_ok = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
+    with open(path) as f:
+        for line in f.read().split("\n"):
+            line = line.strip()
+            if line.startswith("# +expiry-time="):
+                check(before_labels, "the expiry directive comes before the labels")
+                expiry = datetime.datetime.fromisoformat(line[15:].replace("Z", "+00:00"))
+            elif line and not line.startswith("#"):
+                before_labels = False
+                key, _, value = line.partition("=")
+                prefix, _, name = key.rpartition("/")
+                if not (prefix == "feature.node.kubernetes.io" and name_ok.match(name)
+                        and name_ok.match(value)):
+                    invalid.append(line)
+                labels[name] = value
+    check(bool(labels) and not invalid, f"{len(labels)} labels, all valid for NFD ({invalid})")
+    return expiry, labels
+
+
+def nfd_loop(ds, gpucheck, facts, tmp):
+    import datetime
+    script, once, features = loop_once(ds, gpucheck, facts, tmp, "/features.d")
+    check("--format nfd" in script and "-o /features.d/gpucheck" in script,
+          "the NFD DaemonSet writes --format nfd into features.d")
+    path = os.path.join(features, "gpucheck")
+    inodes = []
+    for _ in range(2):
+        r = subprocess.run(["sh", "-c", once], capture_output=True, text=True, timeout=120)
+        files = sorted(os.listdir(features))
+        check(r.returncode == 0 and files == ["gpucheck"],
+              f"a run of the NFD loop leaves only features.d/gpucheck ({files}, "
+              f"{r.stderr.strip()[:300]})")
+        if files != ["gpucheck"]:
+            return
+        inodes.append(os.stat(path).st_ino)
+    check(inodes[0] != inodes[1], "the second run replaced the file by a rename (a new inode)")
+    expiry, labels = read_nfd_file(path)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    check(expiry is not None and now + datetime.timedelta(minutes=14) < expiry
+          < now + datetime.timedelta(minutes=16),
+          f"the labels expire 15 minutes ahead ({expiry})")
+    check(labels.get("gpucheck.health") == "fail",
+          f"gpucheck.health=fail ({labels.get('gpucheck.health')})")
+    check(labels.get("gpucheck.check.nouveau_module") == "fail",
+          "the planted fault's check is labelled fail")
+    check(set(labels.values()) <= {"pass", "warn", "fail", "skip"}, "only pass/warn/fail/skip")
+    before = open(path).read()
+    for args, words in ((["--format", "nfd", "--nfd-expiry", "0"], "--nfd-expiry"),
+                        (["--format", "nfd", "--nfd-expiry", "2d"], "--nfd-expiry"),
+                        (["--format", "nfd", "--nfd-expiry", "soon"], "--nfd-expiry"),
+                        (["--nfd-expiry", "5m"], "--format nfd")):
+        r = subprocess.run([gpucheck, "doctor", "--quick", "--no-state", "--facts", facts,
+                            "-o", path] + args, capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr,
+              f"{' '.join(args)}: exit 2 naming {words} ({r.returncode}, "
+              f"{r.stderr.strip()[:200]!r})")
+    check(open(path).read() == before, "a refused run leaves the feature file as it was")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -164,21 +279,8 @@ def main():
     check(any(c["type"] == "GpucheckUnhealthy" for c in config["conditions"]),
           "the plugin config declares the GpucheckUnhealthy condition")
 
-    ds = load_one(os.path.join(contrib, "gpucheck-textfile-daemonset.yaml"), "DaemonSet")
-    check(ds.get("apiVersion") == "apps/v1", "DaemonSet: apiVersion apps/v1")
-    spec = ds.get("spec", {})
-    template = spec.get("template", {})
-    selector = spec.get("selector", {}).get("matchLabels", {})
-    labels = template.get("metadata", {}).get("labels", {})
-    check(bool(selector) and all(labels.get(k) == v for k, v in selector.items()),
-          "DaemonSet: spec.selector.matchLabels match the pod template's labels")
-    pod = template.get("spec", {})
-    containers = pod.get("containers", [])
-    check(bool(containers) and all(c.get("name") and c.get("image") for c in containers),
-          "DaemonSet: every container has a name and an image")
-    volumes = {v["name"] for v in pod.get("volumes", [])}
-    mounts = {m["name"] for c in containers for m in c.get("volumeMounts", [])}
-    check(mounts <= volumes, f"DaemonSet: every volumeMount names a volume ({mounts - volumes})")
+    ds = load_daemonset(os.path.join(contrib, "gpucheck-textfile-daemonset.yaml"))
+    nfd_ds = load_daemonset(os.path.join(contrib, "gpucheck-nfd-daemonset.yaml"))
 
     kubeconform = shutil.which("kubeconform")
     if kubeconform:
@@ -192,6 +294,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="gpucheck_k8s_") as tmp:
         plugin_contract(config, gpucheck, facts, tmp)
         daemonset_loop(ds, gpucheck, facts, tmp)
+        nfd_loop(nfd_ds, gpucheck, facts, tmp)
 
     print(f"{'FAILED' if failures else 'all passed'}: {len(failures)} failure(s)")
     return 1 if failures else 0

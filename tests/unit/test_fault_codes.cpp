@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -38,21 +39,22 @@ std::string read_text(const fs::path& p) {
 }
 
 struct DocRow {
-  std::string check, action, meaning;
+  std::string check, action, recovery, meaning;
 };
 
-// The code table of docs/CHECKS.md: "| `GC-...` | [`check`](#check) | `action` | meaning |".
+// The code table of docs/CHECKS.md:
+// "| `GC-...` | [`check`](#check) | `action` | `RECOVERY` | meaning |".
 std::map<std::string, DocRow> documented_codes(std::multiset<std::string>& seen) {
   const std::string doc = read_text(fs::path(GPUCHECK_SOURCE_DIR) / "docs" / "CHECKS.md");
   static const std::regex kRow(
-      R"(^\| `(GC-[A-Z0-9-]+)` \| (?:\[`([a-z0-9_]+)`\]\(#[a-z0-9_]+\)|(doctor)) \| `([a-z_]+)` \| (.+) \|$)");
+      R"(^\| `(GC-[A-Z0-9-]+)` \| (?:\[`([a-z0-9_]+)`\]\(#[a-z0-9_]+\)|(doctor)) \| `([a-z_]+)` \| `([A-Z_0-9]+)` \| (.+) \|$)");
   std::map<std::string, DocRow> out;
   std::istringstream lines(doc);
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
     if (!std::regex_match(line, m, kRow)) continue;
     seen.insert(m[1]);
-    out[m[1]] = {m[2].matched ? m[2].str() : m[3].str(), m[4], m[5]};
+    out[m[1]] = {m[2].matched ? m[2].str() : m[3].str(), m[4], m[5], m[6]};
   }
   return out;
 }
@@ -72,6 +74,7 @@ TEST(FaultCodes, ChecksMdListsExactlyTheTable) {
     ASSERT_NE(it, doc.end()) << f.code << " is missing from docs/CHECKS.md's code table";
     EXPECT_EQ(it->second.check, f.check) << f.code;
     EXPECT_EQ(it->second.action, to_string(f.action)) << f.code;
+    EXPECT_EQ(it->second.recovery, to_string(recovery_action(f))) << f.code;
     EXPECT_EQ(it->second.meaning, f.meaning) << f.code;
   }
   for (const auto& [code, row] : doc)
@@ -119,6 +122,109 @@ TEST(FaultCodes, ActionsRoundTrip) {
                  Action::kReplaceHardware, Action::kContactVendor})
     EXPECT_EQ(action_from_string(to_string(a)), a);
   EXPECT_EQ(action_from_string("drain"), std::nullopt);
+}
+
+// ---- NVML's recovery actions ----
+
+TEST(RecoveryActions, WordsAreExactlyNvmlsAndRoundTrip) {
+  const std::vector<std::string_view> nvml{"NONE", "GPU_RESET", "NODE_REBOOT", "DRAIN_P2P",
+                                           "DRAIN_AND_RESET"};
+  std::set<std::string_view> given;
+  for (auto r : {RecoveryAction::kNone, RecoveryAction::kGpuReset, RecoveryAction::kNodeReboot,
+                 RecoveryAction::kDrainP2p, RecoveryAction::kDrainAndReset}) {
+    given.insert(to_string(r));
+    EXPECT_EQ(recovery_action_from_string(to_string(r)), r);
+  }
+  EXPECT_EQ(given, std::set<std::string_view>(nvml.begin(), nvml.end()));
+  EXPECT_EQ(recovery_action_from_string("none"), std::nullopt);  // NVML's case only
+  for (const auto& f : all_fault_codes())
+    EXPECT_TRUE(recovery_action_from_string(to_string(recovery_action(f)))) << f.code;
+}
+
+TEST(RecoveryActions, DerivedFromTheActionWhereNoOverrideSpeaks) {
+  EXPECT_EQ(recovery_for(Action::kNone), RecoveryAction::kNone);
+  EXPECT_EQ(recovery_for(Action::kFixConfig), RecoveryAction::kNone);
+  EXPECT_EQ(recovery_for(Action::kUpdateDriverOrLibrary), RecoveryAction::kNone);
+  EXPECT_EQ(recovery_for(Action::kResetGpu), RecoveryAction::kGpuReset);
+  EXPECT_EQ(recovery_for(Action::kReboot), RecoveryAction::kNodeReboot);
+  EXPECT_EQ(recovery_for(Action::kDrainAndDiagnose), RecoveryAction::kDrainAndReset);
+  EXPECT_EQ(recovery_for(Action::kReplaceHardware), RecoveryAction::kDrainAndReset);
+  EXPECT_EQ(recovery_for(Action::kContactVendor), RecoveryAction::kDrainAndReset);
+  std::set<std::string_view> overridden;
+  for (const auto& o : kRecoveryOverrides) {
+    EXPECT_TRUE(overridden.insert(o.code.get()->code).second) << o.code.get()->code << " twice";
+    // An override that says what the action already says is a second table kept by hand.
+    EXPECT_NE(o.recovery, recovery_for(o.code.get()->action)) << o.code.get()->code;
+    EXPECT_EQ(recovery_action(*o.code.get()), o.recovery) << o.code.get()->code;
+  }
+  for (const auto& f : all_fault_codes()) {
+    if (overridden.count(f.code) == 0) {
+      EXPECT_EQ(recovery_action(f), recovery_for(f.action)) << f.code;
+    }
+    // PASS, INFO and SKIP never ask a controller for anything.
+    if (f.action == Action::kNone) {
+      EXPECT_EQ(recovery_action(f), RecoveryAction::kNone) << f.code;
+    }
+  }
+}
+
+TEST(RecoveryActions, TheOverridesHold) {
+  const auto of = [](std::string_view code) { return recovery_action(*find_fault_code(code)); };
+  // Every NVLink fault stops peer traffic first, whatever repair follows.
+  for (const auto& f : all_fault_codes()) {
+    if (f.check == "nvlink_links" || f.check == "nvlink_errors") {
+      EXPECT_EQ(recovery_action(f),
+                f.action == Action::kNone ? RecoveryAction::kNone : RecoveryAction::kDrainP2p)
+          << f.code;
+    }
+  }
+  EXPECT_EQ(of("GC-P2P-COPY-FAILED"), RecoveryAction::kDrainP2p);
+  EXPECT_EQ(of("GC-P2P-DENIED"), RecoveryAction::kNone);  // a setting, not the link
+  // NVIDIA: a pending remap lets running work finish and new work start; the reset applies it.
+  EXPECT_EQ(of("GC-ECC-REMAP-PENDING"), RecoveryAction::kGpuReset);
+  EXPECT_EQ(of("GC-ECC-UNCORRECTABLE"), RecoveryAction::kGpuReset);
+  EXPECT_EQ(of("GC-ECC-REMAP-FAILED"), RecoveryAction::kDrainAndReset);
+  EXPECT_EQ(of("GC-CUDA-GPU-MISSING"), RecoveryAction::kNodeReboot);
+  EXPECT_EQ(of("GC-XID-DRIVER"), RecoveryAction::kGpuReset);
+  EXPECT_EQ(of("GC-XID-HARDWARE"), RecoveryAction::kDrainAndReset);
+  EXPECT_EQ(of("GC-DRIVER-VERSION-MISMATCH"), RecoveryAction::kNodeReboot);
+  // Settings and libraries: no GPU-level recovery helps.
+  EXPECT_EQ(of("GC-NOUVEAU-LOADED"), RecoveryAction::kNone);
+  EXPECT_EQ(of("GC-DRIVER-LIBCUDA-MISSING"), RecoveryAction::kNone);
+  EXPECT_EQ(of("GC-CUBLAS-MISSING"), RecoveryAction::kNone);
+  for (const auto& f : all_fault_codes()) {
+    if (f.check == "infiniband_ports" || f.check == "infiniband_errors") {
+      EXPECT_EQ(recovery_action(f), RecoveryAction::kNone) << f.code;
+    }
+  }
+}
+
+// docs/FLEET.md's two tables (action -> recovery_action, and the overrides) say what the code
+// does.
+TEST(RecoveryActions, FleetMdListsTheMappingAndEveryOverride) {
+  const std::string doc = read_text(fs::path(GPUCHECK_SOURCE_DIR) / "docs" / "FLEET.md");
+  static const std::regex kActionRow(R"(^\| `([a-z_]+)` \| `([A-Z_0-9]+)` \| .+ \|$)");
+  static const std::regex kOverrideRow(
+      R"(^\| `(GC-[A-Z0-9-]+)` \| `([a-z_]+)` \| `([A-Z_0-9]+)` \| .+ \|$)");
+  std::map<std::string, std::string> actions, overrides;
+  std::istringstream lines(doc);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, kActionRow)) actions[m[1]] = m[2];
+    if (std::regex_match(line, m, kOverrideRow)) {
+      overrides[m[1]] = m[3];
+      EXPECT_EQ(m[2].str(), to_string(find_fault_code(m[1].str())->action)) << m[1];
+    }
+  }
+  for (auto a : {Action::kNone, Action::kFixConfig, Action::kUpdateDriverOrLibrary,
+                 Action::kResetGpu, Action::kReboot, Action::kDrainAndDiagnose,
+                 Action::kReplaceHardware, Action::kContactVendor})
+    EXPECT_EQ(actions[std::string(to_string(a))], to_string(recovery_for(a))) << to_string(a);
+  EXPECT_EQ(actions.size(), 8u);
+  for (const auto& o : kRecoveryOverrides)
+    EXPECT_EQ(overrides[std::string(o.code.get()->code)], to_string(o.recovery))
+        << o.code.get()->code << " is missing from docs/FLEET.md's overrides";
+  EXPECT_EQ(overrides.size(), std::size(kRecoveryOverrides));
 }
 
 CheckDef def_of(std::string_view id, std::function<CheckResult(const SystemView&)> run) {
@@ -190,16 +296,20 @@ TEST(FaultCodes, EveryOutputCarriesCodeAndAction) {
   good.id = "nvidia_ecc";
   const nlohmann::json doc{{"command", "doctor"}, {"checks", {bad.to_json(), good.to_json()}}};
   EXPECT_EQ(doc["checks"][1]["code"], "GC-NVIDIA-ECC");
+  EXPECT_EQ(doc["checks"][0]["recovery_action"], "DRAIN_P2P");
+  EXPECT_EQ(doc["checks"][1]["recovery_action"], "NONE");
   const std::string csv = report::render(doc, report::Format::kCsv);
-  EXPECT_THAT(csv, StartsWith("id,status,code,action,finding,fix,evidence\r\n"));
-  EXPECT_THAT(csv, HasSubstr("nvlink_errors,fail,GC-NVLINK-REPLAY,drain_and_diagnose,"));
+  EXPECT_THAT(csv, StartsWith("id,status,code,action,recovery_action,finding,fix,evidence\r\n"));
+  EXPECT_THAT(csv, HasSubstr("nvlink_errors,fail,GC-NVLINK-REPLAY,drain_and_diagnose,DRAIN_P2P,"));
   const std::string prom = report::render(doc, report::Format::kPrometheus);
   EXPECT_THAT(prom, HasSubstr("gpucheck_doctor_check_fault{check=\"nvlink_errors\",code=\"GC-"
-                              "NVLINK-REPLAY\",action=\"drain_and_diagnose\"} 1\n"));
+                              "NVLINK-REPLAY\",action=\"drain_and_diagnose\",recovery_action="
+                              "\"DRAIN_P2P\"} 1\n"));
   EXPECT_THAT(prom, HasSubstr("gpucheck_doctor_check_fault{check=\"nvidia_ecc\",code=\"GC-"
-                              "NVIDIA-ECC\",action=\"none\"} 1\n"));
+                              "NVIDIA-ECC\",action=\"none\",recovery_action=\"NONE\"} 1\n"));
   const std::string table = report::render(doc, report::Format::kTable);
-  EXPECT_THAT(table, HasSubstr("code: GC-NVLINK-REPLAY, action: drain_and_diagnose"));
+  EXPECT_THAT(table, HasSubstr("code: GC-NVLINK-REPLAY, action: drain_and_diagnose, "
+                               "recovery_action: DRAIN_P2P"));
 }
 
 // ---- NVLink judged by rate and kind ----
