@@ -1,8 +1,9 @@
 // dst[i] = src[i] over 16-byte words: the device-to-device copy on the compute units. NVIDIA's
-// driver runs vkCmdCopyBuffer on a copy engine even from a compute queue, far below what the
-// memory does; this shader reached 0.97 of cudaMemcpy D2D on an H200 (docs/PERFORMANCE.md). Numbered as exp.comp's groups: UNROLL words loaded by each
-// invocation before any is stored; groups loop while they do not cover the words. The caller
-// copies a tail that is not a whole word with vkCmdCopyBuffer.
+// driver runs vkCmdCopyBuffer on a copy engine even from a compute queue, far below what the memory
+// does; this shader reached 0.97 of cudaMemcpy D2D on an H200 (docs/PERFORMANCE.md). Numbered as
+// exp.comp's groups: UNROLL words loaded by each invocation before any is stored; groups loop while
+// they do not cover the words. The caller copies a tail that is not a whole word with
+// vkCmdCopyBuffer.
 #version 450
 
 layout(local_size_x_id = 0) in;

@@ -1,16 +1,16 @@
 // y[i] = exp(x[i]) over n elements. f32 by default; -DGC_F16 stores f16 and computes in f32
-// (rounded once on store). The exponential is computed here rather than with GLSL's exp(),
-// whose required accuracy (3 + 2|x| ulp) is looser than what bench verifies (2e-6): a Cody-Waite
-// reduction x = j ln2 + r, |r| <= ln2/2, and a degree-7 Taylor polynomial of e^r (truncation
-// below 6e-9 relative), scaled by 2^j.
+// (rounded once on store). The exponential is computed here rather than with GLSL's exp(), whose
+// required accuracy (3 + 2|x| ulp) is looser than what bench verifies (2e-6): a Cody-Waite
+// reduction x = j ln2 + r, |r| <= ln2/2, and a degree-7 Taylor polynomial of e^r (truncation below
+// 6e-9 relative), scaled by 2^j.
 //
-// As CUDA's kernel does (src/backends/cuda/cuda_kernels.cu): 16-byte vectors (4 elements of f32,
-// 8 of f16, read as uvec4 words: an f16vec4 would be an 8-byte load), UNROLL of them loaded by each invocation before any is computed, so several
-// loads are in flight per invocation. The work groups are numbered over x and y (x alone is
-// limited to 65535 on some devices) and loop while the numbered groups do not cover the array:
-// a GPU gets one group per UNROLL × group size vectors and loops once, a CPU implementation a
-// few groups that loop over many. The first group also does the tail (n not a multiple of a
-// vector).
+// As CUDA's kernel does (src/backends/cuda/cuda_kernels.cu): 16-byte vectors (4 elements of f32, 8
+// of f16, read as uvec4 words: an f16vec4 would be an 8-byte load), UNROLL of them loaded by each
+// invocation before any is computed, so several loads are in flight per invocation. The work groups
+// are numbered over x and y (x alone is limited to 65535 on some devices) and loop while the
+// numbered groups do not cover the array: a GPU gets one group per UNROLL × group size vectors and
+// loops once, a CPU implementation a few groups that loop over many. The first group also does the
+// tail (n not a multiple of a vector).
 #version 450
 #ifdef GC_F16
 #extension GL_EXT_shader_16bit_storage : require

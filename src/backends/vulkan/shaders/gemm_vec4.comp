@@ -2,8 +2,8 @@
 // constants, f32 sums), for blocks whose k, n, offsets and leading dimensions are multiples of 4
 // and whose B is not transposed: the host picks this shader only then. What it does that the
 // general one cannot:
-// - every global load and every shared-memory read is a 16-byte vector (4 elements), so each
-//   invocation's TM × TN sums cost TM/4 + TN/4 shared reads per k instead of TM + TN;
+// - every global load and every shared-memory read is a 4-element vector (16 bytes of f32), so
+//   each invocation's TM × TN sums cost TM/4 + TN/4 shared reads per k instead of TM + TN;
 // - an invocation's rows are TM/4 groups of 4 adjacent rows, strided by 4·WY, and its columns
 //   TN/4 groups of 4, strided by 4·WX, so neighbouring invocations read neighbouring vectors;
 // - the next k-step's tiles are loaded into registers while the current ones are summed, and
@@ -16,10 +16,8 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define VEC f16vec4
-#define ELEM float16_t
 #else
 #define VEC vec4
-#define ELEM float
 #endif
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
@@ -59,7 +57,8 @@ shared vec4 bs[2 * BK * BN4];  // bs[kk * BN4 + c4]: columns 4·c4 … 4·c4+3 a
 vec4 ra[A_PER];
 vec4 rb[B_PER];
 
-// A's tile: 4 neighbouring invocations read one row's BK/4 vectors along k.
+// A's tile: BK/4 neighbouring invocations read one row's vectors along k; B's: neighbouring
+// invocations read neighbouring vectors of a row.
 void load_tiles(uint row0, uint col0, uint k0, uint tid) {
   for (uint u = 0; u < A_PER; ++u) {
     const uint i = tid + u * THREADS;
@@ -116,8 +115,10 @@ void main() {
       for (uint j4 = 0; j4 < TN4; ++j4) bv[j4] = bs[b0 + kk * BN4 + tx + j4 * WX];
       for (uint i4 = 0; i4 < TM4; ++i4)
         for (uint q = 0; q < 4; ++q)
-          for (uint j4 = 0; j4 < TN4; ++j4)
-            acc[(i4 * 4 + q) * TN4 + j4] = fma(vec4(av[i4][q]), bv[j4], acc[(i4 * 4 + q) * TN4 + j4]);
+          for (uint j4 = 0; j4 < TN4; ++j4) {
+            const uint at = (i4 * 4 + q) * TN4 + j4;
+            acc[at] = fma(vec4(av[i4][q]), bv[j4], acc[at]);
+          }
     }
     // The other buffer was last read before the previous step's barrier.
     if (more) store_tiles(tid, cur ^ 1);
