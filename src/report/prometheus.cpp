@@ -65,8 +65,13 @@ class DeviceLabels {
       hostname_ = text_at(*h, k::kHostname);
     const nlohmann::json none = nlohmann::json::array();
     const auto& backends = doc.contains(k::kBackends) ? doc[k::kBackends] : none;
-    from_backends_ = GpuMap::from_backends(backends);
-    from_results_ = GpuMap::from_results(doc.contains(k::kResults) ? doc[k::kResults] : none);
+    // A stress document's devices carry what bench records do (backend, UUID, bus id, name).
+    const auto stress = doc.find(k::kStress);
+    maps_ = {GpuMap::from_backends(backends),
+             GpuMap::from_results(doc.value(std::string(k::kResults), none)),
+             GpuMap::from_results(stress != doc.end() && stress->is_object()
+                                      ? stress->value(std::string(k::kDevices), none)
+                                      : none)};
     if (!backends.is_array()) return;
     for (const auto& b : backends) {
       for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
@@ -79,19 +84,19 @@ class DeviceLabels {
     }
   }
 
-  // record: the device's own entry (a stress device, an NVML-only GPU) for what the probe's and
-  // the records' maps do not hold.
+  // record: the device's own entry (an NVML-only GPU's reading) for what no map holds.
   PromLabels operator()(const std::string& device,
                         const nlohmann::json& record = nlohmann::json::object()) const {
-    const GpuMap& map = from_backends_.contains(device) ? from_backends_ : from_results_;
+    auto held = std::find_if(maps_.begin(), maps_.end(),
+                             [&](const GpuMap& m) { return m.contains(device); });
+    const GpuMap& map = held == maps_.end() ? maps_.front() : *held;
     auto known = [&](std::string v, std::string_view key) {
       return v.empty() ? text_at(record, key) : v;
     };
     std::string uuid = known(map.uuid(device), k::kDeviceUuid);
     const std::string pci = nvml_pci_bus_id(known(map.pci_bus_id(device), k::kPciBusId));
     const Nvml* nvml = find_nvml(uuid, pci);
-    // Only NVIDIA writes its UUIDs with the "GPU-" prefix.
-    const bool nvidia = map.nvidia(device) || nvml || uuid.rfind("GPU-", 0) == 0;
+    const bool nvidia = map.nvidia(device) || nvml;
     if (!nvidia) return {{"UUID", uuid}, {"gpucheck_device", device}};
     if (nvml && !nvml->uuid.empty()) uuid = nvml->uuid;
     const std::string index = nvml ? nvml->index : "";
@@ -123,7 +128,7 @@ class DeviceLabels {
   }
 
   std::string hostname_;
-  GpuMap from_backends_, from_results_;
+  std::array<GpuMap, 3> maps_;  // the probe's devices, bench records', stress devices
   std::vector<Nvml> nvml_;
 };
 
