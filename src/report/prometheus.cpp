@@ -3,6 +3,7 @@
 #include "report/prometheus.h"
 #include "report/views.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 #include "core/shape_text.h"
@@ -61,17 +62,12 @@ std::string nvml_pci_bus_id(std::string_view text) {
 class DeviceLabels {
  public:
   explicit DeviceLabels(const nlohmann::json& doc) {
-    if (auto h = doc.find(k::kHost); h != doc.end() && h->is_object())
-      hostname_ = text_at(*h, k::kHostname);
-    const nlohmann::json none = nlohmann::json::array();
-    const auto& backends = doc.contains(k::kBackends) ? doc[k::kBackends] : none;
+    hostname_ = text_at(member_or_empty(doc, k::kHost), k::kHostname);
+    const auto& backends = member_or_empty(doc, k::kBackends);
     // A stress document's devices carry what bench records do (backend, UUID, bus id, name).
-    const auto stress = doc.find(k::kStress);
     maps_ = {GpuMap::from_backends(backends),
-             GpuMap::from_results(doc.value(std::string(k::kResults), none)),
-             GpuMap::from_results(stress != doc.end() && stress->is_object()
-                                      ? stress->value(std::string(k::kDevices), none)
-                                      : none)};
+             GpuMap::from_results(member_or_empty(doc, k::kResults)),
+             GpuMap::from_results(member_or_empty(member_or_empty(doc, k::kStress), k::kDevices))};
     if (!backends.is_array()) return;
     for (const auto& b : backends) {
       for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
@@ -501,7 +497,7 @@ std::string PromMetrics::text() const {
 std::string render_prometheus(const nlohmann::json& doc) {
   PromMetrics m;
   m.family("gpucheck_info", "The gpucheck run this file comes from (always 1)");
-  const nlohmann::json provenance = doc.value(std::string(k::kProvenance), nlohmann::json());
+  const auto& provenance = member_or_empty(doc, k::kProvenance);
   const std::string command = text_at(doc, k::kCommand);
   m.sample("gpucheck_info",
            {{"command", command}, {"version", text_at(provenance, k::kGpucheckVersion)}}, 1);
