@@ -203,8 +203,9 @@ TEST(PrometheusProbe, DcgmLabelsOnEveryNvidiaSeriesAndNoneElsewhere) {
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     EXPECT_EQ(line.rfind("DCGM_", 0), std::string::npos) << line;
-    if (line.rfind("gpucheck_gpu_", 0) == 0)
+    if (line.rfind("gpucheck_gpu_", 0) == 0) {
       EXPECT_THAT(line, HasSubstr("gpucheck_device=\"")) << "a GPU reading without its device";
+    }
     for (const auto& [id, labels] : nvidia)
       if (line.find("gpucheck_device=\"" + id + "\"") != std::string::npos) {
         ++per_gpu;
