@@ -3,6 +3,7 @@
 #include "report/prometheus.h"
 #include "report/views.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/sanitize.h"
 #include "core/shape_text.h"
@@ -14,7 +15,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 namespace gpucheck::report {
@@ -27,6 +31,107 @@ std::string number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   return fmt::format("{}", v);
+}
+
+// A PCI bus id in NVML's form, the one dcgm-exporter's pci_bus_id carries ("00000000:1B:00.0":
+// an 8-digit domain, upper-case hex); empty when the text is not domain:bus:device.function.
+std::string nvml_pci_bus_id(std::string_view text) {
+  unsigned part[4] = {};
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  for (int i = 0; i < 4; ++i) {
+    auto r = std::from_chars(p, end, part[i], 16);
+    if (r.ec != std::errc() || r.ptr == p) return {};
+    p = r.ptr;
+    if (i < 3) {
+      if (p == end || *p != (i == 2 ? '.' : ':')) return {};
+      ++p;
+    }
+  }
+  if (p != end || part[1] > 0xff || part[2] > 0x1f || part[3] > 7) return {};
+  return fmt::format("{:08X}:{:02X}:{:02X}.{:X}", part[0], part[1], part[2], part[3]);
+}
+
+// The labels that say which device a series is about, the same for every series so that
+// `* on(UUID) group_left DCGM_FI_...` joins gpucheck's series to dcgm-exporter's: for an NVIDIA
+// GPU dcgm-exporter's own names and value forms (gpu, UUID, pci_bus_id, device="nvidia<gpu>",
+// modelName, hostname), and for every device gpucheck's id as gpucheck_device (dcgm-exporter
+// already owns `device`). A label the document cannot fill is left out rather than guessed: the
+// NVML index (gpu, device) is known only where NVML read the GPU, as CUDA's and OpenCL's
+// numbering need not follow NVML's.
+class DeviceLabels {
+ public:
+  explicit DeviceLabels(const nlohmann::json& doc) {
+    hostname_ = text_at(member_or_empty(doc, k::kHost), k::kHostname);
+    const auto& backends = member_or_empty(doc, k::kBackends);
+    // A stress document's devices carry what bench records do (backend, UUID, bus id, name).
+    maps_ = {GpuMap::from_backends(backends),
+             GpuMap::from_results(member_or_empty(doc, k::kResults)),
+             GpuMap::from_results(member_or_empty(member_or_empty(doc, k::kStress), k::kDevices))};
+    if (!backends.is_array()) return;
+    for (const auto& b : backends) {
+      for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array()))
+        if (auto p = d.find(k::kProperties); p != d.end() && p->contains(k::kNvml))
+          add_nvml((*p)[std::string(k::kNvml)]);
+      if (auto nvml = b.find(k::kNvml); nvml != b.end() && nvml->is_object())
+        for (auto list : {k::kDevices, k::kUnmatched})
+          for (const auto& nd : nvml->value(std::string(list), nlohmann::json::array()))
+            add_nvml(nd);
+    }
+  }
+
+  // record: the device's own entry (an NVML-only GPU's reading) for what no map holds.
+  PromLabels operator()(const std::string& device,
+                        const nlohmann::json& record = nlohmann::json::object()) const {
+    auto held = std::find_if(maps_.begin(), maps_.end(),
+                             [&](const GpuMap& m) { return m.contains(device); });
+    const GpuMap& map = held == maps_.end() ? maps_.front() : *held;
+    auto known = [&](std::string v, std::string_view key) {
+      return v.empty() ? text_at(record, key) : v;
+    };
+    std::string uuid = known(map.uuid(device), k::kDeviceUuid);
+    const std::string pci = nvml_pci_bus_id(known(map.pci_bus_id(device), k::kPciBusId));
+    const Nvml* nvml = find_nvml(uuid, pci);
+    const bool nvidia = map.nvidia(device) || nvml;
+    if (!nvidia) return {{"UUID", uuid}, {"gpucheck_device", device}};
+    if (nvml && !nvml->uuid.empty()) uuid = nvml->uuid;
+    const std::string index = nvml ? nvml->index : "";
+    return {{"gpu", index},
+            {"UUID", uuid},
+            {"pci_bus_id", nvml && !nvml->pci.empty() ? nvml->pci : pci},
+            {"device", index.empty() ? "" : "nvidia" + index},
+            {"modelName",
+             nvml && !nvml->name.empty() ? nvml->name : known(map.name(device), k::kDeviceName)},
+            {"hostname", hostname_},
+            {"gpucheck_device", device}};
+  }
+
+ private:
+  struct Nvml {
+    std::string index, uuid, pci, name;
+  };
+
+  void add_nvml(const nlohmann::json& n) {
+    if (!n.is_object() || !n.contains(k::kIndex)) return;
+    nvml_.push_back({text_at(n, k::kIndex), text_at(n, k::kDeviceUuid),
+                     nvml_pci_bus_id(text_at(n, k::kPciBusId)), text_at(n, k::kDeviceName)});
+  }
+
+  const Nvml* find_nvml(const std::string& uuid, const std::string& pci) const {
+    for (const auto& n : nvml_)
+      if ((!uuid.empty() && uuid == n.uuid) || (!pci.empty() && pci == n.pci)) return &n;
+    return nullptr;
+  }
+
+  std::string hostname_;
+  std::array<GpuMap, 3> maps_;  // the probe's devices, bench records', stress devices
+  std::vector<Nvml> nvml_;
+};
+
+// Labels of one device followed by a series' own.
+PromLabels with(PromLabels labels, PromLabels more) {
+  for (auto& l : more) labels.push_back(std::move(l));
+  return labels;
 }
 
 // A state set: one sample per possible state, 1 for the actual one, so an alert can match
@@ -81,10 +186,10 @@ void add_gpu_readings(PromMetrics& m, const PromLabels& labels, const nlohmann::
     }
 }
 
-void add_backends(PromMetrics& m, const nlohmann::json& backends) {
+void add_backends(PromMetrics& m, const nlohmann::json& backends, const DeviceLabels& ids) {
   m.family("gpucheck_backend_status", "Backend probe status (1 for the actual state)");
   m.family("gpucheck_device_info",
-           "A device the probe found (always 1); one GPU seen by CUDA and OpenCL has one uuid");
+           "A device the probe found (always 1); one GPU seen by CUDA and OpenCL has one UUID");
   m.family("gpucheck_gpu_temperature_celsius", "GPU temperature (NVML)");
   m.family("gpucheck_gpu_power_draw_watts", "GPU power draw (NVML)");
   m.family("gpucheck_gpu_power_limit_watts", "GPU enforced power limit (NVML)");
@@ -97,37 +202,27 @@ void add_backends(PromMetrics& m, const nlohmann::json& backends) {
   m.family("gpucheck_gpu_ecc_errors", "ECC error counts (NVML), by counter");
   m.family("gpucheck_gpu_remapped_rows",
            "Remapped memory rows (NVML): correctable, uncorrectable; pending, failure as 0/1");
-  const GpuMap gpus = GpuMap::from_backends(backends);
   for (const auto& b : backends) {
     std::string name = text_at(b, k::kName);
     state_set(m, "gpucheck_backend_status", {{"backend", name}}, "status",
               {"available", "unavailable", "failed", "not_built"}, text_at(b, k::kStatus));
     for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array())) {
-      const std::string device = text_at(d, k::kDevice);
+      const PromLabels labels = ids(text_at(d, k::kDevice), d);
       m.sample("gpucheck_device_info",
-               {{"backend", name},
-                {"device", device},
-                {"uuid", gpus.uuid(device)},
-                {"pci_bus_id", text_at(d, k::kPciBusId)},
-                {"name", text_at(d, k::kDeviceName)}},
-               1);
+               with(labels, {{"backend", name}, {"name", text_at(d, k::kDeviceName)}}), 1);
       auto props = d.find(k::kProperties);
       if (props == d.end() || !props->contains(k::kNvml)) continue;
-      add_gpu_readings(m, {{"device", device}, {"uuid", gpus.uuid(device)}},
-                       (*props)[std::string(k::kNvml)]);
+      add_gpu_readings(m, labels, (*props)[std::string(k::kNvml)]);
     }
     // GPUs NVML sees that CUDA does not (a broken driver's, or hidden ones): still readings.
     if (auto nvml = b.find(k::kNvml); nvml != b.end() && nvml->is_object())
       for (auto list : {k::kDevices, k::kUnmatched})
         for (const auto& nd : nvml->value(std::string(list), nlohmann::json::array()))
-          add_gpu_readings(
-              m,
-              {{"device", "nvml" + text_at(nd, k::kIndex)}, {"uuid", text_at(nd, k::kDeviceUuid)}},
-              nd);
+          add_gpu_readings(m, ids("nvml" + text_at(nd, k::kIndex), nd), nd);
   }
 }
 
-void add_results(PromMetrics& m, const nlohmann::json& results) {
+void add_results(PromMetrics& m, const nlohmann::json& results, const DeviceLabels& ids) {
   m.family("gpucheck_bench_device_info", "A device the benchmark ran on (always 1)");
   m.family("gpucheck_bench_records", "Benchmark records per device and status");
   m.family("gpucheck_bench_median_seconds", "Median time of one run");
@@ -139,27 +234,23 @@ void add_results(PromMetrics& m, const nlohmann::json& results) {
                                                       "mismatch"};
   std::map<std::string, std::map<std::string, int>> counts;  // device → status → records
   std::vector<std::string> order;
-  const GpuMap gpus = GpuMap::from_results(results);
   for (const auto& r : results) {
     std::string device = text_at(r, k::kDevice), status = text_at(r, k::kStatus);
     if (!counts.count(device)) {
       order.push_back(device);
       m.sample("gpucheck_bench_device_info",
-               {{"device", device},
-                {"uuid", gpus.uuid(device)},
-                {"backend", text_at(r, k::kBackend)},
-                {"name", text_at(r, k::kDeviceName)}},
+               with(ids(device, r),
+                    {{"backend", text_at(r, k::kBackend)}, {"name", text_at(r, k::kDeviceName)}}),
                1);
     }
     ++counts[device][status];
     if (status != "ok") continue;
-    PromLabels labels{{"device", device},
-                      {"uuid", gpus.uuid(device)},
-                      {"op", text_at(r, k::kOp)},
-                      {"dtype", text_at(r, k::kDtype)},
-                      {"shape", r.contains(k::kShape) ? shape_text(r[k::kShape]) : ""},
-                      {"transfers", text_at(r, k::kTransfers)},
-                      {"impl", text_at(r, k::kImpl)}};
+    const PromLabels labels =
+        with(ids(device, r), {{"op", text_at(r, k::kOp)},
+                              {"dtype", text_at(r, k::kDtype)},
+                              {"shape", r.contains(k::kShape) ? shape_text(r[k::kShape]) : ""},
+                              {"transfers", text_at(r, k::kTransfers)},
+                              {"impl", text_at(r, k::kImpl)}});
     if (auto t = r.find(k::kTimeS); t != r.end() && t->contains(k::kMedian))
       m.sample("gpucheck_bench_median_seconds", labels, (*t)[k::kMedian].get<double>());
     if (auto tp = r.find(k::kThroughput); tp != r.end()) {
@@ -175,21 +266,22 @@ void add_results(PromMetrics& m, const nlohmann::json& results) {
   for (const auto& device : order)
     for (auto s : kStatuses) {
       auto it = counts[device].find(std::string(s));
-      m.sample("gpucheck_bench_records", {{"device", device}, {"status", std::string(s)}},
+      m.sample("gpucheck_bench_records", with(ids(device), {{"status", std::string(s)}}),
                it == counts[device].end() ? 0 : it->second);
     }
 }
 
-void add_sweep(PromMetrics& m, const nlohmann::json& sweep, const GpuMap& gpus) {
+void add_sweep(PromMetrics& m, const nlohmann::json& sweep, const DeviceLabels& ids) {
   m.family("gpucheck_sweep_break_even_found",
            "1 when the device beats the CPU from some swept size on, 0 for none in range");
   m.family("gpucheck_sweep_break_even_size",
            "Smallest swept size from which the device beats the CPU (elements, m=n=k or batch)");
   for (const auto& s : sweep.value(std::string(k::kSeries), nlohmann::json::array())) {
-    PromLabels labels{
-        {"device", text_at(s, k::kDevice)}, {"uuid", gpus.uuid(text_at(s, k::kDevice))},
-        {"op", text_at(sweep, k::kOp)},     {"dtype", text_at(s, k::kDtype)},
-        {"layout", text_at(s, k::kLayout)}, {"transfers", text_at(s, k::kTransfers)}};
+    const PromLabels labels =
+        with(ids(text_at(s, k::kDevice)), {{"op", text_at(sweep, k::kOp)},
+                                           {"dtype", text_at(s, k::kDtype)},
+                                           {"layout", text_at(s, k::kLayout)},
+                                           {"transfers", text_at(s, k::kTransfers)}});
     auto be = s.find(k::kBreakEven);
     bool found = be != s.end() && be->is_number();
     m.sample("gpucheck_sweep_break_even_found", labels, found ? 1 : 0);
@@ -236,7 +328,7 @@ void add_health(PromMetrics& m, const nlohmann::json& h) {
     m.sample("gpucheck_doctor_unacknowledged_events", {}, static_cast<double>(u->size()));
 }
 
-void add_qualify(PromMetrics& m, const nlohmann::json& q) {
+void add_qualify(PromMetrics& m, const nlohmann::json& q, const DeviceLabels& ids) {
   m.family("gpucheck_qualify_met", "1 when every requirement of the profile is met");
   m.family("gpucheck_qualify_requirements", "Requirements per verdict");
   m.family("gpucheck_qualify_verdict", "Verdict of one requirement (1 for the actual one)");
@@ -250,10 +342,11 @@ void add_qualify(PromMetrics& m, const nlohmann::json& q) {
       m.sample("gpucheck_qualify_requirements", {{"profile", profile}, {"verdict", std::string(v)}},
                s->value(std::string(v), 0.0));
   for (const auto& v : q.value(std::string(k::kVerdicts), nlohmann::json::array())) {
-    PromLabels labels{{"profile", profile},
-                      {"requirement", text_at(v, k::kId)},
-                      {"kind", text_at(v, k::kKind)},
-                      {"device", text_at(v, k::kDevice)}};
+    // A requirement on no device (the driver's version) carries no device labels.
+    const std::string device = text_at(v, k::kDevice);
+    PromLabels labels = with(
+        {{"profile", profile}, {"requirement", text_at(v, k::kId)}, {"kind", text_at(v, k::kKind)}},
+        device.empty() ? PromLabels{} : ids(device));
     state_set(m, "gpucheck_qualify_verdict", labels, "verdict", verdicts, text_at(v, k::kVerdict));
     if (auto me = v.find(k::kMeasured); me != v.end() && me->is_number()) {
       labels.emplace_back("unit", text_at(v, k::kUnit));
@@ -264,7 +357,7 @@ void add_qualify(PromMetrics& m, const nlohmann::json& q) {
 
 // stress: the run's verdict, each device's verdict and checks, and each test's status and
 // sustained and lowest-window throughput, so an alert can fire on a failed burn-in.
-void add_stress(PromMetrics& m, const nlohmann::json& s) {
+void add_stress(PromMetrics& m, const nlohmann::json& s, const DeviceLabels& ids) {
   m.family("gpucheck_stress_verdict",
            "Verdict of the stress run (1 for the actual one): pass, fail, stopped");
   m.family("gpucheck_stress_device_verdict", "Verdict of one device (1 for the actual one)");
@@ -279,12 +372,9 @@ void add_stress(PromMetrics& m, const nlohmann::json& s) {
   state_set(m, "gpucheck_stress_verdict", {}, "verdict", {"pass", "fail", "stopped"},
             text_at(s, k::kVerdict));
   for (const auto& d : s.value(std::string(k::kDevices), nlohmann::json::array())) {
-    const PromLabels device{{"device", text_at(d, k::kDevice)},
-                            {"uuid", text_at(d, k::kDeviceUuid)},
-                            {"pci_bus_id", text_at(d, k::kPciBusId)}};
-    PromLabels named = device;
-    named.emplace_back("name", text_at(d, k::kDeviceName));
-    state_set(m, "gpucheck_stress_device_verdict", named, "verdict", {"pass", "fail"},
+    const PromLabels device = ids(text_at(d, k::kDevice), d);
+    state_set(m, "gpucheck_stress_device_verdict",
+              with(device, {{"name", text_at(d, k::kDeviceName)}}), "verdict", {"pass", "fail"},
               text_at(d, k::kVerdict));
     for (const auto& c : d.value(std::string(k::kChecks), nlohmann::json::array())) {
       PromLabels labels = device;
@@ -312,6 +402,28 @@ void add_stress(PromMetrics& m, const nlohmann::json& s) {
       }
     }
   }
+}
+
+// When the run started, so an alert can fire on a textfile that stopped being rewritten
+// (`time() - gpucheck_last_run_timestamp_seconds > 900`). There is no
+// gpucheck_run_duration_seconds: a document records when its run started (provenance.time) but
+// not how long it took (stress's duration_s is the load's planned length, not the run's).
+void add_run_time(PromMetrics& m, const std::string& command, const nlohmann::json& provenance) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  char z = 0;
+  if (std::sscanf(text_at(provenance, k::kTime).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d,
+                  &h, &mi, &s, &z) != 7 ||
+      z != 'Z')
+    return;
+  using namespace std::chrono;
+  const year_month_day date{year{y}, month{static_cast<unsigned>(mo)},
+                            day{static_cast<unsigned>(d)}};
+  if (!date.ok()) return;
+  const auto t = sys_days{date} + hours{h} + minutes{mi} + seconds{s};
+  m.family("gpucheck_last_run_timestamp_seconds",
+           "When the gpucheck run this file comes from started (Unix time)");
+  m.sample("gpucheck_last_run_timestamp_seconds", {{"command", command}},
+           static_cast<double>(duration_cast<seconds>(t.time_since_epoch()).count()));
 }
 
 // The text format's escapes: backslash and newline everywhere, the double quote in label values.
@@ -385,17 +497,19 @@ std::string PromMetrics::text() const {
 std::string render_prometheus(const nlohmann::json& doc) {
   PromMetrics m;
   m.family("gpucheck_info", "The gpucheck run this file comes from (always 1)");
-  std::string version =
-      doc.contains(k::kProvenance) ? text_at(doc[k::kProvenance], k::kGpucheckVersion) : "";
-  m.sample("gpucheck_info", {{"command", text_at(doc, k::kCommand)}, {"version", version}}, 1);
-  if (auto b = doc.find(k::kBackends); b != doc.end() && b->is_array()) add_backends(m, *b);
-  if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) add_results(m, *r);
-  if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object())
-    add_sweep(m, *s, GpuMap::from_results(doc.value(std::string(k::kResults), nlohmann::json())));
+  const auto& provenance = member_or_empty(doc, k::kProvenance);
+  const std::string command = text_at(doc, k::kCommand);
+  m.sample("gpucheck_info",
+           {{"command", command}, {"version", text_at(provenance, k::kGpucheckVersion)}}, 1);
+  add_run_time(m, command, provenance);
+  const DeviceLabels ids(doc);
+  if (auto b = doc.find(k::kBackends); b != doc.end() && b->is_array()) add_backends(m, *b, ids);
+  if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) add_results(m, *r, ids);
+  if (auto s = doc.find(k::kSweep); s != doc.end() && s->is_object()) add_sweep(m, *s, ids);
   if (auto c = doc.find(k::kChecks); c != doc.end() && c->is_array()) add_checks(m, *c);
   if (auto h = doc.find(k::kHealth); h != doc.end() && h->is_object()) add_health(m, *h);
-  if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) add_qualify(m, *q);
-  if (auto st = doc.find(k::kStress); st != doc.end() && st->is_object()) add_stress(m, *st);
+  if (auto q = doc.find(k::kQualify); q != doc.end() && q->is_object()) add_qualify(m, *q, ids);
+  if (auto st = doc.find(k::kStress); st != doc.end() && st->is_object()) add_stress(m, *st, ids);
   return m.text();
 }
 

@@ -105,4 +105,27 @@ std::string GpuMap::uuid(const std::string& device) const {
   return self->uuid;
 }
 
+bool GpuMap::nvidia(const std::string& device) const {
+  const Entry* self = find(device);
+  return self && std::any_of(entries_.begin(), entries_.end(),
+                             [&](const Entry& e) { return e.gpu == self->gpu && e.nvidia; });
+}
+
+std::string GpuMap::field(const std::string& device, std::string Entry::*member) const {
+  const Entry* self = find(device);
+  if (!self) return {};
+  if (!(self->*member).empty()) return self->*member;
+  for (const auto& e : entries_)
+    if (e.gpu == self->gpu && !(e.*member).empty()) return e.*member;
+  return {};
+}
+
+std::string GpuMap::pci_bus_id(const std::string& device) const {
+  return field(device, &Entry::pci_bus_id);
+}
+
+std::string GpuMap::name(const std::string& device) const {
+  return field(device, &Entry::name);
+}
+
 }  // namespace gpucheck::report

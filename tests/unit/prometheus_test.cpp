@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sstream>
 
 namespace {
 
@@ -77,16 +78,21 @@ TEST(PrometheusRender, BenchMetricsInBaseUnitsWithEscapedLabels) {
   std::string text = render(bench_doc(), Format::kPrometheus);
   EXPECT_THAT(text, HasSubstr("# TYPE gpucheck_bench_median_seconds gauge\n"));
   EXPECT_THAT(text,
-              HasSubstr("gpucheck_bench_throughput_bytes_per_second{device=\"cpu\",op=\"exp\","
+              HasSubstr("gpucheck_bench_throughput_bytes_per_second{gpucheck_device=\"cpu\","
+                        "op=\"exp\","
                         "dtype=\"f32\",shape=\"n=1024\",transfers=\"excluded\",impl=\"avx2\"} "
                         "4000000000\n"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_bench_throughput_flop_per_second{device=\"cuda0\","
-                              "uuid=\"GPU-1234\",op=\"gemm\",dtype=\"f16\",shape=\"64x64x64\","
+  // No NVML reading and no host in the document: no gpu, device, pci_bus_id or hostname.
+  const std::string cuda0 =
+      "UUID=\"GPU-1234\",modelName=\"GPU \\\"q\\\" "
+      "back\\\\slash\\nnewline\",gpucheck_device=\"cuda0\"";
+  EXPECT_THAT(text, HasSubstr("gpucheck_bench_throughput_flop_per_second{" + cuda0 +
+                              ",op=\"gemm\",dtype=\"f16\",shape=\"64x64x64\","
                               "transfers=\"included\",impl=\"cublaslt\"} 2500000000000\n"));
   EXPECT_THAT(text, HasSubstr("name=\"GPU \\\"q\\\" back\\\\slash\\nnewline\""));
-  EXPECT_THAT(text, HasSubstr("gpucheck_bench_records{device=\"cuda0\",status=\"skipped\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_bench_records{device=\"cuda0\",status=\"ok\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_bench_speedup_vs_cpu{device=\"cuda0\""));
+  EXPECT_THAT(text, HasSubstr("gpucheck_bench_records{" + cuda0 + ",status=\"skipped\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_bench_records{" + cuda0 + ",status=\"ok\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_bench_speedup_vs_cpu{" + cuda0));
   // No raw newline inside any sample line: every line is a comment or name{labels} value.
   std::size_t start = 0;
   while (start < text.size()) {
@@ -140,46 +146,103 @@ TEST(PrometheusRender, QualifyVerdictsAndSweepBreakEven) {
   EXPECT_THAT(text,
               HasSubstr("gpucheck_qualify_requirements{profile=\"ci\",verdict=\"unmet\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("gpucheck_qualify_verdict{profile=\"ci\",requirement=\"gemm_f16\","
-                              "kind=\"bench\",device=\"cuda0\",verdict=\"unmet\"} 1\n"));
+                              "kind=\"bench\",gpucheck_device=\"cuda0\",verdict=\"unmet\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("gpucheck_qualify_measured{profile=\"ci\",requirement=\"gemm_f16\","
-                              "kind=\"bench\",device=\"cuda0\",unit=\"TFLOP/s\"} 12.5\n"));
+                              "kind=\"bench\",gpucheck_device=\"cuda0\",unit=\"TFLOP/s\"} 12.5\n"));
   EXPECT_THAT(text, Not(HasSubstr("requirement=\"driver\",kind=\"backend\",unit")));  // a string
-  EXPECT_THAT(text, HasSubstr("gpucheck_sweep_break_even_size{device=\"cuda0\",op=\"gemm\","
-                              "dtype=\"f32\",transfers=\"excluded\"} 512\n"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_sweep_break_even_found{device=\"cuda0\",op=\"gemm\","
-                              "dtype=\"f32\",transfers=\"included\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_sweep_break_even_size{gpucheck_device=\"cuda0\","
+                              "op=\"gemm\",dtype=\"f32\",transfers=\"excluded\"} 512\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_sweep_break_even_found{gpucheck_device=\"cuda0\","
+                              "op=\"gemm\",dtype=\"f32\",transfers=\"included\"} 0\n"));
 }
 
-// The 2-GPU machine's probe: NVML's readings as gauges in base units, and one uuid per GPU
+std::string render_fixture(const std::string& path) {
+  std::ifstream in(std::string(GPUCHECK_FIXTURES_DIR) + "/" + path);
+  return render(nlohmann::json::parse(in), Format::kPrometheus);
+}
+
+// dcgm-exporter's labels of GPU 0 of the 2-GPU machine, as its DCGM_FI_* series carry them.
+const std::string kH100Gpu0 =
+    "gpu=\"0\",UUID=\"GPU-e7e58bd5-923b-52b2-4a70-e1875011ea3a\",pci_bus_id=\"00000000:00:06.0\","
+    "device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"vm\"";
+
+// The 2-GPU machine's probe: NVML's readings as gauges in base units, and one UUID per GPU
 // whether CUDA or NVIDIA's OpenCL platform saw it.
 TEST(PrometheusProbe, GpuReadingsAndOneUuidPerGpu) {
-  std::ifstream in(std::string(GPUCHECK_FIXTURES_DIR) + "/views/probe_h100x2.json");
-  const std::string text = render(nlohmann::json::parse(in), Format::kPrometheus);
-  const std::string u0 = "uuid=\"GPU-e7e58bd5-923b-52b2-4a70-e1875011ea3a\"";
-  EXPECT_THAT(text, HasSubstr("device=\"cuda0\"," + u0));
-  EXPECT_THAT(text, HasSubstr("device=\"opencl1\"," + u0));
-  EXPECT_THAT(text, Not(HasSubstr("uuid=\"e7e58bd5")));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_temperature_celsius{device=\"cuda0\"," + u0 + "} 34"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_power_limit_watts{device=\"cuda1\""));
-  EXPECT_THAT(
-      text, HasSubstr("gpucheck_gpu_memory_total_bytes{device=\"cuda0\"," + u0 + "} 85520809984"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_clock_max_hertz{device=\"cuda0\"," + u0 +
-                              ",clock=\"sm\"} 1980000000"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_pcie_link_generation{device=\"cuda0\"," + u0 +
-                              ",link=\"max\"} 5"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_pcie_link_width_lanes{device=\"cuda1\""));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_ecc_errors{device=\"cuda0\"," + u0 +
-                              ",counter=\"volatile_uncorrected\"} 0"));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_remapped_rows{device=\"cuda0\""));
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_power_draw_watts{device=\"cuda0\"," + u0 + "} 70."));
+  const std::string text = render_fixture("views/probe_h100x2.json");
+  const std::string g0 = kH100Gpu0 + ",gpucheck_device=\"cuda0\"";
+  EXPECT_THAT(text, HasSubstr(kH100Gpu0 + ",gpucheck_device=\"opencl1\""));
+  EXPECT_THAT(text, Not(HasSubstr("UUID=\"e7e58bd5")));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_temperature_celsius{" + g0 + "} 34"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_power_limit_watts{gpu=\"1\""));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_memory_total_bytes{" + g0 + "} 85520809984"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_clock_max_hertz{" + g0 + ",clock=\"sm\"} 1980000000"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_pcie_link_generation{" + g0 + ",link=\"max\"} 5"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_pcie_link_width_lanes{gpu=\"1\""));
+  EXPECT_THAT(text,
+              HasSubstr("gpucheck_gpu_ecc_errors{" + g0 + ",counter=\"volatile_uncorrected\"} 0"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_remapped_rows{" + g0));
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_power_draw_watts{" + g0 + "} 70."));
+  // provenance.time 2026-11-26T11:07:22Z
+  EXPECT_THAT(text,
+              HasSubstr("gpucheck_last_run_timestamp_seconds{command=\"probe\"} 1795691242\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpucheck_run_duration_seconds")));
+}
+
+// Every series about a device joins dcgm-exporter's on its labels where the device is an NVIDIA
+// GPU (CUDA's or NVIDIA's OpenCL platform's), and carries none of them where it is not (the CPU,
+// pocl): a join must not match what is not that GPU.
+TEST(PrometheusProbe, DcgmLabelsOnEveryNvidiaSeriesAndNoneElsewhere) {
+  const std::string text = render_fixture("views/probe_h100x2.json");
+  const std::string gpu1 =
+      "gpu=\"1\",UUID=\"GPU-30660c06-d8fb-8471-800c-a49535995ada\",pci_bus_id=\"00000000:00:07.0\","
+      "device=\"nvidia1\",modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"vm\"";
+  const std::vector<std::pair<std::string, std::string>> nvidia{
+      {"cuda0", kH100Gpu0}, {"opencl1", kH100Gpu0}, {"cuda1", gpu1}, {"opencl2", gpu1}};
+  int per_gpu = 0, other = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.rfind("DCGM_", 0), std::string::npos) << line;
+    if (line.rfind("gpucheck_gpu_", 0) == 0) {
+      EXPECT_THAT(line, HasSubstr("gpucheck_device=\"")) << "a GPU reading without its device";
+    }
+    for (const auto& [id, labels] : nvidia)
+      if (line.find("gpucheck_device=\"" + id + "\"") != std::string::npos) {
+        ++per_gpu;
+        EXPECT_THAT(line, HasSubstr("{" + labels + ",gpucheck_device=\"" + id + "\"")) << line;
+      }
+    for (const char* id : {"cpu", "opencl0"})
+      if (line.find("gpucheck_device=\"" + std::string(id) + "\"") != std::string::npos) {
+        ++other;
+        for (const char* dcgm : {"gpu", "UUID", "pci_bus_id", "device", "modelName", "hostname"})
+          for (const char* sep : {"{", ","})
+            EXPECT_THAT(line, Not(HasSubstr(sep + std::string(dcgm) + "=\""))) << line;
+      }
+  }
+  EXPECT_GE(per_gpu, 4 * 1 + 2 * 13);  // device_info of each, and the readings of both GPUs
+  EXPECT_EQ(other, 2);                 // the CPU's and pocl's device_info
+}
+
+// The H200 seen by OpenCL alone: no NVML reading, so no NVML index to put in gpu and device;
+// the rest of dcgm-exporter's labels from OpenCL's UUID, bus id and name.
+TEST(PrometheusProbe, NvidiaGpuWithoutNvmlHasNoIndexLabels) {
+  const std::string text = render_fixture("doctor/probe_gpu_h200.json");
+  EXPECT_THAT(text,
+              HasSubstr("gpucheck_device_info{UUID=\"GPU-0a3df10b-faf5-5512-4744-"
+                        "8c9f8b5bb5da\",pci_bus_id=\"00000000:00:06.0\",modelName=\"NVIDIA "
+                        "H200\",hostname=\"vm\",gpucheck_device=\"opencl1\",backend=\"opencl\""));
+  EXPECT_THAT(text, Not(HasSubstr("gpu=\"")));
+  EXPECT_THAT(text, Not(HasSubstr("nvidia0")));
 }
 
 // A broken driver: NVML still reads the GPU, and the readings are exported.
 TEST(PrometheusProbe, NvmlReadingsWithoutCuda) {
-  std::ifstream in(std::string(GPUCHECK_FIXTURES_DIR) + "/doctor/probe_cuda_fake_nvml.json");
-  const std::string text = render(nlohmann::json::parse(in), Format::kPrometheus);
-  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_temperature_celsius{device=\"nvml0\","
-                              "uuid=\"GPU-5d3e0b7a-1c2f-4a00-ff10-0123456789ab\"} 34"));
+  const std::string text = render_fixture("doctor/probe_cuda_fake_nvml.json");
+  EXPECT_THAT(text, HasSubstr("gpucheck_gpu_temperature_celsius{gpu=\"0\","
+                              "UUID=\"GPU-5d3e0b7a-1c2f-4a00-ff10-0123456789ab\","
+                              "pci_bus_id=\"00000000:17:00.0\",device=\"nvidia0\","
+                              "modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"vm\","
+                              "gpucheck_device=\"nvml0\"} 34"));
 }
 
 }  // namespace

@@ -251,19 +251,36 @@ TEST(HostileViews, StressCsvCarriesEachRecordWithTheVerdicts) {
 }
 
 TEST(HostileViews, StressPrometheusCarriesTheVerdictsAndThroughput) {
-  const std::string prom = report::render(stress_document(), report::Format::kPrometheus);
+  Json doc = stress_document();
+  doc["host"] = {{"hostname", "node1"}};
+  doc["stress"]["devices"].push_back({{"device", "cuda0"},
+                                      {"device_name", "NVIDIA H200"},
+                                      {"device_uuid", "GPU-0a3df10b-faf5-5512-4744-8c9f8b5bb5da"},
+                                      {"pci_bus_id", "0000:1b:00.0"},
+                                      {"backend", "cuda"},
+                                      {"verdict", "pass"}});
+  const std::string prom = report::render(doc, report::Format::kPrometheus);
+  // dcgm-exporter's labels on the GPU; no NVML index in a stress document, so no gpu or device.
+  EXPECT_THAT(prom, HasSubstr("gpucheck_stress_device_verdict{UUID=\"GPU-0a3df10b-faf5-5512-4744-"
+                              "8c9f8b5bb5da\",pci_bus_id=\"00000000:1B:00.0\",modelName=\"NVIDIA "
+                              "H200\",hostname=\"node1\",gpucheck_device=\"cuda0\",name=\"NVIDIA "
+                              "H200\",verdict=\"pass\"} 1\n"));
   EXPECT_THAT(prom, HasSubstr("gpucheck_stress_verdict{verdict=\"fail\"} 1\n"));
   EXPECT_THAT(prom, HasSubstr("gpucheck_stress_verdict{verdict=\"pass\"} 0\n"));
-  EXPECT_THAT(prom, HasSubstr("gpucheck_stress_device_verdict{device=\"cpu\",name=\"Test CPU\","
-                              "verdict=\"fail\"} 1\n"));
-  EXPECT_THAT(prom, HasSubstr("gpucheck_stress_check_status{device=\"cpu\",check=\"results\","
-                              "status=\"fail\"} 1\n"));
-  EXPECT_THAT(prom, HasSubstr("gpucheck_stress_test_status{device=\"cpu\",test=\"memory\","
+  EXPECT_THAT(prom,
+              HasSubstr("gpucheck_stress_device_verdict{gpucheck_device=\"cpu\",name=\"Test CPU\","
+                        "verdict=\"fail\"} 1\n"));
+  EXPECT_THAT(prom,
+              HasSubstr("gpucheck_stress_check_status{gpucheck_device=\"cpu\",check=\"results\","
+                        "status=\"fail\"} 1\n"));
+  EXPECT_THAT(prom, HasSubstr("gpucheck_stress_test_status{gpucheck_device=\"cpu\",test=\"memory\","
                               "status=\"mismatch\"} 1\n"));
-  EXPECT_THAT(prom, HasSubstr("gpucheck_stress_throughput_flop_per_second{device=\"cpu\",test="
-                              "\"gemm\",dtype=\"f32\",window=\"lowest\"} 1250000000000\n"));
-  EXPECT_THAT(prom, HasSubstr("gpucheck_stress_throughput_bytes_per_second{device=\"cpu\",test="
-                              "\"memory\",window=\"sustained\"} 20500000000\n"));
+  EXPECT_THAT(prom,
+              HasSubstr("gpucheck_stress_throughput_flop_per_second{gpucheck_device=\"cpu\",test="
+                        "\"gemm\",dtype=\"f32\",window=\"lowest\"} 1250000000000\n"));
+  EXPECT_THAT(prom,
+              HasSubstr("gpucheck_stress_throughput_bytes_per_second{gpucheck_device=\"cpu\",test="
+                        "\"memory\",window=\"sustained\"} 20500000000\n"));
 }
 
 #if GPUCHECK_HAVE_OPENCL
