@@ -404,6 +404,33 @@ TEST(VulkanBench, OddConvShapesAndChunksOfImagesVerify) {
   EXPECT_EQ(seen.size(), 8u) << r.out;
 }
 
+// Shapes whose filters, channels and positions are multiples of 4 take the 16-byte shader in
+// both layouts: NCHW as a batch of GEMMs in one dispatch (with the column matrix held to two
+// images, a batch of two and then one at a later chunk's offset), NHWC with the filters as Bᵀ
+// read in vectors. Three input channels (27 taps) do not fit it: those run the general shader
+// on its own defaults and say so.
+TEST(VulkanBench, ConvTakesTheSixteenByteShaderWhereItsShapeAllows) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(conv_args("3,4,6,6,8,3,3,1,1;2,3,6,6,8,3,3,1,1"),
+                                   {{"GPUCHECK_TEST_VULKAN_COL_BYTES", "12000"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::set<std::string> seen;  // channels/layout
+  for (const auto& rec : vulkan_records(r.out)) {
+    SCOPED_TRACE(rec.dump());
+    ASSERT_EQ(rec.at("status"), "ok");
+    EXPECT_EQ(rec.at("verification").at("method"), "elementwise");
+    const std::string path = rec.at("context").at("gemm_path");
+    const int c = rec.at("shape").at("c");
+    if (c == 4)
+      EXPECT_EQ(path, "the tiled shader, 16-byte loads");
+    else
+      EXPECT_NE(path.find("the block does not fit 16-byte loads"), std::string::npos);
+    seen.insert(std::to_string(c) + "/" + rec.at("shape").at("layout").get<std::string>());
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"3/nchw", "3/nhwc", "4/nchw", "4/nhwc"})) << r.out;
+}
+
 TEST(VulkanBench, PlantedWrongConvValueIsAMismatch) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;

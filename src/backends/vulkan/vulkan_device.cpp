@@ -39,6 +39,7 @@ constexpr std::uint32_t kStreamUnroll = 4;
 constexpr std::uint32_t kStreamGroupsMaxCpu = 64;
 // maxComputeWorkGroupCount[1] as every device has it (Capabilities keeps only [0]).
 constexpr std::uint32_t kGroupsYMax = 65535;
+constexpr std::uint32_t kGroupsZMax = 65535;  // maxComputeWorkGroupCount[2]'s least
 // The work group of the grid-stride shader (im2col).
 constexpr std::uint32_t kGridGroup = 256;
 // Work groups of a grid-stride shader at most: enough to fill any GPU several times over.
@@ -255,11 +256,11 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
           "the tiled shader: cooperative matrices need m and n multiples "
           "of {} and {} and k of {}",
           coopmat_tile_.tile_m, coopmat_tile_.tile_n, coopmat_tile_.tile_k);
-    run_gemm(dtype, {s.m, s.n, s.k, 0, s.k, 0, s.n, 0, s.n, false}, buf(a), buf(b), buf(c));
+    run_gemm(dtype, one_gemm(s.m, s.n, s.k, s.k, s.n, s.n, false), buf(a), buf(b), buf(c));
   }
 
-  // im2col into a scratch buffer, a chunk of images at a time, then as GEMM: NCHW one per image,
-  // Y[n] (K × PQ) = W (K × CRS) · col[n] (CRS × PQ); NHWC one per chunk,
+  // im2col into a scratch buffer, a chunk of images at a time, then as GEMM: NCHW a batch of one
+  // per image in one dispatch, Y[n] (K × PQ) = W (K × CRS) · col[n] (CRS × PQ); NHWC one per chunk,
   // Y (images·PQ × K) = col (images·PQ × RSC) · Wᵀ.
   void conv2d(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
               DeviceBuffer& y) override {
@@ -301,8 +302,13 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const bool nhwc = s.layout == Layout::kNhwc;
     if (nhwc) {
       // The chunk's GEMM has images·PQ rows: no more than its work groups can cover.
-      const std::uint64_t rows_max = std::uint64_t{kGroupsYMax} * gemm_config(dtype).block_m();
+      // Either parameter set may run it (gemm_choice).
+      GemmConfig general = default_gemm_config(limits());
+      const std::uint64_t rows_max =
+          std::uint64_t{kGroupsYMax} * std::min(gemm_config(dtype).block_m(), general.block_m());
       images = std::clamp<std::uint64_t>(rows_max / pq, 1, images);
+    } else {
+      images = std::min<std::uint64_t>(images, kGroupsZMax);  // one GEMM of the batch each
     }
     const std::uint32_t col_elements = to_u32(images * per_image, "conv's column matrix");
     const VkBuffer col = scratch(col_, std::size_t{col_elements} * es);
@@ -316,16 +322,16 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
       rt_->dispatch(im2col, {g.group, nhwc ? 1u : 0u}, {buf(x), col, VK_NULL_HANDLE}, push,
                     sizeof push, {chunk_groups, 1, 1});
       if (nhwc) {
-        run_gemm(dtype,
-                 {std::uint64_t{count} * pq, K, crs, 0, crs, 0, crs, std::uint64_t{n0} * pq * K, K,
-                  true},
-                 col, buf(w), buf(y));
+        GemmBlocks g = one_gemm(std::uint64_t{count} * pq, K, crs, crs, crs, K, true);
+        g.c_off = std::uint64_t{n0} * pq * K;
+        run_gemm(dtype, g, col, buf(w), buf(y));
       } else {
-        for (std::uint32_t j = 0; j < count; ++j)
-          run_gemm(
-              dtype,
-              {K, pq, crs, 0, crs, j * per_image, pq, (std::uint64_t{n0} + j) * K * pq, pq, false},
-              buf(w), col, buf(y));
+        GemmBlocks g = one_gemm(K, pq, crs, crs, pq, pq, false);
+        g.c_off = std::uint64_t{n0} * K * pq;
+        g.batch = count;
+        g.b_batch = per_image;
+        g.c_batch = std::uint64_t{K} * pq;
+        run_gemm(dtype, g, buf(w), col, buf(y));
       }
     }
   }
@@ -473,26 +479,54 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
  private:
   // A GEMM on blocks of buffers: each matrix starts at an element offset, its rows ld elements
   // apart; b_transposed: B is stored n×k.
+  // A batch of `batch` GEMMs (one dispatch, the z work groups), the j-th's matrices
+  // j·a_batch, j·b_batch and j·c_batch elements after the first's.
   struct GemmBlocks {
     std::uint64_t m, n, k;
     std::uint64_t a_off, lda, b_off, ldb, c_off, ldc;
     bool b_transposed;
+    std::uint64_t batch, a_batch, b_batch, c_batch;
   };
+  static GemmBlocks one_gemm(std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint64_t lda,
+                             std::uint64_t ldb, std::uint64_t ldc, bool b_transposed) {
+    return {m, n, k, 0, lda, 0, ldb, 0, ldc, b_transposed, 1, 0, 0, 0};
+  }
 
-  // With the dtype's tuned parameters. Refuses a block whose last element lies beyond the
-  // shader's 32-bit indices.
+  // The parameters a block runs with: the dtype's tuned set, on the 16-byte shader where the
+  // block allows it. A set tuned for that shader (8×8 sums, 128-wide tiles) is far too heavy
+  // for the general one (conv at a tenth of its speed on an H200), so a block that cannot take
+  // 16-byte loads runs the defaults on the general shader instead.
+  struct GemmChoice {
+    GemmConfig p;
+    bool vec4;
+  };
+  GemmChoice gemm_choice(DType dtype, const GemmBlocks& g) {
+    const GemmConfig& tuned = gemm_config(dtype);
+    if (!tuned.vec4) return {tuned, false};
+    if (gemm_vec4_fits(g)) return {tuned, true};
+    GemmConfig general = default_gemm_config(limits());
+    general.vec4 = 0;
+    return {general, false};
+  }
+
+  // Refuses a block whose last element lies beyond the shader's 32-bit indices.
   void run_gemm(DType dtype, const GemmBlocks& g, VkBuffer a, VkBuffer b, VkBuffer c) {
-    if (g.m == 0 || g.n == 0) return;
-    const GemmConfig& p = gemm_config(dtype);
-    const bool vec4 = p.vec4 && gemm_vec4_fits(g);
+    if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+    const auto [p, vec4] = gemm_choice(dtype, g);
     if (gemm_path_.empty())
-      gemm_path_ = vec4 ? "the tiled shader, 16-byte loads" : "the tiled shader";
-    // One past the last element each matrix reaches.
-    const std::uint64_t a_end = g.a_off + (g.m - 1) * g.lda + g.k;
-    const std::uint64_t b_end = g.k == 0         ? g.b_off
-                                : g.b_transposed ? g.b_off + (g.n - 1) * g.ldb + g.k
-                                                 : g.b_off + (g.k - 1) * g.ldb + g.n;
-    const std::uint64_t c_end = g.c_off + (g.m - 1) * g.ldc + g.n;
+      gemm_path_ = vec4 ? "the tiled shader, 16-byte loads"
+                   : gemm_config(dtype).vec4
+                       ? fmt::format("the tiled shader ({}: the block does not fit 16-byte loads)",
+                                     p.describe())
+                       : std::string("the tiled shader");
+    // One past the last element each matrix reaches, in the batch's last GEMM.
+    const std::uint64_t last = g.batch - 1;
+    const std::uint64_t a_end = g.a_off + last * g.a_batch + (g.m - 1) * g.lda + g.k;
+    const std::uint64_t b_end = g.k == 0 ? g.b_off
+                                : g.b_transposed
+                                    ? g.b_off + last * g.b_batch + (g.n - 1) * g.ldb + g.k
+                                    : g.b_off + last * g.b_batch + (g.k - 1) * g.ldb + g.n;
+    const std::uint64_t c_end = g.c_off + last * g.c_batch + (g.m - 1) * g.ldc + g.n;
     const std::uint32_t push[] = {to_u32(g.m, "GEMM m"),
                                   to_u32(g.n, "GEMM n"),
                                   to_u32(g.k, "GEMM k"),
@@ -501,28 +535,32 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
                                   to_u32(g.c_off, "GEMM C's offset"),
                                   to_u32(g.lda, "GEMM lda"),
                                   to_u32(g.ldb, "GEMM ldb"),
-                                  to_u32(g.ldc, "GEMM ldc")};
+                                  to_u32(g.ldc, "GEMM ldc"),
+                                  to_u32(g.a_batch, "GEMM A's batch stride"),
+                                  to_u32(g.b_batch, "GEMM B's batch stride"),
+                                  to_u32(g.c_batch, "GEMM C's batch stride")};
     to_u32(a_end, "GEMM A's element count");
     to_u32(b_end, "GEMM B's element count");
     to_u32(c_end, "GEMM C's element count");
     const std::uint64_t gx = (g.n + p.block_n() - 1) / p.block_n();
     const std::uint64_t gy = (g.m + p.block_m() - 1) / p.block_m();
-    if (gx > rt_->caps().max_group_count_x || gy > kGroupsYMax)
+    if (gx > rt_->caps().max_group_count_x || gy > kGroupsYMax || g.batch > kGroupsZMax)
       throw std::overflow_error(
-          fmt::format("GEMM {}x{} needs {}x{} work groups, beyond the "
+          fmt::format("GEMM {}x{} (a batch of {}) needs {}x{}x{} work groups, beyond the "
                       "device's maxComputeWorkGroupCount",
-                      g.m, g.n, gx, gy));
+                      g.m, g.n, g.batch, gx, gy, g.batch));
     const Shader shader = dtype == DType::kF16 ? (vec4 ? Shader::kGemmVec4F16 : Shader::kGemmF16)
                                                : (vec4 ? Shader::kGemmVec4F32 : Shader::kGemmF32);
     rt_->dispatch(shader, p.constants(g.b_transposed), {a, b, c}, push, sizeof push,
-                  {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy), 1});
+                  {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy),
+                   static_cast<std::uint32_t>(g.batch)});
   }
 
-  // shaders/gemm_vec4.comp reads whole 16-byte vectors of A along k and of B along n, and
-  // writes C's: every offset, leading dimension, k and n a multiple of 4, B not transposed.
+  // shaders/gemm_vec4.comp reads whole 16-byte vectors of A (and Bᵀ) along k and of B along n,
+  // and writes C's: every offset, batch stride, leading dimension, k and n a multiple of 4.
   static bool gemm_vec4_fits(const GemmBlocks& g) {
-    if (g.b_transposed) return false;
-    for (std::uint64_t v : {g.k, g.n, g.a_off, g.lda, g.b_off, g.ldb, g.c_off, g.ldc})
+    for (std::uint64_t v : {g.k, g.n, g.a_off, g.lda, g.b_off, g.ldb, g.c_off, g.ldc, g.a_batch,
+                            g.b_batch, g.c_batch})
       if (v % 4 != 0) return false;
     return true;
   }

@@ -1,6 +1,8 @@
 // C[m×n] = A[m×k] · B[k×n], row-major, f32 sums (fma). Each matrix may be a block of a larger
 // one: it starts at an element offset and its rows are ld elements apart, so that conv's im2col
-// GEMMs run on one image's slice of a buffer. BT (constant 5) reads B stored as n×k, i.e. Bᵀ,
+// GEMMs run on one image's slice of a buffer. A dispatch's z work groups are a batch: group z's
+// matrices start a_batch, b_batch and c_batch elements after the first's (NCHW conv's images in
+// one dispatch: W shared, a_batch 0). BT (constant 5) reads B stored as n×k, i.e. Bᵀ,
 // which NHWC convolution's filters are. Tiled through shared memory: a work group
 // of WX × WY invocations computes a BM × BN tile of C (BM = WY·TM, BN = WX·TN), stepping along k
 // by BK; each invocation keeps TM × TN sums in registers, its rows and columns strided by WY and
@@ -33,6 +35,7 @@ layout(push_constant) uniform Params {
   uint m, n, k;
   uint a_off, b_off, c_off;
   uint lda, ldb, ldc;
+  uint a_batch, b_batch, c_batch;
 } p;
 layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
@@ -48,6 +51,9 @@ void main() {
   const uint threads = WX * WY;
   const uint row0 = gl_WorkGroupID.y * BM;
   const uint col0 = gl_WorkGroupID.x * BN;
+  const uint a_off = p.a_off + gl_WorkGroupID.z * p.a_batch;
+  const uint b_off = p.b_off + gl_WorkGroupID.z * p.b_batch;
+  const uint c_off = p.c_off + gl_WorkGroupID.z * p.c_batch;
 
   float acc[TM * TN];
   for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0f;
@@ -60,7 +66,7 @@ void main() {
     for (uint i = tid; i < BM * BK; i += threads) {
       const uint r = i / BK, kk = i % BK;
       const uint gr = row0 + r, gk = k0 + kk;
-      as[kk * BM + r] = (gr < p.m && gk < p.k) ? float(a[p.a_off + gr * p.lda + gk]) : 0.0f;
+      as[kk * BM + r] = (gr < p.m && gk < p.k) ? float(a[a_off + gr * p.lda + gk]) : 0.0f;
     }
     // Bᵀ's rows run along k: there neighbouring invocations read neighbouring k, as in A.
     for (uint i = tid; i < BK * BN; i += threads) {
@@ -68,7 +74,7 @@ void main() {
       const uint gk = k0 + kk, gc = col0 + cc;
       bs[kk * BN + cc] =
           (gk < p.k && gc < p.n)
-              ? float(b[p.b_off + (BT ? gc * p.ldb + gk : gk * p.ldb + gc)])
+              ? float(b[b_off + (BT ? gc * p.ldb + gk : gk * p.ldb + gc)])
               : 0.0f;
     }
     barrier();
@@ -85,7 +91,7 @@ void main() {
     if (r >= p.m) continue;
     for (uint j = 0; j < TN; ++j) {
       const uint cc = col0 + tx + j * WX;
-      if (cc < p.n) c[p.c_off + r * p.ldc + cc] = ELEM(acc[i * TN + j]);
+      if (cc < p.n) c[c_off + r * p.ldc + cc] = ELEM(acc[i * TN + j]);
     }
   }
 }

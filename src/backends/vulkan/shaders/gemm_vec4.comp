@@ -1,7 +1,7 @@
 // C[m×n] = A[m×k] · B[k×n] as shaders/gemm.comp computes it (the same push and specialization
-// constants, f32 sums), for blocks whose k, n, offsets and leading dimensions are multiples of 4
-// and whose B is not transposed: the host picks this shader only then. What it does that the
-// general one cannot:
+// constants, f32 sums, batches of z work groups), for blocks whose k, n, offsets, batch strides
+// and leading dimensions are multiples of 4: the host picks this shader only then. What it does
+// that the general one cannot:
 // - every global load and every shared-memory read is a 4-element vector (16 bytes of f32), so
 //   each invocation's TM × TN sums cost TM/4 + TN/4 shared reads per k instead of TM + TN;
 // - an invocation's rows are TM/4 groups of 4 adjacent rows, strided by 4·WY, and its columns
@@ -9,6 +9,7 @@
 // - the next k-step's tiles are loaded into registers while the current ones are summed, and
 //   stored into the other of two shared buffers, so the loads' latency hides behind the
 //   arithmetic with one barrier a step.
+// Bᵀ (BT, NHWC conv's filters) is read as A is: 16-byte vectors along k, stored transposed.
 // TM, TN and BK must be multiples of 4 (the host checks). Rows past m and columns past n are
 // zero-filled on load and skipped on store, so m is free.
 #version 450
@@ -24,7 +25,7 @@ layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 2) const uint TM = 8;
 layout(constant_id = 3) const uint TN = 8;
 layout(constant_id = 4) const uint BK = 16;
-layout(constant_id = 5) const bool BT = false;  // never set: kept so the constants match
+layout(constant_id = 5) const bool BT = false;
 
 const uint WX = gl_WorkGroupSize.x;
 const uint WY = gl_WorkGroupSize.y;
@@ -45,6 +46,7 @@ layout(push_constant) uniform Params {
   uint m, n, k;
   uint a_off, b_off, c_off;
   uint lda, ldb, ldc;
+  uint a_batch, b_batch, c_batch;
 } p;
 layout(std430, binding = 0) readonly buffer A { VEC a[]; };
 layout(std430, binding = 1) readonly buffer B { VEC b[]; };
@@ -54,25 +56,35 @@ layout(std430, binding = 2) writeonly buffer C { VEC c[]; };
 shared vec4 as[2 * BK * BM4];  // as[kk * BM4 + r4]: rows 4·r4 … 4·r4+3 at k = kk
 shared vec4 bs[2 * BK * BN4];  // bs[kk * BN4 + c4]: columns 4·c4 … 4·c4+3 at k = kk
 
+// This work group's matrices: the push constants' offsets plus its batch's.
+uint a_off, b_off, c_off;
+
 vec4 ra[A_PER];
 vec4 rb[B_PER];
 
-// A's tile: BK/4 neighbouring invocations read one row's vectors along k; B's: neighbouring
-// invocations read neighbouring vectors of a row.
+// A's tile (and Bᵀ's): BK/4 neighbouring invocations read one row's vectors along k; B's:
+// neighbouring invocations read neighbouring vectors of a row.
 void load_tiles(uint row0, uint col0, uint k0, uint tid) {
   for (uint u = 0; u < A_PER; ++u) {
     const uint i = tid + u * THREADS;
     const uint r = i / (BK / 4), kq = i % (BK / 4);
     const uint gr = row0 + r, gk = k0 + kq * 4;
-    ra[u] = (i < A_VECS && gr < p.m && gk < p.k) ? vec4(a[(p.a_off + gr * p.lda + gk) / 4])
+    ra[u] = (i < A_VECS && gr < p.m && gk < p.k) ? vec4(a[(a_off + gr * p.lda + gk) / 4])
                                                  : vec4(0.0f);
   }
   for (uint u = 0; u < B_PER; ++u) {
     const uint i = tid + u * THREADS;
-    const uint kk = i / BN4, c4 = i % BN4;
-    const uint gk = k0 + kk, gc = col0 + c4 * 4;
-    rb[u] = (i < B_VECS && gk < p.k && gc < p.n) ? vec4(b[(p.b_off + gk * p.ldb + gc) / 4])
-                                                 : vec4(0.0f);
+    if (BT) {
+      const uint cc = i / (BK / 4), kq = i % (BK / 4);
+      const uint gc = col0 + cc, gk = k0 + kq * 4;
+      rb[u] = (i < B_VECS && gc < p.n && gk < p.k) ? vec4(b[(b_off + gc * p.ldb + gk) / 4])
+                                                   : vec4(0.0f);
+    } else {
+      const uint kk = i / BN4, c4 = i % BN4;
+      const uint gk = k0 + kk, gc = col0 + c4 * 4;
+      rb[u] = (i < B_VECS && gk < p.k && gc < p.n) ? vec4(b[(b_off + gk * p.ldb + gc) / 4])
+                                                   : vec4(0.0f);
+    }
   }
 }
 
@@ -86,7 +98,13 @@ void store_tiles(uint tid, uint which) {
   }
   for (uint u = 0; u < B_PER; ++u) {
     const uint i = tid + u * THREADS;
-    if (i < B_VECS) bs[b0 + i] = rb[u];
+    if (i >= B_VECS) break;
+    if (BT) {
+      const uint cc = i / (BK / 4), kq = i % (BK / 4);
+      for (uint q = 0; q < 4; ++q) bs[b0 + (kq * 4 + q) * BN4 + cc / 4][cc % 4] = rb[u][q];
+    } else {
+      bs[b0 + i] = rb[u];
+    }
   }
 }
 
@@ -96,6 +114,9 @@ void main() {
   const uint tid = ty * WX + tx;
   const uint row0 = gl_WorkGroupID.y * BM;
   const uint col0 = gl_WorkGroupID.x * BN;
+  a_off = p.a_off + gl_WorkGroupID.z * p.a_batch;
+  b_off = p.b_off + gl_WorkGroupID.z * p.b_batch;
+  c_off = p.c_off + gl_WorkGroupID.z * p.c_batch;
 
   vec4 acc[TM * TN4];  // acc[i * TN4 + j4]: row i's columns of group j4
   for (uint i = 0; i < TM * TN4; ++i) acc[i] = vec4(0.0f);
@@ -131,7 +152,7 @@ void main() {
       if (r >= p.m) continue;
       for (uint j4 = 0; j4 < TN4; ++j4) {
         const uint cc = col0 + (tx + j4 * WX) * 4;
-        if (cc < p.n) c[(p.c_off + r * p.ldc + cc) / 4] = VEC(acc[(i4 * 4 + q) * TN4 + j4]);
+        if (cc < p.n) c[(c_off + r * p.ldc + cc) / 4] = VEC(acc[(i4 * 4 + q) * TN4 + j4]);
       }
     }
 }
