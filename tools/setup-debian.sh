@@ -25,7 +25,7 @@ declare -A sets=(
     python3-venv python3-pip locales binutils libxml2-utils file dpkg-dev bash-completion man-db
     chromium fonts-dejavu-core clang libclang-rt-14-dev
     mesa-vulkan-drivers libvulkan1 vulkan-tools mesa-opencl-icd
-    slurmctld slurmd slurm-client munge"
+    slurmctld slurmd slurm-client munge prometheus prometheus-node-exporter"
 )
 chosen=()
 while (($#)); do
