@@ -4,11 +4,11 @@
 #include "bench/ops/op_unit.h"
 
 #include "core/json_keys.h"
+#include "core/same_gpu_keys.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 namespace gpucheck::app {
@@ -30,12 +30,6 @@ const nlohmann::json* find_section_device(const nlohmann::json& backends, const 
   return nullptr;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 }  // namespace
 
 std::vector<std::string> physical_keys(const BenchTarget& t, const nlohmann::json& backends) {
@@ -52,14 +46,10 @@ std::vector<std::string> physical_keys(const BenchTarget& t, const nlohmann::jso
   // lavapipe, SwiftShader: the host's cores, which a concurrent GPU child's host side needs.
   if (t.backend == "vulkan" && props.value("device_type", "") == "VK_PHYSICAL_DEVICE_TYPE_CPU")
     return {"cpu"};
-  std::string uuid = lower(d->value(std::string(k::kDeviceUuid), ""));
-  if (uuid.rfind("gpu-", 0) == 0) uuid = uuid.substr(4);
-  if (uuid.rfind("mig-", 0) == 0) return {};  // a MIG slice shares its GPU: never concurrent
-  std::vector<std::string> keys;
-  if (auto pci = d->value(std::string(k::kPciBusId), ""); !pci.empty())
-    keys.push_back("pci:" + lower(pci));
-  if (!uuid.empty()) keys.push_back("uuid:" + uuid);
-  return keys;
+  const std::string uuid = d->value(std::string(k::kDeviceUuid), "");
+  // A MIG slice shares its GPU: never concurrent.
+  if (ascii_lower(uuid).rfind("mig-", 0) == 0) return {};
+  return same_gpu_keys(d->value(std::string(k::kPciBusId), ""), uuid);
 }
 
 std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchTarget>& targets,

@@ -3,38 +3,21 @@
 
 #include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/same_gpu_keys.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace gpucheck::report {
 
 namespace k = keys;
-
-namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// A UUID without NVIDIA's "GPU-" prefix, lower case: OpenCL's cl_khr_device_uuid bytes and
-// CUDA's are the same GPU's UUID, only written differently.
-std::string bare_uuid(const std::string& uuid) {
-  std::string u = lower(uuid);
-  return u.rfind("gpu-", 0) == 0 ? u.substr(4) : u;
-}
-
-}  // namespace
 
 void GpuMap::add(Entry e) {
   if (find(e.device)) return;
   e.gpu = gpus_;
   for (const auto& other : entries_) {
     if (other.backend == e.backend) continue;
-    const bool same_bus = !e.pci_bus_id.empty() && lower(e.pci_bus_id) == lower(other.pci_bus_id);
-    const bool same_uuid = !e.uuid.empty() && bare_uuid(e.uuid) == bare_uuid(other.uuid);
-    if (same_bus || same_uuid) {
+    if (same_gpu(same_gpu_keys(e.pci_bus_id, e.uuid),
+                 same_gpu_keys(other.pci_bus_id, other.uuid))) {
       e.gpu = other.gpu;
       break;
     }
@@ -80,7 +63,7 @@ GpuMap GpuMap::from_results(const nlohmann::json& results) {
       if ((backend == "cuda") != (pass == 0)) continue;
       Entry e{string_member(r, k::kDevice), backend, string_member(r, k::kDeviceName),
               string_member(r, k::kDeviceUuid), string_member(r, k::kPciBusId)};
-      e.nvidia = backend == "cuda" || lower(e.name).rfind("nvidia", 0) == 0;
+      e.nvidia = backend == "cuda" || ascii_lower(e.name).rfind("nvidia", 0) == 0;
       m.add(std::move(e));
     }
   return m;
@@ -101,7 +84,7 @@ std::string GpuMap::uuid(const std::string& device) const {
   for (const auto& e : entries_)
     if (e.gpu == self->gpu && e.backend == "cuda" && !e.uuid.empty()) return e.uuid;
   if (self->uuid.empty()) return {};
-  if (self->nvidia) return "GPU-" + bare_uuid(self->uuid);
+  if (self->nvidia) return "GPU-" + bare_gpu_uuid(self->uuid);
   return self->uuid;
 }
 
