@@ -1,7 +1,7 @@
 // The table of stress tests: one line per test, in the order of Test.
 #include "stress/test_units.h"
 
-#include "stress/tests.h"
+#include "stress/stress_tests.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -10,8 +10,8 @@
 // device-to-device copy does.
 #include "core/errors.h"
 #include "core/json_keys.h"
-#include "stress/tests.h"
-#include "stress/windows.h"
+#include "stress/stress_tests.h"
+#include "stress/throughput_windows.h"
 
 #include <fmt/format.h>
 

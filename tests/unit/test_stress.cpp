@@ -7,13 +7,13 @@
 #include "bench/ops/gemm.h"
 #include "core/json_keys.h"
 #include "host/kernel_log.h"
-#include "stress/compare.h"
+#include "stress/result_match.h"
 #include "stress/faults.h"
 #include "stress/plan.h"
 #include "stress/telemetry.h"
 #include "stress/test_units.h"
 #include "stress/verdict.h"
-#include "stress/windows.h"
+#include "stress/throughput_windows.h"
 
 #include <gtest/gtest.h>
 

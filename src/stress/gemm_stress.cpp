@@ -13,9 +13,9 @@
 #include "bench/verify.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
-#include "stress/compare.h"
-#include "stress/tests.h"
-#include "stress/windows.h"
+#include "stress/result_match.h"
+#include "stress/stress_tests.h"
+#include "stress/throughput_windows.h"
 
 #include <fmt/format.h>
 

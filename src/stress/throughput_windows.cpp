@@ -1,5 +1,5 @@
 // Window bookkeeping for stress throughput.
-#include "stress/windows.h"
+#include "stress/throughput_windows.h"
 
 #include "core/json_keys.h"
 

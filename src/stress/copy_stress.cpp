@@ -24,8 +24,8 @@
 // after the other, as every GPU's child does at the same moments: the read-backs and their
 // comparisons would otherwise take host bandwidth from the host copies being measured.
 #include "core/json_keys.h"
-#include "stress/tests.h"
-#include "stress/windows.h"
+#include "stress/stress_tests.h"
+#include "stress/throughput_windows.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Result comparisons for the GEMM stress test.
-#include "stress/compare.h"
+#include "stress/result_match.h"
 
 #include "bench/verify.h"
 

@@ -9,7 +9,7 @@
 #include "stress/context.h"
 #include "stress/faults.h"
 #include "stress/plan.h"
-#include "stress/tests.h"
+#include "stress/stress_tests.h"
 
 #include <gtest/gtest.h>
 
