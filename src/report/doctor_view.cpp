@@ -156,18 +156,22 @@ void checks_view(TextView& view, const Json& checks, bool details, bool problems
   }
 }
 
+std::string injected_line(const Json& doc) {
+  const auto faults = doc.find(k::kInjected);
+  if (faults == doc.end() || !faults->is_array() || faults->empty()) return {};
+  std::string words;
+  for (const auto& f : *faults) words += (words.empty() ? "" : ",") + scalar_text(f);
+  return "INJECTED: doctor --inject " + words +
+         ": the checks marked injected were not read from this machine";
+}
+
 namespace {
 
 // doctor --inject: said first and last, so neither a reader of the top nor of the tail (a log,
 // a drain reason's context) takes a test for a fault.
 void injected_banner(TextView& view, const Json& doc) {
-  const Json faults = doc.value(std::string(k::kInjected), Json::array());
-  if (faults.empty()) return;
-  std::string words;
-  for (const auto& f : faults) words += (words.empty() ? "" : ",") + scalar_text(f);
-  view.text("INJECTED: doctor --inject " + words +
-                ": the checks marked injected were not read from this machine",
-            0, 10, Tone::kWarn);
+  if (const std::string line = injected_line(doc); !line.empty())
+    view.text(line, 0, 10, Tone::kWarn);
 }
 
 }  // namespace

@@ -317,8 +317,9 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
                1);
     // dcgm-exporter writes one series per health watch with DCGM's dcgmHealthWatchResult_t as
     // its value (DCGM_HEALTH_RESULT_PASS 0, _WARN 10, _FAIL 20; a watch without an incident is
-    // PASS) and the failure code as a label; an alert written for it (`> 0`, `== 20`) then
-    // reads gpucheck's checks unchanged. DCGM has no result for INFO or SKIP: neither is an
+    // PASS) and the failure code as a label (health_error_code, which changes with the
+    // incident as code does here); an alert written for it (`> 0`, `== 20`) then reads
+    // gpucheck's checks unchanged. DCGM has no result for INFO or SKIP: neither is an
     // incident, so both are 0, and the severity label keeps the difference.
     const int health = status == "fail" ? 20 : status == "warn" ? 10 : 0;
     m.sample("gpucheck_health_status",

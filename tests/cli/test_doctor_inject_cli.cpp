@@ -112,11 +112,14 @@ TEST_F(InjectCli, QuickJsonMarksTheDocumentAndEachInjectedCheck) {
   EXPECT_GE(doc["provenance"]["duration_s"].get<double>(), 0.0);
 }
 
-TEST_F(InjectCli, FullDoctorExitsOneWithTheBannerInText) {
+TEST_F(InjectCli, FullDoctorExitsOneWithTheBannerInTextAndHtml) {
   auto r = doctor(false, {"--inject", "nvlink-down"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("INJECTED: doctor --inject nvlink-down"));
   EXPECT_THAT(r.out, HasSubstr("injected nvlink-down"));
+  r = doctor(false, {"--inject", "nvlink-down", "--format", "html"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("<li class=\"warn\">INJECTED: doctor --inject nvlink-down"));
   r = doctor(false, {});
   EXPECT_THAT(r.out, Not(HasSubstr("INJECTED")));
 }
