@@ -6,7 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -18,6 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using gpucheck::testing::run_gpucheck;
 using gpucheck::testing::RunResult;
+using gpucheck::testing::write_temp_file;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -26,33 +26,29 @@ using Json = nlohmann::json;
 const std::string kFacts =
     (fs::path(GPUCHECK_FIXTURES_DIR) / "doctor" / "base_probe.json").string();
 
-class InjectCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("gpucheck_inject_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "root");
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  // doctor on the empty system: --quick, or the full list without the load run and frameworks.
-  RunResult doctor(bool quick, std::vector<std::string> extra) {
-    std::vector<std::string> args{"doctor", "--facts", kFacts, "--sysroot",
-                                  (dir_ / "root").string()};
-    if (quick)
-      args.push_back("--quick");
-    else
-      args.insert(args.end(), {"--no-load", "--no-frameworks"});
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run_gpucheck(args);
-  }
-  std::string state() const { return (dir_ / "state.json").string(); }
-  fs::path dir_;
-};
+// This test's own directory in the run's temporary one: root/, a system without any file but
+// the marker that makes it, and room for a state file.
+fs::path test_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path keep(write_temp_file(std::string("inject_") + info->name() + "/root/.keep", ""));
+  return keep.parent_path().parent_path();
+}
+
+// doctor on that system: --quick, or the full list without the load run and the frameworks.
+RunResult doctor(bool quick, std::vector<std::string> extra) {
+  std::vector<std::string> args{"doctor", "--facts", kFacts, "--sysroot",
+                                (test_dir() / "root").string()};
+  if (quick)
+    args.push_back("--quick");
+  else
+    args.insert(args.end(), {"--no-load", "--no-frameworks"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_gpucheck(args);
+}
+
+std::string state() {
+  return (test_dir() / "state.json").string();
+}
 
 const Json* check_of(const Json& doc, const std::string& id) {
   for (const auto& c : doc["checks"])
@@ -60,7 +56,7 @@ const Json* check_of(const Json& doc, const std::string& id) {
   return nullptr;
 }
 
-TEST_F(InjectCli, QuickIsHealthyWithoutAndUnhealthyWithAnInjectedFault) {
+TEST(InjectCli, QuickIsHealthyWithoutAndUnhealthyWithAnInjectedFault) {
   auto r = doctor(true, {"--no-state", "--format", "oneline"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   r = doctor(true, {"--no-state", "--format", "oneline", "--inject", "xid:79"});
@@ -69,7 +65,7 @@ TEST_F(InjectCli, QuickIsHealthyWithoutAndUnhealthyWithAnInjectedFault) {
   EXPECT_THAT(r.err, HasSubstr("not read from this machine"));
 }
 
-TEST_F(InjectCli, QuickKeepsANodeWhoseInjectedXidIsAProgramsFault) {
+TEST(InjectCli, QuickKeepsANodeWhoseInjectedXidIsAProgramsFault) {
   // Xid 13 is a program's illegal address: INFO, so the node stays in (exit 0).
   auto r = doctor(true, {"--no-state", "--json", "--inject", "xid:13"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -80,7 +76,7 @@ TEST_F(InjectCli, QuickKeepsANodeWhoseInjectedXidIsAProgramsFault) {
   EXPECT_EQ((*check_of(doc, "nvidia_xid"))["status"], "info");
 }
 
-TEST_F(InjectCli, QuickJsonMarksTheDocumentAndEachInjectedCheck) {
+TEST(InjectCli, QuickJsonMarksTheDocumentAndEachInjectedCheck) {
   auto r = doctor(true, {"--no-state", "--json", "--inject",
                          "gpu-lost,nvlink-down,ecc-dbe,fm-down,row-remap-pending"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -112,7 +108,7 @@ TEST_F(InjectCli, QuickJsonMarksTheDocumentAndEachInjectedCheck) {
   EXPECT_GE(doc["provenance"]["duration_s"].get<double>(), 0.0);
 }
 
-TEST_F(InjectCli, FullDoctorExitsOneWithTheBannerInTextAndHtml) {
+TEST(InjectCli, FullDoctorExitsOneWithTheBannerInTextAndHtml) {
   auto r = doctor(false, {"--inject", "nvlink-down"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("INJECTED: doctor --inject nvlink-down"));
@@ -124,7 +120,7 @@ TEST_F(InjectCli, FullDoctorExitsOneWithTheBannerInTextAndHtml) {
   EXPECT_THAT(r.out, Not(HasSubstr("INJECTED")));
 }
 
-TEST_F(InjectCli, PrometheusLabelsEverySeriesInjected) {
+TEST(InjectCli, PrometheusLabelsEverySeriesInjected) {
   auto r = doctor(true, {"--no-state", "--format", "prometheus", "--inject", "ecc-dbe"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   std::istringstream lines(r.out);
@@ -144,7 +140,7 @@ TEST_F(InjectCli, PrometheusLabelsEverySeriesInjected) {
   EXPECT_THAT(r.out, Not(HasSubstr("injected")));
 }
 
-TEST_F(InjectCli, NfdFileCarriesTheInjectedLabel) {
+TEST(InjectCli, NfdFileCarriesTheInjectedLabel) {
   auto r = doctor(true, {"--no-state", "--format", "nfd", "--inject", "fm-down"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("gpucheck.injected=true\n"));
@@ -154,7 +150,7 @@ TEST_F(InjectCli, NfdFileCarriesTheInjectedLabel) {
   EXPECT_THAT(r.out, Not(HasSubstr("injected")));
 }
 
-TEST_F(InjectCli, TheStateFileKeepsNoInjectedEvent) {
+TEST(InjectCli, TheStateFileKeepsNoInjectedEvent) {
   auto r = doctor(true, {"--state", state(), "--format", "oneline", "--inject", "xid:79"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // Had the Xid been kept, the next run would fail until --ack.
@@ -166,7 +162,7 @@ TEST_F(InjectCli, TheStateFileKeepsNoInjectedEvent) {
   EXPECT_THAT(text.str(), Not(HasSubstr("GC-XID")));
 }
 
-TEST_F(InjectCli, BadFaultWordsAreUsageErrorsNamingTheAcceptedWords) {
+TEST(InjectCli, BadFaultWordsAreUsageErrorsNamingTheAcceptedWords) {
   for (const bool quick : {true, false})
     for (const std::string bad : {"gpu-gone", "xid:", "xid:99999999999", "xid:79,bogus"}) {
       auto r = doctor(quick, {"--no-state", "--inject", bad});
