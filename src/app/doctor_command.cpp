@@ -8,11 +8,13 @@
 #include "core/json_input.h"
 #include "core/json_keys.h"
 #include "core/json_keys_infiniband.h"
+#include "core/json_keys_inject.h"
 #include "core/output_file.h"
 #include "core/stopwatch.h"
 #include "doctor/framework_query.h"
 #include "doctor/health.h"
 #include "doctor/health_state.h"
+#include "doctor/inject.h"
 #include "doctor/registry.h"
 #include "doctor/suggest.h"
 #include "doctor/system_view.h"
@@ -67,6 +69,7 @@ struct DoctorOptions {
   bool ok_line = false;
   std::optional<double> nfd_expiry_s;  // --nfd-expiry; kNfdExpiryS when not given
   std::string suggest;                 // --suggest FRAMEWORK
+  std::vector<std::string> inject;     // --inject FAULTS
   std::vector<std::string> argv;
 };
 
@@ -288,6 +291,9 @@ ExitCode run_doctor(const DoctorOptions& opts) {
     write_stdout(list);
     return ExitCode::kOk;
   }
+  const auto injected = doctor::parse_injected_faults(opts.inject);
+  if (!injected.empty() && (!opts.ack.empty() || !opts.suggest.empty()))
+    throw UsageError("--inject makes a run's findings: leave out --ack and --suggest");
   const EnvMap env = current_environment();
   if (!opts.ack.empty()) return acknowledge(opts, env);
   if (!opts.suggest.empty()) return suggest(opts, env);
@@ -300,6 +306,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
   if (oneline || nfd) out_opts.format = "table";
   Output output(out_opts);
   nlohmann::json doc = make_document("doctor", opts.argv, env);
+  const Stopwatch run_time;
 
   std::optional<nlohmann::json> saved_facts;
   if (!opts.facts_path.empty()) saved_facts = load_facts(opts.facts_path);
@@ -375,6 +382,20 @@ ExitCode run_doctor(const DoctorOptions& opts) {
                    e.what());
     }
   }
+  // Injected faults come after the state file judged the real results: they never raise an
+  // event there, so a test of the alerting leaves nothing to acknowledge.
+  doctor::apply_injected(results, not_run, injected);
+  if (!injected.empty()) {
+    nlohmann::json words = nlohmann::json::array();
+    std::string named;
+    for (const auto& f : injected) {
+      words.push_back(f.word);
+      named += (named.empty() ? "" : ",") + f.word;
+    }
+    doc[keys::kInjected] = std::move(words);
+    spdlog::warn("doctor: injected faults ({}): these findings were not read from this machine",
+                 named);
+  }
   nlohmann::json results_json = nlohmann::json::array();
   for (const auto& r : results) results_json.push_back(r.to_json());
   doc[keys::kChecks] = std::move(results_json);
@@ -410,6 +431,7 @@ ExitCode run_doctor(const DoctorOptions& opts) {
     }
     doc[keys::kHealth] = std::move(health);
   }
+  doc[keys::kProvenance][keys::kDurationS] = run_time.seconds();
   if (oneline) {
     // Silent when healthy (node-problem-detector's contract), yet an -o file is still replaced:
     // an old FAIL line left in it would read as this run's.
@@ -526,6 +548,14 @@ Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv)
         ->transform(duration_validator(limits))
         ->type_name("DURATION");
   }
+  cmd->add_option("--inject", opts->inject,
+                  "Make these faults appear as if read from this machine (comma-separated: " +
+                      doctor::injectable_words() +
+                      "), with the codes and actions real ones get, to test drain, taint and "
+                      "alert wiring on a healthy node; every output says injected, and the state "
+                      "file keeps none of them")
+      ->delimiter(',')
+      ->type_name("FAULTS");
   cmd->add_option("--sysroot", opts->sysroot,
                   "Read files (/proc, /sys, /etc, /dev, site-packages) under this directory; the "
                   "backends are then not probed (they would be this host's): their checks SKIP "

@@ -2,6 +2,7 @@
 #include "doctor/check.h"
 
 #include "core/json_keys.h"
+#include "core/json_keys_inject.h"
 #include "core/sanitize.h"
 
 #include <array>
@@ -68,6 +69,7 @@ nlohmann::json CheckResult::to_json() const {
                    {keys::kFinding, sanitize(finding)},
                    {keys::kEvidence, std::move(evidence_json)}};
   if (!fix.empty()) j[keys::kFix] = sanitize(fix);
+  if (injected) j[keys::kInjected] = true;
   return j;
 }
 

@@ -37,6 +37,8 @@ struct CheckResult {
   // What the check keeps for its next run in doctor's state file (counters it judges as
   // deltas); null when it keeps nothing. Not part of the document.
   nlohmann::json state;
+  // Made up by doctor --inject, not read from the machine: the JSON says so ("injected": true).
+  bool injected = false;
 
   // The code and action written: the fault's, else GC-DOCTOR-UNCODED for a WARN or FAIL and
   // the check's own code for the rest.

@@ -5,6 +5,10 @@
 #include "doctor/check.h"
 #include "doctor/system_view.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace gpucheck::doctor {
 
 // OpenCL (checks_opencl.cpp)
@@ -66,6 +70,12 @@ CheckResult check_nouveau_module(const SystemView& view);
 CheckResult check_nvidia_kernel_module(const SystemView& view);
 CheckResult check_nvidia_device_nodes(const SystemView& view);
 CheckResult check_nvidia_xid(const SystemView& view);
+// nvidia_xid's verdict on Xid codes newly seen (code → lines), shared with doctor --inject:
+// FAIL for a hardware or memory Xid, WARN for another the driver raised, INFO when every one is
+// a program's own fault. `found` opens the finding; `unread` ends it.
+std::string xid_summary(const std::map<int, long long>& per_code);  // "Xid 79 ×2, Xid 13 ×1"
+CheckResult judge_xids(const std::map<int, long long>& per_code, const std::string& found,
+                       const std::string& unread, std::vector<std::string> evidence);
 CheckResult check_nvswitch_fabric_manager(const SystemView& view);
 
 // NVML, some readings taken under doctor's load run (checks_nvml.cpp)

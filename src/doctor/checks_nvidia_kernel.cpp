@@ -357,6 +357,32 @@ std::vector<bool> unjudged_xids(const std::vector<host::XidEvent>& xids, const s
 
 }  // namespace
 
+std::string xid_summary(const std::map<int, long long>& per_code) {
+  std::vector<std::string> parts;
+  for (const auto& [code, n] : per_code) parts.push_back(fmt::format("Xid {} ×{}", code, n));
+  return join(parts, ", ");
+}
+
+CheckResult judge_xids(const std::map<int, long long>& per_code, const std::string& found,
+                       const std::string& unread, std::vector<std::string> evidence) {
+  bool hardware = false, other = false;
+  for (const auto& [code, n] : per_code) {
+    hardware = hardware || kHardwareXids.contains(code);
+    other = other || !kProgramXids.contains(code);
+  }
+  const std::string fix =
+      "look the codes up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors); "
+      "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
+      "-r) or reboot, and have the GPU checked if they return";
+  if (hardware)
+    return fail("GC-XID-HARDWARE"_gc,
+                found + ", some of which mean a hardware or memory fault" + unread, fix,
+                std::move(evidence));
+  if (other) return warn("GC-XID-DRIVER"_gc, found + unread, fix, std::move(evidence));
+  return info(found + " (programs' own faults: an illegal address, a killed context)" + unread,
+              std::move(evidence));
+}
+
 CheckResult check_nvidia_xid(const SystemView& view) {
   const host::KernelLog log = host::read_kernel_log(view.root.string());
   if (!log.text)
@@ -395,42 +421,22 @@ CheckResult check_nvidia_xid(const SystemView& view) {
                         log.skipped_bytes, host::kMaxKernelLogBytes >> 20);
   if (!unread.empty()) evidence.push_back(unread.substr(2));
   evidence.insert(evidence.end(), last.begin(), last.end());
-  auto summary_of = [](const std::map<int, long long>& per_code) {
-    std::vector<std::string> parts;
-    for (const auto& [code, n] : per_code) parts.push_back(fmt::format("Xid {} ×{}", code, n));
-    return join(parts, ", ");
-  };
   if (!old_per_code.empty())
-    evidence.push_back("reported on an earlier run (state file): " + summary_of(old_per_code));
+    evidence.push_back("reported on an earlier run (state file): " + xid_summary(old_per_code));
   CheckResult r;
   if (new_per_code.empty()) {
     r = pass(old_per_code.empty()
                  ? "no NVIDIA Xid error in the kernel log (" + log.source + ")" + unread
                  : "no new NVIDIA Xid error in the kernel log (" + log.source +
-                       ") since the last run; earlier ones: " + summary_of(old_per_code) + unread,
+                       ") since the last run; earlier ones: " + xid_summary(old_per_code) + unread,
              evidence);
   } else {
-    bool hardware = false, other = false;
-    for (const auto& [code, n] : new_per_code) {
-      hardware = hardware || kHardwareXids.contains(code);
-      other = other || !kProgramXids.contains(code);
-    }
     // The codes first: a drain reason or a node condition shows the start of the finding.
-    const std::string found =
-        fmt::format("{}: {}NVIDIA Xid errors in the kernel log ({})", summary_of(new_per_code),
-                    old_per_code.empty() ? "" : "new ", log.source);
-    const std::string fix =
-        "look the codes up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors); "
-        "for memory, NVLink or fallen-off-the-bus Xids drain the node, reset the GPU (nvidia-smi "
-        "-r) or reboot, and have the GPU checked if they return";
-    if (hardware)
-      r = fail("GC-XID-HARDWARE"_gc,
-               found + ", some of which mean a hardware or memory fault" + unread, fix, evidence);
-    else if (other)
-      r = warn("GC-XID-DRIVER"_gc, found + unread, fix, evidence);
-    else
-      r = info(found + " (programs' own faults: an illegal address, a killed context)" + unread,
-               evidence);
+    r = judge_xids(
+        new_per_code,
+        fmt::format("{}: {}NVIDIA Xid errors in the kernel log ({})", xid_summary(new_per_code),
+                    old_per_code.empty() ? "" : "new ", log.source),
+        unread, evidence);
   }
   r.state = {{"boot_id", boot}, {"counts", std::move(counts)}};
   if (!xids.empty()) {

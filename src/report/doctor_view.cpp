@@ -2,6 +2,7 @@
 // and FAIL on wrapped lines under it, the evidence with --details, and a closing count followed
 // by each FAIL and WARN with its fix on one line.
 #include "core/json_keys.h"
+#include "core/json_keys_inject.h"
 #include "report/view_model.h"
 #include "report/views.h"
 
@@ -155,9 +156,30 @@ void checks_view(TextView& view, const Json& checks, bool details, bool problems
   }
 }
 
+std::string injected_line(const Json& doc) {
+  const auto faults = doc.find(k::kInjected);
+  if (faults == doc.end() || !faults->is_array() || faults->empty()) return {};
+  std::string words;
+  for (const auto& f : *faults) words += (words.empty() ? "" : ",") + scalar_text(f);
+  return "INJECTED: doctor --inject " + words +
+         ": the checks marked injected were not read from this machine";
+}
+
+namespace {
+
+// doctor --inject: said first and last, so neither a reader of the top nor of the tail (a log,
+// a drain reason's context) takes a test for a fault.
+void injected_banner(TextView& view, const Json& doc) {
+  if (const std::string line = injected_line(doc); !line.empty())
+    view.text(line, 0, 10, Tone::kWarn);
+}
+
+}  // namespace
+
 void doctor_view(TextView& view, const Json& doc, const ViewOptions& o) {
   const Json checks = doc.value(std::string(k::kChecks), Json::array());
   title_view(view, "gpucheck doctor", {}, doc);
+  injected_banner(view, doc);
   // The problems by name first, so a long list still shows them on the first screen.
   std::string fails, warns;
   for (const auto& c : checks) {
@@ -196,6 +218,7 @@ void doctor_view(TextView& view, const Json& doc, const ViewOptions& o) {
               : verdict == "unhealthy" ? Tone::kBad
                                        : Tone::kWarn);
   }
+  injected_banner(view, doc);
 }
 
 }  // namespace gpucheck::report

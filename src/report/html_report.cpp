@@ -286,6 +286,8 @@ std::string verdict_banner(const nlohmann::json& doc) {
     const auto [summary, t] = checks_summary(*ch);
     line = summary;
     tone = t == Tone::kBad ? "bad" : t == Tone::kWarn ? "warn" : "good";
+    if (const std::string injected = injected_line(doc); !injected.empty())
+      items.emplace_back("warn", injected);
     for (const char* wanted : {"fail", "warn"})
       for (const auto& c : *ch)
         if (text_at(c, k::kStatus) == wanted)

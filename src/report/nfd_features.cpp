@@ -3,6 +3,7 @@
 
 #include "core/document.h"
 #include "core/json_keys.h"
+#include "core/json_keys_inject.h"
 #include "report/views.h"
 
 #include <fmt/format.h>
@@ -58,6 +59,8 @@ std::string render_nfd_features(const nlohmann::json& doc,
   std::string out = fmt::format("# +expiry-time={}\n", utc_timestamp(expiry));
   out += "# gpucheck doctor: labels dropped by NFD after the expiry unless rewritten\n";
   out += fmt::format("{}gpucheck.health={}\n", kNfdLabelPrefix, health_word(doc));
+  // doctor --inject: a taint or a drain keyed on these labels can tell a test from a fault.
+  if (doc.contains(k::kInjected)) out += fmt::format("{}gpucheck.injected=true\n", kNfdLabelPrefix);
   const auto label = [&](const std::string& id, std::string_view word) {
     const std::string name = "gpucheck.check." + id;
     // Check ids are short snake_case words; one that is not a valid label would make NFD

@@ -5,6 +5,7 @@
 
 #include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/json_keys_inject.h"
 #include "core/sanitize.h"
 #include "core/shape_text.h"
 #include "report/render.h"
@@ -297,6 +298,9 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
   m.family("gpucheck_doctor_check_fault",
            "Doctor check's fault code, repair action and NVML recovery action (always 1; "
            "docs/CHECKS.md lists codes)");
+  m.family("gpucheck_health_status",
+           "Doctor check's health as dcgm-exporter's DCGM_EXP_GPU_HEALTH_STATUS gives a "
+           "subsystem's: 0 pass (info and skip too), 10 warn, 20 fail; severity is the status");
   const std::vector<std::string_view> states{"pass", "info", "warn", "fail", "skip"};
   std::map<std::string, int> counts;
   for (const auto& c : checks) {
@@ -311,6 +315,19 @@ void add_checks(PromMetrics& m, const nlohmann::json& checks) {
                 {"action", text_at(c, k::kAction)},
                 {"recovery_action", text_at(c, k::kRecoveryAction)}},
                1);
+    // dcgm-exporter writes one series per health watch with DCGM's dcgmHealthWatchResult_t as
+    // its value (DCGM_HEALTH_RESULT_PASS 0, _WARN 10, _FAIL 20; a watch without an incident is
+    // PASS) and the failure code as a label (health_error_code, which changes with the
+    // incident as code does here); an alert written for it (`> 0`, `== 20`) then reads
+    // gpucheck's checks unchanged. DCGM has no result for INFO or SKIP: neither is an
+    // incident, so both are 0, and the severity label keeps the difference.
+    const int health = status == "fail" ? 20 : status == "warn" ? 10 : 0;
+    m.sample("gpucheck_health_status",
+             {{"check", text_at(c, k::kId)},
+              {"code", text_at(c, k::kCode)},
+              {"action", text_at(c, k::kAction)},
+              {"severity", status}},
+             health);
   }
   for (auto s : states)
     m.sample("gpucheck_doctor_checks", {{"status", std::string(s)}}, counts[std::string(s)]);
@@ -405,10 +422,15 @@ void add_stress(PromMetrics& m, const nlohmann::json& s, const DeviceLabels& ids
 }
 
 // When the run started, so an alert can fire on a textfile that stopped being rewritten
-// (`time() - gpucheck_last_run_timestamp_seconds > 900`). There is no
-// gpucheck_run_duration_seconds: a document records when its run started (provenance.time) but
-// not how long it took (stress's duration_s is the load's planned length, not the run's).
+// (`time() - gpucheck_last_run_timestamp_seconds > 900`), and how long it took where the document
+// says (doctor's provenance.duration_s; stress's duration_s is the load's planned length, not the
+// run's): a health check creeping towards its --timeout shows before it answers "unknown".
 void add_run_time(PromMetrics& m, const std::string& command, const nlohmann::json& provenance) {
+  if (auto d = provenance.find(k::kDurationS); d != provenance.end() && d->is_number()) {
+    m.family("gpucheck_run_duration_seconds",
+             "How long the gpucheck run this file comes from took (seconds)");
+    m.sample("gpucheck_run_duration_seconds", {{"command", command}}, d->get<double>());
+  }
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   char z = 0;
   if (std::sscanf(text_at(provenance, k::kTime).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d,
@@ -472,7 +494,9 @@ void PromMetrics::sample(const std::string& name, const PromLabels& labels, doub
   }
   std::string key = name;
   bool first = true;
-  for (const auto& [label, v] : labels) {
+  PromLabels all = labels;
+  all.insert(all.end(), every_.begin(), every_.end());
+  for (const auto& [label, v] : all) {
     if (v.empty()) continue;
     key += fmt::format("{}{}=\"{}\"", first ? "{" : ",", label, prometheus_label_value(v));
     first = false;
@@ -496,6 +520,10 @@ std::string PromMetrics::text() const {
 
 std::string render_prometheus(const nlohmann::json& doc) {
   PromMetrics m;
+  // doctor --inject: every series of the file says so, so an alert or a dashboard can tell a
+  // test of the wiring from a fault (`injected!="true"`).
+  if (auto i = doc.find(k::kInjected); i != doc.end() && i->is_array() && !i->empty())
+    m.label_every({{"injected", "true"}});
   m.family("gpucheck_info", "The gpucheck run this file comes from (always 1)");
   const auto& provenance = member_or_empty(doc, k::kProvenance);
   const std::string command = text_at(doc, k::kCommand);

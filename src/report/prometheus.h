@@ -25,6 +25,8 @@ class PromMetrics {
   // One sample; empty label values are left out (Prometheus reads them as absent anyway).
   void sample(const std::string& name, const PromLabels& labels, double value);
   std::string text() const;
+  // Labels every later sample carries after its own (doctor --inject's injected="true").
+  void label_every(PromLabels labels) { every_ = std::move(labels); }
 
  private:
   struct Family {
@@ -33,6 +35,7 @@ class PromMetrics {
     std::vector<std::string> keys;    // "name{labels}" of each line, for duplicates
   };
   std::vector<Family> families_;
+  PromLabels every_;
   Family* find(const std::string& name);
 };
 

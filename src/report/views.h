@@ -49,6 +49,9 @@ void section_table_view(TextView& view, const TableSection& section);
 // "42 checks: 31 passed, 7 info, 2 warnings, 0 failed, 2 skipped" with its tone.
 void checks_view(TextView& view, const nlohmann::json& checks, bool details, bool problems_only);
 std::pair<std::string, Tone> checks_summary(const nlohmann::json& checks);
+// doctor --inject's warning ("INJECTED: doctor --inject xid:79: ..."), empty for a document
+// nothing was injected into; the text view and the HTML page both show it.
+std::string injected_line(const nlohmann::json& doc);
 
 // bench's records as one table per op (device time and end to end side by side), the small
 // sizes marked, and the GPU versus CPU lines; the closing count of the records.

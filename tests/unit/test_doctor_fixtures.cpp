@@ -2,6 +2,7 @@
 // (facts = a saved real probe document plus a JSON Patch of the fields the check reads, an
 // environment, an identity and stat results) and the case's root/ tree. Each case asserts the
 // exact status; every check has a pass (its healthy status) and a fail (WARN or FAIL) case.
+#include "doctor/inject.h"
 #include "doctor/registry.h"
 #include "doctor/system_view.h"
 #include "host/infiniband.h"
@@ -167,6 +168,32 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, DoctorFixture, ::testing::ValuesIn(all_cases()), case_name);
+
+// doctor --inject gives each fault what its check gives the real one in a fixture case: the same
+// check, status, code and actions (so a drain or an alert keyed on them is tested for real).
+TEST(DoctorFixtures, InjectedFaultsMatchTheRealFaultsOfTheirKind) {
+  const std::pair<std::string, std::string> pairs[] = {
+      {"xid:79", "nvidia_xid/fail"},
+      {"xid:109", "nvidia_xid/warn_other"},
+      {"xid:13", "nvidia_xid/info_program"},
+      {"gpu-lost", "cuda_devices/fail_gpu_missing"},
+      {"nvlink-down", "nvlink_links/fail"},
+      {"ecc-dbe", "nvidia_ecc/fail"},
+      {"row-remap-pending", "nvidia_ecc/fail_remap_pending"},
+      {"fm-down", "nvswitch_fabric_manager/fail"},
+  };
+  for (const auto& [word, dir] : pairs) {
+    const Case k{dir.substr(0, dir.find('/')), dir.substr(dir.find('/') + 1), kFixtures / dir};
+    const CheckDef* check = find_check(k.check);
+    ASSERT_NE(check, nullptr) << dir;
+    const CheckResult real = run_check(*check, view_of(k, read_json(k.dir / "case.json")));
+    const auto injected = injected_results(parse_injected_faults({word}));
+    ASSERT_EQ(injected.size(), 1u) << word;
+    const Json a = real.to_json(), b = injected.front().to_json();
+    for (const char* key : {"id", "status", "code", "action", "recovery_action"})
+      EXPECT_EQ(a[key], b[key]) << word << " against " << dir << ": " << key;
+  }
+}
 
 TEST(DoctorFixtures, EveryCheckHasAPassAndAFailFixture) {
   std::vector<std::string> missing;

@@ -111,6 +111,16 @@ TEST(NfdFeatures, VerdictAndStatusesMapToPassWarnFailSkip) {
   EXPECT_EQ(f.labels["gpucheck.check.nvidia_xid"], "skip");
 }
 
+TEST(NfdFeatures, InjectedDocumentSaysSoInALabel) {
+  const auto expiry = system_clock::now() + std::chrono::minutes(15);
+  Json doc = doctor_doc("unhealthy", {check("nvidia_xid", "fail")});
+  EXPECT_EQ(parse(render_nfd_features(doc, expiry)).labels.count("gpucheck.injected"), 0u);
+  doc["injected"] = Json::array({"xid:79"});
+  NfdFile f = parse(render_nfd_features(doc, expiry));
+  EXPECT_EQ(f.labels["gpucheck.injected"], "true");
+  EXPECT_EQ(f.labels["gpucheck.health"], "fail");
+}
+
 TEST(NfdFeatures, EveryCheckGivesAValidLabelName) {
   const auto expiry = system_clock::now() + std::chrono::minutes(15);
   Json checks = Json::array();

@@ -118,6 +118,73 @@ TEST(PrometheusRender, DoctorChecksAsStateSets) {
   EXPECT_THAT(text, Not(HasSubstr("gpucheck_bench")));
 }
 
+// dcgm-exporter's DCGM_EXP_GPU_HEALTH_STATUS values: 0 pass, 10 warn, 20 fail.
+TEST(PrometheusRender, HealthStatusPerCheckAsDcgmExporterGivesIt) {
+  nlohmann::json doc = {{"command", "doctor"},
+                        {"checks",
+                         {{{"id", "nvidia_xid"},
+                           {"status", "fail"},
+                           {"code", "GC-XID-HARDWARE"},
+                           {"action", "drain_and_diagnose"}},
+                          {{"id", "nvidia_persistence_mode"},
+                           {"status", "warn"},
+                           {"code", "GC-PERSISTENCE-OFF"},
+                           {"action", "fix_config"}},
+                          {{"id", "cpu_isa"}, {"status", "info"}, {"code", "GC-CPU-ISA"}},
+                          {{"id", "nvidia_ecc"}, {"status", "skip"}, {"code", "GC-NVIDIA-ECC"}}}}};
+  const std::string text = render(doc, Format::kPrometheus);
+  EXPECT_THAT(text, HasSubstr("gpucheck_health_status{check=\"nvidia_xid\",code=\"GC-XID-"
+                              "HARDWARE\",action=\"drain_and_diagnose\",severity=\"fail\"} 20\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_health_status{check=\"nvidia_persistence_mode\",code="
+                              "\"GC-PERSISTENCE-OFF\",action=\"fix_config\",severity=\"warn\"} "
+                              "10\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_health_status{check=\"cpu_isa\",code=\"GC-CPU-ISA\","
+                              "severity=\"info\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_health_status{check=\"nvidia_ecc\",code=\"GC-NVIDIA-"
+                              "ECC\",severity=\"skip\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("injected")));
+  EXPECT_THAT(text, Not(HasSubstr("gpucheck_run_duration_seconds")));  // the document has none
+}
+
+TEST(PrometheusRender, RunDurationBesideTheLastRunTimestamp) {
+  nlohmann::json doc = {{"command", "doctor"},
+                        {"provenance", {{"time", "2026-11-30T02:00:00Z"}, {"duration_s", 1.25}}}};
+  const std::string text = render(doc, Format::kPrometheus);
+  EXPECT_THAT(text, HasSubstr("gpucheck_run_duration_seconds{command=\"doctor\"} 1.25\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpucheck_last_run_timestamp_seconds{command=\"doctor\"} 1796004000\n"));
+}
+
+// doctor --inject: every series of the file carries injected="true", so an alert can leave
+// tests out (or match only them).
+TEST(PrometheusRender, InjectedDocumentLabelsEverySeries) {
+  nlohmann::json doc = {{"command", "doctor"},
+                        {"injected", {"xid:79"}},
+                        {"provenance", {{"time", "2026-11-30T02:00:00Z"}, {"duration_s", 3}}},
+                        {"checks",
+                         {{{"id", "nvidia_xid"},
+                           {"status", "fail"},
+                           {"code", "GC-XID-HARDWARE"},
+                           {"action", "drain_and_diagnose"},
+                           {"recovery_action", "DRAIN_AND_RESET"},
+                           {"injected", true}}}},
+                        {"health", {{"verdict", "unhealthy"}}}};
+  const std::string text = render(doc, Format::kPrometheus);
+  std::size_t series = 0, start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.rfind("#", 0) == 0) continue;
+    ++series;
+    EXPECT_THAT(line, HasSubstr("injected=\"true\"")) << line;
+  }
+  EXPECT_GE(series, 10u);  // info, timestamp, duration, check states, fault, health...
+  EXPECT_THAT(text, HasSubstr("gpucheck_health_status{check=\"nvidia_xid\",code=\"GC-XID-"
+                              "HARDWARE\",action=\"drain_and_diagnose\",severity=\"fail\","
+                              "injected=\"true\"} 20\n"));
+}
+
 TEST(PrometheusRender, QualifyVerdictsAndSweepBreakEven) {
   nlohmann::json doc = {
       {"command", "qualify"},
