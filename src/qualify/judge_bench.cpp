@@ -3,6 +3,7 @@
 #include "qualify/judge_bench.h"
 
 #include "core/json_keys.h"
+#include "core/json_keys_limits.h"
 #include "core/shape_text.h"
 #include "qualify/toml_reader.h"
 
@@ -26,6 +27,8 @@ std::string criterion_text(const Requirement& r) {
       return fmt::format("≥ {} of the {} reference", r.value, r.reference);
     case Criterion::kFractionOfLineRate:
       return fmt::format("≥ {} of the links' line rate", r.value);
+    case Criterion::kFractionOfLimit:
+      return fmt::format("≥ {} of the hardware's limit", r.value);
   }
   return "";
 }
@@ -39,6 +42,7 @@ std::string unit_of(const Requirement& r) {
       return "x";
     case Criterion::kFractionOfReference:
     case Criterion::kFractionOfLineRate:
+    case Criterion::kFractionOfLimit:
       return "fraction";
   }
   return "";
@@ -146,6 +150,19 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
     case Criterion::kFractionOfReference:
       judge_fraction(r, d, obs, throughput, v);
       return v;
+    case Criterion::kFractionOfLimit: {
+      const auto& limit = rec->value(std::string(k::kLimit), nlohmann::json::object());
+      auto f = limit.find(k::kLimitFraction);
+      if (f == limit.end() || !f->is_number()) {
+        v.outcome = Outcome::kSkip;
+        v.reason = "the record has no limit: " +
+                   limit.value(std::string(k::kReason), std::string("none was computed"));
+        return v;
+      }
+      v.measured = f->get<double>();
+      v.outcome = f->get<double>() >= r.value ? Outcome::kMet : Outcome::kUnmet;
+      break;
+    }
     case Criterion::kFractionOfLineRate:  // p2p requirements only (judge_multigpu.cpp)
       v.outcome = Outcome::kSkip;
       v.reason = "a line rate belongs to a link between two GPUs";

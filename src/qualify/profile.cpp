@@ -141,15 +141,17 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
         fmt::format("{} records are transfers = \"excluded\" only (a copy is the transfer)", q.op));
 
   std::vector<std::string> given;
-  for (const char* key : {"min", "max", "speedup_min", "min_fraction_of_reference"})
+  for (const char* key :
+       {"min", "max", "speedup_min", "min_fraction_of_reference", "min_fraction_of_limit"})
     if (r.has(key)) given.emplace_back(key);
   if (given.size() != 1)
     r.fail(
         fmt::format("a bench requirement needs exactly one of min, max, speedup_min, "
-                    "min_fraction_of_reference (got {})",
+                    "min_fraction_of_reference, min_fraction_of_limit (got {})",
                     given.empty() ? "none" : join(given)));
   const std::string& c = given.front();
-  q.value = *r.number(c, true);
+  // No record exceeds its physical limit: a fraction of it above 1 could never be met.
+  q.value = c == "min_fraction_of_limit" ? *r.fraction(c) : *r.number(c, true);
   bool flops = q.op == "gemm" || q.op == "conv";
   if (c == "min") {
     q.criterion = Criterion::kMin;
@@ -160,6 +162,8 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
     q.unit = r.one_of("unit", {"s", "ms", "us"});
   } else if (c == "speedup_min") {
     q.criterion = Criterion::kSpeedupMin;
+  } else if (c == "min_fraction_of_limit") {
+    q.criterion = Criterion::kFractionOfLimit;
   } else {
     q.criterion = Criterion::kFractionOfReference;
     q.reference = r.one_of("reference", {"measured", "datasheet"}, "measured");
@@ -169,7 +173,8 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   if (q.criterion == Criterion::kSpeedupMin && q.selector == Selector::kNamed && q.device == "cpu")
     r.fail("speedup_min on the CPU: the CPU is the baseline speedups are measured against");
   r.reject_unknown({"kind", "id", "device", "backend", "op", "dtype", "shape", "transfers", "min",
-                    "max", "unit", "speedup_min", "min_fraction_of_reference", "reference"});
+                    "max", "unit", "speedup_min", "min_fraction_of_reference", "reference",
+                    "min_fraction_of_limit"});
 }
 
 std::vector<std::string> string_list(TableReader& r, std::string_view key,
