@@ -44,16 +44,22 @@ std::optional<CpuRate> cpu_flop_per_cycle_per_core(const std::map<std::string, b
   }
   const bool f64 = dtype == "f64";
   const char* lanes_of = f64 ? "f64" : "f32";
-  // Two FMA pipes per core is what Intel's Skylake-SP and later server cores, AMD's Zen 2 and
-  // later, and Arm's Neoverse N1/V1 have; a core with one (Xeon Bronze/Silver, some Gold 5xxx)
-  // reaches half, which the flags cannot tell.
+  // Two FMA pipes per core of the vector width is what Intel's Skylake-SP Gold 6xxx and later
+  // server cores, AMD's Zen 2 and later (256-bit; Zen 5 512-bit) and Arm's Neoverse N1/V1 have;
+  // a core with fewer or narrower ones reaches less, which the flags cannot tell.
   auto fma = [&](int bits, const char* name) {
     const int lanes = bits / (f64 ? 64 : 32);
     return CpuRate{2.0 * lanes * 2,
                    fmt::format("{}: 2 FMA units × {} {} lanes × 2 FLOP", name, lanes, lanes_of)};
   };
   if (arch == "x86_64") {
-    if (has("avx512f")) return fma(512, "AVX-512");
+    if (has("avx512f")) {
+      CpuRate r = fma(512, "AVX-512");
+      r.basis +=
+          "; half on cores that run AVX-512 on one 512-bit or two 256-bit FMA units "
+          "(AMD Zen 4, Xeon Bronze and Silver)";
+      return r;
+    }
     if (has("avx2") && has("fma")) return fma(256, "AVX2+FMA");
     if (has("avx")) {
       const int lanes = f64 ? 4 : 8;
