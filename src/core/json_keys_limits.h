@@ -15,6 +15,10 @@ inline constexpr K kLimitDatasheet = "datasheet";    // {value, clock_mhz}: the 
 inline constexpr K kLimitSignalling = "signalling";  // GB/s: a link's raw signalling rate
 // kValue, kUnit, kSource and kReason are core/json_keys.h's.
 
+// A comparison row's (report compare): the base's and the new record's limit.fraction.
+inline constexpr K kBaseFractionOfLimit = "base_fraction_of_limit";
+inline constexpr K kNewFractionOfLimit = "new_fraction_of_limit";
+
 // The probe's device properties a limit is computed from (the CUDA probe writes them).
 inline constexpr K kMultiprocessors = "multiprocessors";
 inline constexpr K kComputeCapability = "compute_capability";

@@ -53,6 +53,9 @@ std::string device_label(const Json& r) {
 bool too_small_for_peak(const Json& r) {
   if (!is_gpu_record(r) || text_at(r, k::kStatus) != "ok") return false;
   if (auto pf = number_at(r, k::kPeakFraction); pf && *pf >= 0.7) return false;
+  if (auto lf = number_at(r.value(std::string(k::kLimit), Json::object()), k::kLimitFraction);
+      lf && *lf >= 0.7)
+    return false;
   const Json s = r.value(std::string(k::kShape), Json::object());
   auto u = [&](std::string_view key) { return number_at(s, key).value_or(0); };
   const std::string op = text_at(r, k::kOp);
@@ -94,10 +97,7 @@ std::string rate_text(const Json* r) {
 std::string limit_text(const Json* r) {
   if (!r || text_at(*r, k::kStatus) != "ok") return {};
   auto f = number_at(r->value(std::string(k::kLimit), Json::object()), k::kLimitFraction);
-  if (!f) return {};
-  const double pct = *f * 100;
-  if (pct >= 9.95) return fmt::format("{:.0f}%", pct);
-  return pct >= 0.1 ? fmt::format("{:.1f}%", pct) : std::string("<0.1%");
+  return f ? format_share(*f) : std::string();
 }
 
 std::string speedup_text(const Json* r) {
