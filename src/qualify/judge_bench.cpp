@@ -150,19 +150,10 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
     case Criterion::kFractionOfReference:
       judge_fraction(r, d, obs, throughput, v);
       return v;
-    case Criterion::kFractionOfLimit: {
-      const auto& limit = rec->value(std::string(k::kLimit), nlohmann::json::object());
-      auto f = limit.find(k::kLimitFraction);
-      if (f == limit.end() || !f->is_number()) {
-        v.outcome = Outcome::kSkip;
-        v.reason = "the record has no limit: " +
-                   limit.value(std::string(k::kReason), std::string("none was computed"));
-        return v;
-      }
-      v.measured = f->get<double>();
-      v.outcome = f->get<double>() >= r.value ? Outcome::kMet : Outcome::kUnmet;
+    case Criterion::kFractionOfLimit:
+      judge_limit_fraction(r, *rec, v);
+      if (v.outcome == Outcome::kSkip) return v;
       break;
-    }
     case Criterion::kFractionOfLineRate:  // p2p requirements only (judge_multigpu.cpp)
       v.outcome = Outcome::kSkip;
       v.reason = "a line rate belongs to a link between two GPUs";
@@ -175,6 +166,19 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
 }
 
 }  // namespace
+
+void judge_limit_fraction(const Requirement& r, const nlohmann::json& rec, Verdict& v) {
+  const auto limit = rec.value(std::string(k::kLimit), nlohmann::json::object());
+  auto f = limit.find(k::kLimitFraction);
+  if (f == limit.end() || !f->is_number()) {
+    v.outcome = Outcome::kSkip;
+    v.reason = "the record has no limit: " +
+               limit.value(std::string(k::kReason), std::string("none was computed"));
+    return;
+  }
+  v.measured = f->get<double>();
+  v.outcome = f->get<double>() >= r.value ? Outcome::kMet : Outcome::kUnmet;
+}
 
 std::string describe_cell(const Requirement& r) {
   bool typed = r.op != "copy" && r.op != "latency";
