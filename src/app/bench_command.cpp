@@ -269,6 +269,9 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
     if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
     results.push_back(std::move(r));
   }
+  qualify::LimitFacts limit_facts{backends, doc[k::kCpu], &qualify::builtin_skus(), {}};
+  limit_facts.across_processes = true;
+  qualify::add_limits(results, limit_facts);
   doc[k::kResults] = results;
   if (rs.rank == 0 || !o.out.output_path.empty()) output.write(doc);
   return code;

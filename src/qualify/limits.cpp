@@ -291,6 +291,11 @@ Json limit_without_fraction(const Json& r, const LimitFacts& f) {
         "both");
   if (op == "p2p") return p2p_limit(r, f);
   if (op == "allreduce") {
+    if (f.across_processes ||
+        string_member(member_or_empty(r, k::kContext), k::kTransport) == "net")
+      return none(
+          "the network path (between processes, or forced by --transport net) bounds this "
+          "all-reduce, and no figure for it is known");
     const Json& devices = member_or_empty(member_or_empty(r, k::kShape), k::kDevices);
     const std::string first = devices.is_array() && !devices.empty() && devices[0].is_string()
                                   ? devices[0].get<std::string>()

@@ -24,6 +24,9 @@ struct LimitFacts {
   const std::vector<Sku>* skus = nullptr;
   // The PCI device id ("0x2330") of a PCI bus id; nullopt when unknown.
   std::function<std::optional<std::string>(const std::string&)> pci_device_id;
+  // The records come from a multi-process run (bench --rendezvous): its all-reduce crosses
+  // processes, and perhaps nodes, by a path no figure here describes.
+  bool across_processes = false;
 };
 
 // The record's limit; null for a record with no throughput to compare (latency, a failed cell)

@@ -232,6 +232,12 @@ TEST(Limits, LinksBetweenGpus) {
   Json ar = record("group", "cuda", "allreduce", "f32",
                    {{"bytes", 1 << 20}, {"devices", {"cuda0", "cuda1"}}}, 360, "GB/s");
   EXPECT_DOUBLE_EQ(q::limit_of(ar, f.facts)["fraction"].get<double>(), 0.8);
+  ar["context"] = {{"transport", "net"}};
+  EXPECT_THAT(q::limit_of(ar, f.facts)["reason"].get<std::string>(), HasSubstr("network path"));
+  ar.erase("context");
+  f.facts.across_processes = true;
+  EXPECT_THAT(q::limit_of(ar, f.facts)["reason"].get<std::string>(), HasSubstr("network path"));
+  f.facts.across_processes = false;
   ar["shape"]["devices"] = {"cuda2", "cuda0"};
   EXPECT_THAT(q::limit_of(ar, f.facts)["reason"].get<std::string>(), HasSubstr("Tesla T4"));
 }
