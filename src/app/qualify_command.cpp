@@ -175,6 +175,9 @@ ExitCode run_qualify(const QualifyOptions& o) {
 
   if (needs(profile, q::Kind::kStress)) {
     obs.stress = run_profile_stress(profile, obs, o.sysroot, o.out.quiet);
+    q::add_stress_limits(obs.stress,
+                         {obs.backends, facts.value(std::string(k::kCpu), nlohmann::json::object()),
+                          obs.skus, obs.pci_device_id});
     doc[k::kStress] = obs.stress;
   }
 

@@ -338,6 +338,42 @@ Json limit_of(const Json& record, const LimitFacts& facts) {
   return limit;
 }
 
+void add_stress_limits(Json& section, const LimitFacts& facts) {
+  if (!section.is_object() || !section.contains(k::kDevices) || !section[k::kDevices].is_array())
+    return;
+  for (auto& device : section[k::kDevices]) {
+    if (!device.is_object() || !device.contains(k::kRecords) || !device[k::kRecords].is_array())
+      continue;
+    for (auto& r : device[k::kRecords]) {
+      if (!r.is_object()) continue;
+      const std::string test = string_member(r, k::kTest);
+      Json as_bench = r;
+      as_bench[k::kTransfers] = "excluded";
+      if (test == "gemm") {
+        as_bench[k::kOp] = "gemm";
+        double sum = 0, n = 0;
+        for (const auto& w : member_or_empty(member_or_empty(r, k::kThroughput), k::kWindows))
+          if (auto mhz = number_member(w, k::kSmClockMhz)) sum += *mhz, ++n;
+        if (n > 0) as_bench[k::kContext] = {{k::kSmClockMhz, {{k::kMean, sum / n}}}};
+      } else if (test == "memory") {
+        as_bench[k::kOp] = "exp";  // device memory, read and written
+      } else if (test == "copy") {
+        if (member_or_empty(r, k::kCopy).contains(k::kPeer)) {
+          if (string_member(r, k::kStatus) == "ok")
+            r[k::kLimit] = none("host and peer copies at once: no one link bounds their sum");
+          continue;
+        }
+        as_bench[k::kOp] = "copy";
+        as_bench[k::kShape] = {{k::kDirection, "both"}};
+      } else {
+        continue;
+      }
+      Json limit = limit_of(as_bench, facts);
+      if (!limit.is_null()) r[k::kLimit] = std::move(limit);
+    }
+  }
+}
+
 void add_limits(Json& results, const LimitFacts& facts) {
   if (!results.is_array()) return;
   for (auto& r : results) {

@@ -36,4 +36,9 @@ nlohmann::json limit_of(const nlohmann::json& record, const LimitFacts& facts);
 // Sets every record's `limit` (keys: core/json_keys_limits.h).
 void add_limits(nlohmann::json& results, const LimitFacts& facts);
 
+// The same for a stress section's records (section.devices[].records[]): the GEMM test against
+// the compute limit at the mean SM clock of its windows, the memory test against device memory
+// (it counts bytes read and written), host copies against the PCIe link both ways at once.
+void add_stress_limits(nlohmann::json& section, const LimitFacts& facts);
+
 }  // namespace gpucheck::qualify

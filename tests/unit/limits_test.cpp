@@ -257,6 +257,47 @@ TEST(Limits, RecordsWithoutALimit) {
   EXPECT_DOUBLE_EQ(results[1]["limit"]["fraction"].get<double>(), 0.5);
 }
 
+// Stress records: the GEMM at the mean SM clock of its windows, memory as device memory, host
+// copies both ways at once, host and peer copies together without a figure.
+TEST(Limits, StressRecords) {
+  Fixture f;
+  Json gemm = {{"device", "cuda1"},
+               {"backend", "cuda"},
+               {"test", "gemm"},
+               {"dtype", "bf16"},
+               {"status", "ok"},
+               {"throughput",
+                {{"value", 500.0},
+                 {"unit", "TFLOP/s"},
+                 {"windows", {{{"sm_clock_mhz", 1400.0}}, {{"sm_clock_mhz", 1600.0}}}}}}};
+  Json memory = {{"device", "cuda1"},
+                 {"backend", "cuda"},
+                 {"test", "memory"},
+                 {"status", "ok"},
+                 {"throughput", {{"value", 2000.0}, {"unit", "GB/s"}}}};
+  Json copy = {{"device", "cuda0"},
+               {"backend", "cuda"},
+               {"test", "copy"},
+               {"status", "ok"},
+               {"throughput", {{"value", 50.0}, {"unit", "GB/s"}}},
+               {"copy", Json::object()}};
+  Json peer = copy;
+  peer["copy"]["peer"] = {{"device", "cuda1"}};
+  Json section = {{"devices",
+                   {{{"device", "cuda1"}, {"records", {gemm, memory}}},
+                    {{"device", "cuda0"}, {"records", {copy, peer}}}}}};
+  q::add_stress_limits(section, f.facts);
+  const Json& g = section["devices"][0]["records"][0]["limit"];
+  EXPECT_DOUBLE_EQ(g["clock_mhz"].get<double>(), 1500);
+  EXPECT_DOUBLE_EQ(g["value"].get<double>(), 100 * 4096 * 1500e6 / 1e12);
+  EXPECT_NEAR(section["devices"][0]["records"][1]["limit"]["value"].get<double>(),
+              5120 / 8.0 * 2619e6 * 2 / 1e9, 1e-9);
+  EXPECT_NEAR(section["devices"][1]["records"][0]["limit"]["value"].get<double>(),
+              2 * 16 * 16 * 128.0 / 130 / 8, 1e-9);
+  EXPECT_THAT(section["devices"][1]["records"][1]["limit"]["reason"].get<std::string>(),
+              HasSubstr("peer"));
+}
+
 TEST(Limits, ProfileFloorAsAFractionOfTheLimit) {
   q::Observations o;
   o.backends = backends();
