@@ -2,6 +2,7 @@
 // criterion. The record was verified in the bench child; a mismatch is unmet, loudly.
 #include "qualify/judge_bench.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/json_keys_limits.h"
 #include "core/shape_text.h"
@@ -168,12 +169,12 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
 }  // namespace
 
 void judge_limit_fraction(const Requirement& r, const nlohmann::json& rec, Verdict& v) {
-  const auto limit = rec.value(std::string(k::kLimit), nlohmann::json::object());
-  auto f = limit.find(k::kLimitFraction);
+  const nlohmann::json& limit = member_or_empty(rec, k::kLimit);
+  auto f = limit.is_object() ? limit.find(k::kLimitFraction) : limit.end();
   if (f == limit.end() || !f->is_number()) {
+    const std::string why = string_member(limit, k::kReason);
     v.outcome = Outcome::kSkip;
-    v.reason = "the record has no limit: " +
-               limit.value(std::string(k::kReason), std::string("none was computed"));
+    v.reason = "the record has no limit: " + (why.empty() ? "none was computed" : why);
     return;
   }
   v.measured = f->get<double>();

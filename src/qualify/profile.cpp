@@ -150,7 +150,7 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
                     "min_fraction_of_reference, min_fraction_of_limit (got {})",
                     given.empty() ? "none" : join(given)));
   const std::string& c = given.front();
-  // No record exceeds its physical limit: a fraction of it above 1 could never be met.
+  // A floor above the limit itself asks for more than the hardware can do: refused here.
   q.value = c == "min_fraction_of_limit" ? *r.fraction(c) : *r.number(c, true);
   bool flops = q.op == "gemm" || q.op == "conv";
   if (c == "min") {
