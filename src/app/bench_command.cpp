@@ -22,6 +22,8 @@
 #include "host/cpu_info.h"
 #include "host/host_info.h"
 #include "probe/backend_probes.h"
+#include "qualify/judge.h"
+#include "qualify/limits.h"
 #include "report/speedup.h"
 #include "report/stack_versions.h"
 
@@ -267,6 +269,9 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
     if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
     results.push_back(std::move(r));
   }
+  qualify::LimitFacts limit_facts{backends, doc[k::kCpu], &qualify::builtin_skus(), {}};
+  limit_facts.across_processes = true;
+  qualify::add_limits(results, limit_facts);
   doc[k::kResults] = results;
   if (rs.rank == 0 || !o.out.output_path.empty()) output.write(doc);
   return code;
@@ -453,6 +458,9 @@ ExitCode run_bench(const BenchOptions& given) {
     }
   }
   report::add_speedups(results);
+  qualify::add_limits(
+      results, {backends, doc[k::kCpu], &qualify::builtin_skus(),
+                [](const std::string& bus) { return qualify::read_pci_device_id("/", bus); }});
   add_framework_ratios(results);
   for (const auto& r : results) {
     std::string status = r.value(std::string(k::kStatus), "");

@@ -16,6 +16,7 @@
 #include "probe/backend_probes.h"
 #include "qualify/bench_plan.h"
 #include "qualify/judge.h"
+#include "qualify/limits.h"
 #include "qualify/profile.h"
 #include "qualify/profile_search.h"
 #include "qualify/skus.h"
@@ -166,11 +167,17 @@ ExitCode run_qualify(const QualifyOptions& o) {
         plans.push_back(std::move(*group));
     for (auto& plan : plans) plan.tuning = tuning;
     obs.results = run_benches(plans, o.out.quiet);
+    q::add_limits(obs.results,
+                  {obs.backends, facts.value(std::string(k::kCpu), nlohmann::json::object()),
+                   obs.skus, obs.pci_device_id});
     doc[k::kResults] = obs.results;
   }
 
   if (needs(profile, q::Kind::kStress)) {
     obs.stress = run_profile_stress(profile, obs, o.sysroot, o.out.quiet);
+    q::add_stress_limits(obs.stress,
+                         {obs.backends, facts.value(std::string(k::kCpu), nlohmann::json::object()),
+                          obs.skus, obs.pci_device_id});
     doc[k::kStress] = obs.stress;
   }
 

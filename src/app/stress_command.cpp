@@ -14,6 +14,8 @@
 #include "host/kernel_log.h"
 #include "host/memory_info.h"
 #include "probe/backend_probes.h"
+#include "qualify/judge.h"
+#include "qualify/limits.h"
 #include "stress/kill_reason.h"
 #include "stress/plan.h"
 #include "stress/test_units.h"
@@ -204,14 +206,18 @@ ExitCode run_stress(const StressOptions& o) {
   std::vector<std::pair<std::string, std::string>> missing;
   for (std::size_t m = 0; m < res.missing.size(); ++m)
     missing.emplace_back(res.missing_names[m], res.missing[m]);
-  const nlohmann::json section = stress_section(base, plans, reports, watch, new_log, missing, vl,
-                                                GracefulStop::stop_signal());
+  nlohmann::json section = stress_section(base, plans, reports, watch, new_log, missing, vl,
+                                          GracefulStop::stop_signal());
+  const nlohmann::json cpu = host::to_json(host::read_cpu_facts("/"));
+  qualify::add_stress_limits(
+      section, {backends, cpu, &qualify::builtin_skus(),
+                [](const std::string& bus) { return qualify::read_pci_device_id("/", bus); }});
   for (const auto& d : section[k::kDevices])
     spdlog::info("{}: {}", d[k::kDevice].get<std::string>(), d[k::kVerdict].get<std::string>());
 
   nlohmann::json doc = make_document("stress", o.argv, env);
   doc[k::kHost] = host::to_json(host::read_host_facts("/"));
-  doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
+  doc[k::kCpu] = cpu;
   doc[k::kStress] = section;
   if (!res.missing.empty()) doc[k::kErrors] = res.missing;
   output.write(doc);

@@ -260,7 +260,10 @@ class CellRunner : public RunContext {
   }
 
   // A peak the device names in the context becomes the record's peak_fraction (device time
-  // only: transfers are no FLOP).
+  // only: transfers are no FLOP). Kept beside the record's `limit` (qualify/limits.h, set by the
+  // parent once every child finished): documents and tools written before read peak_fraction,
+  // and limit.fraction of a CUDA GEMM is the same figure (SMs × per-SM rate × the mean SM clock,
+  // core/flop_rates.h); folding one into the other would break those readers for no new fact.
   static void add_peak_fraction(nlohmann::json& r) {
     auto ctx_it = r.find(k::kContext);
     if (ctx_it != r.end()) {

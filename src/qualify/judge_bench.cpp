@@ -2,7 +2,9 @@
 // criterion. The record was verified in the bench child; a mismatch is unmet, loudly.
 #include "qualify/judge_bench.h"
 
+#include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/json_keys_limits.h"
 #include "core/shape_text.h"
 #include "qualify/toml_reader.h"
 
@@ -26,6 +28,8 @@ std::string criterion_text(const Requirement& r) {
       return fmt::format("≥ {} of the {} reference", r.value, r.reference);
     case Criterion::kFractionOfLineRate:
       return fmt::format("≥ {} of the links' line rate", r.value);
+    case Criterion::kFractionOfLimit:
+      return fmt::format("≥ {} of the hardware's limit", r.value);
   }
   return "";
 }
@@ -39,6 +43,7 @@ std::string unit_of(const Requirement& r) {
       return "x";
     case Criterion::kFractionOfReference:
     case Criterion::kFractionOfLineRate:
+    case Criterion::kFractionOfLimit:
       return "fraction";
   }
   return "";
@@ -146,6 +151,10 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
     case Criterion::kFractionOfReference:
       judge_fraction(r, d, obs, throughput, v);
       return v;
+    case Criterion::kFractionOfLimit:
+      judge_limit_fraction(r, *rec, v);
+      if (v.outcome == Outcome::kSkip) return v;
+      break;
     case Criterion::kFractionOfLineRate:  // p2p requirements only (judge_multigpu.cpp)
       v.outcome = Outcome::kSkip;
       v.reason = "a line rate belongs to a link between two GPUs";
@@ -158,6 +167,19 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
 }
 
 }  // namespace
+
+void judge_limit_fraction(const Requirement& r, const nlohmann::json& rec, Verdict& v) {
+  const nlohmann::json& limit = member_or_empty(rec, k::kLimit);
+  auto f = limit.is_object() ? limit.find(k::kLimitFraction) : limit.end();
+  if (f == limit.end() || !f->is_number()) {
+    const std::string why = string_member(limit, k::kReason);
+    v.outcome = Outcome::kSkip;
+    v.reason = "the record has no limit: " + (why.empty() ? "none was computed" : why);
+    return;
+  }
+  v.measured = f->get<double>();
+  v.outcome = f->get<double>() >= r.value ? Outcome::kMet : Outcome::kUnmet;
+}
 
 std::string describe_cell(const Requirement& r) {
   bool typed = r.op != "copy" && r.op != "latency";

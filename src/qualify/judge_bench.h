@@ -14,6 +14,10 @@ std::vector<Verdict> judge_bench(const Requirement& r, const Observations& obs);
 // mismatch and unsupported are unmet, skipped is a skip.
 bool judge_status(const nlohmann::json& rec, Verdict& v);
 
+// min_fraction_of_limit: the record's limit.fraction against the requirement's floor; a skip
+// naming the limit's reason when the record has none.
+void judge_limit_fraction(const Requirement& r, const nlohmann::json& rec, Verdict& v);
+
 // "gemm bf16 4096x4096x4096 (transfers excluded)"
 std::string describe_cell(const Requirement& r);
 

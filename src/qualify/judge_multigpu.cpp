@@ -3,8 +3,8 @@
 #include "qualify/judge_multigpu.h"
 #include "qualify/judge.h"
 
-#include "core/nccl_log.h"
 #include "core/json_keys.h"
+#include "core/nccl_log.h"
 #include "core/outliers.h"
 #include "qualify/judge_bench.h"
 #include "qualify/toml_reader.h"
@@ -38,6 +38,8 @@ std::string criterion_words(const Requirement& r) {
   if (r.criterion == Criterion::kMin) return fmt::format("≥ {} {}", r.value, r.unit);
   if (r.criterion == Criterion::kFractionOfLineRate)
     return fmt::format("≥ {} of the NVLink line rate", r.value);
+  if (r.criterion == Criterion::kFractionOfLimit)
+    return fmt::format("≥ {} of the hardware's limit", r.value);
   return fmt::format("≥ {} of the {} reference", r.value, r.reference);
 }
 
@@ -89,6 +91,13 @@ void judge_throughput(const Requirement& r, const Json& rec, const DeviceFacts* 
     v.outcome = v.measured.get<double>() >= r.value ? Outcome::kMet : Outcome::kUnmet;
     if (v.outcome == Outcome::kUnmet)
       v.reason = fmt::format("measured {:.4g} {}, required {}", v.measured.get<double>(), r.unit,
+                             criterion_words(r));
+    return;
+  }
+  if (r.criterion == Criterion::kFractionOfLimit) {
+    judge_limit_fraction(r, rec, v);
+    if (v.outcome == Outcome::kUnmet)
+      v.reason = fmt::format("measured {:.4g} of the limit, required {}", v.measured.get<double>(),
                              criterion_words(r));
     return;
   }

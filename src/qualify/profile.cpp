@@ -141,15 +141,17 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
         fmt::format("{} records are transfers = \"excluded\" only (a copy is the transfer)", q.op));
 
   std::vector<std::string> given;
-  for (const char* key : {"min", "max", "speedup_min", "min_fraction_of_reference"})
+  for (const char* key :
+       {"min", "max", "speedup_min", "min_fraction_of_reference", "min_fraction_of_limit"})
     if (r.has(key)) given.emplace_back(key);
   if (given.size() != 1)
     r.fail(
         fmt::format("a bench requirement needs exactly one of min, max, speedup_min, "
-                    "min_fraction_of_reference (got {})",
+                    "min_fraction_of_reference, min_fraction_of_limit (got {})",
                     given.empty() ? "none" : join(given)));
   const std::string& c = given.front();
-  q.value = *r.number(c, true);
+  // A floor above the limit itself asks for more than the hardware can do: refused here.
+  q.value = c == "min_fraction_of_limit" ? *r.fraction(c) : *r.number(c, true);
   bool flops = q.op == "gemm" || q.op == "conv";
   if (c == "min") {
     q.criterion = Criterion::kMin;
@@ -160,6 +162,8 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
     q.unit = r.one_of("unit", {"s", "ms", "us"});
   } else if (c == "speedup_min") {
     q.criterion = Criterion::kSpeedupMin;
+  } else if (c == "min_fraction_of_limit") {
+    q.criterion = Criterion::kFractionOfLimit;
   } else {
     q.criterion = Criterion::kFractionOfReference;
     q.reference = r.one_of("reference", {"measured", "datasheet"}, "measured");
@@ -169,7 +173,8 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   if (q.criterion == Criterion::kSpeedupMin && q.selector == Selector::kNamed && q.device == "cpu")
     r.fail("speedup_min on the CPU: the CPU is the baseline speedups are measured against");
   r.reject_unknown({"kind", "id", "device", "backend", "op", "dtype", "shape", "transfers", "min",
-                    "max", "unit", "speedup_min", "min_fraction_of_reference", "reference"});
+                    "max", "unit", "speedup_min", "min_fraction_of_reference", "reference",
+                    "min_fraction_of_limit"});
 }
 
 std::vector<std::string> string_list(TableReader& r, std::string_view key,
@@ -216,17 +221,22 @@ void read_stress(TableReader& r, Requirement& q) {
 void read_link_criterion(TableReader& r, Requirement& q, const char* what) {
   const bool line_rate = std::string_view(what) == "p2p";
   std::vector<std::string> given;
-  for (const char* key : {"min", "min_fraction_of_reference", "min_fraction_of_line_rate"})
+  for (const char* key :
+       {"min", "min_fraction_of_reference", "min_fraction_of_line_rate", "min_fraction_of_limit"})
     if (r.has(key) && (line_rate || std::string_view(key) != "min_fraction_of_line_rate"))
       given.emplace_back(key);
   if (given.size() != 1)
     r.fail(
-        fmt::format("a {} requirement needs exactly one of min, min_fraction_of_reference{} "
-                    "(got {})",
+        fmt::format("a {} requirement needs exactly one of min, min_fraction_of_reference{}, "
+                    "min_fraction_of_limit (got {})",
                     what, line_rate ? ", min_fraction_of_line_rate" : "",
                     given.empty() ? "none" : join(given)));
   const bool min = given.front() == "min";
-  if (given.front() == "min_fraction_of_line_rate") {
+  if (given.front() == "min_fraction_of_limit") {
+    q.criterion = Criterion::kFractionOfLimit;
+    q.value = *r.fraction("min_fraction_of_limit");
+    if (r.has("unit")) r.fail("'unit' goes with min, not min_fraction_of_limit");
+  } else if (given.front() == "min_fraction_of_line_rate") {
     q.criterion = Criterion::kFractionOfLineRate;
     q.value = *r.fraction("min_fraction_of_line_rate");
     if (r.has("unit")) r.fail("'unit' goes with min, not min_fraction_of_line_rate");
@@ -272,7 +282,8 @@ void read_p2p(TableReader& r, Requirement& q) {
   }
   read_link_criterion(r, q, "p2p");
   r.reject_unknown({"kind", "id", "pairs", "direction", "peer_access", "engine", "bytes", "min",
-                    "unit", "min_fraction_of_reference", "reference", "min_fraction_of_line_rate"});
+                    "unit", "min_fraction_of_reference", "reference", "min_fraction_of_line_rate",
+                    "min_fraction_of_limit"});
 }
 
 void read_allreduce(TableReader& r, Requirement& q) {
@@ -280,13 +291,13 @@ void read_allreduce(TableReader& r, Requirement& q) {
   q.bytes = read_bytes(r, std::uint64_t{256} << 20);
   if (q.bytes % 4 != 0) r.fail("bytes: an f32 all-reduce moves whole 4-byte elements");
   q.network_only = r.one_of("transport", {"auto", "net"}, "auto") == "net";
-  if (q.network_only && r.has("min_fraction_of_reference"))
+  if (q.network_only && (r.has("min_fraction_of_reference") || r.has("min_fraction_of_limit")))
     r.fail(
         "transport = \"net\": judge by min (busbw in GB/s); the SKU references are of the GPUs' "
         "own links, not of the network path");
   read_link_criterion(r, q, "allreduce");
   r.reject_unknown({"kind", "id", "bytes", "transport", "min", "unit", "min_fraction_of_reference",
-                    "reference"});
+                    "reference", "min_fraction_of_limit"});
 }
 
 void read_siblings(TableReader& r, Requirement& q) {

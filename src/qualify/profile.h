@@ -34,7 +34,14 @@ enum class Selector { kNamed, kAny, kEach };
 
 // What a bench requirement compares its record with.
 // kFractionOfLineRate: p2p only, against the NVLink line rate NVML reports between the pair.
-enum class Criterion { kMin, kMax, kSpeedupMin, kFractionOfReference, kFractionOfLineRate };
+enum class Criterion {
+  kMin,
+  kMax,
+  kSpeedupMin,
+  kFractionOfReference,
+  kFractionOfLineRate,
+  kFractionOfLimit,  // of the record's `limit` (qualify/limits.h), in (0, 1]
+};
 
 struct Requirement {
   std::string id;  // `id` key, else "<kind>_<n>" with n its 1-based place in the profile

@@ -66,7 +66,8 @@ Reference read_reference(TableReader& r) {
     keys.emplace_back("datasheet");
   }
   if (auto note = r.string("note")) ref.provenance += " (" + *note + ")";
-  keys.emplace_back("note");
+  ref.signalling = r.number("signalling", true);
+  keys.insert(keys.end(), {"note", "signalling"});
   r.reject_unknown(keys);
   return ref;
 }
@@ -90,6 +91,7 @@ std::vector<Sku> parse_skus(std::string_view toml_text, const std::string& path)
     if (sku.model.empty()) r.fail("missing key 'model'");
     for (auto& id : strings(r, "pci_device_ids")) sku.pci_device_ids.push_back(lower(id));
     sku.names = strings(r, "names");
+    if (auto sms = r.integer("sm_count", 1, 1 << 20)) sku.sm_count = static_cast<int>(*sms);
     if (const toml::node* refs = r.take("reference")) {
       if (!refs->is_array_of_tables()) r.fail_at(*refs, "reference", "[[sku.reference]] tables");
       std::size_t j = 0;
@@ -98,7 +100,7 @@ std::vector<Sku> parse_skus(std::string_view toml_text, const std::string& path)
         sku.references.push_back(read_reference(rr));
       }
     }
-    r.reject_unknown({"model", "pci_device_ids", "names", "reference"});
+    r.reject_unknown({"model", "pci_device_ids", "names", "sm_count", "reference"});
     out.push_back(std::move(sku));
   }
   return out;

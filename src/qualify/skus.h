@@ -17,14 +17,16 @@ struct Reference {
   std::string op, dtype, transfers = "excluded";
   nlohmann::json shape = nlohmann::json::object();  // keys the record's shape must hold
   double value = 0;
-  std::string unit;        // TFLOP/s | GB/s (the record's unit)
-  std::string provenance;  // card, date and command, or the datasheet and its address
+  std::string unit;                  // TFLOP/s | GB/s (the record's unit)
+  std::string provenance;            // card, date and command, or the datasheet and its address
+  std::optional<double> signalling;  // GB/s: a link's raw signalling rate beside its data rate
 };
 
 struct Sku {
   std::string model;
   std::vector<std::string> pci_device_ids;  // "0x2330", lower case
   std::vector<std::string> names;           // NVML / CUDA device names, exact
+  std::optional<int> sm_count;  // the SMs a datasheet peak counts: its clock is peak ÷ SMs ÷ rate
   std::vector<Reference> references;
 };
 

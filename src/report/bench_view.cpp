@@ -2,6 +2,7 @@
 // side, sizes too small for a GPU's peak marked), the GPU versus CPU answer in words, the
 // sweep's break-even sizes, the system facts with --details, and a closing count.
 #include "core/json_keys.h"
+#include "core/json_keys_limits.h"
 #include "report/multigpu_tables.h"
 #include "report/units.h"
 #include "report/view_model.h"
@@ -52,6 +53,9 @@ std::string device_label(const Json& r) {
 bool too_small_for_peak(const Json& r) {
   if (!is_gpu_record(r) || text_at(r, k::kStatus) != "ok") return false;
   if (auto pf = number_at(r, k::kPeakFraction); pf && *pf >= 0.7) return false;
+  if (auto lf = number_at(r.value(std::string(k::kLimit), Json::object()), k::kLimitFraction);
+      lf && *lf >= 0.7)
+    return false;
   const Json s = r.value(std::string(k::kShape), Json::object());
   auto u = [&](std::string_view key) { return number_at(s, key).value_or(0); };
   const std::string op = text_at(r, k::kOp);
@@ -87,6 +91,13 @@ std::string rate_text(const Json* r) {
   const Json tp = r->value(std::string(k::kThroughput), Json::object());
   auto v = number_at(tp, k::kValue);
   return v ? format_rate(*v, text_at(tp, k::kUnit)) : std::string();
+}
+
+// The share of the hardware's limit the record reached (its `limit`, qualify/limits.h).
+std::string limit_text(const Json* r) {
+  if (!r || text_at(*r, k::kStatus) != "ok") return {};
+  auto f = number_at(r->value(std::string(k::kLimit), Json::object()), k::kLimitFraction);
+  return f ? format_share(*f) : std::string();
 }
 
 std::string speedup_text(const Json* r) {
@@ -183,6 +194,7 @@ void op_tables(TextView& view, const Json& results, bool details, bool* any_smal
                  {"status", false, false, false, true, 6},
                  {"time", true},
                  {"throughput", true},
+                 {"of limit", true},
                  {"vs CPU", true},
                  {"+copies", true},
                  {"vs CPU", true}};
@@ -197,8 +209,8 @@ void op_tables(TextView& view, const Json& results, bool details, bool* any_smal
       std::string status = status_text(c.excluded);
       if (status.empty()) status = status_text(c.included);
       t.add({device_label(r), text_at(r, k::kDtype), size, status, median_text(main),
-             rate_text(main), speedup_text(c.excluded), c.excluded ? median_text(c.included) : "",
-             c.excluded ? speedup_text(c.included) : ""},
+             rate_text(main), limit_text(main), speedup_text(c.excluded),
+             c.excluded ? median_text(c.included) : "", c.excluded ? speedup_text(c.included) : ""},
             notes_of(c, details));
     }
     view.table(std::move(t));

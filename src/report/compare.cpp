@@ -5,6 +5,7 @@
 
 #include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/json_keys_limits.h"
 #include "report/rank_test.h"
 
 #include <fmt/format.h>
@@ -129,6 +130,8 @@ class Judge {
     for (const auto* b : bases)
       if (b->metric) base_metrics.push_back(*b->metric);
     const CompareRecord& latest = *bases.back();
+    if (latest.limit_fraction) row[k::kBaseFractionOfLimit] = *latest.limit_fraction;
+    if (n.limit_fraction) row[k::kNewFractionOfLimit] = *n.limit_fraction;
     if (base_metrics.empty() || !n.metric) {
       row[k::kBase] =
           base_metrics.empty() ? nlohmann::json() : nlohmann::json(median(base_metrics));
@@ -324,6 +327,7 @@ CompareRecord RecordReader::operator()(const nlohmann::json& r) {
     set_range(c, time);
     if (auto m = num(time, k::kMedian); m && *m > 0 && std::isfinite(*m)) c.median_s = m;
   }
+  if (c.metric) c.limit_fraction = num(member_or_empty(r, k::kLimit), k::kLimitFraction);
   if (auto s = time.find(k::kSamples); s != time.end() && s->is_array())
     for (const auto& t : *s)
       if (t.is_number()) c.samples.push_back(t.get<float>());

@@ -63,7 +63,8 @@ struct CompareRecord {
   // document without rounds the median ± its stddev (capped at median − min); [metric, metric]
   // when nothing says more.
   double lo = 0, hi = 0;
-  std::vector<float> samples;  // time_s.samples, seconds (ranks need no more precision)
+  std::vector<float> samples;            // time_s.samples, seconds (ranks need no more precision)
+  std::optional<double> limit_fraction;  // limit.fraction: the share of the hardware's limit
 };
 
 // Reduces records, sharing the strings they repeat; it must outlive the records it made.

@@ -2,6 +2,7 @@
 // one row per matched cell (regressions first), one explanation for every NOISY row, and the
 // closing count of every verdict.
 #include "core/json_keys.h"
+#include "core/json_keys_limits.h"
 #include "report/units.h"
 #include "report/view_model.h"
 #include "report/views.h"
@@ -35,6 +36,12 @@ std::string percent(const Json& row, std::string_view key, bool sign) {
   auto v = number_at(row, key);
   if (!v) return {};
   return sign ? fmt::format("{:+.1f}%", *v * 100) : fmt::format("{:.1f}%", *v * 100);
+}
+
+// The new record's share of the hardware's limit (its limit.fraction), where it has one.
+std::string share_text(const Json& row) {
+  auto v = number_at(row, k::kNewFractionOfLimit);
+  return v ? format_share(*v) : std::string();
 }
 
 std::string describe(const Json& d) {
@@ -104,6 +111,7 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
                  {"transfers", false, false, false, false, 4},
                  {"base", true},
                  {"new", true},
+                 {"of limit", true},
                  {"change", true},
                  {"limit", true, false, false, false, 4},
                  {"spread", true, false, false, false, 4}};
@@ -126,7 +134,7 @@ void compare_view(TextView& view, const Json& doc, const ViewOptions& o) {
         t.add({upper_case(std::string(verdict)), text_at(r, k::kOp), text_at(r, k::kDtype),
                shape_label(r.value(std::string(k::kShape), Json::object())),
                text_at(r, k::kTransfers) == "included" ? "incl." : "", value_text(r, k::kBase),
-               value_text(r, k::kNew), percent(r, k::kChange, true),
+               value_text(r, k::kNew), share_text(r), percent(r, k::kChange, true),
                percent(r, k::kThreshold, false), noisy ? percent(r, k::kSpread, false) : ""},
               std::move(notes));
       }

@@ -124,6 +124,12 @@ std::string format_speedup(double x) {
   return significant(x) + "\xC3\x97";
 }
 
+std::string format_share(double fraction) {
+  const double pct = fraction * 100;
+  if (pct >= 9.95) return fmt::format("{:.0f}%", pct);
+  return pct >= 0.1 ? fmt::format("{:.1f}%", pct) : std::string("<0.1%");
+}
+
 std::string format_count(std::uint64_t n) {
   if (n >= 1024 && std::has_single_bit(n)) return fmt::format("2^{}", std::countr_zero(n));
   return fmt::format("{}", n);

@@ -40,6 +40,9 @@ std::string format_memory(std::uint64_t bytes);
 // A ratio: "3.41×", "12.1×", and two digits below 1: "0.31×", "0.04×".
 std::string format_speedup(double x);
 
+// A share of the hardware's limit: "54%", "4.7%", "<0.1%".
+std::string format_share(double fraction);
+
 // An element count: "2^20" for powers of two from 1024 on, else the integer.
 std::string format_count(std::uint64_t n);
 

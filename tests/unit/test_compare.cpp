@@ -84,6 +84,19 @@ TEST(Compare, PlantedSlowdownIsARegression) {
   EXPECT_FALSE(r::comparison_failed(faster));
 }
 
+// A row carries each side's share of the hardware's limit, where the records have one.
+TEST(Compare, RowsCarryTheShareOfTheLimit) {
+  Json base = rec("exp", 300), fresh = rec("exp", 100);
+  base["limit"] = {{"value", 3000}, {"unit", "GB/s"}, {"fraction", 0.1}};
+  fresh["limit"] = {{"value", 3000}, {"unit", "GB/s"}, {"fraction", 100.0 / 3000}};
+  Json c = r::compare_results(Json::array({base}), Json::array({fresh}), {});
+  EXPECT_DOUBLE_EQ(c["rows"][0]["base_fraction_of_limit"].get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(c["rows"][0]["new_fraction_of_limit"].get<double>(), 100.0 / 3000);
+  fresh["limit"] = {{"reason", "none known"}};
+  c = r::compare_results(Json::array({base}), Json::array({fresh}), {});
+  EXPECT_FALSE(c["rows"][0].contains("new_fraction_of_limit"));
+}
+
 TEST(Compare, SelfIsSame) {
   Json base = Json::array({rec("exp", 300), rec("latency", 4e-6)});
   Json c = r::compare_results(base, base, {});

@@ -133,6 +133,33 @@ TEST(QualifyMultiGpu, P2pEveryPairMetAndUnmet) {
   EXPECT_THAT(v[1].reason, HasSubstr("measured 250"));
 }
 
+// A floor as a share of each record's limit (qualify/limits.h), for pairs and the all-reduce.
+TEST(QualifyMultiGpu, FractionOfTheLimit) {
+  q::Observations o;
+  o.backends = backends(2);
+  Json fast = p2p_record("cuda0", "cuda1", 390), slow = p2p_record("cuda1", "cuda0", 250);
+  fast["limit"] = {{"value", 450}, {"unit", "GB/s"}, {"fraction", 390.0 / 450}};
+  slow["limit"] = {{"reason", "no NVLink figure"}};
+  o.results = Json::array({fast, slow});
+  auto v = q::judge(one("kind = \"p2p\"\nmin_fraction_of_limit = 0.8\n"), o);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].outcome, q::Outcome::kMet);
+  EXPECT_EQ(v[1].outcome, q::Outcome::kSkip);
+  EXPECT_THAT(v[1].reason, HasSubstr("no NVLink figure"));
+  v = q::judge(one("kind = \"p2p\"\nmin_fraction_of_limit = 0.9\n"), o);
+  EXPECT_EQ(v[0].outcome, q::Outcome::kUnmet);
+  EXPECT_THAT(v[0].reason, HasSubstr("of the hardware's limit"));
+  Json ar = allreduce_record(268435456, {"cuda0", "cuda1"}, 360.0);
+  ar["limit"] = {{"value", 450}, {"unit", "GB/s"}, {"fraction", 0.8}};
+  o.results = Json::array({ar});
+  v = q::judge(one("kind = \"allreduce\"\nmin_fraction_of_limit = 0.75\n"), o);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].outcome, q::Outcome::kMet);
+  EXPECT_THROW(one("kind = \"allreduce\"\ntransport = \"net\"\nmin_fraction_of_limit = 0.5\n"),
+               gpucheck::UsageError);
+  EXPECT_THROW(one("kind = \"p2p\"\nmin_fraction_of_limit = 2\n"), gpucheck::UsageError);
+}
+
 TEST(QualifyMultiGpu, P2pMismatchIsUnmetAndMissingRecordSaysSo) {
   q::Observations o;
   o.backends = backends(2);

@@ -125,7 +125,8 @@ TEST(QualifyProfile, WrongValuesSayWhatWasExpected) {
 TEST(QualifyProfile, CriteriaAreExactlyOne) {
   EXPECT_THAT(error_of("[[require]]\nkind = \"bench\"\nop = \"exp\"\nshape = { n = 4 }\n"),
               HasSubstr("p.toml:1: require[1]: a bench requirement needs exactly one of min, max, "
-                        "speedup_min, min_fraction_of_reference (got none)"));
+                        "speedup_min, min_fraction_of_reference, min_fraction_of_limit (got "
+                        "none)"));
   EXPECT_THAT(error_of("[[require]]\nkind = \"bench\"\nop = \"exp\"\nshape = { n = 4 }\nmin = 1\n"
                        "unit = \"GB/s\"\nspeedup_min = 2\n"),
               HasSubstr("(got min, speedup_min)"));

@@ -248,6 +248,27 @@ TEST(Views, CpuImplementationsAreNotCalledGpus) {
     EXPECT_TRUE(is_gpu_record({{"backend", "vulkan"}, {"device_name", name}})) << name;
 }
 
+// The share of the limit sits beside the throughput; a small record that reaches 70 % of its
+// limit is no longer marked too small to keep the GPU busy.
+TEST(Views, BenchTablePrintsTheShareOfTheLimit) {
+  nlohmann::json doc = load(kViews + "bench_h100x2.json");
+  nlohmann::json one = nlohmann::json::array();
+  for (const auto& r : doc["results"])
+    if (r["device"] == "cuda0" && r["op"] == "gemm" && r["dtype"] == "bf16" &&
+        r["transfers"] == "excluded")
+      one.push_back(r);
+  ASSERT_EQ(one.size(), 1u);
+  doc["results"] = one;
+  RenderOptions o;
+  o.width = 120;
+  EXPECT_THAT(render(doc, Format::kTable, o), HasSubstr("too small to keep a GPU busy"));
+  doc["results"][0]["limit"] = {{"value", 28.0}, {"unit", "TFLOP/s"}, {"fraction", 0.78}};
+  const std::string text = render(doc, Format::kTable, o);
+  EXPECT_THAT(text, HasSubstr("of limit"));
+  EXPECT_THAT(text, HasSubstr(" 78%"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("too small to keep a GPU busy")));
+}
+
 // A record reads the same in every view for people: the terminal's table and HTML both write
 // its throughput and time in report/units.h's units.
 TEST(Views, ARecordReadsTheSameInTheTableAndInHtml) {

@@ -17,6 +17,7 @@
 #include "backends/library_choice_cache.h"
 #include "backends/pageable_host.h"
 #include "core/environment.h"
+#include "core/flop_rates.h"
 #include "core/json_keys.h"
 #include "core/version.h"
 
@@ -410,8 +411,8 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
     nlohmann::json c = sampler_ ? sampler_->summary() : nlohmann::json::object();
     if (region_op_ == Op::kConv && last_conv_ != nullptr) c["cudnn_choice"] = last_conv_->how;
     if (region_op_ != Op::kGemm || !sampler_) return c;
-    auto per_sm = dense_flop_per_clock_per_sm(cc_major_, cc_minor_,
-                                              std::string(gpucheck::to_string(region_dtype_)));
+    auto per_sm =
+        dense_flop_per_clock_per_sm(cc_major_, cc_minor_, gpucheck::to_string(region_dtype_));
     if (!per_sm) return c;
     const double per_mhz = *per_sm * static_cast<double>(sms_) * 1e6 / 1e12;  // TFLOP/s per MHz
     if (auto mean = sampler_->mean_sm_clock_mhz(); mean && *mean > 0)

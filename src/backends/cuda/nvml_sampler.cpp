@@ -375,24 +375,4 @@ std::uint32_t clock_event_flags(unsigned long long r) {
   return f;
 }
 
-std::optional<double> dense_flop_per_clock_per_sm(int major, int minor, const std::string& dtype) {
-  // Per SM per clock, dense, from NVIDIA's A100 and H100 whitepapers (peak ÷ SMs ÷ boost clock).
-  struct Row {
-    int major, minor;
-    double f32, tf32, f16, f64;
-  };
-  static constexpr Row kRows[] = {
-      {8, 0, 128, 1024, 2048, 128},  // A100: 19.5 / 156 / 312 / 19.5 TFLOP/s, 108 SMs, 1410 MHz
-      {9, 0, 256, 2048, 4096, 256},  // H100 SXM: 67 / 495 / 989 / 67 TFLOP/s, 132 SMs
-  };
-  for (const auto& r : kRows) {
-    if (r.major != major || r.minor != minor) continue;
-    if (dtype == "f32") return r.f32;
-    if (dtype == "tf32") return r.tf32;
-    if (dtype == "f16" || dtype == "bf16") return r.f16;
-    if (dtype == "f64") return r.f64;
-  }
-  return std::nullopt;
-}
-
 }  // namespace gpucheck::cuda

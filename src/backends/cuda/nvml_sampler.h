@@ -56,9 +56,4 @@ class NvmlSampler {
 // NVML's clocks-event reason bits as the device-neutral clock_event flags.
 std::uint32_t clock_event_flags(unsigned long long nvml_reasons);
 
-// Dense FLOP per clock per SM of the matrix path a GEMM of `dtype` takes on compute capability
-// major.minor (tensor cores for tf32/f16/bf16 and, from Ampere, f64; FMA units for f32);
-// nullopt for architectures without a checked figure.
-std::optional<double> dense_flop_per_clock_per_sm(int major, int minor, const std::string& dtype);
-
 }  // namespace gpucheck::cuda
