@@ -377,13 +377,16 @@ std::uint32_t clock_event_flags(unsigned long long r) {
 
 std::optional<double> dense_flop_per_clock_per_sm(int major, int minor, const std::string& dtype) {
   // Per SM per clock, dense, from NVIDIA's A100 and H100 whitepapers (peak ÷ SMs ÷ boost clock).
+  // fp8 (e4m3, f32 accumulation) is 0 where the tensor cores have none.
   struct Row {
     int major, minor;
-    double f32, tf32, f16, f64;
+    double f32, tf32, f16, f64, fp8;
   };
   static constexpr Row kRows[] = {
-      {8, 0, 128, 1024, 2048, 128},  // A100: 19.5 / 156 / 312 / 19.5 TFLOP/s, 108 SMs, 1410 MHz
-      {9, 0, 256, 2048, 4096, 256},  // H100 SXM: 67 / 495 / 989 / 67 TFLOP/s, 132 SMs
+      // A100: 19.5 / 156 / 312 / 19.5 TFLOP/s, 108 SMs, 1410 MHz; no FP8
+      {8, 0, 128, 1024, 2048, 128, 0},
+      // H100 SXM: 67 / 495 / 989 / 67 / 1979 TFLOP/s, 132 SMs
+      {9, 0, 256, 2048, 4096, 256, 8192},
   };
   for (const auto& r : kRows) {
     if (r.major != major || r.minor != minor) continue;
@@ -391,6 +394,7 @@ std::optional<double> dense_flop_per_clock_per_sm(int major, int minor, const st
     if (dtype == "tf32") return r.tf32;
     if (dtype == "f16" || dtype == "bf16") return r.f16;
     if (dtype == "f64") return r.f64;
+    if (dtype == "fp8" && r.fp8 > 0) return r.fp8;
   }
   return std::nullopt;
 }

@@ -57,7 +57,7 @@ class NvmlSampler {
 std::uint32_t clock_event_flags(unsigned long long nvml_reasons);
 
 // Dense FLOP per clock per SM of the matrix path a GEMM of `dtype` takes on compute capability
-// major.minor (tensor cores for tf32/f16/bf16 and, from Ampere, f64; FMA units for f32);
+// major.minor (tensor cores for tf32/f16/bf16/fp8 and, from Ampere, f64; FMA units for f32);
 // nullopt for architectures without a checked figure.
 std::optional<double> dense_flop_per_clock_per_sm(int major, int minor, const std::string& dtype);
 
