@@ -11,7 +11,9 @@
 # their ratio (target ≥ 1), the share of H100/H200's dense FP8 peak of 1979 TFLOP/s (target
 # ≥ 0.65), and the float64 verification (max_rel_error against its tolerance).
 # GEMM=8192,16384 (sizes), STEPS="peer1 torchlibs own peer2" (which steps), REPS=30 (the peer's),
-# OUT=./fp8-out (outputs: the documents, log.txt, table.md).
+# BENCH_FLAGS="--reps 20 --warmup 3 --min-time 0" (gpucheck's, as tools/device-perf.sh times),
+# BENCH_TIMEOUT=110 and PEER_TIMEOUT=50 (seconds a step may take), OUT=./fp8-out (outputs: the
+# documents, log.txt, table.md).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 2
@@ -21,6 +23,9 @@ mkdir -p "$out"
 GEMM=${GEMM:-8192,16384}
 STEPS=${STEPS:-peer1 torchlibs own peer2}
 REPS=${REPS:-30}
+BENCH_FLAGS=${BENCH_FLAGS:---reps 20 --warmup 3 --min-time 0}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-110}
+PEER_TIMEOUT=${PEER_TIMEOUT:-50}
 log=$out/log.txt
 : >"$log"
 say() { echo "fp8.sh: $*" | tee -a "$log" >&2; }
@@ -55,7 +60,7 @@ say "torch's cuBLAS: $cublas, cuBLASLt: $cublaslt"
 peer() {  # peer NAME
   say "step $1: python3 tools/device/fp8_peer.py --gemm $GEMM --reps $REPS"
   local t0=$SECONDS
-  PYTHONUNBUFFERED=1 timeout 240 python3 tools/device/fp8_peer.py --gemm "$GEMM" --reps "$REPS" \
+  PYTHONUNBUFFERED=1 timeout "$PEER_TIMEOUT" python3 tools/device/fp8_peer.py --gemm "$GEMM" --reps "$REPS" \
     >"$out/$1.jsonl" 2>>"$log" || say "step $1: fp8_peer.py failed (see log.txt)"
   say "step $1: $((SECONDS - t0)) s"
   cat "$out/$1.jsonl" >&2
@@ -63,10 +68,11 @@ peer() {  # peer NAME
 
 bench() {  # bench NAME [LIBRARY FLAGS...]
   local name=$1; shift
-  say "step $name: gpucheck bench --device cuda0 --ops gemm --dtype fp8 --gemm $GEMM --no-baseline $*"
+  say "step $name: gpucheck bench --device cuda0 --ops gemm --dtype fp8 --gemm $GEMM --no-baseline $BENCH_FLAGS $*"
   local t0=$SECONDS
-  timeout -s INT -k 20 280 "$gpucheck" bench --device cuda0 --ops gemm --dtype fp8 --gemm "$GEMM" \
-    --no-baseline "$@" --json -o "$out/$name.json" 2>"$out/$name.err"
+  # shellcheck disable=SC2086  # BENCH_FLAGS are words
+  timeout -s INT -k 10 "$BENCH_TIMEOUT" "$gpucheck" bench --device cuda0 --ops gemm --dtype fp8 \
+    --gemm "$GEMM" --no-baseline $BENCH_FLAGS "$@" --json -o "$out/$name.json" 2>"$out/$name.err"
   local rc=$?
   say "step $name: exit $rc after $((SECONDS - t0)) s"
   tail -n 20 "$out/$name.err" >>"$log"
