@@ -114,7 +114,7 @@ TEST(OpenClBench, F64NhwcAndLatency) {
 
 TEST(OpenClBench, Fp8IsUnsupportedWithTheReason) {
   if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
-  auto r = run_gpucheck(quick({"bench", "--ops", "gemm", "--dtype", "fp8", "--gemm", "64"}));
+  auto r = run_gpucheck(quick({"bench", "--ops", "gemm", "--dtype", "fp8"}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   auto recs = opencl_records(r.out);
   ASSERT_EQ(recs.size(), 1u) << r.out;
