@@ -128,8 +128,8 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
   bool dtypes_named = !o.dtypes.empty();
   std::vector<DType> named_dtypes;
   if (dtypes_named)
-    named_dtypes =
-        parse_names<DType>(o.dtypes, "--dtype", dtype_from_string, "f32, tf32, f16, bf16, f64");
+    named_dtypes = parse_names<DType>(o.dtypes, "--dtype", dtype_from_string,
+                                      "f32, tf32, f16, bf16, f64, fp8");
   auto layouts = o.layouts.empty()
                      ? std::vector<Layout>{Layout::kNchw, Layout::kNhwc}
                      : parse_names<Layout>(o.layouts, "--layout", layout_from_string, "nchw, nhwc");
@@ -491,7 +491,9 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->capture_default_str()
       ->type_name("DEVICES");
   cmd->add_option("--ops", o->ops, ops_help())->type_name("OPS");
-  cmd->add_option("--dtype", o->dtypes, "f32,tf32,f16,bf16,f64 (default: all the device supports)")
+  cmd->add_option("--dtype", o->dtypes,
+                  "f32,tf32,f16,bf16,f64 (default: all the device supports); fp8: e4m3 GEMM "
+                  "with bf16 output (CUDA 8.9+), only when named")
       ->type_name("DTYPES");
   cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)")
       ->type_name("LAYOUTS");

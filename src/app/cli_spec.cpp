@@ -43,7 +43,7 @@ struct Values {
 // the same lists the code checks against.
 Values listed_values(const std::string& name) {
   if (name == "--ops") return {enum_names(Op::kAllreduce), true};
-  if (name == "--dtype") return {enum_names(DType::kF64), true};
+  if (name == "--dtype") return {enum_names(DType::kFp8), true};
   if (name == "--layout") return {enum_names(Layout::kNhwc), true};
   if (name == "--sweep") return {{"exp", "gemm", "conv"}, false};
   if (name == "--size") {

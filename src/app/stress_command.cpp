@@ -74,7 +74,7 @@ stress::StressPlan base_plan(const StressOptions& o) {
     auto v = dtype_from_string(t);
     if (!v)
       throw UsageError(
-          fmt::format("--dtype: unknown value '{}' (valid: f32, tf32, f16, bf16, f64)", t));
+          fmt::format("--dtype: unknown value '{}' (valid: f32, tf32, f16, bf16, f64, fp8)", t));
     p.dtypes.push_back(*v);
   }
   if (o.memory_fraction && !(*o.memory_fraction > 0 && *o.memory_fraction <= 0.95))
@@ -253,8 +253,8 @@ Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv)
   cmd->add_option("--tests", o->tests, stress::test_names(",") + ", run one after another")
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtypes,
-                  "GEMM dtypes f32,tf32,f16,bf16,f64, sharing the GEMM time (default: bf16 on "
-                  "CUDA, f32 elsewhere)");
+                  "GEMM dtypes f32,tf32,f16,bf16,f64,fp8 (e4m3 in, bf16 out; CUDA 8.9+), sharing "
+                  "the GEMM time (default: bf16 on CUDA, f32 elsewhere)");
   // CLI::PositiveNumber's message would name DBL_MAX in 309 digits.
   cmd->add_option("--gemm", o->gemm,
                   "GEMM size N (N×N×N; default 8192 on GPUs; on the CPU 1024, or 512 or 256 when "

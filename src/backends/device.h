@@ -275,7 +275,8 @@ class Device {
   virtual void download(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;
   virtual void copy(DeviceBuffer& dst, const DeviceBuffer& src, std::size_t bytes) = 0;
   virtual void exp(DType dtype, const DeviceBuffer& x, DeviceBuffer& y, std::size_t n) = 0;
-  // C = A·B, row-major, C[m×n], A[m×k], B[k×n].
+  // C = A·B, row-major, C[m×n], A[m×k], B[k×n]; where gemm_b_k_major(dtype) (fp8) B comes as
+  // Bᵀ[n×k] row-major, and C is in gemm_output_dtype(dtype) (bf16 for fp8).
   virtual void gemm(DType dtype, const GemmShape& shape, const DeviceBuffer& a,
                     const DeviceBuffer& b, DeviceBuffer& c) = 0;
   // x and y in shape.layout; w K×C×R×S for NCHW, K×R×S×C for NHWC.

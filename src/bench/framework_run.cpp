@@ -252,6 +252,13 @@ class Runner {
                   fmt::format("gpucheck runs {} through no framework", to_string(c.op)));
         continue;
       }
+      if (c.dtype == DType::kFp8) {
+        if (c.explicit_request)
+          verdict(c, "unsupported",
+                  "gpucheck runs fp8 through no framework (torch's FP8 GEMM, torch._scaled_mm, "
+                  "is compared by tools/device/fp8.sh)");
+        continue;
+      }
       const std::uint64_t need = cell_bytes(c);
       if (!batch.empty() && bytes + need > job_.max_batch_bytes) {
         run_batch(batch);

@@ -24,12 +24,12 @@ GemmTrialFn make_gemm_trial(Device& device, DType dtype, std::uint64_t seed) {
     auto& slot = (*inputs)[{s.m, s.n, s.k}];
     if (!slot) slot = std::make_shared<GemmInputs>(make_gemm_inputs(dtype, s, seed));
     const GemmInputs& in = *slot;
-    HostBuffer c = make_output(dtype, s.m * s.n);
+    HostBuffer c = make_gemm_output(dtype, s);
     auto da = device.allocate(in.a.size_bytes());
-    auto db = device.allocate(in.b.size_bytes());
+    auto db = device.allocate(in.device_b().size_bytes());
     auto dc = device.allocate(c.size_bytes());
     device.upload(*da, in.a.data(), in.a.size_bytes());
-    device.upload(*db, in.b.data(), in.b.size_bytes());
+    device.upload(*db, in.device_b().data(), in.device_b().size_bytes());
     poison(c);
     device.upload(*dc, c.data(), c.size_bytes());
     auto launch = [&] { device.gemm(dtype, s, *da, *db, *dc); };

@@ -51,12 +51,24 @@ struct Bf16Codec {
   static constexpr double kMinNormal = 0x1p-126;
 };
 
+// e4m3: round to nearest even, saturating at ±448 (core/half.h); generated inputs never get
+// there (normal draws beyond 448 are impossible in practice and would be kept as 448).
+struct Fp8Codec {
+  using T = std::uint8_t;
+  static T encode(double v) { return double_to_e4m3(v); }
+  static double decode(T t) { return e4m3_to_double(t); }
+  static bool is_normal(T t) { return (t & 0x78u) != 0 && !e4m3_is_nan(t); }
+  static constexpr double kMinNormal = 0x1p-6;
+};
+
 // Calls f(Codec{}) with the codec of the dtype.
 template <class F>
 decltype(auto) with_codec(DType dtype, F&& f) {
   switch (dtype) {
     case DType::kF64:
       return f(F64Codec{});
+    case DType::kFp8:
+      return f(Fp8Codec{});
     case DType::kF16:
       return f(F16Codec{});
     case DType::kBf16:
@@ -192,6 +204,9 @@ void HostBuffer::check_storage(std::size_t type_size, bool is_float, bool is_dou
     case DType::kBf16:
       ok = type_size == 2 && !is_float && !is_double;
       break;
+    case DType::kFp8:
+      ok = type_size == 1 && !is_float && !is_double;
+      break;
   }
   if (!ok)
     throw std::logic_error(fmt::format("HostBuffer of {} viewed as a {}-byte {} type",
@@ -208,6 +223,8 @@ double HostBuffer::get(std::size_t i) const {
       return f16_to_double(static_cast<const std::uint16_t*>(p)[i]);
     case DType::kBf16:
       return bf16_to_double(static_cast<const std::uint16_t*>(p)[i]);
+    case DType::kFp8:
+      return e4m3_to_double(static_cast<const std::uint8_t*>(p)[i]);
     case DType::kF32:
     case DType::kTf32:
       break;
@@ -226,6 +243,9 @@ void HostBuffer::set(std::size_t i, double v) {
       return;
     case DType::kBf16:
       static_cast<std::uint16_t*>(p)[i] = double_to_bf16(v);
+      return;
+    case DType::kFp8:
+      static_cast<std::uint8_t*>(p)[i] = double_to_e4m3(v);
       return;
     case DType::kF32:
     case DType::kTf32:
@@ -314,6 +334,9 @@ void poison(HostBuffer& buf) {
     case DType::kBf16:
       std::fill_n(buf.as<std::uint16_t>(), buf.size(), kPoisonBf16);
       return;
+    case DType::kFp8:
+      std::fill_n(buf.as<std::uint8_t>(), buf.size(), kPoisonFp8);
+      return;
     case DType::kF32:
     case DType::kTf32:
       break;
@@ -332,6 +355,8 @@ bool is_poison(const HostBuffer& buf, std::size_t i) {
       return static_cast<const std::uint16_t*>(p)[i] == kPoisonF16;
     case DType::kBf16:
       return static_cast<const std::uint16_t*>(p)[i] == kPoisonBf16;
+    case DType::kFp8:
+      return static_cast<const std::uint8_t*>(p)[i] == kPoisonFp8;
     case DType::kF32:
     case DType::kTf32:
       break;

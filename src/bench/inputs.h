@@ -25,7 +25,8 @@ class AllocationError : public std::runtime_error {
 };
 
 // Typed host storage for one tensor: float for f32 and tf32, double for f64, std::uint16_t bits
-// for f16 and bf16 (core/half.h). 64-byte aligned; contents are unspecified until filled.
+// for f16 and bf16, std::uint8_t bits for fp8 (e4m3; core/half.h). 64-byte aligned; contents are
+// unspecified until filled.
 class HostBuffer {
  public:
   static constexpr std::size_t kAlignment = 64;
@@ -78,7 +79,8 @@ const T* HostBuffer::as() const {
   return reinterpret_cast<const T*>(data_.get());
 }
 
-// v rounded to what the dtype stores (f64 unchanged; f32 and tf32 to float; f16, bf16 RNE).
+// v rounded to what the dtype stores (f64 unchanged; f32 and tf32 to float; f16, bf16 RNE; fp8
+// RNE saturating at ±448).
 double round_to_storage(DType dtype, double v);
 // The smallest positive normal value of the dtype's storage.
 double min_normal(DType dtype);
@@ -121,6 +123,9 @@ inline constexpr std::uint32_t kPoisonF32 = 0x7FC0DEADu;
 inline constexpr std::uint64_t kPoisonF64 = 0x7FF8DEADDEADDEADull;
 inline constexpr std::uint16_t kPoisonF16 = 0x7E7Fu;
 inline constexpr std::uint16_t kPoisonBf16 = 0x7FDEu;
+// e4m3 has one NaN per sign and no payload to mark it: poison is the negative NaN (0xFF), which
+// the saturating conversion never writes (it writes 0x7F for a NaN). Only inputs are ever fp8.
+inline constexpr std::uint8_t kPoisonFp8 = 0xFFu;
 
 void poison(HostBuffer& buf);
 bool is_poison(const HostBuffer& buf, std::size_t i);

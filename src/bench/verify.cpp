@@ -23,6 +23,12 @@ namespace {
 
 constexpr double kGemmLambdaK = 8;
 constexpr double kConvLambdaK = 32;
+// FP8 tensor cores (Hopper's QGMMA) sum into an accumulator of about 14 significant bits
+// (e8m13, truncating), which the library's kernels add into an f32 register every so many
+// products when fast accumulation is off (cuBLASLt's default, and torch._scaled_mm's): every
+// 128, as CUTLASS's promotion interval of 4 k-blocks and DeepSeek-V3's report have it.
+constexpr double kFp8MmaRoundoff = 0x1p-14;
+constexpr std::uint64_t kFp8PromotionK = 128;
 
 int precision_bits(DType d) {
   switch (d) {
@@ -35,6 +41,8 @@ int precision_bits(DType d) {
       return 11;
     case DType::kBf16:
       return 8;
+    case DType::kFp8:
+      return 4;
   }
   return 24;
 }
@@ -53,6 +61,13 @@ ErrorModel product_model(DType in, DType out, DType compute, std::uint64_t k, do
   ErrorModel m;
   m.out = 3 * storage_roundoff(out);
   m.prod = 5 * u_in + std::min(2 * kd, lambda_k * std::sqrt(kd)) * u_acc;
+  if (in == DType::kFp8) {
+    // The tensor core's own sums, each over at most kFp8PromotionK products: the same bound per
+    // chunk with the accumulator's roundoff, and the chunks' bounds added (Σ over chunks of
+    // Σ|a||b| is the whole Σ|a||b|). Products of two e4m3 values are exact (8 bits).
+    const auto chunk = static_cast<double>(std::min<std::uint64_t>(k, kFp8PromotionK));
+    m.prod += std::min(2 * chunk, lambda_k * std::sqrt(chunk)) * kFp8MmaRoundoff;
+  }
   m.tolerance = m.out + m.prod;
   return m;
 }
@@ -80,6 +95,11 @@ void load(const HostBuffer& buf, std::size_t offset, std::size_t count, double* 
     case DType::kBf16: {
       const std::uint16_t* p = buf.as<std::uint16_t>() + offset;
       for (std::size_t i = 0; i < count; ++i) out[i] = bf16_to_double(p[i]);
+      return;
+    }
+    case DType::kFp8: {
+      const std::uint8_t* p = buf.as<std::uint8_t>() + offset;
+      for (std::size_t i = 0; i < count; ++i) out[i] = e4m3_to_double(p[i]);
       return;
     }
     case DType::kF32:
@@ -118,6 +138,23 @@ ScanResult scan_bits(const U* p, std::size_t n, U exp_mask, U sign_mask, U poiso
   return r;
 }
 
+// e4m3 has no infinities and its NaNs fill the exponent and mantissa (S.1111.111): scan_bits's
+// masks do not describe it. The poison is the negative NaN.
+static ScanResult scan_fp8(const std::uint8_t* p, std::size_t n, bool reject_negative) {
+  ScanResult r;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t v = p[i];
+    const bool negative = reject_negative && (v & 0x80u) != 0;
+    if (!e4m3_is_nan(v) && !negative) continue;
+    if (r.bad++ != 0) continue;
+    r.first = i;
+    r.kind = v == kPoisonFp8  ? BadKind::kPoison
+             : e4m3_is_nan(v) ? BadKind::kNan
+                              : BadKind::kNegative;
+  }
+  return r;
+}
+
 // NaN, ±Inf and poison anywhere in y (and, with reject_negative, anything with its sign set).
 ScanResult scan_outputs(const HostBuffer& y, bool reject_negative) {
   const void* p = y.data();
@@ -132,6 +169,8 @@ ScanResult scan_outputs(const HostBuffer& y, bool reject_negative) {
     case DType::kBf16:
       return scan_bits<std::uint16_t>(static_cast<const std::uint16_t*>(p), y.size(), 0x7F80u,
                                       0x8000u, kPoisonBf16, reject_negative);
+    case DType::kFp8:
+      return scan_fp8(static_cast<const std::uint8_t*>(p), y.size(), reject_negative);
     case DType::kF32:
     case DType::kTf32:
       break;
@@ -219,7 +258,7 @@ double unit_roundoff(DType dtype) {
 }
 
 DType default_compute(DType data) {
-  return data == DType::kF16 || data == DType::kBf16 ? DType::kF32 : data;
+  return data == DType::kF16 || data == DType::kBf16 || data == DType::kFp8 ? DType::kF32 : data;
 }
 
 ErrorModel gemm_error_model(DType in, DType out, DType compute, std::uint64_t k) {

@@ -23,7 +23,7 @@
 //   out  = 3·u(output)                    rounding of the result to the output dtype (a
 //                                         truncating conversion, up to 1 ulp = 2u, included)
 //   prod = 5·u_in + min(2k, λ_k·√k)·u_acc  rounding of inputs to the compute type, accumulation
-// with u(f64) = 2^-53, u(f32) = 2^-24, u(tf32) = u(f16) = 2^-11, u(bf16) = 2^-8;
+// with u(f64) = 2^-53, u(f32) = 2^-24, u(tf32) = u(f16) = 2^-11, u(bf16) = 2^-8, u(fp8) = 2^-4;
 // u_in = u(compute) when the data is wider than the compute type (f32 data in tf32 math:
 // truncation or rounding of each factor, at most (1+2u)² − 1 < 5u per product), else 0;
 // u_acc = u(compute), except tf32 math which accumulates in f32. The accumulation term is the
@@ -31,6 +31,12 @@
 // truncating accumulators, as in tensor cores); it assumes zero-mean data, which the inputs are.
 // λ_k = 8 for GEMM; 32 for conv, whose libraries may pick Winograd or FFT algorithms with larger
 // (norm-wise) errors.
+//   fp8 (e4m3 inputs, bf16 output, f32 compute): out = 3·2^-8 (bf16), u_in = 0 (the inputs are
+//   generated as e4m3 values and the reference reads them decoded, so only arithmetic errs; a
+//   product of two e4m3 values is exact), and prod adds the tensor core's own accumulator,
+//   about 14 bits (e8m13, truncating) summed over at most 128 products before the library adds
+//   the partial sum into f32: + min(2·c, λ_k·√c)·2^-14 with c = min(k, 128), per chunk and so
+//   for the whole Σ|a||b|. For k = 8192 that is 3·2^-8 + 5.5e-3 + 4.3e-5.
 //
 // Freivalds (large cells). For random ±1 vectors x (two, from the seed), row i of C·x − A·(B·x)
 // is Σ_j e_ij·x_j with e the error matrix. By Hoeffding, whenever every element meets the model,
@@ -87,8 +93,8 @@ inline constexpr double kFreivaldsLambda = 8;
 
 // 2^-p for the dtype's p significand bits (tf32: 11).
 double unit_roundoff(DType dtype);
-// The compute type a dtype's GEMM/conv uses when nothing else is said: f16 and bf16 accumulate
-// in f32, tf32 is tf32 math, f32 and f64 themselves.
+// The compute type a dtype's GEMM/conv uses when nothing else is said: f16, bf16 and fp8
+// accumulate in f32, tf32 is tf32 math, f32 and f64 themselves.
 DType default_compute(DType data);
 
 struct ErrorModel {

@@ -1,6 +1,7 @@
 // IEEE binary16 (f16) and bfloat16 (bf16) values held as raw std::uint16_t bits: exact widening
 // to float/double, round-to-nearest-even narrowing (overflow to inf, NaN kept a NaN with its
-// leading payload bits), and rounding of a float to tf32's 10 explicit mantissa bits.
+// leading payload bits), and rounding of a float to tf32's 10 explicit mantissa bits. FP8 E4M3
+// values held as std::uint8_t bits: exact widening, nearest-even narrowing that saturates.
 #pragma once
 
 #include <bit>
@@ -11,6 +12,8 @@ namespace gpucheck {
 inline constexpr std::uint16_t kF16PositiveInf = 0x7C00;
 inline constexpr std::uint16_t kF16Max = 0x7BFF;  // 65504
 inline constexpr std::uint16_t kBf16PositiveInf = 0x7F80;
+inline constexpr std::uint8_t kE4m3Max = 0x7E;  // 448 = 1.75·2^8
+inline constexpr std::uint8_t kE4m3NaN = 0x7F;  // S.1111.111: e4m3's only NaN (either sign)
 
 namespace half_detail {
 
@@ -130,6 +133,50 @@ constexpr bool bf16_is_nan(std::uint16_t h) {
 }
 constexpr bool bf16_is_finite(std::uint16_t h) {
   return (h & 0x7F80u) != 0x7F80u;
+}
+
+// ---- FP8 E4M3 (OCP "E4M3FN", CUDA's __nv_fp8_e4m3): 1 sign, 4 exponent bits of bias 7, 3
+// mantissa bits; subnormals down to 2^-9, normals from 2^-6, largest finite 448; no infinities,
+// and S.1111.111 is NaN (so S.1111.110 = ±448 is the top of the last binade).
+
+// double → e4m3, round to nearest even, saturating as cuBLASLt's and CUDA's "satfinite"
+// conversions do: anything beyond ±448 (±inf too) becomes ±448; NaN becomes 0x7F.
+constexpr std::uint8_t double_to_e4m3(double v) {
+  if (v != v) return kE4m3NaN;
+  // e4m3 with biased exponent E holds 2^(E-7)·1.m; a 5-bit-exponent format of bias 15 holds
+  // 2^(E-15)·1.m in the same fields, subnormals included (spacing 2^-17 there, 2^-9 here). So
+  // v·2^-8 (exact: a power of two) rounded to that IEEE-style format with 3 mantissa bits has
+  // e4m3's bits wherever |v| < 480, and narrow() already rounds nearest-even. Beyond 448 lie
+  // only 480 (which would be 0x7F, the NaN) and larger: saturated.
+  const std::uint32_t r =
+      half_detail::narrow<std::uint64_t, 11, 52, 5, 3>(std::bit_cast<std::uint64_t>(v * 0x1p-8));
+  const auto sign = static_cast<std::uint8_t>((r >> 1) & 0x80u);  // narrow's sign is bit 8
+  const std::uint32_t magnitude = r & 0xFFu;
+  return static_cast<std::uint8_t>(sign | (magnitude > kE4m3Max ? kE4m3Max : magnitude));
+}
+// float → e4m3: through double, which holds every float exactly (so one rounding).
+constexpr std::uint8_t float_to_e4m3(float v) {
+  return double_to_e4m3(static_cast<double>(v));
+}
+
+// e4m3 → float, exact.
+constexpr float e4m3_to_float(std::uint8_t b) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(b & 0x80u) << 24;
+  const std::uint32_t exp_field = (b >> 3) & 0xFu;
+  const std::uint32_t man = b & 0x7u;
+  if ((b & 0x7Fu) == kE4m3NaN) return std::bit_cast<float>(sign | 0x7FC00000u);
+  if (exp_field == 0) {
+    const float magnitude = static_cast<float>(man) * 0x1p-9f;  // exact: man < 8
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  return std::bit_cast<float>(sign | ((exp_field + 120u) << 23) | (man << 20));
+}
+constexpr double e4m3_to_double(std::uint8_t b) {
+  return e4m3_to_float(b);
+}
+
+constexpr bool e4m3_is_nan(std::uint8_t b) {
+  return (b & 0x7Fu) == kE4m3NaN;
 }
 
 // float → the nearest tf32 value (8-bit exponent, 10 explicit mantissa bits), ties to even, held

@@ -19,11 +19,12 @@ constexpr NameTable<Op, 8> kOps{{{Op::kExp, "exp"},
                                  {Op::kSeedloop, "seedloop"},
                                  {Op::kP2p, "p2p"},
                                  {Op::kAllreduce, "allreduce"}}};
-constexpr NameTable<DType, 5> kDTypes{{{DType::kF32, "f32"},
+constexpr NameTable<DType, 6> kDTypes{{{DType::kF32, "f32"},
                                        {DType::kTf32, "tf32"},
                                        {DType::kF16, "f16"},
                                        {DType::kBf16, "bf16"},
-                                       {DType::kF64, "f64"}}};
+                                       {DType::kF64, "f64"},
+                                       {DType::kFp8, "fp8"}}};
 constexpr NameTable<Layout, 2> kLayouts{{{Layout::kNchw, "nchw"}, {Layout::kNhwc, "nhwc"}}};
 constexpr NameTable<Direction, 5> kDirections{{{Direction::kH2d, "h2d"},
                                                {Direction::kD2h, "d2h"},
@@ -85,6 +86,8 @@ bool is_group_op(Op op) {
 
 std::size_t element_size(DType d) {
   switch (d) {
+    case DType::kFp8:
+      return 1;
     case DType::kF16:
     case DType::kBf16:
       return 2;
@@ -95,6 +98,14 @@ std::size_t element_size(DType d) {
       return 4;
   }
   return 4;
+}
+
+DType gemm_output_dtype(DType in) {
+  return in == DType::kFp8 ? DType::kBf16 : in;
+}
+
+bool gemm_b_k_major(DType in) {
+  return in == DType::kFp8;
 }
 
 }  // namespace gpucheck

@@ -12,7 +12,9 @@ namespace gpucheck {
 
 // kP2p and kAllreduce run between devices (a group of CUDA devices in one child), never on one.
 enum class Op { kExp, kGemm, kConv, kCopy, kLatency, kSeedloop, kP2p, kAllreduce };
-enum class DType { kF32, kTf32, kF16, kBf16, kF64 };
+// kFp8: OCP FP8 E4M3 ("e4m3fn": no infinities, NaN 0x7F/0xFF, largest finite ±448), a GEMM
+// input type only: its GEMM writes bf16 (gemm_output_dtype) and reads B K-major (gemm_b_k_major).
+enum class DType { kF32, kTf32, kF16, kBf16, kF64, kFp8 };
 enum class Layout { kNchw, kNhwc };
 // kBoth: pinned host-to-device and device-to-host copies at once, on queues of their own.
 enum class Direction { kH2d, kD2h, kD2d, kH2h, kBoth };
@@ -34,6 +36,14 @@ bool is_group_op(Op op);
 
 // Bytes one element of the dtype occupies in memory (tf32 is stored as f32).
 std::size_t element_size(DType d);
+
+// The dtype a GEMM of `in` writes C in: bf16 for fp8 (cuBLASLt's FP8 path, f32 accumulation,
+// bf16 output, as torch._scaled_mm's out_dtype=bf16), else `in` itself.
+DType gemm_output_dtype(DType in);
+// True where a GEMM of `in` reads B K-major, as Bᵀ[n×k] row-major (B column-major): fp8, whose
+// tensor cores take both operands K-major (cuBLASLt's "TN" rule for FP8; torch._scaled_mm asks
+// the same of its second operand). A stays m×k row-major, which is K-major already.
+bool gemm_b_k_major(DType in);
 
 struct ExpShape {
   std::uint64_t n = 0;

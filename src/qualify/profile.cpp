@@ -130,9 +130,11 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
     if (!unit.group) ops.emplace_back(to_string(unit.op));
   q.op = r.one_of("op", ops);
   bool typed = bench::unit_of(*op_from_string(q.op)).has_dtype;
-  if (typed)
-    q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64"}, "f32");
-  else if (r.has("dtype"))
+  if (typed) {
+    q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64", "fp8"}, "f32");
+    if (q.dtype == "fp8" && q.op != "gemm")
+      r.fail_value("dtype", fmt::format("fp8 is a GEMM dtype; {} does not run in it", q.op));
+  } else if (r.has("dtype"))
     r.fail_value("dtype", fmt::format("does not apply to {}", q.op));
   q.shape = read_shape(r, q.op, file);
   q.transfers = r.one_of("transfers", {"excluded", "included"}, "excluded");
@@ -202,7 +204,7 @@ void read_stress(TableReader& r, Requirement& q) {
   }
   if (r.has("tests")) q.tests = string_list(r, "tests", {"gemm", "memory", "copy"});
   if (q.tests.empty()) r.fail("tests: at least one of gemm, memory, copy");
-  q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64"}, "");
+  q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64", "fp8"}, "");
   if (auto v = r.integer("max_errors", 0)) q.max_errors = *v;
   q.max_temperature_c = r.number("max_temperature_c", true);
   if (r.has("allowed_clock_events"))

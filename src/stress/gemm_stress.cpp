@@ -205,12 +205,12 @@ class GemmStress {
     ctx_.heartbeat("gemm", "making the inputs");
     in_ = bench::make_gemm_inputs(dtype_, shape_, plan_.seed);
     elements_ = static_cast<std::size_t>(n * n);
-    bytes_ = elements_ * element_size(dtype_);
+    bytes_ = elements_ * element_size(gemm_output_dtype(dtype_));
     padded_ = (bytes_ + 7) / 8 * 8;
     a_ = dev_.allocate(in_.a.size_bytes());
-    b_ = dev_.allocate(in_.b.size_bytes());
+    b_ = dev_.allocate(in_.device_b().size_bytes());
     dev_.upload(*a_, in_.a.data(), in_.a.size_bytes());
-    dev_.upload(*b_, in_.b.data(), in_.b.size_bytes());
+    dev_.upload(*b_, in_.device_b().data(), in_.device_b().size_bytes());
     ref_ = new_result_buffer();
     sums_ = dev_.allocate(kMaxBatch * 8);
     sums_host_.assign(kMaxBatch, 0);
@@ -291,7 +291,7 @@ class GemmStress {
     dev_.download(pinned_->data(), *ref_, padded_);
     dev_.synchronize();
     t_download_ = ctx_.now_s() - t0;
-    ref_host_ = bench::make_output(dtype_, elements_);
+    ref_host_ = bench::make_gemm_output(dtype_, shape_);
     std::memcpy(ref_host_.data(), pinned_->data(), bytes_);
     const std::uint64_t host_sum = gemm_host_checksum(pinned_->data(), padded_ / 8);
     if (host_sum != ref_sum_)
@@ -337,12 +337,12 @@ class GemmStress {
       ++found_.checksummed;
       if (read_sum(count, j) == ref_sum_) continue;
       DeviceBuffer& c = *c_[it % c_.size()];
-      if (scratch_.size() == 0) scratch_ = bench::make_output(dtype_, elements_);
+      if (scratch_.size() == 0) scratch_ = bench::make_gemm_output(dtype_, shape_);
       dev_.download(scratch_.data(), c, bytes_);
       dev_.synchronize();
       ElementDiff d = tolerance_ ? tolerance_->compare(ref_host_, scratch_)
                                  : compare_bitwise(ref_host_.data(), scratch_.data(), elements_,
-                                                   element_size(dtype_));
+                                                   element_size(ref_host_.dtype()));
       if (d.count == 0 && !tolerance_) d.count = 1;  // only the pad can differ: count the word
       if (d.count > 0) found_.mismatch(it, d);
     }

@@ -1,6 +1,7 @@
 // Stress plans to and from JSON, and the --duration grammar.
 #include "stress/plan.h"
 
+#include "bench/ops/gemm.h"
 #include "core/duration.h"
 #include "core/json_keys.h"
 #include "stress/test_units.h"
@@ -107,10 +108,14 @@ std::optional<std::string> gemm_refusal(const StressPlan& plan, std::uint64_t me
   const std::uint64_t n = plan.gemm_size != 0 ? plan.gemm_size
                           : host              ? kHostGemmSize
                                               : kGpuGemmSize;
+  if (n % bench::kFp8GemmMultiple != 0 &&
+      std::find(dtypes.begin(), dtypes.end(), DType::kFp8) != dtypes.end())
+    return fmt::format("--gemm: {}: fp8 GEMM runs sizes that are multiples of {}", n,
+                       bench::kFp8GemmMultiple);
   for (DType d : dtypes) {
     // In long double: N = 2^40 squared overflows 64 bits.
-    const long double need =
-        3.0L * static_cast<long double>(n) * static_cast<long double>(n) * element_size(d);
+    const long double need = static_cast<long double>(n) * static_cast<long double>(n) *
+                             (2 * element_size(d) + element_size(gemm_output_dtype(d)));
     const long double limit =
         memory_bytes != 0 ? static_cast<long double>(memory_bytes) : 18446744073709551615.0L;
     if (need > limit)

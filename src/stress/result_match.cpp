@@ -33,10 +33,11 @@ ElementDiff compare_bitwise(const void* reference, const void* got, std::size_t 
 ToleranceCompare::ToleranceCompare(const GemmShape& shape, const bench::HostBuffer& a,
                                    const bench::HostBuffer& b, DType compute)
     : shape_(shape), a_rows_(shape.m, 0.0), b_cols_(shape.n, 0.0) {
-  const auto model = bench::gemm_error_model(a.dtype(), a.dtype(), compute, shape.k);
+  const DType out = gemm_output_dtype(a.dtype());
+  const auto model = bench::gemm_error_model(a.dtype(), out, compute, shape.k);
   out_ = model.out;
   prod_ = model.prod;
-  floor_ = bench::min_normal(a.dtype());
+  floor_ = bench::min_normal(out);
   for (std::uint64_t i = 0; i < shape.m; ++i)
     for (std::uint64_t l = 0; l < shape.k; ++l) a_rows_[i] += std::pow(a.get(i * shape.k + l), 2);
   for (std::uint64_t l = 0; l < shape.k; ++l)

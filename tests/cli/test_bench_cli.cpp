@@ -76,6 +76,21 @@ TEST(BenchCli, ExplicitUnsupportedDtypeIsRecordedNotRun) {
   EXPECT_EQ(results[1]["status"], "ok");
 }
 
+// fp8 is a GEMM dtype of CUDA's (8.9+): the CPU records why it has none, for every op asked.
+TEST(BenchCli, Fp8OnTheCpuIsUnsupportedWithTheReason) {
+  auto r = run_gpucheck(quick({"bench", "--device", "cpu", "--ops", "gemm,exp", "--dtype", "fp8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto results = records(r.out);
+  ASSERT_EQ(results.size(), 2u) << r.out;
+  for (const auto& rec : results) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec["dtype"], "fp8");
+    EXPECT_EQ(rec["status"], "unsupported");
+  }
+  EXPECT_THAT(results[0]["reason"].get<std::string>(), HasSubstr("no FP8 GEMM on the CPU"));
+  EXPECT_THAT(results[1]["reason"].get<std::string>(), HasSubstr("f32 and f64"));
+}
+
 TEST(BenchCli, AbsurdSizeIsSkippedBeforeAllocation) {
   auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "gemm", "--dtype", "f32", "--gemm",
                          "1000000x1000000x1000000", "--json"});

@@ -112,6 +112,16 @@ TEST(OpenClBench, F64NhwcAndLatency) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
+TEST(OpenClBench, Fp8IsUnsupportedWithTheReason) {
+  if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
+  auto r = run_gpucheck(quick({"bench", "--ops", "gemm", "--dtype", "fp8"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto recs = opencl_records(r.out);
+  ASSERT_EQ(recs.size(), 1u) << r.out;
+  EXPECT_EQ(recs[0]["status"], "unsupported");
+  EXPECT_THAT(recs[0]["reason"].get<std::string>(), HasSubstr("no FP8 GEMM here"));
+}
+
 TEST(OpenClBench, PlantedWrongValueIsAMismatch) {
   if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
   auto r = run_gpucheck(quick({"bench", "--ops", "exp,gemm"}), {{"GPUCHECK_TEST_PLANT", "wrong"}});

@@ -49,6 +49,19 @@ TEST(OpenClStress, GemmMemoryAndCopyPassOnOpencl0) {
   EXPECT_GE(dev["records"][1]["memory"]["passes"].get<int>(), 3);
 }
 
+// fp8 on opencl0: its GEMM record says why there is none; nothing crashes.
+TEST(OpenClStress, Fp8GemmIsUnsupportedWithTheReason) {
+  if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
+  auto r = run_gpucheck(quick(
+      {"stress", "--device", "opencl0", "--tests", "gemm", "--dtype", "fp8", "--duration", "2s"}));
+  const Json doc = Json::parse(r.out);
+  const Json& dev = device_entry(doc, "opencl0");
+  ASSERT_EQ(dev["records"].size(), 1u) << dev.dump();
+  EXPECT_EQ(dev["records"][0]["status"], "unsupported") << dev.dump();
+  EXPECT_EQ(dev["records"][0]["dtype"], "fp8");
+  EXPECT_THAT(dev["records"][0]["reason"].get<std::string>(), HasSubstr("no FP8 GEMM here"));
+}
+
 TEST(OpenClStress, AFaultOnTheCpuFailsOnlyTheCpu) {
   if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
   auto r = run_gpucheck(

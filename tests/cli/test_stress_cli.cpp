@@ -230,6 +230,15 @@ TEST(StressCli, BadInputIsExitTwo) {
   }
 }
 
+// fp8 is a name stress knows; the CPU's GEMM stress runs f32 and f64 only, so it is refused at
+// once, naming it, as f16 is.
+TEST(StressCli, Fp8OnTheCpuIsRefusedNamingIt) {
+  auto r = run_gpucheck({"stress", "--device", "cpu", "--tests", "gemm", "--dtype", "fp8"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("not fp8"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("unknown value")));
+}
+
 // The Xid watch through a fixture kmsg: readable, it reports the line written during the run
 // (the CPU has no PCI address, so the line is unmatched and fails nothing); unreadable, SKIP.
 TEST(StressCli, XidWatchReadsAFixtureKmsgAndSkipsWithoutOne) {

@@ -287,6 +287,50 @@ TEST(CudaDevice, PlantedMismatchIsCaught) {
   EXPECT_GE(mismatches, 2);
 }
 
+// fp8 (e4m3 in, bf16 out) through cuBLASLt: verified where the GPU has FP8 tensor cores (8.9+),
+// else unsupported naming the capability; a shape whose sizes are not multiples of 16 refused;
+// and the stress GEMM in fp8 passes where it runs.
+TEST(CudaDevice, Fp8GemmVerifiesOrSaysWhy) {
+  SKIP_WITHOUT_GPU();
+  auto r = gpucheck_run({"bench", "--device", "cuda0", "--ops", "gemm", "--dtype", "fp8", "--gemm",
+                         "1024,4096x2048x1024,1000", "--reps", "3", "--warmup", "1", "--json",
+                         "--no-baseline"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool runs = false;
+  int seen = 0;
+  for (const auto& rec : nlohmann::json::parse(r.out)["results"]) {
+    if (rec["device"] != "cuda0") continue;
+    ++seen;
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec["dtype"], "fp8");
+    const std::string reason = rec.value("reason", std::string(""));
+    if (rec["shape"]["m"] == 1000) {
+      EXPECT_EQ(rec["status"], "unsupported");
+      continue;
+    }
+    if (rec["status"] == "unsupported") {
+      EXPECT_THAT(reason, ::testing::HasSubstr("compute capability 8.9"));
+      continue;
+    }
+    EXPECT_EQ(rec["status"], "ok");
+    EXPECT_EQ(rec["compute_type"], "CUBLAS_COMPUTE_32F");
+    EXPECT_LE(rec["verification"]["max_rel_error"].get<double>(),
+              rec["verification"]["tolerance"].get<double>());
+    runs = true;
+  }
+  EXPECT_GE(seen, 3);
+  if (!runs) return;
+  auto s = gpucheck_run({"stress", "--device", "cuda0", "--tests", "gemm", "--dtype", "fp8",
+                         "--duration", "10s", "--gemm", "4096", "--json"});
+  ASSERT_EQ(s.exit_code, 0) << s.err << s.out;
+  const auto doc = nlohmann::json::parse(s.out);
+  for (const auto& d : doc["stress"]["devices"])
+    if (d["device"] == "cuda0") {
+      EXPECT_EQ(d["verdict"], "pass") << d.dump(2);
+      EXPECT_EQ(d["records"][0]["dtype"], "fp8");
+    }
+}
+
 // ---- stress: a short healthy run, and planted faults failing only their device.
 
 namespace {

@@ -209,10 +209,16 @@ TEST(FrameworkRun, CupyPathRunsEveryOpItHasAndSaysWhyNotForTheRest) {
       cell(Op::kCopy, DType::kF32,
            gpucheck::CopyShape{1000, gpucheck::Direction::kD2h, gpucheck::HostMemory::kPageable}),
       cell(Op::kCopy, DType::kF32, gpucheck::CopyShape{1000, gpucheck::Direction::kD2d}),
-      cell(Op::kSeedloop, DType::kF32, gpucheck::bench::SeedloopShape{512, 5, true})};
+      cell(Op::kSeedloop, DType::kF32, gpucheck::bench::SeedloopShape{512, 5, true}),
+      cell(Op::kGemm, DType::kFp8, gpucheck::GemmShape{32, 16, 32})};
   const FrameworkRun run = gpucheck::bench::run_framework(j);
   ASSERT_FALSE(run.unavailable) << *run.unavailable;
   auto recs = by_key(run);
+  // fp8 goes to no framework (torch's _scaled_mm is tools/device/fp8.sh's peer): one record.
+  EXPECT_EQ(recs["gemm fp8 excluded"]["status"], "unsupported");
+  EXPECT_THAT(recs["gemm fp8 excluded"]["reason"].get<std::string>(),
+              HasSubstr("fp8 through no framework"));
+  EXPECT_FALSE(recs.contains("gemm fp8 included"));
   for (const char* key : {"exp f32 excluded", "exp f32 included", "gemm f16 excluded",
                           "gemm f16 included", "copy - excluded h2d", "copy - excluded d2h",
                           "copy - excluded d2d", "seedloop f32 included"}) {

@@ -1,5 +1,6 @@
-// f16 / bf16 / tf32 conversions: every bit pattern round-trips, every rounding boundary of every
-// value rounds to nearest even, and known values land where IEEE 754 says.
+// f16 / bf16 / tf32 / e4m3 conversions: every bit pattern round-trips, every rounding boundary of
+// every value rounds to nearest even, and known values land where IEEE 754 (for e4m3, the OCP
+// FP8 format with CUDA's saturating conversion) says.
 #include "core/half.h"
 
 #include <gtest/gtest.h>
@@ -143,6 +144,89 @@ TEST(Half, Bf16KnownValues) {
   // the tie, though rounding it to float first would land exactly on the tie (and go down).
   EXPECT_EQ(double_to_bf16(1.0 + 0x1p-8 + 0x1p-30), 0x3F81);
   EXPECT_EQ(float_to_bf16(static_cast<float>(1.0 + 0x1p-8 + 0x1p-30)), 0x3F80);
+}
+
+TEST(Half, E4m3RoundTripsEveryBitPattern) {
+  for (std::uint32_t h = 0; h <= 0xFF; ++h) {
+    const auto bits = static_cast<std::uint8_t>(h);
+    const float f = e4m3_to_float(bits);
+    ASSERT_EQ(std::isnan(f), e4m3_is_nan(bits)) << std::hex << h;
+    ASSERT_FALSE(std::isinf(f)) << std::hex << h;  // e4m3 has no infinities
+    if (e4m3_is_nan(bits)) {
+      ASSERT_EQ(float_to_e4m3(f), kE4m3NaN);
+      continue;
+    }
+    ASSERT_EQ(float_to_e4m3(f), bits) << std::hex << h;
+    ASSERT_EQ(double_to_e4m3(e4m3_to_double(bits)), bits) << std::hex << h;
+    ASSERT_LE(std::fabs(f), 448.0f);
+  }
+}
+
+// Between every pair of adjacent finite e4m3 values (0 up to 448): the midpoint goes to the even
+// one, the doubles and floats just beside it to the nearer one; the same independent reference
+// as f16's, which is right below the top binade's missing 480.
+TEST(Half, E4m3RoundsEveryBoundaryToNearestEven) {
+  for (std::uint32_t h = 0; h < kE4m3Max; ++h) {
+    for (const std::uint32_t sign : {0u, 0x80u}) {
+      const auto lo = static_cast<std::uint8_t>(h | sign);
+      const auto hi = static_cast<std::uint8_t>((h + 1) | sign);
+      const double a = e4m3_to_double(lo), b = e4m3_to_double(hi);
+      const double mid = (a + b) / 2;
+      const std::uint8_t even = (h & 1u) == 0 ? lo : hi;
+      ASSERT_EQ(double_to_e4m3(mid), even) << std::hex << h;
+      ASSERT_EQ(float_to_e4m3(static_cast<float>(mid)), even) << std::hex << h;
+      ASSERT_EQ(double_to_e4m3(std::nextafter(mid, a)), lo) << std::hex << h;
+      ASSERT_EQ(double_to_e4m3(std::nextafter(mid, b)), hi) << std::hex << h;
+      ASSERT_EQ(float_to_e4m3(std::nextafter(static_cast<float>(mid), static_cast<float>(a))), lo);
+      ASSERT_EQ(float_to_e4m3(std::nextafter(static_cast<float>(mid), static_cast<float>(b))), hi);
+      const std::uint16_t ref = reference_round(mid, 3, 7, 16);  // sign at bit 15
+      ASSERT_EQ(ref >> 15, even >> 7) << std::hex << h;
+      ASSERT_EQ(ref & 0x7FFF, even & 0x7F) << std::hex << h;
+    }
+  }
+}
+
+TEST(Half, E4m3KnownValues) {
+  EXPECT_EQ(double_to_e4m3(1.0), 0x38);
+  EXPECT_EQ(double_to_e4m3(-2.0), 0xC0);
+  EXPECT_EQ(double_to_e4m3(0.5), 0x30);
+  EXPECT_EQ(double_to_e4m3(448.0), 0x7E);  // the largest finite value, 1.75·2^8
+  EXPECT_EQ(e4m3_to_double(0x7E), 448.0);
+  EXPECT_EQ(e4m3_to_double(0xFE), -448.0);
+  EXPECT_EQ(e4m3_to_double(0x7D), 416.0);
+  EXPECT_EQ(double_to_e4m3(0x1p-6), 0x08);  // smallest normal
+  EXPECT_EQ(e4m3_to_double(0x08), 0x1p-6);
+  EXPECT_EQ(double_to_e4m3(0x1p-9), 0x01);  // smallest subnormal
+  EXPECT_EQ(e4m3_to_double(0x01), 0x1p-9);
+  EXPECT_EQ(e4m3_to_double(0x07), 7 * 0x1p-9);  // largest subnormal
+  EXPECT_EQ(double_to_e4m3(0x1p-10), 0x00);     // half the smallest subnormal: tie to even, 0
+  EXPECT_EQ(double_to_e4m3(-0x1p-10), 0x80);
+  EXPECT_EQ(double_to_e4m3(0x1.0000000000001p-10), 0x01);  // just above the tie
+  EXPECT_EQ(double_to_e4m3(3 * 0x1p-10), 0x02);            // tie between 1 and 2 ulps: even
+  EXPECT_EQ(double_to_e4m3(0x1p-20), 0x00);
+  EXPECT_EQ(double_to_e4m3(1.0625), 0x38);  // tie between 1 and 1.125: even below
+  EXPECT_EQ(double_to_e4m3(1.1875), 0x3A);  // tie between 1.125 and 1.25: even above
+  EXPECT_EQ(double_to_e4m3(1.0626), 0x39);  // past the tie
+  EXPECT_EQ(double_to_e4m3(432.0), 0x7E);   // tie between 416 and 448: even (448) above
+  EXPECT_EQ(double_to_e4m3(-0.0), 0x80);
+  // Saturation ("satfinite"): past 448 is ±448, never the NaN pattern that 480 would take.
+  EXPECT_EQ(double_to_e4m3(449.0), 0x7E);
+  EXPECT_EQ(double_to_e4m3(464.0), 0x7E);  // the tie to 480 rounds to even, 448, anyway
+  EXPECT_EQ(double_to_e4m3(465.0), 0x7E);
+  EXPECT_EQ(double_to_e4m3(480.0), 0x7E);
+  EXPECT_EQ(double_to_e4m3(1e9), 0x7E);
+  EXPECT_EQ(double_to_e4m3(-1e300), 0xFE);
+  EXPECT_EQ(double_to_e4m3(std::numeric_limits<double>::infinity()), 0x7E);
+  EXPECT_EQ(float_to_e4m3(-std::numeric_limits<float>::infinity()), 0xFE);
+  EXPECT_EQ(double_to_e4m3(std::numeric_limits<double>::quiet_NaN()), kE4m3NaN);
+  EXPECT_EQ(float_to_e4m3(-std::numeric_limits<float>::quiet_NaN()), kE4m3NaN);
+  EXPECT_TRUE(e4m3_is_nan(0x7F));
+  EXPECT_TRUE(e4m3_is_nan(0xFF));
+  EXPECT_FALSE(e4m3_is_nan(0x7E));
+  EXPECT_TRUE(std::isnan(e4m3_to_float(0xFF)));
+  // Double → e4m3 directly: 1 + 2^-4 + 2^-40 is above the tie between 1 and 1.125.
+  EXPECT_EQ(double_to_e4m3(1.0 + 0x1p-4 + 0x1p-40), 0x39);
+  static_assert(double_to_e4m3(448.0) == kE4m3Max, "usable in constant expressions");
 }
 
 TEST(Half, MatchesCompilerFloat16WhereAvailable) {

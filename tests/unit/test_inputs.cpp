@@ -22,7 +22,8 @@ namespace {
 using namespace gpucheck;
 using namespace gpucheck::bench;
 
-constexpr DType kAll[] = {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
+constexpr DType kAll[] = {DType::kF32,  DType::kTf32, DType::kF16,
+                          DType::kBf16, DType::kF64,  DType::kFp8};
 
 bool same_bytes(const HostBuffer& a, const HostBuffer& b) {
   return a.dtype() == b.dtype() && a.size() == b.size() &&
@@ -46,6 +47,11 @@ TEST(HostBuffer, TypedAlignedStorage) {
   EXPECT_THROW(h.as<float>(), std::logic_error);
   EXPECT_NO_THROW(HostBuffer(DType::kTf32, 1).as<float>());
   EXPECT_NO_THROW(HostBuffer(DType::kF64, 1).as<double>());
+  HostBuffer e4m3(DType::kFp8, 4);
+  EXPECT_EQ(e4m3.size_bytes(), 4u);
+  EXPECT_NO_THROW(e4m3.as<std::uint8_t>());
+  EXPECT_THROW(e4m3.as<std::uint16_t>(), std::logic_error);
+  EXPECT_THROW(h.as<std::uint8_t>(), std::logic_error);
   const HostBuffer empty;
   EXPECT_EQ(empty.size(), 0u);
   EXPECT_EQ(empty.data(), nullptr);
@@ -71,6 +77,17 @@ TEST(HostBuffer, SetRoundsToTheDtypeAndGetIsExact) {
   EXPECT_EQ(round_to_storage(DType::kF64, v), v);
   EXPECT_EQ(min_normal(DType::kF16), 0x1p-14);
   EXPECT_EQ(min_normal(DType::kBf16), 0x1p-126);
+  // fp8 (e4m3): nearest even, saturating at ±448.
+  HostBuffer fp8(DType::kFp8, 3);
+  fp8.set(0, v);
+  fp8.set(1, 1000.0);
+  fp8.set(2, -0x1p-9);
+  EXPECT_EQ(fp8.as<std::uint8_t>()[0], 0x2B);  // 0.34375 = 1.375·2^-2, the nearest to 1/3
+  EXPECT_EQ(fp8.get(0), 0.34375);
+  EXPECT_EQ(fp8.get(1), 448.0);
+  EXPECT_EQ(fp8.get(2), -0x1p-9);
+  EXPECT_EQ(round_to_storage(DType::kFp8, v), 0.34375);
+  EXPECT_EQ(min_normal(DType::kFp8), 0x1p-6);
 }
 
 TEST(HostBuffer, MovesAndClones) {
@@ -147,6 +164,7 @@ TEST(Inputs, DeterministicAndIndependentOfLengthAndThreads) {
 
 TEST(Inputs, ExpInputsAreUniformInRangeAndNeverZero) {
   for (const DType d : kAll) {
+    if (d == DType::kFp8) continue;  // a GEMM type only: no exp inputs (its grid is too coarse)
     const auto [lo, hi] = exp_input_range(d);
     EXPECT_EQ(hi, -lo);
     EXPECT_EQ(hi, d == DType::kF16 || d == DType::kBf16 ? 8.0 : 10.0);
@@ -217,6 +235,8 @@ TEST(Inputs, PoisonIsRecognisedAndIsNaN) {
   EXPECT_EQ(h.as<std::uint16_t>()[0], 0x7E7F);
   EXPECT_TRUE(f16_is_nan(kPoisonF16));
   EXPECT_TRUE(bf16_is_nan(kPoisonBf16));
+  EXPECT_TRUE(e4m3_is_nan(kPoisonFp8));
+  EXPECT_NE(kPoisonFp8, double_to_e4m3(std::numeric_limits<double>::quiet_NaN()));
 }
 
 TEST(Inputs, ConvLayoutsHoldTheSameLogicalTensors) {

@@ -197,6 +197,42 @@ TEST(QualifySkus, EmbeddedTableLoadsWithHopperEntries) {
             nullptr);
 }
 
+// fp8 GEMM in a bench requirement and a stress requirement; fp8 anywhere but GEMM is refused at
+// its line; the Hopper SKUs carry FP8's dense datasheet peak.
+TEST(QualifyProfile, Fp8IsAGemmDtypeForBenchAndStress) {
+  q::Profile p = q::parse_profile(R"(
+[[require]]
+kind = "bench"
+device = "each"
+op = "gemm"
+dtype = "fp8"
+shape = { m = 8192, n = 8192, k = 8192 }
+min_fraction_of_reference = 0.6
+reference = "datasheet"
+[[require]]
+kind = "stress"
+duration = "60s"
+tests = ["gemm"]
+dtype = "fp8"
+)",
+                                  "p.toml");
+  ASSERT_EQ(p.requirements.size(), 2u);
+  EXPECT_EQ(p.requirements[0].dtype, "fp8");
+  EXPECT_EQ(p.requirements[0].op, "gemm");
+  EXPECT_EQ(p.requirements[1].dtype, "fp8");
+  EXPECT_THAT(error_of("[[require]]\nkind = \"bench\"\nop = \"exp\"\ndtype = \"fp8\"\n"
+                       "shape = { n = 4 }\nmin = 1\nunit = \"GB/s\"\n"),
+              HasSubstr("p.toml:4: require[1].dtype: fp8 is a GEMM dtype; exp does not run in it"));
+  EXPECT_THAT(error_of("[[require]]\nkind = \"stress\"\ndtype = \"fp4\"\n"),
+              HasSubstr("require[1].dtype: expected one of f32, tf32, f16, bf16, f64, fp8"));
+  const q::Sku* h200 = q::find_sku(q::builtin_skus(), std::nullopt, "NVIDIA H200");
+  ASSERT_NE(h200, nullptr);
+  const q::Reference* d = q::find_reference(*h200, "datasheet", "gemm", "fp8",
+                                            {{"m", 8192}, {"n", 8192}, {"k", 8192}}, "excluded");
+  ASSERT_NE(d, nullptr);
+  EXPECT_DOUBLE_EQ(d->value, 1979.0);
+}
+
 TEST(QualifySkus, MeasuredEntriesNeedCardDateAndCommand) {
   try {
     q::parse_skus(

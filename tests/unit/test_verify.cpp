@@ -181,7 +181,9 @@ TEST(ExpVerify, MismatchedSizesAreAProgrammingError) {
 
 // How a simulated device computes: the factors it reads and how it accumulates.
 enum class Inputs { kAsStored, kTf32Nearest, kTf32Truncated };
-enum class Accumulate { kDouble, kFloat, kFloatTowardZero };
+// kFp8Mma: Hopper's FP8 tensor core as verify.h models it: sums of at most 128 products kept
+// to 14 significant bits, truncated, each then added into an f32 accumulator.
+enum class Accumulate { kDouble, kFloat, kFloatTowardZero, kFp8Mma };
 
 double read_as(Inputs mode, double v) {
   switch (mode) {
@@ -203,12 +205,30 @@ float add_toward_zero(float acc, double product) {
   return f;
 }
 
+// v truncated (toward zero) to 14 significant bits: an e8m13 accumulator.
+double truncate_to_14_bits(double v) {
+  if (v == 0) return v;
+  int e = 0;
+  std::frexp(v, &e);
+  return std::trunc(std::ldexp(v, 14 - e)) * std::ldexp(1.0, e - 14);
+}
+
 struct Accumulator {
   Accumulate mode;
   double d = 0;
   float f = 0;
+  double chunk = 0;  // kFp8Mma: the tensor core's running sum of this chunk
+  int in_chunk = 0;
   void add(double a, double b) {
     switch (mode) {
+      case Accumulate::kFp8Mma:
+        chunk = truncate_to_14_bits(chunk + a * b);
+        if (++in_chunk == 128) {
+          f += static_cast<float>(chunk);
+          chunk = 0;
+          in_chunk = 0;
+        }
+        break;
       case Accumulate::kDouble:
         d += a * b;
         break;
@@ -220,7 +240,10 @@ struct Accumulator {
         break;
     }
   }
-  double value() const { return mode == Accumulate::kDouble ? d : f; }
+  double value() const {
+    if (mode == Accumulate::kFp8Mma) return f + static_cast<float>(chunk);
+    return mode == Accumulate::kDouble ? d : f;
+  }
 };
 
 std::vector<double> as_doubles(const HostBuffer& b, Inputs mode) {
@@ -282,10 +305,12 @@ TEST_P(GemmVerify, AcceptsCorrectAndCatchesEachPlantedFault) {
   const auto [d, compute, freivalds] = GetParam();
   const GemmShape s = freivalds ? GemmShape{256, 192, 300} : GemmShape{13, 17, 11};
   const GemmInputs in = make_gemm_inputs(d, s, 2024);
-  const ErrorModel model = gemm_error_model(d, d, compute, s.k);
+  const DType out = gemm_output_dtype(d);  // fp8 writes bf16
+  const ErrorModel model = gemm_error_model(d, out, compute, s.k);
   const std::string expected_method = freivalds ? "freivalds+sampled+scan" : "elementwise";
 
-  const HostBuffer exact = gemm_result(s, in.a, in.b, d);
+  const HostBuffer exact = gemm_result(s, in.a, in.b, out);
+  EXPECT_EQ(exact.dtype(), make_gemm_output(d, s).dtype());
   Verification v = verify_gemm(s, in.a, in.b, exact, compute);
   EXPECT_TRUE(v.ok) << v.detail;
   EXPECT_EQ(v.method, expected_method);
@@ -304,6 +329,10 @@ TEST_P(GemmVerify, AcceptsCorrectAndCatchesEachPlantedFault) {
   } else if (d == DType::kF16 || d == DType::kBf16) {
     hardware.push_back(gemm_result(s, in.a, in.b, d, Accumulate::kFloat));
     hardware.push_back(gemm_result(s, in.a, in.b, d, Accumulate::kFloatTowardZero));
+  } else if (d == DType::kFp8) {
+    hardware.push_back(gemm_result(s, in.a, in.b, out, Accumulate::kFloat));
+    hardware.push_back(gemm_result(s, in.a, in.b, out, Accumulate::kFloatTowardZero));
+    hardware.push_back(gemm_result(s, in.a, in.b, out, Accumulate::kFp8Mma));
   }
   for (const HostBuffer& c : hardware) {
     v = verify_gemm(s, in.a, in.b, c, compute);
@@ -316,7 +345,7 @@ TEST_P(GemmVerify, AcceptsCorrectAndCatchesEachPlantedFault) {
   const std::uint64_t pi = s.m / 2 + 1, pj = s.n / 3;
   const std::uint64_t planted = pi * s.n + pj;
   const double allow = freivalds ? gemm_row_allowance(s, in.a, in.b, exact, model, pi)
-                                 : gemm_element_allowance(s, in.a, in.b, model, d, pi, pj);
+                                 : gemm_element_allowance(s, in.a, in.b, model, out, pi, pj);
   HostBuffer off = exact.clone();
   off.set(planted, exact.get(planted) + 10 * allow);
   v = verify_gemm(s, in.a, in.b, off, compute);
@@ -340,18 +369,58 @@ TEST_P(GemmVerify, AcceptsCorrectAndCatchesEachPlantedFault) {
   EXPECT_NE(v.detail.find("never written"), std::string::npos) << v.detail;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDtypes, GemmVerify,
-                         ::testing::Values(GemmCase{DType::kF32, DType::kF32, false},
-                                           GemmCase{DType::kF32, DType::kF32, true},
-                                           GemmCase{DType::kF64, DType::kF64, false},
-                                           GemmCase{DType::kF64, DType::kF64, true},
-                                           GemmCase{DType::kTf32, DType::kTf32, false},
-                                           GemmCase{DType::kTf32, DType::kTf32, true},
-                                           GemmCase{DType::kF16, DType::kF32, false},
-                                           GemmCase{DType::kF16, DType::kF32, true},
-                                           GemmCase{DType::kBf16, DType::kF32, false},
-                                           GemmCase{DType::kBf16, DType::kF32, true}),
-                         gemm_case_name);
+INSTANTIATE_TEST_SUITE_P(
+    AllDtypes, GemmVerify,
+    ::testing::Values(
+        GemmCase{DType::kF32, DType::kF32, false}, GemmCase{DType::kF32, DType::kF32, true},
+        GemmCase{DType::kF64, DType::kF64, false}, GemmCase{DType::kF64, DType::kF64, true},
+        GemmCase{DType::kTf32, DType::kTf32, false}, GemmCase{DType::kTf32, DType::kTf32, true},
+        GemmCase{DType::kF16, DType::kF32, false}, GemmCase{DType::kF16, DType::kF32, true},
+        GemmCase{DType::kBf16, DType::kF32, false}, GemmCase{DType::kBf16, DType::kF32, true},
+        GemmCase{DType::kFp8, DType::kF32, false}, GemmCase{DType::kFp8, DType::kF32, true}),
+    gemm_case_name);
+
+// fp8: the inputs are e4m3 values the reference reads exactly, B's K-major copy is its
+// transpose, and a result rounded to bf16 from f32 sums passes while one that lost a k-block
+// of 16 products (a tile never added) fails.
+TEST(GemmVerify, Fp8InputsAndResults) {
+  const GemmShape s{48, 32, 64};
+  const GemmInputs in = make_gemm_inputs(DType::kFp8, s, 99);
+  ASSERT_EQ(in.a.dtype(), DType::kFp8);
+  ASSERT_EQ(in.a.size_bytes(), s.m * s.k);
+  ASSERT_EQ(in.b_k_major.size(), s.k * s.n);
+  EXPECT_EQ(&in.device_b(), &in.b_k_major);
+  for (std::uint64_t l = 0; l < s.k; ++l)
+    for (std::uint64_t j = 0; j < s.n; ++j)
+      ASSERT_EQ(in.b_k_major.get(j * s.k + l), in.b.get(l * s.n + j)) << l << "," << j;
+  for (std::size_t e = 0; e < in.a.size(); ++e) {
+    const double v = in.a.get(e);
+    ASSERT_EQ(double_to_e4m3(v), in.a.as<std::uint8_t>()[e]);
+    ASSERT_GE(std::fabs(v), 0x1p-6);  // never zero or subnormal
+    ASSERT_LE(std::fabs(v), 448.0);
+  }
+  // Other dtypes send B as it is.
+  const GemmInputs bf = make_gemm_inputs(DType::kBf16, s, 99);
+  EXPECT_EQ(bf.b_k_major.size(), 0u);
+  EXPECT_EQ(&bf.device_b(), &bf.b);
+
+  const HostBuffer good = gemm_result(s, in.a, in.b, DType::kBf16, Accumulate::kFloat);
+  EXPECT_EQ(good.dtype(), DType::kBf16);
+  Verification v = verify_gemm(s, in.a, in.b, good, DType::kF32);
+  EXPECT_TRUE(v.ok) << v.detail;
+  EXPECT_DOUBLE_EQ(v.tolerance,
+                   gemm_error_model(DType::kFp8, DType::kBf16, DType::kF32, 64).tolerance);
+
+  GemmShape short_k = s;
+  short_k.k = s.k - 16;
+  HostBuffer a_short(DType::kFp8, s.m * short_k.k);
+  for (std::uint64_t i = 0; i < s.m; ++i)
+    for (std::uint64_t l = 0; l < short_k.k; ++l)
+      a_short.set(i * short_k.k + l, in.a.get(i * s.k + l));
+  const HostBuffer missing = gemm_result(short_k, a_short, in.b, DType::kBf16);
+  v = verify_gemm(s, in.a, in.b, missing, DType::kF32);
+  EXPECT_FALSE(v.ok) << "max " << v.max_rel_error << " tolerance " << v.tolerance;
+}
 
 TEST(GemmVerify, FreivaldsCatchesWholesaleErrors) {
   const GemmShape s{256, 192, 300};
@@ -415,6 +484,17 @@ TEST(GemmVerify, ErrorModel) {
   // f16 accumulating in f16 (CLBlast's HGEMM) is allowed its far larger error.
   m = gemm_error_model(DType::kF16, DType::kF16, DType::kF16, 100);
   EXPECT_DOUBLE_EQ(m.prod, 80 * 0x1p-11);
+  // fp8 into bf16, f32 accumulation: bf16's output rounding, f32's 8√k·u, and the FP8 tensor
+  // core's 14-bit sums over chunks of at most 128 products, 8√128·2^-14.
+  m = gemm_error_model(DType::kFp8, DType::kBf16, DType::kF32, 8192);
+  EXPECT_DOUBLE_EQ(m.out, 3 * 0x1p-8);
+  EXPECT_DOUBLE_EQ(m.prod, 8 * std::sqrt(8192.0) * 0x1p-24 + 8 * std::sqrt(128.0) * 0x1p-14);
+  EXPECT_LT(m.tolerance, 0.018);
+  // k below the chunk: the chunk is k, and 2k·u is the smaller bound at k = 16.
+  m = gemm_error_model(DType::kFp8, DType::kBf16, DType::kF32, 16);
+  EXPECT_DOUBLE_EQ(m.prod, 32 * 0x1p-24 + 32 * 0x1p-14);
+  EXPECT_EQ(default_compute(DType::kFp8), DType::kF32);
+  EXPECT_EQ(unit_roundoff(DType::kFp8), 0x1p-4);
   EXPECT_EQ(default_compute(DType::kBf16), DType::kF32);
   EXPECT_EQ(default_compute(DType::kTf32), DType::kTf32);
   EXPECT_EQ(unit_roundoff(DType::kBf16), 0x1p-8);

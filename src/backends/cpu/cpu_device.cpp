@@ -75,6 +75,10 @@ class CpuDevice final : public Device, public StressOps {
 
   std::optional<std::string> unsupported_reason(Op op, DType dtype, Layout layout) const override {
     (void)layout;
+    if (dtype == DType::kFp8 && op == Op::kGemm)
+      return std::string(
+          "no FP8 GEMM on the CPU backend (fp8 runs through cuBLASLt on CUDA devices of compute "
+          "capability 8.9 or newer)");
     switch (op) {
       case Op::kExp:
       case Op::kSeedloop:

@@ -47,6 +47,8 @@ constexpr int kLtTuneRuns = 5;
 // Candidates timed within this of the fastest are tied; the library's first of them is kept, so
 // that a search's pick does not hang on the last percent of a short timing.
 constexpr double kTieNoise = 0.03;
+// cublasLtGetVersion() of the first cuBLASLt with FP8 matmuls (11.11.x, CUDA 11.8).
+constexpr int kLtFp8Version = 111100;
 
 int to_int(std::uint64_t v, const char* what) {
   if (v > static_cast<std::uint64_t>(INT_MAX))
@@ -96,25 +98,31 @@ struct ConvPlan {
   }
 };
 
+// A and B in `data`, C and D in `out` (the same but for fp8, whose GEMM writes bf16).
 struct GemmTypes {
   cudaDataType_t data;
   cublasComputeType_t compute;
   cudaDataType_t scale;
   const char* compute_name;
+  cudaDataType_t out;
 };
 
 GemmTypes gemm_types(DType d) {
   switch (d) {
     case DType::kF32:
-      return {CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F"};
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F", CUDA_R_32F};
     case DType::kTf32:
-      return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, "CUBLAS_COMPUTE_32F_FAST_TF32"};
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, "CUBLAS_COMPUTE_32F_FAST_TF32",
+              CUDA_R_32F};
     case DType::kF16:
-      return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F"};
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F", CUDA_R_16F};
     case DType::kBf16:
-      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F"};
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F", CUDA_R_16BF};
     case DType::kF64:
-      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, "CUBLAS_COMPUTE_64F"};
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, "CUBLAS_COMPUTE_64F", CUDA_R_64F};
+    case DType::kFp8:
+      // cuBLASLt's FP8 path: e4m3 A and B, f32 compute and scale, bf16 C and D.
+      return {CUDA_R_8F_E4M3, CUBLAS_COMPUTE_32F, CUDA_R_32F, "CUBLAS_COMPUTE_32F", CUDA_R_16BF};
   }
   throw std::logic_error("unknown dtype");
 }
@@ -143,8 +151,10 @@ ConvTypes conv_types(DType d) {
     case DType::kF64:
       return {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH,
               "CUDNN_DATA_DOUBLE+CUDNN_DEFAULT_MATH"};
+    case DType::kFp8:
+      break;  // unsupported_reason refuses conv in fp8
   }
-  throw std::logic_error("unknown dtype");
+  throw std::logic_error("no cuDNN types for this dtype");
 }
 
 using GemmKey = std::tuple<int, std::uint64_t, std::uint64_t, std::uint64_t>;
@@ -243,6 +253,13 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
                            gpucheck::to_string(dtype), cc_major_);
       return std::nullopt;
     };
+    if (dtype == DType::kFp8) {
+      if (op == Op::kCopy || op == Op::kLatency) return std::nullopt;
+      if (op != Op::kGemm)
+        return fmt::format("fp8 (e4m3) is a GEMM input type; {} does not run in it",
+                           gpucheck::to_string(op));
+      return fp8_gemm_reason();
+    }
     switch (op) {
       case Op::kExp:
         if (dtype == DType::kTf32)
@@ -287,6 +304,7 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
 
   std::string compute_type(Op op, DType dtype) const override {
     if (op == Op::kGemm) return gemm_types(dtype).compute_name;
+    if (dtype == DType::kFp8) return "fp8";  // a GEMM type only: every other op is refused
     if (op == Op::kConv) return conv_types(dtype).name;
     // exp: f16 and bf16 are computed in f32 and rounded once.
     if (dtype == DType::kF16 || dtype == DType::kBf16) return "f32";
@@ -327,12 +345,15 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
         GC_CUDA_CHECK(launch_exp_bf16(dptr(x), dptr(y), n, sms_, stream_));
         break;
       case DType::kTf32:
-        throw std::logic_error("exp in tf32: unsupported_reason says no");
+      case DType::kFp8:
+        throw std::logic_error("exp in tf32 or fp8: unsupported_reason says no");
     }
   }
 
   // Row-major C[m×n] = A[m×k]·B[k×n] is column-major Cᵀ[n×m] = Bᵀ[n×k]·Aᵀ[k×m]: the same
-  // memory, no transposes, so cuBLASLt computes M=n, N=m, K=k with A'=B and B'=A.
+  // memory, no transposes, so cuBLASLt computes M=n, N=m, K=k with A'=B and B'=A. fp8's B comes
+  // K-major (Bᵀ[n×k] row-major, gemm_b_k_major): column-major that is a k×n A' read transposed,
+  // the "TN" form cuBLASLt's FP8 kernels require (A' transposed, B' = Aᵀ[k×m] not).
   void gemm(DType dtype, const GemmShape& s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
     const GemmTypes t = gemm_types(dtype);
@@ -348,7 +369,8 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
           plan.c, &plan.heuristic.algo, lt_workspace_->get(), lt_workspace_->bytes(), stream_));
       return;
     }
-    // No cuBLASLt algorithm for this shape: cublasGemmEx chooses its own.
+    // No cuBLASLt algorithm for this shape: cublasGemmEx chooses its own (lt_plan threw for
+    // fp8, which cublasGemmEx does not run).
     const int m = to_int(s.m, "m"), n = to_int(s.n, "n"), kk = to_int(s.k, "k");
     GC_CUBLAS_CHECK(cublas_->cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, alpha, dptr(b),
                                           t.data, n, dptr(a), t.data, kk, beta, dptr(c), t.data, n,
@@ -511,6 +533,23 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
   }
 
  private:
+  // Why this device cannot run fp8 GEMM, or nullopt: FP8 tensor cores (compute capability 8.9:
+  // Ada, Hopper and later) and a cuBLASLt with the FP8 path (11.11, CUDA 11.8).
+  std::optional<std::string> fp8_gemm_reason() const {
+    if (!lt_ || !blas_) return "GEMM needs cuBLAS: " + cublas_error_;
+    if (cc_major_ < 8 || (cc_major_ == 8 && cc_minor_ < 9))
+      return fmt::format(
+          "fp8 GEMM needs FP8 tensor cores, compute capability 8.9 or newer (Ada, Hopper and "
+          "later); this device has {}.{}",
+          cc_major_, cc_minor_);
+    if (cublas_->lt_version_number() < kLtFp8Version)
+      return fmt::format(
+          "fp8 GEMM needs cuBLASLt 11.11 (CUDA 11.8) or newer, the first with an FP8 path; this "
+          "cuBLASLt is {}",
+          cublas_->lt_version());
+    return std::nullopt;
+  }
+
   LtPlan& lt_plan(DType dtype, const GemmShape& s, const DeviceBuffer& a_buf,
                   const DeviceBuffer& b_buf, DeviceBuffer& c_buf) {
     GemmKey key{static_cast<int>(dtype), s.m, s.n, s.k};
@@ -521,12 +560,22 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
     plan->lib = cublas_.get();
     const auto& L = *cublas_;
     GC_CUBLAS_CHECK(L.cublasLtMatmulDescCreate(&plan->op, t.compute, t.scale));
-    GC_CUBLAS_CHECK(
-        L.cublasLtMatrixLayoutCreate(&plan->a, t.data, s.n, s.k, static_cast<int64_t>(s.n)));
+    if (gemm_b_k_major(dtype)) {
+      // A' = Bᵀ[n×k] row-major is column-major k×n (leading dimension k), read transposed. The
+      // scale pointers stay unset: cuBLASLt takes them as 1 (the inputs need no scaling).
+      const cublasOperation_t transpose = CUBLAS_OP_T;
+      GC_CUBLAS_CHECK(L.cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                       &transpose, sizeof(transpose)));
+      GC_CUBLAS_CHECK(
+          L.cublasLtMatrixLayoutCreate(&plan->a, t.data, s.k, s.n, static_cast<int64_t>(s.k)));
+    } else {
+      GC_CUBLAS_CHECK(
+          L.cublasLtMatrixLayoutCreate(&plan->a, t.data, s.n, s.k, static_cast<int64_t>(s.n)));
+    }
     GC_CUBLAS_CHECK(
         L.cublasLtMatrixLayoutCreate(&plan->b, t.data, s.k, s.m, static_cast<int64_t>(s.k)));
     GC_CUBLAS_CHECK(
-        L.cublasLtMatrixLayoutCreate(&plan->c, t.data, s.n, s.m, static_cast<int64_t>(s.n)));
+        L.cublasLtMatrixLayoutCreate(&plan->c, t.out, s.n, s.m, static_cast<int64_t>(s.n)));
     cublasLtMatmulPreference_t pref = nullptr;
     GC_CUBLAS_CHECK(L.cublasLtMatmulPreferenceCreate(&pref));
     std::size_t ws = lt_workspace_->bytes();
@@ -541,6 +590,13 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
     // NOT_SUPPORTED from the heuristic means "no algorithm": cublasGemmEx takes over.
     if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) GC_CUBLAS_CHECK(st);
     plan->have_algo = st == CUBLAS_STATUS_SUCCESS && returned > 0;
+    if (!plan->have_algo && dtype == DType::kFp8)
+      throw ApiError("cuBLASLt", static_cast<long long>(CUBLAS_STATUS_NOT_SUPPORTED),
+                     "CUBLAS_STATUS_NOT_SUPPORTED",
+                     fmt::format("cublasLtMatmulAlgoGetHeuristic: no FP8 (e4m3, bf16 out) "
+                                 "algorithm for {}x{}x{} (FP8 kernels need 16-byte aligned rows)",
+                                 s.m, s.n, s.k),
+                     __FILE__, __LINE__);
     if (!plan->have_algo) plan->choice = gemm_ex_choice_json(cublas_->version());
     if (plan->have_algo) {
       found.resize(static_cast<std::size_t>(returned));
@@ -549,7 +605,8 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
       for (const auto& f : found) named.push_back(choice_json(describe_algo(f.algo), version));
       const std::string kept_key =
           choice_key("cublaslt", version, "gemm", gpucheck::to_string(dtype),
-                     fmt::format("{}x{}x{}", s.m, s.n, s.k), "row-major");
+                     fmt::format("{}x{}x{}", s.m, s.n, s.k),
+                     gemm_b_k_major(dtype) ? "row-major, B K-major" : "row-major");
       if (auto kept = choices_.find(kept_key)) {
         for (std::size_t i = 0; i < found.size() && !plan->choice.is_object(); ++i)
           if (found[i].state == CUBLAS_STATUS_SUCCESS && named[i][k::kId] == (*kept)[k::kId]) {

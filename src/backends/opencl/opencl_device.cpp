@@ -239,6 +239,10 @@ class OpenClDevice final : public Device, public GemmTuner, public StressOps {
   std::optional<std::string> unsupported_reason(Op op, DType dtype, Layout layout) const override {
     (void)layout;
     if (op == Op::kCopy || op == Op::kLatency) return std::nullopt;
+    if (dtype == DType::kFp8)
+      return std::string(
+          "OpenCL has no FP8 arithmetic: no FP8 GEMM here (fp8 runs through cuBLASLt on CUDA "
+          "devices of compute capability 8.9 or newer)");
     if (dtype == DType::kTf32 || dtype == DType::kBf16)
       return fmt::format("OpenCL has no {} arithmetic", gpucheck::to_string(dtype));
     if (dtype == DType::kF64 && !fp64_) return std::string("the device lacks cl_khr_fp64");

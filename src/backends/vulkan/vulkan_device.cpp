@@ -154,6 +154,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
 
   std::optional<std::string> unsupported_reason(Op op, DType dtype, Layout layout) const override {
     (void)layout;
+    if (dtype == DType::kFp8 && op != Op::kCopy && op != Op::kLatency)
+      return std::string(
+          "no FP8 shaders on the Vulkan backend: no FP8 GEMM here (fp8 runs through cuBLASLt on "
+          "CUDA devices of compute capability 8.9 or newer)");
     switch (op) {
       case Op::kCopy:
       case Op::kLatency:

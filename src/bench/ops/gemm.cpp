@@ -8,6 +8,8 @@
 #include "core/errors.h"
 #include "core/json_keys.h"
 
+#include <algorithm>
+
 namespace gpucheck::bench {
 
 // ---- inputs
@@ -15,10 +17,29 @@ namespace gpucheck::bench {
 GemmInputs make_gemm_inputs(DType dtype, const GemmShape& shape, std::uint64_t seed) {
   GemmInputs in{
       HostBuffer(dtype, host_size(checked_elements(shape.m, shape.k, "gemm A"), "gemm A")),
-      HostBuffer(dtype, host_size(checked_elements(shape.k, shape.n, "gemm B"), "gemm B"))};
+      HostBuffer(dtype, host_size(checked_elements(shape.k, shape.n, "gemm B"), "gemm B")),
+      HostBuffer()};
   fill_normal(in.a, seed, kStreamGemmA);
   fill_normal(in.b, seed, kStreamGemmB);
+  if (gemm_b_k_major(dtype)) {
+    // Element (l, j) of B at j·k + l. One byte each (fp8): transposed in cache-sized blocks.
+    const std::uint64_t k = shape.k, n = shape.n;
+    in.b_k_major = HostBuffer(dtype, in.b.size());
+    const auto* src = static_cast<const std::uint8_t*>(in.b.data());
+    auto* dst = static_cast<std::uint8_t*>(in.b_k_major.data());
+    constexpr std::uint64_t kTile = 64;
+    for (std::uint64_t l0 = 0; l0 < k; l0 += kTile)
+      for (std::uint64_t j0 = 0; j0 < n; j0 += kTile)
+        for (std::uint64_t l = l0; l < std::min(k, l0 + kTile); ++l)
+          for (std::uint64_t j = j0; j < std::min(n, j0 + kTile); ++j)
+            dst[j * k + l] = src[l * n + j];
+  }
   return in;
+}
+
+HostBuffer make_gemm_output(DType dtype, const GemmShape& shape) {
+  return make_output(gemm_output_dtype(dtype),
+                     host_size(checked_elements(shape.m, shape.n, "gemm C"), "gemm C"));
 }
 
 // ---- float64 check
@@ -235,8 +256,18 @@ Work work(const Cell& cell) {
 
 Footprint footprint(const Cell& cell, bool host_device) {
   const auto& s = std::get<GemmShape>(cell.shape);
-  return tensor_footprint({checked_mul(s.m, s.k), checked_mul(s.k, s.n), checked_mul(s.m, s.n)},
-                          element_size(cell.dtype), host_device);
+  const std::uint64_t in = element_size(cell.dtype);
+  const std::uint64_t out = element_size(gemm_output_dtype(cell.dtype));
+  if (in == out)
+    return tensor_footprint({checked_mul(s.m, s.k), checked_mul(s.k, s.n), checked_mul(s.m, s.n)},
+                            in, host_device);
+  // fp8: byte-sized inputs, a bf16 result, counted in bytes; B's K-major copy on the host too.
+  const std::uint64_t b = checked_mul(checked_mul(s.k, s.n), in);
+  Footprint f = tensor_footprint(
+      {checked_mul(checked_mul(s.m, s.k), in), b, checked_mul(checked_mul(s.m, s.n), out)}, 1,
+      host_device);
+  if (gemm_b_k_major(cell.dtype)) f.host_total = checked_add(f.host_total, b);
+  return f;
 }
 
 bool shrink(Cell& cell) {
@@ -244,6 +275,19 @@ bool shrink(Cell& cell) {
   if (s.m <= 64 || s.n <= 64 || s.k <= 64) return false;
   s.m /= 2, s.n /= 2, s.k /= 2;
   return true;
+}
+
+// The device's word, then fp8's shape rule: its kernels read A and Bᵀ in 16-byte rows.
+std::optional<std::string> refusal(const Cell& cell, Device& device) {
+  if (auto why = device.unsupported_reason(Op::kGemm, cell.dtype, Layout::kNchw)) return why;
+  const auto& s = std::get<GemmShape>(cell.shape);
+  if (cell.dtype == DType::kFp8 &&
+      (s.m % kFp8GemmMultiple != 0 || s.n % kFp8GemmMultiple != 0 || s.k % kFp8GemmMultiple != 0))
+    return fmt::format(
+        "fp8 GEMM runs M, N and K that are multiples of {} (its kernels read 16-byte-aligned rows "
+        "of A and Bᵀ); {}x{}x{} is not",
+        kFp8GemmMultiple, s.m, s.n, s.k);
+  return std::nullopt;
 }
 
 nlohmann::json to_json(const Shape& shape) {
@@ -260,16 +304,17 @@ void run(const Cell& cell, RunContext& ctx) {
   const auto& s = std::get<GemmShape>(cell.shape);
   Device& dev = ctx.device();
   GemmInputs in = make_gemm_inputs(cell.dtype, s, ctx.seed());
-  HostBuffer c = make_output(cell.dtype, checked_mul(s.m, s.n));
+  HostBuffer c = make_gemm_output(cell.dtype, s);
   std::vector<DeviceTensor> d;
   d.push_back(to_device(dev, in.a));
-  d.push_back(to_device(dev, in.b));
+  d.push_back(to_device(dev, in.device_b()));
   DeviceTensor dc{dev.allocate(c.size_bytes()), c.size_bytes()};
   VerifyOptions vo;
   vo.seed = ctx.seed();
   DType compute = dev.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
   ctx.measure_op(
-      {&in.a, &in.b}, d, c, dc, [&] { dev.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
+      {&in.a, &in.device_b()}, d, c, dc,
+      [&] { dev.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
       [&](const HostBuffer& out) { return verify_gemm(s, in.a, in.b, out, compute, vo); });
 }
 
@@ -283,7 +328,8 @@ std::vector<HostBuffer> inputs(const Cell& cell, std::uint64_t seed) {
 
 OpOutput output(const Cell& cell) {
   const auto& s = std::get<GemmShape>(cell.shape);
-  return {s.m * s.n, cell.dtype, s.m * s.n * element_size(cell.dtype)};
+  const DType out = gemm_output_dtype(cell.dtype);
+  return {s.m * s.n, out, s.m * s.n * element_size(out)};
 }
 
 Verification verify(const Cell& cell, const std::vector<HostBuffer>& in, const void* got,
@@ -319,6 +365,7 @@ OpUnit gemm_unit() {
   u.shrink = gemm_op::shrink;
   u.shape_to_json = gemm_op::to_json;
   u.shape_from_json = gemm_op::from_json;
+  u.refusal = gemm_op::refusal;
   u.run = gemm_op::run;
   u.inputs = gemm_op::inputs;
   u.output = gemm_op::output;
