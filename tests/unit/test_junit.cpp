@@ -1,5 +1,5 @@
 // JUnit XML of a qualify document: one testcase per verdict, <failure> for unmet, <skipped/>
-// for skip, text escaped. (xmllint against the XSD: tests/cli/qualify_cli_test.cpp.)
+// for skip, text escaped. (xmllint against the XSD: tests/cli/test_qualify_cli.cpp.)
 #include "report/junit.h"
 
 #include <gmock/gmock.h>
