@@ -298,7 +298,8 @@ TEST(CudaDevice, Fp8GemmVerifiesOrSaysWhy) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   bool runs = false;
   int seen = 0;
-  for (const auto& rec : nlohmann::json::parse(r.out)["results"]) {
+  const auto doc = nlohmann::json::parse(r.out);  // kept alive: the loop refers into it
+  for (const auto& rec : doc["results"]) {
     if (rec["device"] != "cuda0") continue;
     ++seen;
     SCOPED_TRACE(rec.dump());
@@ -323,8 +324,8 @@ TEST(CudaDevice, Fp8GemmVerifiesOrSaysWhy) {
   auto s = gpucheck_run({"stress", "--device", "cuda0", "--tests", "gemm", "--dtype", "fp8",
                          "--duration", "10s", "--gemm", "4096", "--json"});
   ASSERT_EQ(s.exit_code, 0) << s.err << s.out;
-  const auto doc = nlohmann::json::parse(s.out);
-  for (const auto& d : doc["stress"]["devices"])
+  const auto stress = nlohmann::json::parse(s.out);
+  for (const auto& d : stress["stress"]["devices"])
     if (d["device"] == "cuda0") {
       EXPECT_EQ(d["verdict"], "pass") << d.dump(2);
       EXPECT_EQ(d["records"][0]["dtype"], "fp8");
