@@ -7,6 +7,7 @@
 #include "app/bench_ranks.h"
 #include "app/bench_run.h"
 #include "app/cli_common.h"
+#include "app/device_sizes.h"
 #include "backends/registry.h"
 #include "bench/cell.h"
 #include "bench/config.h"
@@ -50,7 +51,9 @@ struct BenchOptions {
   TuningOptions tuning;
   std::string devices = "all";
   std::string ops, dtypes, layouts;
-  std::string size = "small";
+  // --size; empty: sizes chosen per device (app/device_sizes.h) unless a size flag or --config
+  // is given, which keep the small preset's meaning.
+  std::string size;
   // The size flags (--exp, --gemm, ...: each op's unit declares its own) → the text given.
   std::map<std::string, std::string> size_flags;
   bool serial = false;  // --serial: one device after another, never at the same time
@@ -148,10 +151,13 @@ std::vector<Cell> plan_cells(const BenchOptions& o, const bench::SizeSet& sizes,
   return cells;
 }
 
-bench::SizeSet size_set(const BenchOptions& o) {
-  bench::Presets presets =
-      o.config.empty() ? bench::default_presets() : bench::load_presets_file(o.config);
-  auto it = presets.find(o.size);
+bench::Presets presets_of(const BenchOptions& o) {
+  return o.config.empty() ? bench::default_presets() : bench::load_presets_file(o.config);
+}
+
+bench::SizeSet size_set(const BenchOptions& o, const bench::Presets& presets) {
+  const std::string size = o.size.empty() ? "small" : o.size;
+  auto it = presets.find(size);
   if (it == presets.end()) {
     std::string names;
     std::vector<std::string> known;
@@ -159,8 +165,8 @@ bench::SizeSet size_set(const BenchOptions& o) {
       names += (names.empty() ? "" : ", ") + n;
       known.push_back(n);
     }
-    throw UsageError(fmt::format("--size: no preset '{}'{} (presets: {})", o.size,
-                                 did_you_mean(o.size, known), names));
+    throw UsageError(fmt::format("--size: no preset '{}'{} (presets: {})", size,
+                                 did_you_mean(size, known), names));
   }
   return bench::with_size_flags(it->second, o.size_flags);
 }
@@ -290,7 +296,10 @@ ExitCode run_bench(const BenchOptions& given) {
   policy.rounds = o.rounds;
   bench::validate(policy);
   const bench::TuningPlan tuning = tuning_plan(o.tuning);
-  bench::SizeSet sizes = size_set(o);
+  const bench::Presets presets = presets_of(o);
+  bench::SizeSet sizes = size_set(o, presets);
+  // Nothing says which sizes: each device gets its own (app/device_sizes.h).
+  const bool per_device_sizes = o.size.empty() && o.config.empty() && !any_size_flag(o);
   const int threads = clamp_cpu_threads(o.threads, "--threads");
   auto names = split_list(o.devices);
   if (names.empty()) throw UsageError("--device: empty list");
@@ -353,14 +362,26 @@ ExitCode run_bench(const BenchOptions& given) {
       std::none_of(res.targets.begin(), res.targets.end(),
                    [](const auto& t) { return t.device == "cpu"; }))
     res.targets.insert(res.targets.begin(), BenchTarget{"cpu", "cpu"});
+  const nlohmann::json cpu_facts = host::to_json(host::read_cpu_facts("/"));
+  const qualify::LimitFacts limit_facts{
+      backends, cpu_facts, &qualify::builtin_skus(),
+      [](const std::string& bus) { return qualify::read_pci_device_id("/", bus); }};
   // Plans are made before anything runs, so a bad flag value fails fast with exit 2.
   std::vector<bench::BenchPlan> plans;
   std::vector<BenchTarget> targets;
+  nlohmann::json chosen_sizes = nlohmann::json::object();
   for (const auto& t : res.targets) {
-    bench::BenchPlan plan{t.device, t.backend, plan_cells(o, sizes, t.backend == "cpu"),
-                          policy,   o.seed,    threads,
-                          {},       tuning,    {},
-                          {}};
+    std::vector<Cell> cells;
+    if (per_device_sizes) {
+      const DeviceSizes chosen = choose_device_sizes(t, presets, limit_facts);
+      cells = plan_cells(o, chosen.sizes, t.backend == "cpu");
+      std::erase_if(cells, [&](const Cell& c) { return !keep_cell(chosen, c); });
+      if (!cells.empty()) chosen_sizes[t.device] = chosen.explained;
+    } else {
+      cells = plan_cells(o, sizes, t.backend == "cpu");
+    }
+    bench::BenchPlan plan{t.device, t.backend, std::move(cells), policy, o.seed,
+                          threads,  {},        tuning,           {},     {}};
     if (plan.cells.empty()) continue;  // only ops between devices were asked for
     plans.push_back(std::move(plan));
     targets.push_back(t);
@@ -378,7 +399,8 @@ ExitCode run_bench(const BenchOptions& given) {
     doc[k::kProvenance][k::kVersions] =
         report::stack_versions_json(report::stack_versions(backends));
   doc[k::kHost] = host::to_json(host::read_host_facts("/"));
-  doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
+  doc[k::kCpu] = cpu_facts;
+  if (!chosen_sizes.empty()) doc[k::kDefaultSizes] = chosen_sizes;
   nlohmann::json errors = nlohmann::json::array();
   for (const auto& m : res.missing) {
     spdlog::error("{}", m);
@@ -458,9 +480,7 @@ ExitCode run_bench(const BenchOptions& given) {
     }
   }
   report::add_speedups(results);
-  qualify::add_limits(
-      results, {backends, doc[k::kCpu], &qualify::builtin_skus(),
-                [](const std::string& bus) { return qualify::read_pci_device_id("/", bus); }});
+  qualify::add_limits(results, limit_facts);
   add_framework_ratios(results);
   for (const auto& r : results) {
     std::string status = r.value(std::string(k::kStatus), "");
@@ -497,8 +517,9 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->type_name("DTYPES");
   cmd->add_option("--layout", o->layouts, "conv layouts: nchw,nhwc (default: both)")
       ->type_name("LAYOUTS");
-  cmd->add_option("--size", o->size, "Size preset: small, medium, large")
-      ->capture_default_str()
+  cmd->add_option("--size", o->size,
+                  "Size preset: small, medium, large (default: sizes chosen for each device "
+                  "from its limits, beside the small size in f32)")
       ->type_name("SIZE");
   // Each op's size flag, as its unit describes it (bench/ops/op_unit.h's SizeSpec).
   for (const auto& unit : bench::op_units())

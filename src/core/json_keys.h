@@ -264,6 +264,8 @@ inline constexpr K kChange = "change";
 
 // Sweeps (bench --sweep): per device, dtype, layout and transfers, the sizes and the break-even
 inline constexpr K kSweep = "sweep";
+inline constexpr K kDefaultSizes = "default_sizes";  // bench: the sizes chosen per device
+inline constexpr K kWhy = "why";
 inline constexpr K kParameter = "parameter";  // what a size counts: elements, m=n=k, batch n
 inline constexpr K kSizes = "sizes";
 inline constexpr K kSeries = "series";

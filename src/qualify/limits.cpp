@@ -320,6 +320,11 @@ Json limit_without_fraction(const Json& r, const LimitFacts& f) {
 
 }  // namespace
 
+bool runs_on_host_cpu(const LimitFacts& facts, const std::string& device,
+                      const std::string& backend) {
+  return on_host_cpu(find_device(facts, device, backend));
+}
+
 Json limit_of(const Json& record, const LimitFacts& facts) {
   static constexpr std::string_view kOps[] = {"gemm", "conv", "exp", "copy", "p2p", "allreduce"};
   const std::string op = string_member(record, k::kOp);

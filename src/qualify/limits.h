@@ -33,6 +33,11 @@ struct LimitFacts {
 // and for ops without a physical bound (seedloop).
 nlohmann::json limit_of(const nlohmann::json& record, const LimitFacts& facts);
 
+// Whether the device (its flat id and backend) is the CPU or runs on its cores (pocl,
+// lavapipe): its limits are the CPU's.
+bool runs_on_host_cpu(const LimitFacts& facts, const std::string& device,
+                      const std::string& backend);
+
 // Sets every record's `limit` (keys: core/json_keys_limits.h).
 void add_limits(nlohmann::json& results, const LimitFacts& facts);
 

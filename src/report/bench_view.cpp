@@ -9,6 +9,7 @@
 #include "report/views.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -300,6 +301,81 @@ void sweep_view(TextView& view, const Json& sweep) {
   view.table(std::move(t));
 }
 
+// bench without --size: the CPU and each device ran sizes of their own, so "how much faster" is
+// also answered rate against rate, each at the largest size it ran in f32 (device time).
+void own_size_rates(TextView& view, const Json& results) {
+  auto rate_of = [](const Json& r) {
+    return number_at(r.value(std::string(k::kThroughput), Json::object()), k::kValue);
+  };
+  auto best = [&](const std::string& device, const std::string& op) -> const Json* {
+    const Json* pick = nullptr;
+    for (const auto& r : results)
+      if (text_at(r, k::kDevice) == device && text_at(r, k::kOp) == op && !included(r) &&
+          text_at(r, k::kStatus) == "ok" && text_at(r, k::kDtype) == "f32" &&
+          framework_of(r).empty()) {
+        const auto v = rate_of(r);
+        if (v && (!pick || *v > rate_of(*pick).value_or(0))) pick = &r;
+      }
+    return pick;
+  };
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const std::string op : {"gemm", "conv", "exp"}) {
+    const Json* cpu = best("cpu", op);
+    if (!cpu) continue;
+    std::vector<std::string> devices;
+    for (const auto& r : results)
+      if (accelerator(r) && text_at(r, k::kOp) == op &&
+          std::find(devices.begin(), devices.end(), text_at(r, k::kDevice)) == devices.end())
+        devices.push_back(text_at(r, k::kDevice));
+    for (const auto& device : devices) {
+      const Json* dev = best(device, op);
+      if (!dev) continue;
+      const Json& dt = dev->value(std::string(k::kThroughput), Json::object());
+      const Json& ct = cpu->value(std::string(k::kThroughput), Json::object());
+      const double d = rate_of(*dev).value_or(0), c = rate_of(*cpu).value_or(0);
+      if (d <= 0 || c <= 0 || text_at(dt, k::kUnit) != text_at(ct, k::kUnit)) continue;
+      lines.emplace_back(
+          device, fmt::format("{} f32: {} at {}, {} the CPU's {} at {}", op,
+                              format_rate(d, text_at(dt, k::kUnit)),
+                              shape_label(dev->value(std::string(k::kShape), Json::object())),
+                              format_speedup(d / c), format_rate(c, text_at(ct, k::kUnit)),
+                              shape_label(cpu->value(std::string(k::kShape), Json::object()))));
+    }
+  }
+  if (lines.empty()) return;
+  view.text("each at its own size (rate against rate, device time)", 2, 2);
+  TextTable t;
+  t.header = false;
+  t.indent = 4;
+  t.columns = {{"device"}, {"answer", false, true, true, false, 20}};
+  for (auto& [device, text] : lines) t.add({device, text});
+  view.table(std::move(t));
+}
+
+// bench without --size: the sizes each device got, and with --details why.
+void default_sizes_view(TextView& view, const Json& chosen, bool details) {
+  view.text("sizes chosen for each device (--size small|medium|large: one preset for all)", 0, 2,
+            Tone::kBold);
+  TextTable t;
+  t.header = false;
+  t.indent = 2;
+  t.columns = {{"device"}, {"sizes", false, true, true, false, 20}};
+  for (const auto& [device, ops] : chosen.items()) {
+    std::vector<std::string> parts;
+    for (const auto& [op, entry] : ops.items()) {
+      std::vector<std::string> sizes;
+      for (const auto& size : entry.value(std::string(k::kSizes), Json::array()))
+        sizes.push_back(scalar_text(size));
+      parts.push_back(fmt::format("{} {}", op, fmt::join(sizes, ", ")));
+    }
+    t.add({device, fmt::format("{}", fmt::join(parts, "; "))});
+    if (details)
+      for (const auto& [op, entry] : ops.items())
+        t.add({"", fmt::format("{}: {}", op, text_at(entry, k::kWhy))});
+  }
+  view.table(std::move(t));
+}
+
 }  // namespace
 
 std::pair<std::string, Tone> results_summary(const Json& results) {
@@ -312,7 +388,8 @@ std::pair<std::string, Tone> results_summary(const Json& results) {
           bad ? Tone::kBad : Tone::kGood};
 }
 
-void results_view(TextView& view, const Json& results, const ViewOptions& o) {
+void results_view(TextView& view, const Json& results, const ViewOptions& o,
+                  bool sizes_per_device) {
   bool any_small = false;
   // Work between GPUs reads as matrices, source by destination; the rest per op.
   Json per_device = Json::array();
@@ -321,8 +398,11 @@ void results_view(TextView& view, const Json& results, const ViewOptions& o) {
   op_tables(view, per_device, o.details, &any_small);
   for (const auto& t : multigpu_tables(results)) section_table_view(view, t);
   if (any_small)
-    view.text("* too small to keep a GPU busy: far below the card's peak", 2, 2, Tone::kMuted);
+    view.text(sizes_per_device ? "* kept small to show where a GPU loses once host transfers count"
+                               : "* too small to keep a GPU busy: far below the card's peak",
+              2, 2, Tone::kMuted);
   gpu_versus_cpu(view, results);
+  if (sizes_per_device) own_size_rates(view, results);
 }
 
 void bench_view(TextView& view, const Json& doc, const ViewOptions& o) {
@@ -333,7 +413,13 @@ void bench_view(TextView& view, const Json& doc, const ViewOptions& o) {
     sweep_view(view, *s);
     view.blank();
   }
-  results_view(view, results, o);
+  const auto chosen = doc.find(k::kDefaultSizes);
+  const bool per_device = chosen != doc.end() && chosen->is_object() && !chosen->empty();
+  if (per_device) {
+    default_sizes_view(view, *chosen, o.details);
+    view.blank();
+  }
+  results_view(view, results, o, per_device);
   for (const auto& e : doc.value(std::string(k::kErrors), Json::array()))
     view.text("error: " + scalar_text(e), 0, 7, Tone::kBad);
   if (o.details) {
@@ -342,7 +428,7 @@ void bench_view(TextView& view, const Json& doc, const ViewOptions& o) {
   }
   view.blank();
   const bool small = std::any_of(results.begin(), results.end(), too_small_for_peak);
-  if (small)
+  if (small && !per_device)
     view.text(
         "Sizes marked * do not reach a GPU's peak; --size large (or --size medium) "
         "measures the card.",

@@ -54,8 +54,10 @@ std::pair<std::string, Tone> checks_summary(const nlohmann::json& checks);
 std::string injected_line(const nlohmann::json& doc);
 
 // bench's records as one table per op (device time and end to end side by side), the small
-// sizes marked, and the GPU versus CPU lines; the closing count of the records.
-void results_view(TextView& view, const nlohmann::json& results, const ViewOptions& o);
+// sizes marked (sizes_per_device: the small sizes bench kept beside each device's own, for the
+// transfer lesson), and the GPU versus CPU lines; the closing count of the records.
+void results_view(TextView& view, const nlohmann::json& results, const ViewOptions& o,
+                  bool sizes_per_device = false);
 std::pair<std::string, Tone> results_summary(const nlohmann::json& results);
 
 // Every field of value under a heading, nested objects indented under their key, arrays of

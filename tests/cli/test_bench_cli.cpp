@@ -1,10 +1,12 @@
 // `gpucheck bench` end to end on the CPU: verified records, planted errors, bad input, exit codes.
 #include "run_gpucheck.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 using gpucheck::testing::run_gpucheck;
@@ -245,4 +247,42 @@ TEST(BenchCli, ProgressLineWhenStderrIsATerminal) {
   // Of exp's default dtypes the CPU runs f32 and f64: the count holds the cells that run.
   EXPECT_THAT(r.out,
               ::testing::ContainsRegex("\\[cpu 1/2\\] [0-9]+ s elapsed [^\r]* exp f32 n=4096"));
+}
+
+// No --size, size flag or --config: the document says which sizes each device got and why, and
+// the records are exactly those sizes (the small one in f32 only where a larger was chosen).
+TEST(BenchCli, DefaultSizesArePerDeviceAndTheDocumentSaysWhich) {
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "gemm", "--dtype", "f32,f64",
+                         "--reps", "1", "--warmup", "0", "--rounds", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(doc.contains("default_sizes")) << r.out.substr(0, 2000);
+  const auto& gemm = doc["default_sizes"]["cpu"]["gemm"];
+  EXPECT_THAT(gemm["why"].get<std::string>(), HasSubstr("f32 limit"));
+  const auto sizes = gemm["sizes"].get<std::vector<std::string>>();
+  ASSERT_FALSE(sizes.empty());
+  EXPECT_EQ(sizes.front(), "512x512x512");
+  std::multiset<std::string> seen;
+  for (const auto& rec : doc["results"]) {
+    const auto& s = rec["shape"];
+    const std::string size =
+        fmt::format("{}x{}x{}", s["m"].get<int>(), s["n"].get<int>(), s["k"].get<int>());
+    EXPECT_NE(std::find(sizes.begin(), sizes.end(), size), sizes.end()) << size;
+    seen.insert(size + "/" + rec["dtype"].get<std::string>());
+  }
+  // The small size in f32 only when a larger one was chosen; each size in both dtypes otherwise.
+  EXPECT_EQ(seen.count("512x512x512/f32"), 1u);
+  EXPECT_EQ(seen.count("512x512x512/f64"), sizes.size() == 1 ? 1u : 0u);
+  for (std::size_t i = 1; i < sizes.size(); ++i) EXPECT_EQ(seen.count(sizes[i] + "/f64"), 1u);
+
+  // A preset or a size flag: one size for every device, as before, and no account of sizes.
+  for (const auto& flag :
+       std::vector<std::vector<std::string>>{{"--size", "small"}, {"--gemm", "64"}}) {
+    std::vector<std::string> args = {"bench", "--device", "cpu", "--ops",    "gemm", "--dtype",
+                                     "f32",   "--reps",   "1",   "--warmup", "0",    "--json"};
+    args.insert(args.end(), flag.begin(), flag.end());
+    auto p = run_gpucheck(args);
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_FALSE(nlohmann::json::parse(p.out).contains("default_sizes")) << flag[0];
+  }
 }

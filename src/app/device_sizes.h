@@ -1,0 +1,56 @@
+// bench's default sizes, chosen per device. A preset is one size per op for every device, so a
+// size that keeps a 2-core VM busy for milliseconds leaves an H200 launch-bound (GEMM 512³ at
+// 11.6 of its 774 TFLOP/s), and one that measures the H200 keeps the VM busy for minutes. With no
+// --size, size flag or --config, each device gets, per op, the smallest round size whose work
+// lasts long enough at the device's limit (qualify/limits.h) to come near it, checked against a
+// sweep of growing sizes on an H200 (docs/PERFORMANCE.md). Beside it the small preset's size stays,
+// in f32 only: where a GPU loses once host transfers count (the seeds' exp lesson).
+#pragma once
+
+#include "app/bench_devices.h"
+#include "bench/cell.h"
+#include "bench/config.h"
+#include "qualify/limits.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpucheck::app {
+
+// Seconds of work at the device's limit a chosen size must give, per op: GEMM and conv at the
+// f32/bf16 compute limit, exp at memory bandwidth (read and write), host copies at the PCIe link,
+// device copies at memory bandwidth. Below them an H200's launch and tail effects cost more than
+// a fifth of the rate (docs/PERFORMANCE.md, the default-size sweep); a CPU's GEMM is near its
+// best from a few hundred microseconds (OpenBLAS on 2 cores: the same rate at 512³ and 1024³).
+inline constexpr double kGemmWorkS = 0.5e-3;
+inline constexpr double kConvWorkS = 1e-3;
+inline constexpr double kExpWorkS = 0.25e-3;
+inline constexpr double kHostCopyWorkS = 2e-3;
+inline constexpr double kDeviceCopyWorkS = 50e-6;
+
+struct DeviceSizes {
+  // The small preset's sizes with each op's chosen size after them (none where the small one
+  // already gives the work, or the op has no size).
+  bench::SizeSet sizes;
+  // The small preset's size of each op that also has a chosen one: kept for the transfer lesson
+  // only (f32, NCHW, host copies), the other cells of it are left out (keep_cell).
+  std::map<Op, bench::Shape> lesson;
+  // The document's account, per op: {"sizes": [...], "why": "..."}.
+  nlohmann::json explained = nlohmann::json::object();
+};
+
+// The sizes for one device from the presets' "small" entry and what the limits know of it.
+DeviceSizes choose_device_sizes(const BenchTarget& target, const bench::Presets& presets,
+                                const qualify::LimitFacts& facts);
+
+// Whether a planned cell stays: every cell of a chosen size, and of a lesson size only the f32
+// cell (NCHW for conv) and the host copies.
+bool keep_cell(const DeviceSizes& sizes, const bench::Cell& cell);
+
+// The smallest power of two at or above x (x ≤ 2^62), and at least `floor`.
+std::uint64_t round_up_pow2(double x, std::uint64_t floor);
+
+}  // namespace gpucheck::app
