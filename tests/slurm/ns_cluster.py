@@ -19,11 +19,12 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
-CLIENTS = ("munge", "scontrol", "sinfo", "sbatch", "squeue", "ip", "unshare", "nsenter")
+CLIENTS = ("scontrol", "sinfo", "sbatch", "ip", "unshare", "nsenter", "hostname")
 SLURMD_PORT = 6818  # each slurmd has a network namespace of its own, so they share the number
 PREFIX = "gcc"
 TMP_PREFIX = "gpucheck_cluster_"
@@ -61,6 +62,10 @@ def _sh(argv, check=True):
 
 
 def _alive(pid):
+    # Called before this run makes anything: a name with our own id is a dead run's whose id
+    # came round again.
+    if pid == os.getpid():
+        return False
     try:
         os.kill(pid, 0)
         return True
@@ -71,7 +76,9 @@ def _alive(pid):
 
 
 def reap_leftovers():
-    """Removes namespaces, links and temp dirs that runs no longer alive left behind."""
+    """Removes namespaces, links and temp dirs that runs no longer alive left behind; returns
+    their names."""
+    reaped = []
     mine = re.compile(rf"^{PREFIX}(\d+)(?:-n\d+|br|v\d+)$")
     r = _sh(["ip", "netns", "list"], check=False)
     for line in r.stdout.splitlines():
@@ -84,6 +91,7 @@ def reap_leftovers():
                 except (ProcessLookupError, ValueError):
                     pass
             _sh(["ip", "netns", "delete", name], check=False)
+            reaped.append(name)
     r = _sh(["ip", "-o", "link", "show"], check=False)
     for line in r.stdout.splitlines():
         parts = line.split(":")
@@ -92,12 +100,15 @@ def reap_leftovers():
         name = parts[1].strip().split("@")[0]
         m = mine.match(name)
         if m and not _alive(int(m.group(1))):
-            _sh(["ip", "link", "delete", name], check=False)
+            if _sh(["ip", "link", "delete", name], check=False).returncode == 0:
+                reaped.append(name)
     tmp = tempfile.gettempdir()
     for entry in os.listdir(tmp):
         m = re.match(rf"^{TMP_PREFIX}(\d+)_", entry)
         if m and not _alive(int(m.group(1))):
             shutil.rmtree(os.path.join(tmp, entry), ignore_errors=True)
+            reaped.append(os.path.join(tmp, entry))
+    return reaped
 
 
 def _free_subnet():
@@ -149,7 +160,9 @@ class Cluster:
     # --- start -------------------------------------------------------------------------------
     def prepare(self):
         """Temp dir and network; before start() so callers can write files the config names."""
-        reap_leftovers()
+        reaped = reap_leftovers()
+        if reaped:
+            print(f"removed what earlier runs left behind: {' '.join(reaped)}", flush=True)
         self.dir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}_")
         os.chmod(self.dir, 0o755)  # munged wants every directory above its socket searchable
         for d in ("run", "log", "state", "spool", "jobs"):
@@ -192,7 +205,7 @@ class Cluster:
             s.settimeout(10)
             for node, ns in self.netns.items():
                 probe = subprocess.Popen(
-                    ["nsenter", f"--net=/run/netns/{ns}", "python3", "-c",
+                    ["nsenter", f"--net=/run/netns/{ns}", sys.executable, "-c",
                      "import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])),"
                      " timeout=5).close()", self.ctl_addr, str(port)],
                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -331,7 +344,11 @@ class Cluster:
         if self.dir is None:
             return
         names = ["slurmctld.log"] + [f"slurmd-{n}.log" for n in self.nodes] + list(extra) + [
-            "munged.log", "slurmctld.out"] + [f"slurmd-{n}.out" for n in self.nodes]
+            "munged.log"]
+        # A daemon's stderr repeats its log, unless it died before opening that.
+        for daemon in ["slurmctld"] + [f"slurmd-{n}" for n in self.nodes]:
+            if not self.log_tail(f"{daemon}.log"):
+                names.append(f"{daemon}.out")
         for name in names:
             tail = self.log_tail(name)
             if tail:

@@ -251,8 +251,9 @@ class Test:
 
 
 def _interrupted(signum, _frame):
-    # SIGTERM and SIGHUP end the run through the same finally block as Ctrl-C.
-    raise KeyboardInterrupt(f"signal {signum}")
+    # Every stopping signal ends the run through the finally block that takes the cluster down
+    # (SIGINT too: a shell starts a background job with it ignored, which Python would keep).
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def main():
@@ -267,7 +268,8 @@ def main():
     if not os.access(gpucheck, os.X_OK):
         print(f"FAIL: {gpucheck} is not an executable")
         return 1
-    for s in (signal.SIGTERM, signal.SIGHUP):
+    stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    for s in stopping:
         signal.signal(s, _interrupted)
     started = time.monotonic()
     t = Test(gpucheck, source)
@@ -283,8 +285,11 @@ def main():
     except AssertionError as e:
         print(f"FAIL: {e}")
     except KeyboardInterrupt as e:
-        print(f"interrupted ({e or 'Ctrl-C'}); stopping the cluster")
+        print(f"FAIL: interrupted ({e or 'SIGINT'}); stopping the cluster")
     finally:
+        # A second Ctrl-C must not cut the clean-up short; it is bounded (about 30 s at worst).
+        for s in stopping:
+            signal.signal(s, signal.SIG_IGN)
         if not ok and unavailable is None and t.c.dir:
             t.c.dump_logs([f"healthcheck-{n}.log" for n in NODES])
         killed = t.c.stop()
