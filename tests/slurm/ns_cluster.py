@@ -278,9 +278,11 @@ class Cluster:
                                f"--key-file={key}", f"--pid-file={self.path('run', 'munged.pid')}",
                                f"--seed-file={self.path('munge', 'seed')}",
                                f"--log-file={self.path('log', 'munged.log')}"])
-        wait_for(lambda: os.path.exists(self.munge_socket), 20, "munged's socket")
+        wait_for(lambda: self.check_daemons() or os.path.exists(self.munge_socket), 20,
+                 "munged's socket")
         self._spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", self.conf])
-        wait_for(lambda: self.run(["scontrol", "ping"], check=False).returncode == 0, 60,
+        wait_for(lambda: self.check_daemons() or
+                 self.run(["scontrol", "ping"], check=False).returncode == 0, 60,
                  "slurmctld to answer scontrol ping")
         for node in self.nodes:
             # nsenter, not `ip netns exec`: that remounts /sys, which hides /sys/fs/cgroup from
