@@ -102,8 +102,9 @@ class Chooser {
   void keep_small() {
     for (Op op : {Op::kGemm, Op::kConv, Op::kExp, Op::kCopy})
       if (!small_.of(op).empty())
-        note(op, "an implementation on the CPU's cores: the small size (the cpu device measures "
-                 "the cores)");
+        note(op,
+             "an implementation on the CPU's cores: the small size (the cpu device measures "
+             "the cores)");
   }
 
   void gemm() {
@@ -125,11 +126,11 @@ class Chooser {
         basis = "bf16";
       }
     if (!l.value) return fallback(Op::kGemm, l.why);
-    const double n = std::cbrt(*l.value * 1e12 * kGemmWorkS / 2);
+    const double n = std::cbrt(*l.value * 1e12 * kWorkS / 2);
     const std::uint64_t chosen = std::min(round_up_pow2(n, side), kMaxGemm);
     add(Op::kGemm, GemmShape{chosen, chosen, chosen},
-        fmt::format("{:.3g} ms of work at its {} limit of {:.4g} TFLOP/s ({})", kGemmWorkS * 1e3,
-                    basis, *l.value, l.why));
+        fmt::format("{:.3g} ms of work at its {} limit of {:.4g} TFLOP/s ({})", kWorkS * 1e3, basis,
+                    *l.value, l.why));
   }
 
   void conv() {
@@ -141,9 +142,9 @@ class Chooser {
     const double per_image =
         2.0 * static_cast<double>(base->k * base->p() * base->q() * base->c * base->r * base->s);
     ConvShape s = *base;
-    s.n = std::min(round_up_pow2(*l.value * 1e12 * kConvWorkS / per_image, base->n), kMaxConvBatch);
+    s.n = std::min(round_up_pow2(*l.value * 1e12 * kWorkS / per_image, base->n), kMaxConvBatch);
     add(Op::kConv, s,
-        fmt::format("{:.3g} ms of work at its f32 limit of {:.4g} TFLOP/s", kConvWorkS * 1e3,
+        fmt::format("{:.3g} ms of work at its f32 limit of {:.4g} TFLOP/s", kWorkS * 1e3,
                     *l.value));
   }
 
@@ -162,9 +163,9 @@ class Chooser {
       return fallback(Op::kExp, l.why);
     }
     // f32 in and out: 8 bytes moved an element.
-    const double elements = *l.value * 1e9 * kExpWorkS / 8;
+    const double elements = *l.value * 1e9 * kWorkS / 8;
     add(Op::kExp, ExpShape{std::min(round_up_pow2(elements, n), kMaxExp)},
-        fmt::format("{:.3g} ms of memory traffic at its {:.4g} GB/s", kExpWorkS * 1e3, *l.value));
+        fmt::format("{:.3g} ms of memory traffic at its {:.4g} GB/s", kWorkS * 1e3, *l.value));
   }
 
   void copy() {

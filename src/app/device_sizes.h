@@ -20,15 +20,15 @@
 
 namespace gpucheck::app {
 
-// Seconds of work at the device's limit a chosen size must give, per op: GEMM and conv at the
-// f32/bf16 compute limit, exp at memory bandwidth (read and write), host copies at the PCIe link,
-// device copies at memory bandwidth. Below them an H200's launch and tail effects cost more than
-// a fifth of the rate (docs/PERFORMANCE.md, the default-size sweep); a CPU's GEMM is near its
-// best from a few hundred microseconds (OpenBLAS on 2 cores: the same rate at 512³ and 1024³).
-inline constexpr double kGemmWorkS = 0.5e-3;
-inline constexpr double kConvWorkS = 1e-3;
-inline constexpr double kExpWorkS = 0.25e-3;
-inline constexpr double kHostCopyWorkS = 2e-3;
+// Seconds of work at the device's limit a chosen size must give: GEMM at the larger of its f32
+// and bf16 limits (the CPU's: f32), conv at the f32 limit, exp at memory bandwidth (read and
+// write); a copy the larger of kHostCopyWorkS at the host link and kDeviceCopyWorkS at device
+// memory. On an H200 (docs/PERFORMANCE.md, the default-size sweep) these give GEMM 4096³ (0.95 of
+// the best f32 rate of 1024…16384, 0.98 bf16), exp 2^26 (0.95 of 2^20…2^30) and 256 MiB copies
+// (pinned h2d/d2h 1.00, d2d 0.96 of 1 MiB…1 GiB); on a 2-core VM GEMM stays at the small 512³,
+// where OpenBLAS already gives its rate of 1024³.
+inline constexpr double kWorkS = 0.1e-3;
+inline constexpr double kHostCopyWorkS = 0.25e-3;
 inline constexpr double kDeviceCopyWorkS = 50e-6;
 
 struct DeviceSizes {

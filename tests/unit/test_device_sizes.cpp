@@ -93,19 +93,19 @@ TEST(DeviceSizes, PowersOfTwo) {
 TEST(DeviceSizes, AGpuGetsSizesFromItsLimits) {
   Facts f;
   const app::DeviceSizes s = f.of("cuda0", "cuda");
-  // bf16's 989 TFLOP/s at 1980 MHz (above the datasheet's clock): ∛(≥989e12 × 0.5 ms / 2) ≈ 6275.
-  EXPECT_THAT(texts(s.explained["gemm"]), ElementsAre("512x512x512", "8192x8192x8192"));
+  // bf16's 989 TFLOP/s corrected from the datasheet's 1830 MHz to 1980: ∛(1070e12 × 0.1 ms / 2)
+  // ≈ 3768 → 4096 (f32's 66.9 TFLOP/s alone would give 2048).
+  EXPECT_THAT(texts(s.explained["gemm"]), ElementsAre("512x512x512", "4096x4096x4096"));
   EXPECT_THAT(s.explained["gemm"]["why"].get<std::string>(), HasSubstr("bf16 limit"));
-  // 3350 GB/s × 0.25 ms / 8 bytes an element = 1.05e8 → 2^27.
-  EXPECT_THAT(texts(s.explained["exp"]), ElementsAre("2^20", "2^27"));
-  // The larger of PCIe Gen4 x16 (31.5 GB/s × 2 ms = 63 MB) and memory (3350 GB/s × 50 µs = 168
-  // MB): 256 MiB.
+  // 3350 GB/s × 0.1 ms / 8 bytes an element = 4.2e7 → 2^26.
+  EXPECT_THAT(texts(s.explained["exp"]), ElementsAre("2^20", "2^26"));
+  // The larger of PCIe Gen4 x16 (31.5 GB/s × 0.25 ms = 7.9 MB) and memory (3350 GB/s × 50 µs =
+  // 168 MB): 256 MiB.
   EXPECT_THAT(texts(s.explained["copy"]), ElementsAre("1 MiB", "256 MiB"));
-  // f32 from 132 SMs × 256 FLOP per clock × 1980 MHz = 66.9 TFLOP/s: 290 images of 231 MFLOP,
-  // capped at the sweep's 256.
+  // f32 from 132 SMs × 256 FLOP per clock × 1980 MHz = 66.9 TFLOP/s: 29 images of 231 MFLOP.
   const auto& conv = s.sizes.of(Op::kConv);
   ASSERT_EQ(conv.size(), 2u);
-  EXPECT_EQ(std::get<ConvShape>(conv[1]).n, 256u);
+  EXPECT_EQ(std::get<ConvShape>(conv[1]).n, 32u);
   EXPECT_EQ(std::get<ConvShape>(conv[1]).c, std::get<ConvShape>(conv[0]).c);
   EXPECT_EQ(std::get<GemmShape>(s.lesson.at(Op::kGemm)).m, 512u);
   EXPECT_EQ(std::get<ExpShape>(s.lesson.at(Op::kExp)).n, 1u << 20);
@@ -114,15 +114,15 @@ TEST(DeviceSizes, AGpuGetsSizesFromItsLimits) {
 TEST(DeviceSizes, TheCpuGetsItsOwnAndKeepsTheSmallWhereEnough) {
   Facts f;
   const app::DeviceSizes s = f.of("cpu", "cpu");
-  // ∛(0.32e12 × 0.5 ms / 2) ≈ 431: the small 512 already; f32 only, whatever bf16 could do.
+  // ∛(0.32e12 × 0.1 ms / 2) ≈ 252: the small 512 already; f32 only, whatever bf16 could do.
   EXPECT_THAT(texts(s.explained["gemm"]), ElementsAre("512x512x512"));
   EXPECT_THAT(s.explained["gemm"]["why"].get<std::string>(), HasSubstr("f32 limit"));
   EXPECT_THAT(s.explained["gemm"]["why"].get<std::string>(), HasSubstr("already"));
-  // Eight times the cores: ∛(2.56e12 × 0.5 ms / 2) ≈ 862 → 1024.
-  f.facts.cpu["cores"] = 16;
+  // 64 times the cores: ∛(20.5e12 × 0.1 ms / 2) ≈ 1008 → 1024.
+  f.facts.cpu["cores"] = 128;
   EXPECT_THAT(texts(f.of("cpu", "cpu").explained["gemm"]),
               ElementsAre("512x512x512", "1024x1024x1024"));
-  // 1.4 images of the conv give 1 ms: the small batch of 8 already does.
+  // 0.14 images of the conv give 0.1 ms: the small batch of 8 already does.
   EXPECT_EQ(s.sizes.of(Op::kConv).size(), 1u);
   EXPECT_FALSE(s.lesson.contains(Op::kConv));
   EXPECT_THAT(s.explained["conv"]["why"].get<std::string>(), HasSubstr("already"));
