@@ -172,6 +172,7 @@ void add_gpu_readings(PromMetrics& m, const PromLabels& labels, const nlohmann::
   reading("gpucheck_gpu_pcie_link_width_lanes", "pcie_link_width_current", 1,
           {{"link", "current"}});
   reading("gpucheck_gpu_pcie_link_width_lanes", "pcie_link_width_max", 1, {{"link", "max"}});
+  reading("gpucheck_gpu_pcie_replays", "pcie_replay_count", 1);
   if (auto e = nvml.find("ecc_errors"); e != nvml.end() && e->is_object())
     for (const auto& [counter, v] : e->items())
       if (v.is_number()) {
@@ -179,8 +180,8 @@ void add_gpu_readings(PromMetrics& m, const PromLabels& labels, const nlohmann::
         l.emplace_back("counter", counter);
         m.sample("gpucheck_gpu_ecc_errors", l, v.get<double>());
       }
-  // NVML's bits as they are (dcgm-exporter's DCGM_FI_DEV_CLOCKS_EVENT_REASONS has the same
-  // value), and a series per reason the reading names, so a panel or an alert needs no bit mask.
+  // NVML's bits as they are, and a series per reason the reading names, so a panel or an alert
+  // needs no bit mask.
   if (auto ce = nvml.find(k::kClocksEventReasons); ce != nvml.end() && ce->is_object()) {
     if (auto raw = ce->find(k::kRaw); raw != ce->end() && raw->is_number())
       m.sample("gpucheck_gpu_clocks_event_reasons", labels, raw->get<double>());
@@ -235,6 +236,7 @@ void add_backends(PromMetrics& m, const nlohmann::json& backends, const DeviceLa
   m.family("gpucheck_gpu_clock_max_hertz", "Maximum clock (NVML), by clock: sm, memory");
   m.family("gpucheck_gpu_pcie_link_generation", "PCIe link generation, current and max (NVML)");
   m.family("gpucheck_gpu_pcie_link_width_lanes", "PCIe link width, current and max (NVML)");
+  m.family("gpucheck_gpu_pcie_replays", "PCIe replays since the driver loaded (NVML)");
   m.family("gpucheck_gpu_ecc_errors", "ECC error counts (NVML), by counter");
   m.family("gpucheck_gpu_remapped_rows",
            "Remapped memory rows (NVML): correctable, uncorrectable; pending, failure as 0/1");

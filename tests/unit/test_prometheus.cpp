@@ -313,7 +313,8 @@ TEST(PrometheusProbe, GpuReadingsAndOneUuidPerGpu) {
 }
 
 // The counters dcgm-exporter leaves off by default, where the probe read them: the clocks event
-// reasons (NVML's bit mask and one series per reason named) and each NVLink's error counters.
+// reasons (NVML's bit mask and one series per reason named), each NVLink's error counters and
+// the PCIe replays.
 TEST(PrometheusProbe, ClocksEventReasonsAndNvlinkErrorCounters) {
   const std::string text = render_fixture("doctor/probe_h100x2.json");
   EXPECT_THAT(text, HasSubstr("# TYPE gpucheck_gpu_clocks_event_reasons gauge\n"));
@@ -329,6 +330,15 @@ TEST(PrometheusProbe, ClocksEventReasonsAndNvlinkErrorCounters) {
                           counter + "\"\\} 0\n"))
         << counter;
   EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_")));
+  // PCIe replays where the probe read them (the fixture's NVML predates the read).
+  std::ifstream in(std::string(GPUCHECK_FIXTURES_DIR) + "/doctor/probe_h100x2.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  for (auto& b : doc["backends"])
+    if (b["name"] == "cuda") b["devices"][0]["properties"]["nvml"]["pcie_replay_count"] = 3;
+  EXPECT_THAT(render(doc, Format::kPrometheus),
+              ::testing::ContainsRegex("gpucheck_gpu_pcie_replays\\{gpu=\"0\",[^}]*"
+                                       "gpucheck_device=\"cuda0\"\\} 3\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpucheck_gpu_pcie_replays")));
 }
 
 // Every series about a device joins dcgm-exporter's on its labels where the device is an NVIDIA
