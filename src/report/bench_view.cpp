@@ -94,13 +94,6 @@ std::string rate_text(const Json* r) {
   return v ? format_rate(*v, text_at(tp, k::kUnit)) : std::string();
 }
 
-// The share of the hardware's limit the record reached (its `limit`, qualify/limits.h).
-std::string limit_text(const Json* r) {
-  if (!r || text_at(*r, k::kStatus) != "ok") return {};
-  auto f = number_at(r->value(std::string(k::kLimit), Json::object()), k::kLimitFraction);
-  return f ? format_share(*f) : std::string();
-}
-
 std::string speedup_text(const Json* r) {
   if (!r) return {};
   auto s = number_at(*r, k::kSpeedupVsCpu);
@@ -210,7 +203,7 @@ void op_tables(TextView& view, const Json& results, bool details, bool* any_smal
       std::string status = status_text(c.excluded);
       if (status.empty()) status = status_text(c.included);
       t.add({device_label(r), text_at(r, k::kDtype), size, status, median_text(main),
-             rate_text(main), limit_text(main), speedup_text(c.excluded),
+             rate_text(main), main ? limit_share(*main) : "", speedup_text(c.excluded),
              c.excluded ? median_text(c.included) : "", c.excluded ? speedup_text(c.included) : ""},
             notes_of(c, details));
     }

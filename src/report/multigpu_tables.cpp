@@ -3,6 +3,7 @@
 #include "core/json_access.h"
 
 #include "core/json_keys.h"
+#include "report/units.h"
 
 #include <fmt/format.h>
 
@@ -21,8 +22,9 @@ using Json = nlohmann::json;
 namespace {
 
 // A record's value for a cell: the figure when ok, else its status in capitals (a mismatch must
-// stand out in a matrix of numbers).
-std::string cell_text(const Json& r, bool latency) {
+// stand out in a matrix of numbers). share: the share of the limit beside the figure, where a
+// matrix has no room for a column of its own.
+std::string cell_text(const Json& r, bool latency, bool share = true) {
   const std::string status = string_member(r, k::kStatus);
   if (status != "ok") {
     std::string s = status;
@@ -36,9 +38,10 @@ std::string cell_text(const Json& r, bool latency) {
     return "";
   }
   auto tp = r.find(k::kThroughput);
-  if (tp != r.end() && tp->contains(k::kValue))
-    return fmt::format("{:.1f}", (*tp)[std::string(k::kValue)].get<double>());
-  return "";
+  if (tp == r.end() || !tp->contains(k::kValue)) return "";
+  const std::string of_limit = share ? limit_share(r) : "";
+  return fmt::format("{:.1f}", (*tp)[std::string(k::kValue)].get<double>()) +
+         (of_limit.empty() ? "" : " (" + of_limit + ")");
 }
 
 // Devices in their numeric order (cuda2 before cuda10).
@@ -88,11 +91,11 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
   TableSection fans{
       "p2p with every link loaded at once (nvbandwidth's all_to_one, one_to_all, all_to_all; "
       "GB/s summed over the copies)",
-      {"test", "device", "bytes", "copies", "GB/s", "slowest_copy_GB/s", "status"},
+      {"test", "device", "bytes", "copies", "GB/s", "of limit", "slowest_copy_GB/s", "status"},
       {}};
   TableSection allreduce{
       "all-reduce (f32 sum, NCCL; busbw = algbw x 2(n-1)/n)",
-      {"bytes", "devices", "time_us", "algbw_GB/s", "busbw_GB/s", "status", "note"},
+      {"bytes", "devices", "time_us", "algbw_GB/s", "busbw_GB/s", "of limit", "status", "note"},
       {}};
   for (const auto& r : results) {
     const Json shape = r.value(std::string(k::kShape), Json::object());
@@ -111,7 +114,7 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
           {direction, string_member(r, k::kDevice),
            fmt::format("{}", shape.value(std::string(k::kBytes), std::uint64_t{0})),
            fmt::format("{}", shape.value(std::string(k::kCopies), std::uint64_t{0})),
-           cell_text(r, false), slowest, string_member(r, k::kStatus)});
+           cell_text(r, false, false), limit_share(r), slowest, string_member(r, k::kStatus)});
     } else if (op == "p2p") {
       Kind kind{shape.value(std::string(k::kBytes), std::uint64_t{0}),
                 shape.value(std::string(k::kBidirectional), false),
@@ -135,7 +138,8 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
       std::string status = string_member(r, k::kStatus);
       allreduce.rows.push_back(
           {fmt::format("{}", shape.value(std::string(k::kBytes), std::uint64_t{0})), devices,
-           time_us, algbw, busbw, status == "ok" ? "ok" : status, string_member(r, k::kReason)});
+           time_us, algbw, busbw, limit_share(r), status == "ok" ? "ok" : status,
+           string_member(r, k::kReason)});
     }
   }
   std::vector<TableSection> out;

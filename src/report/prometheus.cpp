@@ -6,6 +6,8 @@
 #include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/json_keys_inject.h"
+#include "core/json_keys_limits.h"
+#include "core/json_keys_stress.h"
 #include "core/sanitize.h"
 #include "core/shape_text.h"
 #include "report/render.h"
@@ -170,6 +172,7 @@ void add_gpu_readings(PromMetrics& m, const PromLabels& labels, const nlohmann::
   reading("gpucheck_gpu_pcie_link_width_lanes", "pcie_link_width_current", 1,
           {{"link", "current"}});
   reading("gpucheck_gpu_pcie_link_width_lanes", "pcie_link_width_max", 1, {{"link", "max"}});
+  reading("gpucheck_gpu_pcie_replays", "pcie_replay_count", 1);
   if (auto e = nvml.find("ecc_errors"); e != nvml.end() && e->is_object())
     for (const auto& [counter, v] : e->items())
       if (v.is_number()) {
@@ -177,6 +180,23 @@ void add_gpu_readings(PromMetrics& m, const PromLabels& labels, const nlohmann::
         l.emplace_back("counter", counter);
         m.sample("gpucheck_gpu_ecc_errors", l, v.get<double>());
       }
+  // NVML's bits as they are, and a series per reason the reading names, so a panel or an alert
+  // needs no bit mask.
+  if (auto ce = nvml.find(k::kClocksEventReasons); ce != nvml.end() && ce->is_object()) {
+    if (auto raw = ce->find(k::kRaw); raw != ce->end() && raw->is_number())
+      m.sample("gpucheck_gpu_clocks_event_reasons", labels, raw->get<double>());
+    for (const auto& name : ce->value(std::string(k::kNames), nlohmann::json::array()))
+      if (name.is_string())
+        m.sample("gpucheck_gpu_clocks_event_reason",
+                 with(labels, {{"reason", name.get<std::string>()}}), 1);
+  }
+  if (auto nv = nvml.find(k::kNvlink); nv != nvml.end() && nv->is_object())
+    for (const auto& link : nv->value(std::string(k::kLinks), nlohmann::json::array()))
+      for (const auto& [counter, v] : member_or_empty(link, k::kErrorCounters).items())
+        if (v.is_number())
+          m.sample("gpucheck_gpu_nvlink_errors",
+                   with(labels, {{"link", text_at(link, k::kLink)}, {"counter", counter}}),
+                   v.get<double>());
   if (auto rr = nvml.find("remapped_rows"); rr != nvml.end() && rr->is_object())
     for (const auto& [kind, v] : rr->items()) {
       if (!v.is_number() && !v.is_boolean()) continue;
@@ -185,6 +205,22 @@ void add_gpu_readings(PromMetrics& m, const PromLabels& labels, const nlohmann::
       m.sample("gpucheck_gpu_remapped_rows", l,
                v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<double>());
     }
+}
+
+constexpr const char* kFractionOfLimit = "gpucheck_fraction_of_limit";
+
+// The share of the hardware's limit a record's figure reached (its limit.fraction), labelled
+// with the series the figure is written as; none where the limit is a reason.
+void fraction_of_limit(PromMetrics& m, const nlohmann::json& record, const std::string& metric,
+                       PromLabels labels) {
+  const auto& limit = member_or_empty(record, k::kLimit);
+  auto f = limit.is_object() ? limit.find(k::kLimitFraction) : limit.end();
+  if (!limit.is_object() || f == limit.end() || !f->is_number()) return;
+  m.family(kFractionOfLimit,
+           "Share of the hardware's limit (datasheet peak or the device's own figures) a "
+           "measured figure reached, by metric: the series the figure is written as");
+  labels.emplace_back("metric", metric);
+  m.sample(kFractionOfLimit, labels, f->get<double>());
 }
 
 void add_backends(PromMetrics& m, const nlohmann::json& backends, const DeviceLabels& ids) {
@@ -200,9 +236,17 @@ void add_backends(PromMetrics& m, const nlohmann::json& backends, const DeviceLa
   m.family("gpucheck_gpu_clock_max_hertz", "Maximum clock (NVML), by clock: sm, memory");
   m.family("gpucheck_gpu_pcie_link_generation", "PCIe link generation, current and max (NVML)");
   m.family("gpucheck_gpu_pcie_link_width_lanes", "PCIe link width, current and max (NVML)");
+  m.family("gpucheck_gpu_pcie_replays", "PCIe replays since the driver loaded (NVML)");
   m.family("gpucheck_gpu_ecc_errors", "ECC error counts (NVML), by counter");
   m.family("gpucheck_gpu_remapped_rows",
            "Remapped memory rows (NVML): correctable, uncorrectable; pending, failure as 0/1");
+  m.family("gpucheck_gpu_clocks_event_reasons",
+           "Why the clocks are below their maximum (NVML's clocks event reasons, a bit mask)");
+  m.family("gpucheck_gpu_clocks_event_reason",
+           "A clocks event reason NVML named at the reading (always 1), by reason");
+  m.family("gpucheck_gpu_nvlink_errors",
+           "NVLink error counters (NVML) per link, by counter: replay, recovery, crc_flit, "
+           "crc_data, ecc_data");
   for (const auto& b : backends) {
     std::string name = text_at(b, k::kName);
     state_set(m, "gpucheck_backend_status", {{"backend", name}}, "status",
@@ -256,10 +300,11 @@ void add_results(PromMetrics& m, const nlohmann::json& results, const DeviceLabe
       m.sample("gpucheck_bench_median_seconds", labels, (*t)[k::kMedian].get<double>());
     if (auto tp = r.find(k::kThroughput); tp != r.end()) {
       double v = (*tp)[k::kValue].get<double>();
-      if ((*tp)[k::kUnit] == "GB/s")
-        m.sample("gpucheck_bench_throughput_bytes_per_second", labels, v * 1e9);
-      else
-        m.sample("gpucheck_bench_throughput_flop_per_second", labels, v * 1e12);
+      const bool bytes = (*tp)[k::kUnit] == "GB/s";
+      const std::string family = bytes ? "gpucheck_bench_throughput_bytes_per_second"
+                                       : "gpucheck_bench_throughput_flop_per_second";
+      m.sample(family, labels, v * (bytes ? 1e9 : 1e12));
+      fraction_of_limit(m, r, family, labels);
     }
     if (auto sp = r.find(k::kSpeedupVsCpu); sp != r.end() && sp->is_number())
       m.sample("gpucheck_bench_speedup_vs_cpu", labels, sp->get<double>());
@@ -382,10 +427,11 @@ void add_stress(PromMetrics& m, const nlohmann::json& s, const DeviceLabels& ids
            "Status of one verdict rule of a device (1 for the actual one)");
   m.family("gpucheck_stress_test_status", "Status of one test of a device (1 for the actual one)");
   m.family("gpucheck_stress_throughput_bytes_per_second",
-           "Bytes moved per second under sustained load, by window: sustained, lowest");
+           "Bytes moved per second under sustained load, by window: sustained, lowest, burst "
+           "(the first half second)");
   m.family("gpucheck_stress_throughput_flop_per_second",
            "Floating-point operations per second under sustained load, by window: sustained, "
-           "lowest");
+           "lowest, burst (the first half second)");
   state_set(m, "gpucheck_stress_verdict", {}, "verdict", {"pass", "fail", "stopped"},
             text_at(s, k::kVerdict));
   for (const auto& d : s.value(std::string(k::kDevices), nlohmann::json::array())) {
@@ -410,13 +456,16 @@ void add_stress(PromMetrics& m, const nlohmann::json& s, const DeviceLabels& ids
       const bool bytes = text_at(*tp, k::kUnit) == "GB/s";
       const std::string family = bytes ? "gpucheck_stress_throughput_bytes_per_second"
                                        : "gpucheck_stress_throughput_flop_per_second";
-      for (auto [key, window] : {std::pair{k::kValue, "sustained"}, {k::kMinWindow, "lowest"}}) {
+      for (auto [key, window] :
+           {std::pair{k::kValue, "sustained"}, {k::kMinWindow, "lowest"}, {k::kBurst, "burst"}}) {
         auto v = tp->find(key);
         if (v == tp->end() || !v->is_number()) continue;
         PromLabels l = labels;
         l.emplace_back("window", window);
         m.sample(family, l, v->get<double>() * (bytes ? 1e9 : 1e12));
       }
+      // The limit is the sustained figure's.
+      fraction_of_limit(m, r, family, with(labels, {{"window", "sustained"}}));
     }
   }
 }

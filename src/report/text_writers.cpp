@@ -3,6 +3,8 @@
 // their units in columns of their own.
 #include "core/json_access.h"
 #include "core/json_keys.h"
+#include "core/json_keys_limits.h"
+#include "core/json_keys_stress.h"
 #include "core/sanitize.h"
 #include "core/shape_text.h"
 #include "report/fleet.h"
@@ -63,20 +65,42 @@ class Csv {
 
 std::string results_csv(const Json& results) {
   Csv csv;
-  csv.row({"device",         "device_name",     "uuid",
-           "pci_bus_id",     "backend",         "op",
-           "impl",           "dtype",           "compute_type",
-           "shape",          "transfers",       "status",
-           "time_median",    "time_min",        "time_max",
-           "time_stddev",    "time_unit",       "reps",
-           "throughput",     "throughput_unit", "speedup_vs_cpu",
-           "baseline_dtype", "max_rel_error",   "tolerance",
-           "scaled_from",    "reason"});
+  csv.row({"device",
+           "device_name",
+           "uuid",
+           "pci_bus_id",
+           "backend",
+           "op",
+           "impl",
+           "dtype",
+           "compute_type",
+           "shape",
+           "transfers",
+           "status",
+           "time_median",
+           "time_min",
+           "time_max",
+           "time_stddev",
+           "time_unit",
+           "reps",
+           "throughput",
+           "throughput_unit",
+           "limit",
+           "limit_unit",
+           "fraction_of_limit",
+           "limit_reason",
+           "speedup_vs_cpu",
+           "baseline_dtype",
+           "max_rel_error",
+           "tolerance",
+           "scaled_from",
+           "reason"});
   const GpuMap gpus = GpuMap::from_results(results);
   for (const auto& r : results) {
     const Json& t = member_or_empty(r, k::kTimeS);
     const Json& tp = member_or_empty(r, k::kThroughput);
     const Json& v = member_or_empty(r, k::kVerification);
+    const Json& limit = member_or_empty(r, k::kLimit);
     const bool timed = t.contains(k::kMedian);
     csv.row({text_at(r, k::kDevice),
              text_at(r, k::kDeviceName),
@@ -98,6 +122,10 @@ std::string results_csv(const Json& results) {
              exact(t, k::kReps),
              exact(tp, k::kValue),
              text_at(tp, k::kUnit),
+             exact(limit, k::kValue),
+             text_at(limit, k::kUnit),
+             exact(limit, k::kLimitFraction),
+             text_at(limit, k::kReason),
              exact(r, k::kSpeedupVsCpu),
              text_at(r, k::kBaselineDtype),
              exact(v, k::kMaxRelError),
@@ -154,8 +182,8 @@ std::string comparison_csv(const Json& comparison) {
 std::string stress_csv(const Json& stress) {
   Csv csv;
   csv.row({"device", "device_name", "uuid", "pci_bus_id", "backend", "verdict", "run_verdict",
-           "test", "dtype", "status", "sustained", "min_window", "unit", "reason",
-           "device_reasons"});
+           "test", "dtype", "status", "sustained", "min_window", "unit", "burst",
+           "sustained_over_burst", "fraction_of_limit", "reason", "device_reasons"});
   const std::string run_verdict = text_at(stress, k::kVerdict);
   for (const auto& d : member_or_empty(stress, k::kDevices)) {
     std::string reasons;
@@ -175,12 +203,13 @@ std::string stress_csv(const Json& stress) {
       csv.row(fields);
     };
     const Json& records = member_or_empty(d, k::kRecords);
-    if (records.empty()) row({"", "", "", "", "", "", ""});
+    if (records.empty()) row({"", "", "", "", "", "", "", "", "", ""});
     for (const auto& r : records) {
       const Json& tp = member_or_empty(r, k::kThroughput);
       row({text_at(r, k::kTest), text_at(r, k::kDtype), text_at(r, k::kStatus),
            exact(tp, k::kValue), exact(tp, k::kMinWindow), text_at(tp, k::kUnit),
-           text_at(r, k::kReason)});
+           exact(tp, k::kBurst), exact(tp, k::kSustainedOverBurst),
+           exact(member_or_empty(r, k::kLimit), k::kLimitFraction), text_at(r, k::kReason)});
     }
   }
   return csv.text();

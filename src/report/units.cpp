@@ -2,6 +2,7 @@
 #include "report/units.h"
 
 #include "core/json_keys.h"
+#include "core/json_keys_limits.h"
 #include "core/shape_text.h"
 
 #include <fmt/format.h>
@@ -128,6 +129,14 @@ std::string format_share(double fraction) {
   const double pct = fraction * 100;
   if (pct >= 9.95) return fmt::format("{:.0f}%", pct);
   return pct >= 0.1 ? fmt::format("{:.1f}%", pct) : std::string("<0.1%");
+}
+
+std::string limit_share(const nlohmann::json& record) {
+  if (!record.is_object() || record.value(std::string(k::kStatus), "") != "ok") return {};
+  auto limit = record.find(k::kLimit);
+  if (limit == record.end() || !limit->is_object()) return {};
+  auto f = limit->find(k::kLimitFraction);
+  return f != limit->end() && f->is_number() ? format_share(f->get<double>()) : std::string();
 }
 
 std::string format_count(std::uint64_t n) {

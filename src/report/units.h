@@ -43,6 +43,10 @@ std::string format_speedup(double x);
 // A share of the hardware's limit: "54%", "4.7%", "<0.1%".
 std::string format_share(double fraction);
 
+// The share of its hardware's limit an ok record reached (its limit.fraction, qualify/limits.h)
+// as format_share writes it; empty where the limit holds a reason instead, or the record none.
+std::string limit_share(const nlohmann::json& record);
+
 // An element count: "2^20" for powers of two from 1024 on, else the integer.
 std::string format_count(std::uint64_t n);
 

@@ -56,7 +56,7 @@ std::string str_or(const nlohmann::json& obj, std::string_view key, const std::s
 TableSection results_table(const nlohmann::json& results) {
   TableSection t{"results",
                  {"device", "op", "impl", "dtype", "shape", "transfers", "status", "median time",
-                  "throughput", "speedup vs CPU", "max rel. error", "note"},
+                  "throughput", "of limit", "speedup vs CPU", "max rel. error", "note"},
                  {}};
   // The units the terminal's tables use (report/units.h): CSV and JSON keep the base units.
   for (const auto& r : results) {
@@ -77,7 +77,7 @@ TableSection results_table(const nlohmann::json& results) {
     std::string shape = r.contains(k::kShape) ? shape_text(r[k::kShape]) : "";
     t.rows.push_back({str_or(r, k::kDevice), str_or(r, k::kOp), str_or(r, k::kImpl),
                       str_or(r, k::kDtype), shape, str_or(r, k::kTransfers), str_or(r, k::kStatus),
-                      median, throughput, speedup, err, str_or(r, k::kReason)});
+                      median, throughput, limit_share(r), speedup, err, str_or(r, k::kReason)});
   }
   return t;
 }

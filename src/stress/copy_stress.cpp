@@ -205,6 +205,7 @@ class CopyStress {
     up_s_ = queues_->seconds_between(ev_.first_up(), ev_.last_up());
     end_actual_s_ = ctx_.now_s();
     windows_ = windows.finish(end_actual_s_);
+    burst_ = windows.burst();
     total_ = windows.total();
     // The peer phase needs the memory.
     queues_.reset();
@@ -265,7 +266,8 @@ class CopyStress {
     r_[k::kShape] = {{k::kBytes, bytes_}, {k::kDirection, host_ ? "h2h" : "h2d+d2h"}};
     r_[k::kDurationS] = end_actual_s_ - start_s_;
     r_[k::kIterations] = transfers_;
-    r_[k::kThroughput] = throughput_json(total_, end_actual_s_ - start_s_, windows_, 1e9, "GB/s");
+    r_[k::kThroughput] =
+        throughput_json(total_, end_actual_s_ - start_s_, windows_, 1e9, "GB/s", burst_);
     nlohmann::json c = {{k::kTransfersVerified, verified_},
                         {k::kMismatches, mismatches_},
                         {k::kInFlight, slots_ - 1}};
@@ -320,6 +322,7 @@ class CopyStress {
   double peer_bytes_ = 0, peer_seconds_ = 0;
   double start_s_ = 0, end_actual_s_ = 0, total_ = 0;
   std::vector<Window> windows_;
+  std::optional<Window> burst_;
 };
 
 }  // namespace

@@ -7,9 +7,9 @@
 // for bit against the first result and by Freivalds' test against float64 (bench/verify), so a
 // fault that repeats in every result, the first included, is caught too. The first result
 // itself passes the same float64 check before the loop starts.
-#include "bench/ops/gemm.h"
 #include "bench/cell.h"
 #include "bench/inputs.h"
+#include "bench/ops/gemm.h"
 #include "bench/verify.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
@@ -405,6 +405,7 @@ class GemmStress {
       }
     }
     windows_ = windows.finish(loop_end_s_);
+    burst_ = windows.burst();
     total_flop_ = windows.total();
   }
 
@@ -412,8 +413,8 @@ class GemmStress {
     annotate_clocks(windows_, ctx_.samples());
     r_[k::kDurationS] = loop_end_s_ - loop_start_s_;
     r_[k::kIterations] = iteration_;
-    r_[k::kThroughput] =
-        throughput_json(total_flop_, loop_end_s_ - loop_start_s_, windows_, 1e12, "TFLOP/s");
+    r_[k::kThroughput] = throughput_json(total_flop_, loop_end_s_ - loop_start_s_, windows_, 1e12,
+                                         "TFLOP/s", burst_);
     nlohmann::json c = {{k::kResultBuffers, c_.size()}, {k::kBatch, batch_}};
     if (plan_.no_check) {
       c[k::kNoCheck] = true;
@@ -481,6 +482,7 @@ class GemmStress {
   Findings found_;
   double loop_start_s_ = 0, loop_end_s_ = 0, total_flop_ = 0;
   std::vector<Window> windows_;
+  std::optional<Window> burst_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "stress/throughput_windows.h"
 
 #include "core/json_keys.h"
+#include "core/json_keys_stress.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +12,13 @@ namespace gpucheck::stress {
 namespace k = keys;
 
 WindowTracker::WindowTracker(double start_s, double window_s)
-    : window_s_(window_s), open_start_s_(start_s), last_t_(start_s) {}
+    : window_s_(window_s), start_s_(start_s), open_start_s_(start_s), last_t_(start_s) {}
 
 void WindowTracker::add(double t_s, double amount) {
   open_amount_ += amount;
   total_ += amount;
+  if (!burst_ && t_s >= start_s_ + kBurstSeconds)
+    burst_ = Window{start_s_, t_s - start_s_, total_, std::nullopt};
   last_t_ = std::max(last_t_, t_s);
   if (t_s >= open_start_s_ + window_s_) {
     closed_.push_back({open_start_s_, t_s - open_start_s_, open_amount_, std::nullopt});
@@ -51,7 +54,7 @@ void annotate_clocks(std::vector<Window>& windows, const std::vector<TelemetrySa
 }
 
 nlohmann::json throughput_json(double total, double seconds, const std::vector<Window>& windows,
-                               double scale, const char* unit) {
+                               double scale, const char* unit, const std::optional<Window>& burst) {
   nlohmann::json j = {{k::kValue, seconds > 0 ? total / seconds / scale : 0.0}, {k::kUnit, unit}};
   nlohmann::json list = nlohmann::json::array();
   double lowest = INFINITY;
@@ -65,6 +68,11 @@ nlohmann::json throughput_json(double total, double seconds, const std::vector<W
   if (!windows.empty()) {
     j[k::kMinWindow] = lowest;
     j[k::kFirstWindow] = windows.front().rate() / scale;
+  }
+  if (burst && burst->rate() > 0) {
+    j[k::kBurst] = burst->rate() / scale;
+    j[k::kBurstS] = burst->length_s;
+    j[k::kSustainedOverBurst] = j[k::kValue].get<double>() / (burst->rate() / scale);
   }
   j[k::kWindows] = list;
   return j;

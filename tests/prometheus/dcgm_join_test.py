@@ -28,7 +28,8 @@ import time
 import urllib.parse
 import urllib.request
 
-DOCS = ["probe_h100x2.json", "doctor_h100x2.json", "bench_h100x2.json"]
+# stress_cpu.json: the one saved document whose records carry a limit (the fraction-of-limit panel).
+DOCS = ["probe_h100x2.json", "doctor_h100x2.json", "bench_h100x2.json", "stress_cpu.json"]
 CAMEL = "label names should be written in 'snake_case' not 'camelCase'"
 JOIN = "gpucheck_gpu_temperature_celsius * on(UUID) group_left DCGM_FI_DEV_GPU_TEMP"
 

@@ -64,6 +64,7 @@ d0.remapped=5,1,1,0
 d0.mig=0,0
 d0.compute_mode=3
 d0.clocks_event_reasons=0x44
+d0.pcie_replay=3
 d0.processes=4242,1073741824,4343,2097152
 d0.cpu_affinity=0xf0f
 d1.name=NVIDIA L4
@@ -138,6 +139,7 @@ TEST_F(FakeNvml, EveryField) {
   EXPECT_EQ(d["pcie_link_width_current"], 8);
   EXPECT_EQ(d["pcie_link_gen_max"], 5);
   EXPECT_EQ(d["pcie_link_width_max"], 16);
+  EXPECT_EQ(d["pcie_replay_count"], 3);
   EXPECT_EQ(d["ecc_mode_current"], true);
   EXPECT_EQ(d["ecc_mode_pending"], true);
   EXPECT_EQ(d["ecc_errors"]["volatile_corrected"], 3);

@@ -243,11 +243,49 @@ Json stress_document() {
 TEST(HostileViews, StressCsvCarriesEachRecordWithTheVerdicts) {
   const std::string csv = report::render(stress_document(), report::Format::kCsv);
   EXPECT_THAT(csv, HasSubstr("device,device_name,uuid,pci_bus_id,backend,verdict,run_verdict,test,"
-                             "dtype,status,sustained,min_window,unit,reason,device_reasons\r\n"));
-  EXPECT_THAT(csv, HasSubstr("cpu,Test CPU,,,cpu,fail,fail,gemm,f32,ok,1.5,1.25,TFLOP/s,,"
+                             "dtype,status,sustained,min_window,unit,burst,sustained_over_burst,"
+                             "fraction_of_limit,reason,device_reasons\r\n"));
+  EXPECT_THAT(csv, HasSubstr("cpu,Test CPU,,,cpu,fail,fail,gemm,f32,ok,1.5,1.25,TFLOP/s,,,,,"
                              "results: memory: 1 bad word\r\n"));
-  EXPECT_THAT(csv,
-              HasSubstr("cpu,Test CPU,,,cpu,fail,fail,memory,,mismatch,20.5,,GB/s,1 bad word,"));
+  EXPECT_THAT(csv, HasSubstr("cpu,Test CPU,,,cpu,fail,fail,memory,,mismatch,20.5,,GB/s,,,,"
+                             "1 bad word,"));
+}
+
+// The burst, its ratio and the share of the limit: exact where the record has them; a limit
+// that is a reason leaves the share empty.
+TEST(HostileViews, StressCsvAndTableCarryBurstAndShareOfTheLimit) {
+  Json doc = stress_document();
+  Json& gemm = doc["stress"]["devices"][0]["records"][0];
+  gemm["throughput"]["burst"] = 2.0;
+  gemm["throughput"]["burst_s"] = 0.52;
+  gemm["throughput"]["sustained_over_burst"] = 0.75;
+  gemm["limit"] = {{"value", 3.0}, {"unit", "TFLOP/s"}, {"fraction", 0.5}};
+  doc["stress"]["devices"][0]["records"][1]["limit"] = {{"reason", "no figure for this CPU"}};
+  const std::string csv = report::render(doc, report::Format::kCsv);
+  EXPECT_THAT(csv, HasSubstr("gemm,f32,ok,1.5,1.25,TFLOP/s,2,0.75,0.5,,results"));
+  EXPECT_THAT(csv, HasSubstr("memory,,mismatch,20.5,,GB/s,,,,1 bad word,"));
+  report::RenderOptions o;
+  o.width = 120;
+  const std::string table = report::render(doc, report::Format::kTable, o);
+  EXPECT_THAT(table, HasSubstr("of limit"));
+  EXPECT_THAT(table, HasSubstr(" 50%"));
+  EXPECT_THAT(table, HasSubstr("gemm: burst 2.00 TFLOP/s (first 0.5 s), sustained/burst 0.75"));
+  std::istringstream lines(table);
+  std::size_t memory_rows = 0;
+  for (std::string l; std::getline(lines, l);)
+    if (l.find("memory") != std::string::npos && l.find("GB/s") != std::string::npos) {
+      ++memory_rows;
+      EXPECT_EQ(l.find('%'), std::string::npos) << l;
+    }
+  EXPECT_EQ(memory_rows, 1u);
+  const std::string html = report::render(doc, report::Format::kHtml, o);
+  EXPECT_THAT(html, HasSubstr("<th>of limit</th>"));
+  EXPECT_THAT(html, HasSubstr(">50%<"));
+  EXPECT_THAT(html, HasSubstr("<th>sustained/burst</th>"));
+  EXPECT_THAT(html, HasSubstr(">0.75<"));
+  // At 80 columns every figure stays whole.
+  o.width = 80;
+  EXPECT_THAT(report::render(doc, report::Format::kTable, o), HasSubstr("1.50 TFLOP/s"));
 }
 
 TEST(HostileViews, StressPrometheusCarriesTheVerdictsAndThroughput) {

@@ -32,6 +32,22 @@ Json p2p(const std::string& src, const std::string& dst, double gbps, bool bi = 
   return j;
 }
 
+// An ok 256 MiB all-reduce over two GPUs.
+Json allreduce() {
+  return {{"device", "cuda0"},
+          {"backend", "cuda"},
+          {"op", "allreduce"},
+          {"impl", "nccl"},
+          {"dtype", "f32"},
+          {"shape", {{"bytes", 268435456}, {"devices", {"cuda0", "cuda1"}}}},
+          {"transfers", "excluded"},
+          {"status", "ok"},
+          {"time_s", {{"median", 0.00092}}},
+          {"algbw", 291.8},
+          {"busbw", 291.8},
+          {"throughput", {{"value", 291.8}, {"unit", "GB/s"}}}};
+}
+
 const r::TableSection* find(const std::vector<r::TableSection>& tables, const std::string& part) {
   for (const auto& t : tables)
     if (t.title.find(part) != std::string::npos) return &t;
@@ -79,8 +95,52 @@ TEST(MultiGpuTables, FansHaveATableOfTheirOwnAndStayOutOfThePairMatrices) {
   ASSERT_NE(fans, nullptr);
   ASSERT_EQ(fans->rows.size(), 2u);
   EXPECT_EQ(fans->rows[0], (std::vector<std::string>{"all_to_one", "cuda2", "268435456", "3",
-                                                     "750.0", "240.5", "ok"}));
+                                                     "750.0", "", "240.5", "ok"}));
   EXPECT_EQ(fans->rows[1][4], "MISMATCH");
+}
+
+// A record with a limit shows its share beside the figure (in a matrix cell, else in a column of
+// its own); one whose limit is a reason shows the figure alone, no number made up.
+TEST(MultiGpuTables, ShareOfTheLimitBesideTheFigureAndNoneForAReason) {
+  Json limited = p2p("cuda0", "cuda1", 390.12);
+  limited["limit"] = {{"value", 450.0}, {"unit", "GB/s"}, {"fraction", 0.867}};
+  Json reason = p2p("cuda1", "cuda0", 388.0);
+  reason["limit"] = {{"reason", "no NVLink figure for this GPU"}};
+  Json fan = p2p("all", "cuda2", 750.0);
+  fan["device"] = "cuda2";
+  fan["shape"]["direction"] = "all_to_one";
+  fan["shape"]["copies"] = 3;
+  fan["limit"] = {{"value", 900.0}, {"unit", "GB/s"}, {"fraction", 0.8333}};
+  Json fan_reason = fan;
+  fan_reason["shape"]["direction"] = "one_to_all";
+  fan_reason["limit"] = {{"reason", "unknown"}};
+  Json ar = allreduce();
+  ar["limit"] = {{"value", 450.0}, {"unit", "GB/s"}, {"fraction", 0.648}};
+  Json ar_reason = ar;
+  ar_reason["shape"]["bytes"] = 1048576;
+  ar_reason["limit"] = {{"reason", "across processes"}};
+  const auto tables =
+      r::multigpu_tables(Json::array({limited, reason, fan, fan_reason, ar, ar_reason}));
+  const auto* uni = find(tables, "unidirectional");
+  ASSERT_NE(uni, nullptr);
+  EXPECT_EQ(uni->rows[0][2], "390.1 (87%)");
+  EXPECT_EQ(uni->rows[1][1], "388.0");
+  const auto* fans = find(tables, "every link loaded at once");
+  ASSERT_NE(fans, nullptr);
+  ASSERT_EQ(fans->columns[5], "of limit");
+  EXPECT_EQ(fans->rows[0][4], "750.0");
+  EXPECT_EQ(fans->rows[0][5], "83%");
+  EXPECT_EQ(fans->rows[1][5], "");
+  const auto* a = find(tables, "all-reduce");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->columns[5], "of limit");
+  EXPECT_EQ(a->rows[0][5], "65%");
+  EXPECT_EQ(a->rows[1][5], "");
+  // A failed record keeps its status in capitals, with no share even where a limit was left.
+  Json failed = p2p("cuda0", "cuda1", 0, false, true, "mismatch");
+  failed["limit"] = {{"fraction", 0.5}};
+  EXPECT_EQ(find(r::multigpu_tables(Json::array({failed})), "unidirectional")->rows[0][2],
+            "MISMATCH");
 }
 
 TEST(MultiGpuTables, LatencyMatrixAndAllreduceSizeTable) {
@@ -94,18 +154,7 @@ TEST(MultiGpuTables, LatencyMatrixAndAllreduceSizeTable) {
       {"transfers", "excluded"},
       {"status", "ok"},
       {"time_s", {{"median", 2.5e-6}}}};
-  Json ar = {{"device", "cuda0"},
-             {"backend", "cuda"},
-             {"op", "allreduce"},
-             {"impl", "nccl"},
-             {"dtype", "f32"},
-             {"shape", {{"bytes", 268435456}, {"devices", {"cuda0", "cuda1"}}}},
-             {"transfers", "excluded"},
-             {"status", "ok"},
-             {"time_s", {{"median", 0.00092}}},
-             {"algbw", 291.8},
-             {"busbw", 291.8},
-             {"throughput", {{"value", 291.8}, {"unit", "GB/s"}}}};
+  Json ar = allreduce();
   const auto tables = r::multigpu_tables(Json::array({lat, ar}));
   const auto* l = find(tables, "latency");
   ASSERT_NE(l, nullptr);
@@ -114,7 +163,7 @@ TEST(MultiGpuTables, LatencyMatrixAndAllreduceSizeTable) {
   ASSERT_NE(a, nullptr);
   ASSERT_EQ(a->rows.size(), 1u);
   EXPECT_EQ(a->rows[0], (std::vector<std::string>{"268435456", "cuda0,cuda1", "920.0", "291.8",
-                                                  "291.8", "ok", ""}));
+                                                  "291.8", "", "ok", ""}));
   EXPECT_TRUE(r::multigpu_tables(Json::array()).empty());
 }
 

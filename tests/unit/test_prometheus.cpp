@@ -103,6 +103,62 @@ TEST(PrometheusRender, BenchMetricsInBaseUnitsWithEscapedLabels) {
   }
 }
 
+// A figure with a limit has its share beside it, labelled with the series the figure is; one
+// whose limit is a reason has none (no number made up).
+TEST(PrometheusRender, FractionOfLimitBesideEachFigureThatHasOne) {
+  nlohmann::json doc = bench_doc();
+  doc["results"][0]["limit"] = {{"reason", "no figure for this CPU"}};
+  doc["results"][1]["limit"] = {{"value", 5.0}, {"unit", "TFLOP/s"}, {"fraction", 0.5}};
+  const std::string text = render(doc, Format::kPrometheus);
+  EXPECT_THAT(text, HasSubstr("# TYPE gpucheck_fraction_of_limit gauge\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_fraction_of_limit{UUID=\"GPU-1234\","));
+  EXPECT_THAT(text, HasSubstr(",op=\"gemm\",dtype=\"f16\",shape=\"64x64x64\","
+                              "transfers=\"included\",impl=\"cublaslt\","
+                              "metric=\"gpucheck_bench_throughput_flop_per_second\"} 0.5\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpucheck_fraction_of_limit{gpucheck_device=\"cpu\"")));
+  // No record with a limit: no family at all.
+  EXPECT_THAT(render(bench_doc(), Format::kPrometheus),
+              Not(HasSubstr("gpucheck_fraction_of_limit")));
+}
+
+// stress: the burst beside the sustained and lowest windows, and the sustained figure's share.
+TEST(PrometheusRender, StressBurstWindowAndFractionOfLimit) {
+  nlohmann::json record = {{"test", "gemm"},
+                           {"dtype", "bf16"},
+                           {"status", "ok"},
+                           {"throughput",
+                            {{"value", 600.0},
+                             {"unit", "TFLOP/s"},
+                             {"min_window", 590.0},
+                             {"burst", 700.0},
+                             {"burst_s", 0.51},
+                             {"sustained_over_burst", 600.0 / 700},
+                             {"windows", nlohmann::json::array()}}},
+                           {"limit", {{"value", 989.0}, {"unit", "TFLOP/s"}, {"fraction", 0.6}}}};
+  nlohmann::json memory = {{"test", "memory"},
+                           {"status", "ok"},
+                           {"throughput", {{"value", 3000.0}, {"unit", "GB/s"}}},
+                           {"limit", {{"reason", "unknown memory clock"}}}};
+  nlohmann::json doc = {{"command", "stress"},
+                        {"stress",
+                         {{"verdict", "pass"},
+                          {"devices",
+                           {{{"device", "cuda0"},
+                             {"device_uuid", "GPU-1234"},
+                             {"backend", "cuda"},
+                             {"verdict", "pass"},
+                             {"records", {record, memory}}}}}}}};
+  const std::string text = render(doc, Format::kPrometheus);
+  EXPECT_THAT(text, HasSubstr("gpucheck_stress_throughput_flop_per_second{UUID=\"GPU-1234\","
+                              "gpucheck_device=\"cuda0\",test=\"gemm\",dtype=\"bf16\","
+                              "window=\"burst\"} 700000000000000\n"));
+  EXPECT_THAT(text, HasSubstr("gpucheck_fraction_of_limit{UUID=\"GPU-1234\","
+                              "gpucheck_device=\"cuda0\",test=\"gemm\",dtype=\"bf16\","
+                              "window=\"sustained\","
+                              "metric=\"gpucheck_stress_throughput_flop_per_second\"} 0.6\n"));
+  EXPECT_THAT(text, Not(HasSubstr("test=\"memory\",window=\"sustained\",metric")));
+}
+
 TEST(PrometheusRender, DoctorChecksAsStateSets) {
   nlohmann::json doc = {
       {"command", "doctor"},
@@ -254,6 +310,35 @@ TEST(PrometheusProbe, GpuReadingsAndOneUuidPerGpu) {
   EXPECT_THAT(text,
               HasSubstr("gpucheck_last_run_timestamp_seconds{command=\"probe\"} 1795691242\n"));
   EXPECT_THAT(text, Not(HasSubstr("gpucheck_run_duration_seconds")));
+}
+
+// The counters dcgm-exporter leaves off by default, where the probe read them: the clocks event
+// reasons (NVML's bit mask and one series per reason named), each NVLink's error counters and
+// the PCIe replays.
+TEST(PrometheusProbe, ClocksEventReasonsAndNvlinkErrorCounters) {
+  const std::string text = render_fixture("doctor/probe_h100x2.json");
+  EXPECT_THAT(text, HasSubstr("# TYPE gpucheck_gpu_clocks_event_reasons gauge\n"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("gpucheck_gpu_clocks_event_reasons\\{gpu=\"0\",[^}]*"
+                                             "gpucheck_device=\"cuda0\"\\} 1\n"));
+  EXPECT_THAT(text,
+              ::testing::ContainsRegex("gpucheck_gpu_clocks_event_reason\\{gpu=\"0\",[^}]*"
+                                       "gpucheck_device=\"cuda0\",reason=\"gpu_idle\"\\} 1\n"));
+  for (const char* counter : {"replay", "recovery", "crc_flit", "crc_data", "ecc_data"})
+    EXPECT_THAT(text, ::testing::ContainsRegex(
+                          std::string("gpucheck_gpu_nvlink_errors\\{gpu=\"1\",[^}]*"
+                                      "gpucheck_device=\"cuda1\",link=\"0\",counter=\"") +
+                          counter + "\"\\} 0\n"))
+        << counter;
+  EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_")));
+  // PCIe replays where the probe read them (the fixture's NVML predates the read).
+  std::ifstream in(std::string(GPUCHECK_FIXTURES_DIR) + "/doctor/probe_h100x2.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  for (auto& b : doc["backends"])
+    if (b["name"] == "cuda") b["devices"][0]["properties"]["nvml"]["pcie_replay_count"] = 3;
+  EXPECT_THAT(render(doc, Format::kPrometheus),
+              ::testing::ContainsRegex("gpucheck_gpu_pcie_replays\\{gpu=\"0\",[^}]*"
+                                       "gpucheck_device=\"cuda0\"\\} 3\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpucheck_gpu_pcie_replays")));
 }
 
 // Every series about a device joins dcgm-exporter's on its labels where the device is an NVIDIA

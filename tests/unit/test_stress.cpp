@@ -6,14 +6,15 @@
 #include "bench/inputs.h"
 #include "bench/ops/gemm.h"
 #include "core/json_keys.h"
+#include "core/json_keys_stress.h"
 #include "host/kernel_log.h"
-#include "stress/result_match.h"
 #include "stress/faults.h"
 #include "stress/plan.h"
+#include "stress/result_match.h"
 #include "stress/telemetry.h"
 #include "stress/test_units.h"
-#include "stress/verdict.h"
 #include "stress/throughput_windows.h"
+#include "stress/verdict.h"
 
 #include <gtest/gtest.h>
 
@@ -150,6 +151,43 @@ TEST(StressWindows, CloseAtTheFirstReportAfterTheirEndAndMergeAShortTail) {
   EXPECT_DOUBLE_EQ(windows[1].length_s, 13.5);
   EXPECT_DOUBLE_EQ(windows[1].amount, 13 * 50);
   EXPECT_DOUBLE_EQ(w.total(), 1000 + 650);
+}
+
+// The burst is the work of the first half second (through the first report at or after it)
+// over that report's time; the ratio is the sustained rate over it.
+TEST(StressWindows, BurstIsTheFirstHalfSecondAndTheRatioSustainedOverBurst) {
+  WindowTracker w(100, 10);
+  // Fast at first (40 a tenth of a second to 0.5 s), then 10 a tenth of a second.
+  for (int i = 1; i <= 200; ++i) w.add(100 + 0.1 * i, i <= 5 ? 40 : 10);
+  EXPECT_FALSE(WindowTracker(0, 10).burst().has_value());
+  const auto burst = w.burst();
+  ASSERT_TRUE(burst.has_value());
+  EXPECT_DOUBLE_EQ(burst->start_s, 100);
+  EXPECT_NEAR(burst->length_s, 0.5, 1e-9);
+  EXPECT_DOUBLE_EQ(burst->amount, 200);
+  EXPECT_NEAR(burst->rate(), 400, 1e-6);
+  const auto windows = w.finish(120);
+  const Json j = throughput_json(w.total(), 20, windows, 1, "GB/s", burst);
+  EXPECT_NEAR(j[k::kBurst].get<double>(), 400, 1e-6);
+  EXPECT_NEAR(j[k::kBurstS].get<double>(), 0.5, 1e-9);
+  const double sustained = (5 * 40 + 195 * 10) / 20.0;
+  EXPECT_DOUBLE_EQ(j[k::kValue].get<double>(), sustained);
+  EXPECT_NEAR(j[k::kSustainedOverBurst].get<double>(), sustained / 400, 1e-9);
+  // A report that comes late closes the burst at its own time, its work inside.
+  WindowTracker slow(0, 10);
+  slow.add(0.3, 30);
+  slow.add(0.9, 60);
+  slow.add(1.5, 60);
+  ASSERT_TRUE(slow.burst().has_value());
+  EXPECT_DOUBLE_EQ(slow.burst()->length_s, 0.9);
+  EXPECT_DOUBLE_EQ(slow.burst()->amount, 90);
+  // A run shorter than half a second has no burst, and its record no burst keys.
+  WindowTracker short_run(0, 10);
+  short_run.add(0.2, 5);
+  EXPECT_FALSE(short_run.burst().has_value());
+  const Json none = throughput_json(5, 0.2, short_run.finish(0.2), 1, "GB/s", short_run.burst());
+  EXPECT_FALSE(none.contains(k::kBurst));
+  EXPECT_FALSE(none.contains(k::kSustainedOverBurst));
 }
 
 TEST(StressWindows, ClocksComeFromTheSamplesInsideEachWindow) {

@@ -269,6 +269,33 @@ TEST(Views, BenchTablePrintsTheShareOfTheLimit) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr("too small to keep a GPU busy")));
 }
 
+// HTML's results table and CSV carry the share of the limit where the record has one; a record
+// whose limit is a reason shows none (CSV: the reason in its own column).
+TEST(Views, HtmlAndCsvCarryTheShareOfTheLimitAndNoneForAReason) {
+  const auto doc = load(kViews + "bench_pocl.json");
+  const std::string html = render(doc, Format::kHtml, {});
+  EXPECT_THAT(html, HasSubstr("<th>of limit</th>"));
+  EXPECT_THAT(html, HasSubstr(">27%<"));  // cpu gemm f32: 0.2706 of its limit
+  EXPECT_THAT(html, HasSubstr(">33%<"));  // cpu gemm f64
+  const std::string csv = render(doc, Format::kCsv, {});
+  EXPECT_THAT(csv, HasSubstr(",throughput,throughput_unit,limit,limit_unit,fraction_of_limit,"
+                             "limit_reason,speedup_vs_cpu,"));
+  std::istringstream rows(csv);
+  std::size_t exp_rows = 0;
+  for (std::string row; std::getline(rows, row);) {
+    if (row.rfind("cpu,", 0) != 0) continue;
+    if (row.find(",exp,") != std::string::npos && row.find(",excluded,ok,") != std::string::npos) {
+      ++exp_rows;
+      EXPECT_THAT(row, HasSubstr(",GB/s,,,,\"the CPU's memory bandwidth is not knowable")) << row;
+    }
+    if (row.find(",gemm,") != std::string::npos && row.find(",f32,") != std::string::npos &&
+        row.find(",excluded,ok,") != std::string::npos) {
+      EXPECT_THAT(row, HasSubstr(",TFLOP/s,0.26829209600000004,TFLOP/s,0.27064986007764313,,"));
+    }
+  }
+  EXPECT_EQ(exp_rows, 2u);
+}
+
 // A record reads the same in every view for people: the terminal's table and HTML both write
 // its throughput and time in report/units.h's units.
 TEST(Views, ARecordReadsTheSameInTheTableAndInHtml) {

@@ -121,6 +121,7 @@ nlohmann::json probe_nvml(const EnvMap& env) {
   auto width_fn = n.get<nvml::DeviceUintFn>("nvmlDeviceGetCurrPcieLinkWidth");
   auto max_gen_fn = n.get<nvml::DeviceUintFn>("nvmlDeviceGetMaxPcieLinkGeneration");
   auto max_width_fn = n.get<nvml::DeviceUintFn>("nvmlDeviceGetMaxPcieLinkWidth");
+  auto replay_fn = n.get<nvml::DeviceUintFn>("nvmlDeviceGetPcieReplayCounter");
   auto ecc_mode_fn = n.get<nvml::DeviceUintPairFn>("nvmlDeviceGetEccMode");
   auto ecc_count_fn = n.get<nvml::DeviceEccCountFn>("nvmlDeviceGetTotalEccErrors");
   auto retired_fn = n.get<nvml::DeviceRetiredPagesFn>("nvmlDeviceGetRetiredPages");
@@ -215,6 +216,7 @@ nlohmann::json probe_nvml(const EnvMap& env) {
     uint("pcie_link_gen_max", max_gen_fn);
     uint("pcie_link_width_current", width_fn);
     uint("pcie_link_width_max", max_width_fn);
+    uint("pcie_replay_count", replay_fn);
     if (f.query("ecc_mode", ecc_mode_fn != nullptr, [&] { return ecc_mode_fn(d, &v, &w); })) {
       o["ecc_mode_current"] = v != 0;
       o["ecc_mode_pending"] = w != 0;
