@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 GPUCHECK = sys.argv[2] if len(sys.argv) > 2 else shutil.which("gpucheck")
@@ -86,9 +87,21 @@ try:
                 skip(f"tc's tbf is not available here: {e}")
     # The nodes reach each other over the bridge (a host's firewall may drop bridged packets).
     first, last = nodes[0], nodes[-1]
-    ping = sh("ip", "netns", "exec", first, "ping", "-c", "1", "-W", "2", addrs[last], check=False)
-    if ping.returncode != 0:
-        skip(f"the namespaces do not reach each other over the bridge: {ping.stdout.strip()}")
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", last, sys.executable, "-c",
+         "import socket; s = socket.socket(); s.bind(('', 29799)); s.listen(); s.settimeout(10);"
+         " s.accept()"])
+    reach = None
+    for _ in range(50):
+        reach = sh("ip", "netns", "exec", first, sys.executable, "-c",
+                   f"import socket; socket.create_connection(('{addrs[last]}', 29799), timeout=2)",
+                   check=False)
+        if reach.returncode == 0:
+            break
+        time.sleep(0.1)
+    server.wait(timeout=15)
+    if reach.returncode != 0:
+        skip(f"the namespaces do not reach each other over the bridge: {reach.stderr.strip()}")
 
     runner = os.path.join(tmp, "runner")
     with open(runner, "w") as f:
