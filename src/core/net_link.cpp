@@ -93,23 +93,10 @@ class Wire {
     buf_.erase(0, buffered);
     p += buffered;
     n -= buffered;
-    auto until = Clock::now() + idle_;
     while (n > 0) {
-      const ssize_t got = ::recv(fd_, p, n, 0);
-      if (got > 0) {
-        p += got;
-        n -= static_cast<std::size_t>(got);
-        until = Clock::now() + idle_;
-        quiet_since_ = Clock::now();
-        continue;
-      }
-      if (got == 0) throw NetError(fmt::format("{} closed the connection ({})", peer_, what));
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        wait(POLLIN, until, what);
-        continue;
-      }
-      throw NetError(fmt::format("{}: {} ({})", peer_, errno_text("recv"), what));
+      const std::size_t got = receive_some(p, n, Clock::now() + idle_, what);
+      p += got;
+      n -= got;
     }
   }
 
@@ -132,18 +119,7 @@ class Wire {
         throw NetError(
             fmt::format("{} sent a line of more than {} bytes ({})", peer_, kMaxLine, what));
       char chunk[4096];
-      const ssize_t got = ::recv(fd_, chunk, sizeof chunk, 0);
-      if (got > 0) {
-        buf_.append(chunk, static_cast<std::size_t>(got));
-        continue;
-      }
-      if (got == 0) throw NetError(fmt::format("{} closed the connection ({})", peer_, what));
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        wait(POLLIN, until, what);
-        continue;
-      }
-      throw NetError(fmt::format("{}: {} ({})", peer_, errno_text("recv"), what));
+      buf_.append(chunk, receive_some(chunk, sizeof chunk, until, what));
     }
   }
 
@@ -154,6 +130,22 @@ class Wire {
   }
 
  private:
+  // At least one byte, waiting until `until`; NetError when the peer closed or failed.
+  std::size_t receive_some(void* p, std::size_t n, Clock::time_point until, const char* what) {
+    for (;;) {
+      const ssize_t got = ::recv(fd_, p, n, 0);
+      if (got > 0) {
+        quiet_since_ = Clock::now();
+        return static_cast<std::size_t>(got);
+      }
+      if (got == 0) throw NetError(fmt::format("{} closed the connection ({})", peer_, what));
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        throw NetError(fmt::format("{}: {} ({})", peer_, errno_text("recv"), what));
+      wait(POLLIN, until, what);
+    }
+  }
+
   void wait(short events, Clock::time_point until, const char* what) {
     for (;;) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());

@@ -29,6 +29,20 @@ net::LinkPlan small_plan() {
   return p;
 }
 
+// A plain listening socket on loopback (a fake peer the test drives by hand) and its port.
+int raw_listener(std::uint16_t* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::listen(fd, 4) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    return -1;
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
 std::chrono::steady_clock::time_point in(std::chrono::milliseconds d) {
   return std::chrono::steady_clock::now() + d;
 }
@@ -149,25 +163,20 @@ TEST(NetLink, AWrongTokenIsRefusedAndTheListenerWaitsOnForItsPeer) {
 }
 
 TEST(NetLink, APeerThatClosesOrFallsSilentEndsInAnErrorNamingIt) {
+  const std::string challenge = "gpucheck-net/1 0123456789abcdef0123456789abcdef\n";
   // A listener that sends its challenge and goes away.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  std::uint16_t port = 0;
+  const int fd = raw_listener(&port);
   ASSERT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
   auto gone = std::async(std::launch::async, [&] {
     const int c = ::accept(fd, nullptr, nullptr);
-    const std::string line = "gpucheck-net/1 0123456789abcdef0123456789abcdef\n";
-    EXPECT_EQ(::send(c, line.data(), line.size(), MSG_NOSIGNAL), static_cast<ssize_t>(line.size()));
+    EXPECT_EQ(::send(c, challenge.data(), challenge.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(challenge.size()));
     ::close(c);
   });
   try {
-    net::connect_pair({"127.0.0.1", ntohs(a.sin_port)}, 0, 1, "rank 1 (host far)",
-                      {kToken, "run-1", 2}, small_plan(), in(5s));
+    net::connect_pair({"127.0.0.1", port}, 0, 1, "rank 1 (host far)", {kToken, "run-1", 2},
+                      small_plan(), in(5s));
     ADD_FAILURE() << "no error";
   } catch (const net::NetError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 1 (host far) closed the connection"),
@@ -179,25 +188,20 @@ TEST(NetLink, APeerThatClosesOrFallsSilentEndsInAnErrorNamingIt) {
 
   // A listener that says its challenge, reads the hello and falls silent: the connector gives
   // up at its meet time instead of hanging.
-  const int fd2 = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd2 = raw_listener(&port);
   ASSERT_GE(fd2, 0);
-  a.sin_port = 0;
-  ASSERT_EQ(::bind(fd2, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(fd2, 4), 0);
-  len = sizeof a;
-  ASSERT_EQ(::getsockname(fd2, reinterpret_cast<sockaddr*>(&a), &len), 0);
   std::promise<void> done;
   auto silent = std::async(std::launch::async, [&] {
     const int c = ::accept(fd2, nullptr, nullptr);
-    const std::string line = "gpucheck-net/1 0123456789abcdef0123456789abcdef\n";
-    EXPECT_EQ(::send(c, line.data(), line.size(), MSG_NOSIGNAL), static_cast<ssize_t>(line.size()));
+    EXPECT_EQ(::send(c, challenge.data(), challenge.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(challenge.size()));
     done.get_future().wait();
     ::close(c);
   });
   const auto start = std::chrono::steady_clock::now();
   try {
-    net::connect_pair({"127.0.0.1", ntohs(a.sin_port)}, 0, 1, "rank 1 (host far)",
-                      {kToken, "run-1", 2}, small_plan(), in(1500ms));
+    net::connect_pair({"127.0.0.1", port}, 0, 1, "rank 1 (host far)", {kToken, "run-1", 2},
+                      small_plan(), in(1500ms));
     ADD_FAILURE() << "no error";
   } catch (const net::NetError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 1 (host far) did not answer"), std::string::npos)
