@@ -108,6 +108,7 @@ std::string ops_help() {
   std::vector<std::string_view> left_out;
   for (const auto& unit : bench::op_units())
     if (!unit.in_default_plan) left_out.push_back(to_string(unit.op));
+  left_out.push_back("net");
   std::string listed;
   for (std::size_t i = 0; i < left_out.size(); ++i)
     listed += fmt::format("{}{}",
