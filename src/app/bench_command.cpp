@@ -366,7 +366,7 @@ ExitCode run_bench(const BenchOptions& given) {
   }
   if (ranks && !o.frameworks.empty())
     throw UsageError(
-        "--framework: not with --rendezvous (a multi-process run does the all-reduce only)");
+        "--framework: not with --rendezvous (a multi-process run does the all-reduce or net only)");
   if (ranks) return run_bench_ranks(o, *ranks, output, policy, sizes, env);
   nlohmann::json backends = nlohmann::json::array();
   if (needs_probe(names)) {

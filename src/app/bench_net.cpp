@@ -5,6 +5,7 @@
 // processes that already met, so it lives beside the multi-process all-reduce's setup instead.
 #include "app/bench_net.h"
 
+#include "bench/record.h"
 #include "bench/size_text.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
@@ -128,10 +129,7 @@ json direction_record(const NetPairOutcome& o, const json& src, const json& dst,
   // worst fell behind it (a busy or lossy link shows there first).
   const double best = bytes / sorted.front() / 1e9, worst = bytes / sorted.back() / 1e9;
   r[k::kThroughput] = {{k::kUnit, "GB/s"}, {k::kValue, best}};
-  r[k::kTimeS] = {{"min", sorted.front()},
-                  {k::kMedian, net::percentile(times, 50)},
-                  {"max", sorted.back()},
-                  {"reps", times.size()}};
+  r[k::kTimeS] = bench::time_json(bench::summarize(times, false));
   r[k::kSpread] = best > 0 ? (best - worst) / best : 0.0;
   r["latency_us"] = {{k::kMedian, net::percentile(o.rtt_us, 50)},
                      {"p99", net::percentile(o.rtt_us, 99)},

@@ -111,6 +111,11 @@ TEST(NetCli, TwoRanksMeasureTheirLinkBothWays) {
   EXPECT_EQ(doc["ranks"].size(), 2u);
   expect_measured(pair_records(doc, 0, 1), "rank 0's document");
   expect_measured(pair_records(read_json(out1), 0, 1), "rank 1's document");
+  // The document is one report reads (its schema), and its table names both hosts.
+  const RunResult shown = run_gpucheck({"report", "show", out0});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_THAT(shown.out, HasSubstr("host network"));
+  EXPECT_THAT(shown.out, HasSubstr("(rank 1)"));
 }
 
 TEST(NetCli, ThreeRanksMeasureEveryPair) {
