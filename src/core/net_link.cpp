@@ -455,6 +455,8 @@ LinkResult connect_pair(const Endpoint& to, int self, int peer, const std::strin
       const int ready = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 0, 1000)));
       if (ready > 0 && ::getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &err, &elen) == 0 && err == 0)
         connected = true;
+      else if (ready < 0)
+        last = errno_text("poll");
       else
         last = ready == 0 ? "connect: no answer" : fmt::format("connect: {}", std::strerror(err));
     } else if (!connected) {
