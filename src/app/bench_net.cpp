@@ -81,13 +81,12 @@ std::string rank_name(const json& who) {
                      who.value("addr", "?"));
 }
 
-json limit_of(const NetPairOutcome& o, const json& src, const json& dst, double gbps) {
+json limit_of(const json& src, const json& dst, double gbps) {
   const long a = src.value("link_mbps", 0L), b = dst.value("link_mbps", 0L);
   if (a <= 0 || b <= 0)
     return {{k::kReason, "no link speed known (/sys/class/net/IF/speed gives none on " +
                              std::string(a <= 0 ? src.value("host", "?") : dst.value("host", "?")) +
                              ": loopback, a veth or another virtual interface)"}};
-  (void)o;
   const double limit = static_cast<double>(std::min(a, b)) / 8000.0;  // Mbit/s → GB/s
   return {
       {k::kValue, limit},
@@ -150,7 +149,7 @@ json direction_record(const NetPairOutcome& o, const json& src, const json& dst,
   }
   r[k::kStatus] = "ok";
   r[k::kVerification] = {{"method", "exact"}, {"tolerance", 0}, {"max_rel_error", 0}};
-  r[k::kLimit] = limit_of(o, src, dst, best);
+  r[k::kLimit] = limit_of(src, dst, best);
   return r;
 }
 
