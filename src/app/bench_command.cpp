@@ -4,6 +4,7 @@
 #include "app/bench_devices.h"
 #include "app/bench_framework.h"
 #include "app/bench_multi.h"
+#include "app/bench_net.h"
 #include "app/bench_ranks.h"
 #include "app/bench_run.h"
 #include "app/cli_common.h"
@@ -75,6 +76,7 @@ struct BenchOptions {
   bool reps_given = false, warmup_given = false, max_time_given = false;
   std::string transport = "auto";  // --transport auto|net: the all-reduce's path
   RankOptions ranks;               // --rank, --world-size, --rendezvous, --rendezvous-timeout
+  std::string net_bytes;           // --net-bytes: net's bulk transfer, each way and repetition
   bool device_named = false;
 };
 
@@ -109,6 +111,7 @@ std::string ops_help() {
   std::vector<std::string_view> left_out;
   for (const auto& unit : bench::op_units())
     if (!unit.in_default_plan) left_out.push_back(to_string(unit.op));
+  left_out.push_back("net");
   std::string listed;
   for (std::size_t i = 0; i < left_out.size(); ++i)
     listed += fmt::format("{}{}",
@@ -116,7 +119,10 @@ std::string ops_help() {
                           : i + 1 == left_out.size() ? " and "
                                                      : ", ",
                           left_out[i]);
-  return fmt::format("{} (default: all but {})", op_names(","), listed);
+  // net is between ranks, not on a device (app/bench_net.cpp): it runs alone, with --rendezvous.
+  return fmt::format(
+      "{} (default: all but {}); net: the TCP path between ranks (--rendezvous), alone, no GPU",
+      op_names(",") + ",net", listed);
 }
 
 // The cells one device runs: each op's unit makes its cells from the sizes, dtypes and layouts
@@ -283,6 +289,44 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   return code;
 }
 
+// One rank of `bench --ops net`: no probe and no child (nothing runs on a device); the document
+// is written as the all-reduce's is, rank 0's always, the others' with -o.
+ExitCode run_bench_net_rank(const BenchOptions& o, const RankSetup& rs, Output& output,
+                            const EnvMap& env) {
+  NetBenchOptions net;
+  if (!o.net_bytes.empty()) net.bytes = parse_net_bytes(o.net_bytes);
+  net.reps = o.reps.value_or(net.reps);
+  NetRun run = run_bench_net(net, rs);
+  nlohmann::json doc = make_document("bench", o.argv, env);
+  doc[k::kHost] = host::to_json(host::read_host_facts("/"));
+  doc[k::kCpu] = host::to_json(host::read_cpu_facts("/"));
+  doc["ranks"] = std::move(run.ranks);
+  doc[k::kResults] = std::move(run.results);
+  if (rs.rank == 0 || !o.out.output_path.empty()) output.write(doc);
+  return run.code;
+}
+
+// --ops net and --net-bytes: net runs alone between two or more ranks; UsageError otherwise.
+bool wants_net(const BenchOptions& o, const std::optional<RankSetup>& ranks) {
+  const auto ops = split_list(o.ops);
+  const bool net = std::find(ops.begin(), ops.end(), "net") != ops.end();
+  if (!net) {
+    if (!o.net_bytes.empty()) throw UsageError("--net-bytes: only with --ops net");
+    return false;
+  }
+  if (ops.size() != 1)
+    throw UsageError(fmt::format(
+        "--ops net: runs alone, between ranks and on no device; give --ops net, not '{}'", o.ops));
+  if (!o.net_bytes.empty()) (void)parse_net_bytes(o.net_bytes);  // fails before any meeting
+  if (!ranks || ranks->world_size < 2)
+    throw UsageError(
+        "--ops net: measures the network between two or more gpucheck processes: give each "
+        "--rendezvous HOST:PORT with --rank and --world-size (or start them with srun)");
+  if (!o.frameworks.empty()) throw UsageError("--framework: not with --ops net");
+  if (o.transport != "auto") throw UsageError("--transport: steers the all-reduce, not --ops net");
+  return true;
+}
+
 ExitCode run_bench(const BenchOptions& given) {
   const std::optional<bench::SweepSpec> sweep = sweep_of(given);
   const BenchOptions o = sweep ? with_sweep(given, *sweep) : given;
@@ -317,6 +361,7 @@ ExitCode run_bench(const BenchOptions& given) {
   }
   const bool network_only = o.transport == "net";
   const std::optional<RankSetup> ranks = resolve_ranks(o.ranks, env);
+  if (wants_net(o, ranks)) return run_bench_net_rank(o, *ranks, output, env);
   {
     const auto ops = split_list(o.ops);
     const bool allreduce = std::find(ops.begin(), ops.end(), "allreduce") != ops.end();
@@ -324,12 +369,13 @@ ExitCode run_bench(const BenchOptions& given) {
       throw UsageError("--transport net: steers the all-reduce; add allreduce to --ops");
     if (ranks && (ops.size() != 1 || !allreduce))
       throw UsageError(fmt::format(
-          "--rendezvous: a multi-process run does the all-reduce only; give --ops allreduce{}",
+          "--rendezvous: a multi-process run does the all-reduce or the network between ranks; "
+          "give --ops allreduce or --ops net{}",
           o.ops.empty() ? "" : fmt::format(", not '{}'", o.ops)));
   }
   if (ranks && !o.frameworks.empty())
     throw UsageError(
-        "--framework: not with --rendezvous (a multi-process run does the all-reduce only)");
+        "--framework: not with --rendezvous (a multi-process run does the all-reduce or net only)");
   if (ranks) return run_bench_ranks(o, *ranks, output, policy, sizes, env);
   nlohmann::json backends = nlohmann::json::array();
   if (needs_probe(names)) {
@@ -565,6 +611,10 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->check(CLI::IsMember({"auto", "net"}))
       ->capture_default_str()
       ->type_name("auto|net");
+  cmd->add_option("--net-bytes", o->net_bytes,
+                  "--ops net: bytes of each bulk transfer, each way and repetition (KiB/MiB/GiB "
+                  "suffixes; default 64MiB; --reps: how many, default 3, the best counts)")
+      ->type_name("BYTES");
   cmd->add_option("--rank", o->ranks.rank,
                   "This process's rank of a multi-process all-reduce (default under srun: "
                   "SLURM_PROCID)")

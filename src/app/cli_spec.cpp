@@ -42,7 +42,12 @@ struct Values {
 // Options whose values are checked in code rather than by a CLI11 set: what they accept, from
 // the same lists the code checks against.
 Values listed_values(const std::string& name) {
-  if (name == "--ops") return {enum_names(Op::kAllreduce), true};
+  if (name == "--ops") {
+    // net is no Op (it runs between ranks, on no device: app/bench_net.h), but --ops takes it.
+    Values v{enum_names(Op::kAllreduce), true};
+    v.names.push_back("net");
+    return v;
+  }
   if (name == "--dtype") return {enum_names(DType::kFp8), true};
   if (name == "--layout") return {enum_names(Layout::kNhwc), true};
   if (name == "--sweep") return {{"exp", "gemm", "conv"}, false};

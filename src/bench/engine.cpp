@@ -71,6 +71,8 @@ nlohmann::json base_record(const Device& dev, const Cell& cell, Transfers transf
   return r;
 }
 
+}  // namespace
+
 nlohmann::json time_json(const TimeStats& t) {
   nlohmann::json j = {{k::kMedian, t.median}, {k::kMin, t.min},   {k::kMax, t.max},
                       {k::kStddev, t.stddev}, {k::kReps, t.reps}, {k::kTruncated, t.truncated}};
@@ -78,8 +80,6 @@ nlohmann::json time_json(const TimeStats& t) {
   if (!t.round_medians.empty()) j[k::kRoundMedians] = t.round_medians;
   return j;
 }
-
-}  // namespace
 
 void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double>& times,
                    bool truncated, const std::optional<Verification>& v) {

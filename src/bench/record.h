@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bench/cell.h"
+#include "bench/stats.h"
 #include "bench/verify.h"
 
 #include <nlohmann/json.hpp>
@@ -30,5 +31,8 @@ void finish_record(nlohmann::json& r, const Cell& cell, const std::vector<double
 void finish_record(nlohmann::json& r, const Cell& cell,
                    const std::vector<std::vector<double>>& round_times, bool truncated,
                    const std::optional<Verification>& v);
+
+// A record's time_s from its statistics (also bench --ops net's, app/bench_net.cpp).
+nlohmann::json time_json(const TimeStats& t);
 
 }  // namespace gpucheck::bench

@@ -384,10 +384,13 @@ std::pair<std::string, Tone> results_summary(const Json& results) {
 void results_view(TextView& view, const Json& results, const ViewOptions& o,
                   bool sizes_per_device) {
   bool any_small = false;
-  // Work between GPUs reads as matrices, source by destination; the rest per op.
+  // Work between GPUs reads as matrices, source by destination, and the network between hosts
+  // as its own table; the rest per op.
   Json per_device = Json::array();
   for (const auto& r : results)
-    if (text_at(r, k::kOp) != "p2p" && text_at(r, k::kOp) != "allreduce") per_device.push_back(r);
+    if (text_at(r, k::kOp) != "p2p" && text_at(r, k::kOp) != "allreduce" &&
+        text_at(r, k::kOp) != "net")
+      per_device.push_back(r);
   op_tables(view, per_device, o.details, &any_small);
   for (const auto& t : multigpu_tables(results)) section_table_view(view, t);
   if (any_small)

@@ -97,10 +97,37 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
       "all-reduce (f32 sum, NCCL; busbw = algbw x 2(n-1)/n)",
       {"bytes", "devices", "time_us", "algbw_GB/s", "busbw_GB/s", "of limit", "status", "note"},
       {}};
+  // Between hosts, one row per direction: which end is slow shows as its rows.
+  TableSection net{
+      "host network (TCP between ranks, every byte compared at the far end)",
+      {"from", "to", "bytes", "GB/s", "spread", "rtt_us", "rtt_p99_us", "status", "note"},
+      {}};
+  auto end_name = [](const Json& r, std::string_view key) {
+    const Json e = r.value(std::string(key), Json::object());
+    return fmt::format("{} (rank {})", e.value("host", "?"), e.value("rank", -1));
+  };
   for (const auto& r : results) {
     const Json shape = r.value(std::string(k::kShape), Json::object());
     const std::string op = string_member(r, k::kOp);
     const std::string direction = string_member(shape, k::kDirection);
+    if (op == "net") {
+      const Json lat = r.value("latency_us", Json::object());
+      auto number = [](const Json& j, const char* key, const char* form) {
+        const auto it = j.find(key);
+        return it != j.end() && it->is_number() ? fmt::format(fmt::runtime(form), it->get<double>())
+                                                : std::string();
+      };
+      const std::string status = string_member(r, k::kStatus);
+      net.rows.push_back(
+          {end_name(r, k::kSrc), end_name(r, k::kDst),
+           fmt::format("{}", shape.value(std::string(k::kBytes), std::uint64_t{0})),
+           status == "ok"
+               ? number(r.value(std::string(k::kThroughput), Json::object()), "value", "{:.3g}")
+               : "",
+           number(r, "spread", "{:.2f}"), number(lat, "median", "{:.1f}"),
+           number(lat, "p99", "{:.1f}"), status, string_member(r, k::kReason)});
+      continue;
+    }
     if (op == "p2p" && !direction.empty() && direction != "p2p") {
       std::string slowest;
       const Json ctx = r.value(std::string(k::kContext), Json::object());
@@ -160,6 +187,7 @@ std::vector<TableSection> multigpu_tables(const Json& results) {
                          cells, false));
   if (!fans.rows.empty()) out.push_back(std::move(fans));
   if (!allreduce.rows.empty()) out.push_back(std::move(allreduce));
+  if (!net.rows.empty()) out.push_back(std::move(net));
   return out;
 }
 

@@ -11,7 +11,8 @@
 
 namespace gpucheck::report {
 
-// Tables for the results' p2p, p2p latency and all-reduce records; none when there are none.
+// Tables for the results' p2p, p2p latency, all-reduce and net (host network) records; none
+// when there are none.
 std::vector<TableSection> multigpu_tables(const nlohmann::json& results);
 
 // The CUDA section's GPU pairs as a matrix (NV18, PIX, SYS, ...) with each GPU's CPU and NUMA

@@ -203,7 +203,8 @@ TEST(CliSpec, TheBashCompletionOffersTheValuesTheBinaryAccepts) {
                                  "_gpucheck; printf '%s\\n' \"${COMPREPLY[@]}\""));
   };
   const Names ops = complete("bench --ops ''");
-  for (const char* op : {"exp", "gemm", "conv", "copy", "latency", "seedloop", "p2p", "allreduce"})
+  for (const char* op :
+       {"exp", "gemm", "conv", "copy", "latency", "seedloop", "p2p", "allreduce", "net"})
     EXPECT_TRUE(ops.count(op)) << op;
   EXPECT_EQ(complete("bench --ops exp,ge"), Names{"exp,gemm"});
   EXPECT_TRUE(complete("doctor --format ''").count("oneline"));

@@ -281,7 +281,7 @@ TEST(RendezvousCli, BadRankFlagsAreUsageErrors) {
       {"bench", "--ops", "gemm", "--rank", "0", "--world-size", "2", "--rendezvous", "f"},
       kNoSlurm);
   EXPECT_EQ(gemm.exit_code, 2);
-  EXPECT_THAT(gemm.err, HasSubstr("does the all-reduce only"));
+  EXPECT_THAT(gemm.err, HasSubstr("does the all-reduce or the network between ranks"));
   const RunResult net = run_gpucheck({"bench", "--ops", "gemm", "--transport", "net"}, kNoSlurm);
   EXPECT_EQ(net.exit_code, 2);
   EXPECT_THAT(net.err, HasSubstr("add allreduce to --ops"));

@@ -121,6 +121,55 @@ run(["a", "b", "c", "d"], runner=False, env={"SRUN": srun})
 tokens = open(token_log).read().split()
 check("every pair has its own token", len(tokens) == 2 and len(set(tokens)) == 2)
 
+# --op net: the runner writes rank 0's document; a pair with a node in SLOW runs at 0.1 GB/s,
+# the others at 10. Slow pairs fail against the median of the pairs so far, not on exit codes.
+NET_RUNNER = os.path.join(TMP, "net-runner")
+with open(NET_RUNNER, "w") as f:
+    f.write("""#!/bin/sh
+echo "$1 $2" >> "$PAIRS_LOG"
+rate=10
+for n in $SLOW; do [ "$n" = "$1" ] || [ "$n" = "$2" ] && rate=0.1; done
+for n in $BAD; do [ "$n" = "$1" ] || [ "$n" = "$2" ] && exit 1; done
+cat > "$4" <<DOC
+{"results": [{"op": "net", "status": "ok", "throughput": {"value": $rate}},
+             {"op": "net", "status": "ok", "throughput": {"value": $rate}}]}
+DOC
+""")
+os.chmod(NET_RUNNER, 0o755)
+
+
+def run_net(nodes, slow=(), bad=(), extra=()):
+    log = os.path.join(TMP, f"net-pairs-{len(os.listdir(TMP))}.log")
+    e = dict(os.environ, SLOW=" ".join(slow), BAD=" ".join(bad), PAIRS_LOG=log)
+    cmd = [sys.executable, SCRIPT, "--op", "net", "--nodes", ",".join(nodes), "--json", "-",
+           "--out", TMP, "--runner", NET_RUNNER] + list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=60)
+    return r, json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+
+
+r, s = run_net(nodes)
+check("net healthy: nobody blamed", r.returncode == 0 and s.get("blamed") == [])
+check("net summary has rates", all(p.get("gbps") == 10 for p in s.get("pairs", [])))
+r, s = run_net(nodes, slow=["n4"])
+check("net: the slow node is blamed", r.returncode == 1 and s.get("blamed") == ["n4"])
+check("net: its partner is cleared", "n3" in s.get("cleared", []))
+r, s = run_net(nodes, bad=["n2"])
+check("net: a failed run fails the pair", s.get("blamed") == ["n2"])
+r, s = run_net(nodes, extra=["--min-gbps", "20"])
+check("net: --min-gbps fails every pair below it", s.get("blamed") == [] and
+      sorted(s.get("undecided", [])) == nodes)
+for extra, what in ((["--fraction", "0"], "fraction 0"), (["--fraction", "1.5"], "fraction 1.5"),
+                    (["--min-gbps", "-1"], "negative floor"), (["--tasks-per-node", "2"],
+                                                               "net with tasks per node")):
+    r, _ = run_net(["n1", "n2"], extra=extra)
+    check(f"net usage error: {what}", r.returncode == 2 and "gpucheck-pairwise:" in r.stderr)
+# The srun command of a net pair.
+open(argv_log, "w").close()
+run(["a", "b"], runner=False, env={"SRUN": srun}, extra=["--op", "net", "--net-bytes", "8MiB"])
+line = open(argv_log).read().strip()
+check("net pair runs bench --ops net", "bench --ops net --net-bytes 8MiB" in line and
+      "--rendezvous a:" in line and "--device" not in line and "allreduce" not in line)
+
 if failed:
     print(f"{len(failed)} check(s) failed")
     sys.exit(1)

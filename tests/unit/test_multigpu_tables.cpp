@@ -210,3 +210,39 @@ TEST(CompareConcurrency, ConcurrentMatchesConcurrentOnly) {
 }
 
 }  // namespace
+
+TEST(MultigpuTables, NetRecordsReadAsOneRowPerDirectionWithBothHosts) {
+  auto net = [](int src, int dst, double gbps, const std::string& status) {
+    Json j = {{"device", "rank" + std::to_string(src) + "->rank" + std::to_string(dst)},
+              {"backend", "host"},
+              {"op", "net"},
+              {"impl", "tcp"},
+              {"shape", {{"bytes", 2097152}}},
+              {"transfers", "excluded"},
+              {"src", {{"rank", src}, {"host", "n" + std::to_string(src)}}},
+              {"dst", {{"rank", dst}, {"host", "n" + std::to_string(dst)}}},
+              {"status", status}};
+    if (status == "ok") {
+      j["throughput"] = {{"unit", "GB/s"}, {"value", gbps}};
+      j["spread"] = 0.125;
+      j["latency_us"] = {{"median", 31.25}, {"p99", 80.0}, {"round_trips", 1000}};
+    } else {
+      j["reason"] = "rank 1 (host n1 at 10.0.0.2) closed the connection (bulk transfer)";
+    }
+    return j;
+  };
+  const auto tables =
+      r::multigpu_tables(Json::array({net(0, 1, 0.00238, "ok"), net(1, 0, 1.5, "failed")}));
+  ASSERT_EQ(tables.size(), 1u);
+  const auto& t = tables[0];
+  EXPECT_NE(t.title.find("host network"), std::string::npos);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][0], "n0 (rank 0)");
+  EXPECT_EQ(t.rows[0][1], "n1 (rank 1)");
+  EXPECT_EQ(t.rows[0][3], "0.00238");  // a slow link keeps its digits
+  EXPECT_EQ(t.rows[0][4], "0.12");
+  EXPECT_EQ(t.rows[0][5], "31.2");
+  EXPECT_EQ(t.rows[1][3], "");  // no rate for a failed direction
+  EXPECT_EQ(t.rows[1][7], "failed");
+  EXPECT_NE(t.rows[1][8].find("closed the connection"), std::string::npos);
+}
