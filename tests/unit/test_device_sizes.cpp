@@ -4,6 +4,7 @@
 #include "bench/config.h"
 #include "bench/ops/op_unit.h"
 #include "qualify/limits.h"
+#include "test_skus.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -26,28 +27,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
-constexpr const char* kSkus = R"(
-[[sku]]
-model = "Test H100"
-pci_device_ids = ["0x2330"]
-sm_count = 132
-[[sku.reference]]
-source = "datasheet"
-op = "gemm"
-dtype = "bf16"
-value = 989.4
-unit = "TFLOP/s"
-datasheet = "Test datasheet"
-[[sku.reference]]
-source = "datasheet"
-op = "exp"
-value = 3350
-unit = "GB/s"
-datasheet = "Test datasheet"
-)";
-
 struct Facts {
-  std::vector<q::Sku> skus = q::parse_skus(kSkus, "s.toml");
+  std::vector<q::Sku> skus = q::parse_skus(gpucheck::testing::kTestSkus, "s.toml");
   q::LimitFacts facts;
   bench::Presets presets = bench::default_presets();
   Facts() {

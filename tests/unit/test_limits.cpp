@@ -1,11 +1,12 @@
 // Each record's limit from fabricated probe sections, CPU facts and a SKU table: one row per kind
 // of device and op, each checked against the arithmetic its source names; then qualify's
 // min_fraction_of_limit, and the per-clock tables themselves.
-#include "qualify/limits.h"
 #include "core/errors.h"
 #include "core/flop_rates.h"
 #include "qualify/judge.h"
+#include "qualify/limits.h"
 #include "qualify/profile.h"
+#include "test_skus.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -38,48 +39,8 @@ Json backends() {
   ])");
 }
 
-constexpr const char* kSkus = R"(
-[[sku]]
-model = "Test H100"
-pci_device_ids = ["0x2330"]
-sm_count = 132
-[[sku.reference]]
-source = "datasheet"
-op = "gemm"
-dtype = "bf16"
-value = 989.4
-unit = "TFLOP/s"
-datasheet = "Test datasheet"
-[[sku.reference]]
-source = "datasheet"
-op = "exp"
-value = 3350
-unit = "GB/s"
-datasheet = "Test datasheet"
-[[sku.reference]]
-source = "datasheet"
-op = "copy"
-shape = { direction = "h2d" }
-value = 63.0
-unit = "GB/s"
-datasheet = "Test datasheet"
-[[sku.reference]]
-source = "datasheet"
-op = "p2p"
-value = 450
-signalling = 478.1
-unit = "GB/s"
-datasheet = "Test datasheet"
-[[sku.reference]]
-source = "datasheet"
-op = "allreduce"
-value = 450
-unit = "GB/s"
-datasheet = "Test datasheet"
-)";
-
 struct Fixture {
-  std::vector<q::Sku> skus = q::parse_skus(kSkus, "s.toml");
+  std::vector<q::Sku> skus = q::parse_skus(gpucheck::testing::kTestSkus, "s.toml");
   q::LimitFacts facts;
   Fixture() {
     facts.backends = backends();
