@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace gpucheck::report {
 
@@ -138,6 +139,28 @@ std::vector<std::string> notes_of(const Cell& c, bool details) {
   return notes;
 }
 
+// A conv shape is nine numbers and a layout: too wide for a table column beside eight others
+// (at 80 or 100 columns it broke mid-number, "8,64,5" over "6,56,6"). Where every record of the
+// table shares all but the batch and the layout, the rest is said once above the table.
+std::optional<std::string> conv_common_shape(const std::vector<Cell>& cells) {
+  static constexpr std::string_view kFixed[] = {k::kC, k::kH, k::kW,      k::kKk,
+                                                k::kR, k::kS, k::kStride, k::kPad};
+  std::optional<Json> first;
+  for (const auto& c : cells) {
+    const Json s = c.any().value(std::string(k::kShape), Json::object());
+    if (!s.is_object() || !s.contains(k::kN)) return std::nullopt;
+    Json fixed = Json::object();
+    for (auto key : kFixed) fixed[std::string(key)] = s.value(key, Json());
+    if (!first) first = fixed;
+    if (fixed != *first) return std::nullopt;
+  }
+  if (!first) return std::nullopt;
+  auto u = [&](std::string_view key) { return scalar_text((*first)[std::string(key)]); };
+  return fmt::format("an N×{}×{}×{} input, {} filters {}×{}, stride {}, pad {}; size: N and layout",
+                     u(k::kC), u(k::kH), u(k::kW), u(k::kKk), u(k::kR), u(k::kS), u(k::kStride),
+                     u(k::kPad));
+}
+
 // One table per op, in the order the ops first appear.
 void op_tables(TextView& view, const Json& results, bool details, bool* any_small) {
   std::vector<std::string> ops, shapes, dtypes, devices;
@@ -180,6 +203,9 @@ void op_tables(TextView& view, const Json& results, bool details, bool* any_smal
     for (const auto& impl : impl_order)
       impl_list += (impl_list.empty() ? "" : ", ") + impl_devices[impl] + " " + impl;
     view.text(op + (impl_list.empty() ? "" : " (" + impl_list + ")"), 0, 2, Tone::kBold);
+    const std::optional<std::string> conv_common =
+        op == "conv" ? conv_common_shape(cells) : std::nullopt;
+    if (conv_common) view.text(*conv_common, 2, 4, Tone::kMuted);
     TextTable t;
     t.indent = 2;
     t.columns = {{"device", false, false, false, false, 5},
@@ -194,7 +220,10 @@ void op_tables(TextView& view, const Json& results, bool details, bool* any_smal
                  {"vs CPU", true}};
     for (const auto& c : cells) {
       const Json& r = c.any();
-      std::string size = shape_label(r.value(std::string(k::kShape), Json::object()));
+      const Json shape = r.value(std::string(k::kShape), Json::object());
+      std::string size = conv_common ? fmt::format("N={} {}", scalar_text(shape[k::kN]),
+                                                   text_at(shape, k::kLayout))
+                                     : shape_label(shape);
       const Json* main = c.excluded ? c.excluded : c.included;
       if (c.excluded && too_small_for_peak(*c.excluded)) {
         size += "*";

@@ -269,6 +269,28 @@ TEST(Views, BenchTablePrintsTheShareOfTheLimit) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr("too small to keep a GPU busy")));
 }
 
+// A conv table whose shapes differ only in batch and layout says the rest once and each row its
+// N; shapes that differ in more keep their full text on each row.
+TEST(Views, ConvTablesSayTheCommonShapeOnce) {
+  nlohmann::json doc = load(kViews + "bench_h100x2.json");
+  nlohmann::json conv = nlohmann::json::array();
+  for (const auto& r : doc["results"])
+    if (r["op"] == "conv" && r["dtype"] == "f32") conv.push_back(r);
+  ASSERT_GE(conv.size(), 2u);
+  doc["results"] = conv;
+  RenderOptions o;
+  o.width = 100;
+  std::string text = render(doc, Format::kTable, o);
+  EXPECT_THAT(text, HasSubstr("an N×64×56×56 input, 64 filters 3×3, stride 1, pad 1"));
+  EXPECT_THAT(text, HasSubstr("N=8 nchw"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("f32    8,64,56,56,64,3,3,1,1")));
+  doc["results"][0]["shape"]["c"] = 32;
+  text = render(doc, Format::kTable, o);
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("filters")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("N=8")));
+  EXPECT_THAT(text, HasSubstr("f32    8,32,56,56,64,3,3,1,1 nchw"));
+}
+
 // HTML's results table and CSV carry the share of the limit where the record has one; a record
 // whose limit is a reason shows none (CSV: the reason in its own column).
 TEST(Views, HtmlAndCsvCarryTheShareOfTheLimitAndNoneForAReason) {
