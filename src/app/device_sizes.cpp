@@ -85,9 +85,11 @@ std::string size_label(const bench::Shape& s) {
 
 class Chooser {
  public:
-  Chooser(const BenchTarget& t, const bench::SizeSet& small, const qualify::LimitFacts& facts)
+  Chooser(const BenchTarget& t, const bench::SizeSet& small, const bench::SizeSet& medium,
+          const qualify::LimitFacts& facts)
       : t_(t),
         small_(small),
+        medium_(medium),
         facts_(facts),
         on_cpu_(qualify::runs_on_host_cpu(facts, t.device, t.backend)) {
     out_.sizes = small;
@@ -232,13 +234,9 @@ class Chooser {
 
   const BenchTarget& t_;
   const bench::SizeSet& small_;
+  const bench::SizeSet& medium_;
   const qualify::LimitFacts& facts_;
   const bool on_cpu_;
-  bench::SizeSet medium_ = [] {
-    auto presets = bench::default_presets();
-    auto it = presets.find("medium");
-    return it == presets.end() ? bench::SizeSet{} : it->second;
-  }();
   DeviceSizes out_;
 };
 
@@ -254,8 +252,11 @@ std::uint64_t round_up_pow2(double x, std::uint64_t floor) {
 DeviceSizes choose_device_sizes(const BenchTarget& target, const bench::Presets& presets,
                                 const qualify::LimitFacts& facts) {
   static const bench::SizeSet kNone;
-  auto it = presets.find("small");
-  Chooser c(target, it == presets.end() ? kNone : it->second, facts);
+  auto preset = [&](const char* name) -> const bench::SizeSet& {
+    auto it = presets.find(name);
+    return it == presets.end() ? kNone : it->second;
+  };
+  Chooser c(target, preset("small"), preset("medium"), facts);
   if (c.cpu_implementation()) {
     c.keep_small();
     return std::move(c).take();
