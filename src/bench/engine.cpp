@@ -4,9 +4,11 @@
 
 #include "bench/gemm_trial.h"
 #include "bench/host_lock.h"
+#include "bench/host_pool.h"
 #include "bench/inputs.h"
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
+#include "bench/phase_trace.h"
 #include "bench/record.h"
 #include "bench/stats.h"
 #include "bench/verify.h"
@@ -145,7 +147,8 @@ class CellRunner : public RunContext {
         plant_(options.plant),
         options_(options),
         slowdown_(options.slowdown),
-        host_lock_(plan.host_lock) {}
+        host_lock_(plan.host_lock),
+        pinned_(dev) {}
 
   // The dtype's GEMM parameters, chosen once before its first GEMM or conv cell (the device
   // says nothing when it has none to choose). A failure fails this cell and is not retried.
@@ -191,6 +194,9 @@ class CellRunner : public RunContext {
 
   Device& device() override { return dev_; }
   std::uint64_t seed() const override { return plan_.seed; }
+  std::unique_ptr<HostAllocation> host_memory(std::size_t bytes, HostMemory kind) override {
+    return kind == HostMemory::kPinned ? pinned_.take(bytes) : dev_.allocate_host(bytes, kind);
+  }
   nlohmann::json record(Transfers transfers, bool host_bound) override {
     return host_bound ? host_bound_record(*cell_, transfers) : base_record(dev_, *cell_, transfers);
   }
@@ -206,10 +212,12 @@ class CellRunner : public RunContext {
   }
 
   std::vector<double> reps(const std::function<double()>& once, bool* truncated) override {
+    trace_.mark("prep");
     dev_.timed_region_begin(cell_->op, cell_->dtype);
     try {
       auto times = run_reps(*policy_, once, truncated);
       dev_.timed_region_end();
+      trace_.mark("reps");
       // GPUCHECK_TEST_SLOWDOWN: every repetition took this many times as long.
       for (double& t : times) t *= slowdown_;
       return times;
@@ -222,6 +230,7 @@ class CellRunner : public RunContext {
   // Adds one round's record: the context describes the timed region just ended.
   void collect(nlohmann::json r, std::vector<double> times, bool truncated,
                std::optional<Verification> v) override {
+    trace_.mark("verify");
     nlohmann::json ctx = dev_.context();
     // What the cell's runner put in the record's context (host_bound_record) stays.
     if (auto own = r.find(k::kContext); own != r.end() && own->is_object())
@@ -288,14 +297,17 @@ class CellRunner : public RunContext {
                   const std::function<Verification(const HostBuffer&)>& verify) {
     // Device time: the operation alone.
     {
+      trace_.mark("setup");
       nlohmann::json r = base_record(dev_, cell, Transfers::kExcluded);
       poison(out);
       dev_.upload(*dev_out.buf, out.data(), dev_out.bytes);
       dev_.synchronize();
+      trace_.mark("poison");
       bool truncated = false;
       auto times = reps([&] { return dev_.time_on_device(launch); }, &truncated);
       dev_.download(out.data(), *dev_out.buf, dev_out.bytes);
       dev_.synchronize();
+      trace_.mark("back");
       if (plant_) plant_error(out, *plant_);
       collect(std::move(r), std::move(times), truncated, verify(out));
     }
@@ -304,14 +316,16 @@ class CellRunner : public RunContext {
     nlohmann::json r = host_bound_record(cell, Transfers::kIncluded);
     std::vector<std::unique_ptr<HostAllocation>> pinned_in;
     for (const auto* in : inputs) {
-      pinned_in.push_back(dev_.allocate_host(in->size_bytes(), HostMemory::kPinned));
+      pinned_in.push_back(pinned_.take(in->size_bytes()));
       std::memcpy(pinned_in.back()->data(), in->data(), in->size_bytes());
     }
-    auto pinned_out = dev_.allocate_host(out.size_bytes(), HostMemory::kPinned);
+    auto pinned_out = pinned_.take(out.size_bytes());
+    trace_.mark("pinned");
     poison(out);
     std::memcpy(pinned_out->data(), out.data(), out.size_bytes());
     dev_.upload(*dev_out.buf, out.data(), dev_out.bytes);
     dev_.synchronize();
+    trace_.mark("poison");
     bool truncated = false;
     std::vector<double> times;
     {
@@ -329,6 +343,7 @@ class CellRunner : public RunContext {
           &truncated);
     }
     std::memcpy(out.data(), pinned_out->data(), out.size_bytes());
+    trace_.mark("back");
     if (plant_) plant_error(out, *plant_);
     collect(std::move(r), std::move(times), truncated, verify(out));
   }
@@ -340,11 +355,15 @@ class CellRunner : public RunContext {
   const EngineOptions& options_;
   double slowdown_ = 1;
   HostLock host_lock_;
+  PinnedPool pinned_;  // before the leases of any round, after them gone
   const Cell* cell_ = nullptr;
   const RepPolicy* policy_ = nullptr;
   RepPolicy round_policy_;  // the round's policy with the device's least warm-up
   CellRounds* into_ = nullptr;
   std::map<DType, std::optional<GemmTuning>> tuned_;
+
+ public:
+  PhaseTrace trace_;  // GPUCHECK_TRACE_FILE: where each round's time went
 };
 
 Footprint footprint_of(const Cell& cell, bool host_device) {
@@ -536,9 +555,15 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
       if (callbacks.cell_started) callbacks.cell_started(i, ++ordinal, cells[i], round, rounds);
       const Cell& cell = cells[i];
       const auto t0 = Clock::now();
+      if (runner.trace_.on())
+        runner.trace_.start(fmt::format("device={} cell=\"{}\" round={}/{}",
+                                        device.identity().device, describe(cell), round + 1,
+                                        rounds));
       try {
         if (unit_of(cell.op).tunes_gemm) runner.tune_gemm_once(cell.dtype);
+        runner.trace_.mark("tune");
         runner.run_round(cell, policy, state[i]);
+        runner.trace_.finish();
         state[i].rounds_run++;
         state[i].seconds += seconds_since(t0);
         if (last) finish(i);

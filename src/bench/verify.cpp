@@ -155,28 +155,63 @@ static ScanResult scan_fp8(const std::uint8_t* p, std::size_t n, bool reject_neg
   return r;
 }
 
+namespace {
+
+// scan_range over [0, n) on the hardware threads: the counts added, the first bad element the
+// lowest range's.
+template <class ScanRange>
+ScanResult scan_in_ranges(std::size_t n, const ScanRange& scan_range) {
+  std::vector<ScanResult> parts(split_ranges(n).size());
+  parallel_indexed_ranges(n, std::size_t{1} << 16,
+                          [&](std::size_t r, std::size_t begin, std::size_t end) {
+                            parts[r] = scan_range(begin, end);
+                            parts[r].first += begin;
+                          });
+  ScanResult all;
+  for (const ScanResult& part : parts) {
+    if (part.bad != 0 && all.bad == 0) {
+      all.first = part.first;
+      all.kind = part.kind;
+    }
+    all.bad += part.bad;
+  }
+  return all;
+}
+
+template <class U>
+ScanResult scan_bits_parallel(const U* p, std::size_t n, U exp_mask, U sign_mask, U poison_bits,
+                              bool reject_negative) {
+  return scan_in_ranges(n, [&](std::size_t begin, std::size_t end) {
+    return scan_bits<U>(p + begin, end - begin, exp_mask, sign_mask, poison_bits, reject_negative);
+  });
+}
+
+}  // namespace
+
 // NaN, ±Inf and poison anywhere in y (and, with reject_negative, anything with its sign set).
 ScanResult scan_outputs(const HostBuffer& y, bool reject_negative) {
   const void* p = y.data();
   switch (y.dtype()) {
     case DType::kF64:
-      return scan_bits<std::uint64_t>(static_cast<const std::uint64_t*>(p), y.size(),
-                                      0x7FF0000000000000ull, 0x8000000000000000ull, kPoisonF64,
-                                      reject_negative);
+      return scan_bits_parallel<std::uint64_t>(static_cast<const std::uint64_t*>(p), y.size(),
+                                               0x7FF0000000000000ull, 0x8000000000000000ull,
+                                               kPoisonF64, reject_negative);
     case DType::kF16:
-      return scan_bits<std::uint16_t>(static_cast<const std::uint16_t*>(p), y.size(), 0x7C00u,
-                                      0x8000u, kPoisonF16, reject_negative);
+      return scan_bits_parallel<std::uint16_t>(static_cast<const std::uint16_t*>(p), y.size(),
+                                               0x7C00u, 0x8000u, kPoisonF16, reject_negative);
     case DType::kBf16:
-      return scan_bits<std::uint16_t>(static_cast<const std::uint16_t*>(p), y.size(), 0x7F80u,
-                                      0x8000u, kPoisonBf16, reject_negative);
+      return scan_bits_parallel<std::uint16_t>(static_cast<const std::uint16_t*>(p), y.size(),
+                                               0x7F80u, 0x8000u, kPoisonBf16, reject_negative);
     case DType::kFp8:
-      return scan_fp8(static_cast<const std::uint8_t*>(p), y.size(), reject_negative);
+      return scan_in_ranges(y.size(), [&](std::size_t begin, std::size_t end) {
+        return scan_fp8(static_cast<const std::uint8_t*>(p) + begin, end - begin, reject_negative);
+      });
     case DType::kF32:
     case DType::kTf32:
       break;
   }
-  return scan_bits<std::uint32_t>(static_cast<const std::uint32_t*>(p), y.size(), 0x7F800000u,
-                                  0x80000000u, kPoisonF32, reject_negative);
+  return scan_bits_parallel<std::uint32_t>(static_cast<const std::uint32_t*>(p), y.size(),
+                                           0x7F800000u, 0x80000000u, kPoisonF32, reject_negative);
 }
 
 std::string describe_scan(const ScanResult& s, const HostBuffer& y) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "bench/inputs.h"
+#include "bench/parallel_ranges.h"
 #include "bench/verify.h"
 
 #include <algorithm>
@@ -80,6 +81,17 @@ class Tracker {
     }
   }
   void raise_max(double value) { max_ = std::max(max_, std::isnan(value) ? kInf : value); }
+  // Folds in the tracker of other indices (a range checked on another thread): the outcome is
+  // the one a single pass over both would have had.
+  void merge(const Tracker& other) {
+    max_ = std::max(max_, other.max_);
+    bad_ += other.bad_;
+    if (other.first_ && (!first_ || *other.first_ < *first_)) {
+      first_ = other.first_;
+      first_what_ = other.first_what_;
+    }
+  }
+  double limit() const { return limit_; }
   double max() const { return max_; }
   std::uint64_t bad() const { return bad_; }
   const std::optional<std::uint64_t>& first() const { return first_; }
@@ -92,6 +104,19 @@ class Tracker {
   std::optional<std::uint64_t> first_;
   std::string first_what_;
 };
+
+// body(begin, end, tracker) over [0, n) on the hardware threads, each range with a tracker of
+// its own, merged into `into`. A check of a large result is a pass over millions of elements
+// or rows that are independent of each other: in one thread it was most of a default bench
+// run's wall time on a 16-core GPU host.
+template <class F>
+void tracked_ranges(Tracker& into, std::size_t n, std::size_t min_per_range, const F& body) {
+  std::vector<Tracker> parts(split_ranges(n, min_per_range).size(), Tracker(into.limit()));
+  parallel_indexed_ranges(n, min_per_range, [&](std::size_t r, std::size_t begin, std::size_t end) {
+    body(begin, end, parts[r]);
+  });
+  for (const Tracker& part : parts) into.merge(part);
+}
 
 // Sample indices in [0, n): `count` draws from the seed plus both ends, sorted and unique.
 std::vector<std::uint64_t> sample_indices(std::uint64_t n, std::size_t count, std::uint64_t seed);

@@ -128,12 +128,16 @@ Verification verify_conv(const ConvShape& shape, const HostBuffer& xb, const Hos
     });
   };
 
+  // Output points (or positions) per thread at least: about a million multiply-adds.
+  const std::size_t points_per_range = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / crs);
   Tracker t(1.0);
   if (full) {
-    for (std::uint64_t n = 0; n < N; ++n)
-      for (std::uint64_t k = 0; k < K; ++k)
-        for (std::uint64_t p = 0; p < P; ++p)
-          for (std::uint64_t q = 0; q < Q; ++q) check_point(n, k, p, q, t);
+    // Logical N×K×P×Q order; the tracker keeps the lowest layout index as one pass would.
+    tracked_ranges(t, N * K * P * Q, points_per_range,
+                   [&](std::size_t begin, std::size_t end, Tracker& part) {
+                     for (std::size_t i = begin; i < end; ++i)
+                       check_point(i / (K * P * Q), i / (P * Q) % K, i / Q % P, i % Q, part);
+                   });
     finish(v, t, 0, "", fmt::format("all {} elements within their allowance", yb.size()));
     return v;
   }
@@ -160,55 +164,68 @@ Verification verify_conv(const ConvShape& shape, const HostBuffer& xb, const Hos
   struct Position {
     std::uint64_t n, p, q;
   };
+  // Each position's residual and allowance (positions n·P·Q + p·Q + q), then judged in order.
+  const std::uint64_t positions = N * P * Q;
+  std::vector<double> pos_residual(positions), pos_allow(positions);
+  parallel_ranges(
+      positions,
+      [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const std::uint64_t n = i / (P * Q), p = i / Q % P, q = i % Q;
+          Acc t0, t1, s0, s1;
+          double p_abs = 0, patch_sq = 0, q_abs = 0, y_sq = 0;
+          for_each_tap(n, p, q, [&](std::uint64_t tap, double xv) {
+            t0.add_product(xv, wu[0][tap].hi);
+            t0.lo += xv * wu[0][tap].lo;
+            t1.add_product(xv, wu[1][tap].hi);
+            t1.lo += xv * wu[1][tap].lo;
+            p_abs += std::fabs(xv) * w_abs[tap];
+            patch_sq += xv * xv;
+          });
+          for (std::uint64_t k = 0; k < K; ++k) {
+            const double yv = yb.get(conv_y_index(shape, n, k, p, q));
+            s0.add(uk[0][k] * yv);
+            s1.add(uk[1][k] * yv);
+            q_abs += std::fabs(yv);
+            y_sq += yv * yv;
+          }
+          pos_residual[i] = std::max(std::fabs(difference(s0, t0)), std::fabs(difference(s1, t1)));
+          pos_allow[i] =
+              kFreivaldsLambda *
+                  (model.out * (std::sqrt(y_sq) + std::sqrt(static_cast<double>(K)) * out_mn) /
+                       (1 - model.out) +
+                   model.prod * std::sqrt(patch_sq) * w_frob) +
+              host_noise * (p_abs + q_abs);
+        }
+      },
+      points_per_range);
   std::vector<std::pair<Position, double>> failing;  // position, observed/allowed
   double worst = 0, worst_residual = 0, worst_allow = 0;
   Position worst_pos{0, 0, 0};
-  for (std::uint64_t n = 0; n < N; ++n)
-    for (std::uint64_t p = 0; p < P; ++p)
-      for (std::uint64_t q = 0; q < Q; ++q) {
-        Acc t0, t1, s0, s1;
-        double p_abs = 0, patch_sq = 0, q_abs = 0, y_sq = 0;
-        for_each_tap(n, p, q, [&](std::uint64_t tap, double xv) {
-          t0.add_product(xv, wu[0][tap].hi);
-          t0.lo += xv * wu[0][tap].lo;
-          t1.add_product(xv, wu[1][tap].hi);
-          t1.lo += xv * wu[1][tap].lo;
-          p_abs += std::fabs(xv) * w_abs[tap];
-          patch_sq += xv * xv;
-        });
-        for (std::uint64_t k = 0; k < K; ++k) {
-          const double yv = yb.get(conv_y_index(shape, n, k, p, q));
-          s0.add(uk[0][k] * yv);
-          s1.add(uk[1][k] * yv);
-          q_abs += std::fabs(yv);
-          y_sq += yv * yv;
-        }
-        const double residual =
-            std::max(std::fabs(difference(s0, t0)), std::fabs(difference(s1, t1)));
-        const double allow =
-            kFreivaldsLambda *
-                (model.out * (std::sqrt(y_sq) + std::sqrt(static_cast<double>(K)) * out_mn) /
-                     (1 - model.out) +
-                 model.prod * std::sqrt(patch_sq) * w_frob) +
-            host_noise * (p_abs + q_abs);
-        const double ratio = residual / allow;
-        if (!(ratio <= 1)) failing.push_back({{n, p, q}, ratio});
-        if (std::isnan(ratio) || ratio > worst) {
-          worst = std::isnan(ratio) ? kInf : ratio;
-          worst_pos = {n, p, q};
-          worst_residual = residual;
-          worst_allow = allow;
-        }
-      }
+  for (std::uint64_t i = 0; i < positions; ++i) {
+    const double ratio = pos_residual[i] / pos_allow[i];
+    const Position pos{i / (P * Q), i / Q % P, i % Q};
+    if (!(ratio <= 1)) failing.push_back({pos, ratio});
+    if (std::isnan(ratio) || ratio > worst) {
+      worst = std::isnan(ratio) ? kInf : ratio;
+      worst_pos = pos;
+      worst_residual = pos_residual[i];
+      worst_allow = pos_allow[i];
+    }
+  }
   t.raise_max(worst);
 
   const auto samples = sample_indices(N * K * P * Q, opt.samples, opt.seed);
-  for (const std::uint64_t logical : samples) {
-    // A logical N×K×P×Q index, so the sample does not depend on the layout.
-    const std::uint64_t q = logical % Q, p = logical / Q % P, k = logical / (P * Q) % K,
-                        n = logical / (K * P * Q);
-    check_point(n, k, p, q, t);
-  }
+  tracked_ranges(t, samples.size(), points_per_range,
+                 [&](std::size_t begin, std::size_t end, Tracker& part) {
+                   for (std::size_t s_i = begin; s_i < end; ++s_i) {
+                     // A logical N×K×P×Q index, so the sample does not depend on the layout.
+                     const std::uint64_t logical = samples[s_i];
+                     const std::uint64_t q = logical % Q, p = logical / Q % P,
+                                         k = logical / (P * Q) % K, n = logical / (K * P * Q);
+                     check_point(n, k, p, q, part);
+                   }
+                 });
 
   std::string pos_detail;
   if (!failing.empty()) {

@@ -133,12 +133,12 @@ void run_both_ways(RunContext& ctx, nlohmann::json r, const HostBuffer& pattern,
   Device& dev = ctx.device();
   auto queues = dev.stress_ops()->host_copy_queues(kEvents);
   if (!queues) throw std::runtime_error("copies both ways: the device's copy queues are gone");
-  auto up_src = dev.allocate_host(bytes, HostMemory::kPinned);
+  auto up_src = ctx.host_memory(bytes, HostMemory::kPinned);
   std::memcpy(up_src->data(), pattern.data(), bytes);
   auto up_dst = dev.allocate(bytes);
   auto down_src = dev.allocate(bytes);
   dev.upload(*down_src, pattern.data(), bytes);
-  auto down_dst = dev.allocate_host(bytes, HostMemory::kPinned);
+  auto down_dst = ctx.host_memory(bytes, HostMemory::kPinned);
   std::memset(down_dst->data(), 0xA5, bytes);
   dev.synchronize();
   std::vector<double> up_s, down_s;
@@ -207,7 +207,7 @@ void run(const Cell& cell, RunContext& ctx) {
       break;
     }
     case Direction::kH2d: {
-      auto host = dev.allocate_host(bytes, s.host_memory);
+      auto host = ctx.host_memory(bytes, s.host_memory);
       std::memcpy(host->data(), pattern.data(), bytes);
       auto dst = dev.allocate(bytes);
       times =
@@ -219,7 +219,7 @@ void run(const Cell& cell, RunContext& ctx) {
     case Direction::kD2h: {
       auto src = dev.allocate(bytes);
       dev.upload(*src, pattern.data(), bytes);
-      auto host = dev.allocate_host(bytes, s.host_memory);
+      auto host = ctx.host_memory(bytes, s.host_memory);
       std::memset(host->data(), 0xA5, bytes);
       dev.synchronize();
       times = timed(

@@ -56,28 +56,31 @@ Verification verify_exp(const HostBuffer& x, const HostBuffer& y, const VerifyOp
   const ScanResult scan = scan_outputs(y, /*reject_negative=*/true);
 
   Tracker t(v.tolerance);
-  auto check = [&](std::uint64_t i, double xi, double yi) {
+  auto check = [&](std::uint64_t i, double xi, double yi, Tracker& into) {
     if (!std::isfinite(yi)) return;  // the scan names it
     const double e = std::exp(xi);
     const double rel = std::fabs(yi - e) / std::max(e, floor);
-    t.observe(i, rel, [&] {
+    into.observe(i, rel, [&] {
       return fmt::format("element {}: {} where exp({}) = {} (relative error {:.3g} > {:.3g})", i,
                          yi, xi, e, rel, v.tolerance);
     });
   };
   std::uint64_t checked = 0;
   if (full) {
-    std::vector<double> xb(kBlock), yb(kBlock);
-    for (std::size_t begin = 0; begin < n; begin += kBlock) {
-      const std::size_t count = std::min<std::size_t>(kBlock, n - begin);
-      load(x, begin, count, xb.data());
-      load(y, begin, count, yb.data());
-      for (std::size_t j = 0; j < count; ++j) check(begin + j, xb[j], yb[j]);
-    }
+    tracked_ranges(t, n, std::size_t{1} << 16,
+                   [&](std::size_t range_begin, std::size_t range_end, Tracker& part) {
+                     std::vector<double> xb(kBlock), yb(kBlock);
+                     for (std::size_t begin = range_begin; begin < range_end; begin += kBlock) {
+                       const std::size_t count = std::min<std::size_t>(kBlock, range_end - begin);
+                       load(x, begin, count, xb.data());
+                       load(y, begin, count, yb.data());
+                       for (std::size_t j = 0; j < count; ++j) check(begin + j, xb[j], yb[j], part);
+                     }
+                   });
     checked = n;
   } else {
     for (const std::uint64_t i : sample_indices(n, opt.exp_samples, opt.seed)) {
-      check(i, x.get(i), y.get(i));
+      check(i, x.get(i), y.get(i), t);
       ++checked;
     }
   }

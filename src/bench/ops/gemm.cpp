@@ -73,34 +73,47 @@ Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const Host
   }
   const double out_mn = min_normal(c.dtype());
 
-  // Row i of A·B in double-double with Σ|a||b|, checked element by element against C.
-  std::vector<double> a_row(k), b_row(n), mag(n);
-  std::vector<Acc> acc(n);
-  auto check_row = [&](std::uint64_t i, Tracker& t) {
-    load(a, i * k, k, a_row.data());
-    std::fill(acc.begin(), acc.end(), Acc{});
-    std::fill(mag.begin(), mag.end(), 0.0);
+  // Row i of A·B in double-double with Σ|a||b|, checked element by element against C. Each
+  // range of rows (tracked_ranges) has scratch rows of its own.
+  struct RowScratch {
+    std::vector<double> a_row, b_row, mag;
+    std::vector<Acc> acc;
+  };
+  auto make_scratch = [&] {
+    return RowScratch{std::vector<double>(k), std::vector<double>(n), std::vector<double>(n),
+                      std::vector<Acc>(n)};
+  };
+  auto check_row = [&](std::uint64_t i, Tracker& t, RowScratch& w) {
+    load(a, i * k, k, w.a_row.data());
+    std::fill(w.acc.begin(), w.acc.end(), Acc{});
+    std::fill(w.mag.begin(), w.mag.end(), 0.0);
     for (std::uint64_t l = 0; l < k; ++l) {
-      load(b, l * n, n, b_row.data());
-      const double al = a_row[l], abs_al = std::fabs(al);
+      load(b, l * n, n, w.b_row.data());
+      const double al = w.a_row[l], abs_al = std::fabs(al);
       for (std::uint64_t j = 0; j < n; ++j) {
-        acc[j].add_product(al, b_row[j]);
-        mag[j] += abs_al * std::fabs(b_row[j]);
+        w.acc[j].add_product(al, w.b_row[j]);
+        w.mag[j] += abs_al * std::fabs(w.b_row[j]);
       }
     }
     for (std::uint64_t j = 0; j < n; ++j) {
-      const double ref = acc[j].value(), got = c.get(i * n + j);
-      const double allow = element_allowance(model, out_mn, ref, mag[j], k);
+      const double ref = w.acc[j].value(), got = c.get(i * n + j);
+      const double allow = element_allowance(model, out_mn, ref, w.mag[j], k);
       t.observe(i * n + j, std::fabs(got - ref) / allow, [&] {
         return fmt::format("C[{},{}] (element {}) = {} where float64 gives {} (allowed ±{:.3g})", i,
                            j, i * n + j, got, ref, allow);
       });
     }
   };
+  // Rows of about a million multiply-adds per thread at least: fewer are not worth a thread.
+  const std::size_t rows_per_range = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / (k + n));
 
   Tracker t(1.0);
   if (full) {
-    for (std::uint64_t i = 0; i < m; ++i) check_row(i, t);
+    tracked_ranges(t, m, std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / mul_sat(k, n)),
+                   [&](std::size_t begin, std::size_t end, Tracker& part) {
+                     RowScratch w = make_scratch();
+                     for (std::size_t i = begin; i < end; ++i) check_row(i, part, w);
+                   });
     finish(v, t, 0, "", fmt::format("all {} elements within their allowance", m * n));
     return v;
   }
@@ -110,96 +123,118 @@ Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const Host
   for (std::uint64_t j = 0; j < n; ++j)
     for (int vv = 0; vv < 2; ++vv) x[vv][j] = sign_of(opt.seed, j, vv);
   std::vector<Acc> y[2] = {std::vector<Acc>(k), std::vector<Acc>(k)};
-  std::vector<double> b_abs(k);
-  double b_frob_sq = 0;
-  for (std::uint64_t l = 0; l < k; ++l) {
-    load(b, l * n, n, b_row.data());
-    Acc s0, s1;
-    double abs_sum = 0, sq = 0;
-    for (std::uint64_t j = 0; j < n; ++j) {
-      const double bv = b_row[j];
-      s0.add(x[0][j] * bv);
-      s1.add(x[1][j] * bv);
-      abs_sum += std::fabs(bv);
-      sq += bv * bv;
-    }
-    y[0][l] = s0;
-    y[1][l] = s1;
-    b_abs[l] = abs_sum;
-    b_frob_sq += sq;
-  }
+  std::vector<double> b_abs(k), b_sq(k);
+  parallel_ranges(
+      k,
+      [&](std::size_t begin, std::size_t end) {
+        std::vector<double> b_row(n);
+        for (std::size_t l = begin; l < end; ++l) {
+          load(b, l * n, n, b_row.data());
+          Acc s0, s1;
+          double abs_sum = 0, sq = 0;
+          for (std::uint64_t j = 0; j < n; ++j) {
+            const double bv = b_row[j];
+            s0.add(x[0][j] * bv);
+            s1.add(x[1][j] * bv);
+            abs_sum += std::fabs(bv);
+            sq += bv * bv;
+          }
+          y[0][l] = s0;
+          y[1][l] = s1;
+          b_abs[l] = abs_sum;
+          b_sq[l] = sq;
+        }
+      },
+      rows_per_range);
+  double b_frob_sq = 0;  // summed in order, as one thread would
+  for (const double sq : b_sq) b_frob_sq += sq;
   const double b_frob = std::sqrt(b_frob_sq);
   const double kn = static_cast<double>(k + n + 2);
   const double host_noise = 4 * kn * kn * kU64 * kU64;
-  std::vector<double> c_row(n);
+  // Each row's residual and allowance, then the rows judged in order.
+  std::vector<double> row_residual(m), row_allow(m);
+  parallel_ranges(
+      m,
+      [&](std::size_t begin, std::size_t end) {
+        std::vector<double> a_row(k), c_row(n);
+        for (std::size_t i = begin; i < end; ++i) {
+          load(a, i * k, k, a_row.data());
+          load(c, i * n, n, c_row.data());
+          Acc t0, t1, s0, s1;
+          double p_abs = 0, a_sq = 0, q_abs = 0, c_sq = 0;
+          for (std::uint64_t l = 0; l < k; ++l) {
+            const double al = a_row[l];
+            t0.add_product(al, y[0][l].hi);
+            t0.lo += al * y[0][l].lo;
+            t1.add_product(al, y[1][l].hi);
+            t1.lo += al * y[1][l].lo;
+            p_abs += std::fabs(al) * b_abs[l];
+            a_sq += al * al;
+          }
+          for (std::uint64_t j = 0; j < n; ++j) {
+            const double cv = c_row[j];
+            s0.add(x[0][j] * cv);
+            s1.add(x[1][j] * cv);
+            q_abs += std::fabs(cv);
+            c_sq += cv * cv;
+          }
+          row_residual[i] = std::max(std::fabs(difference(s0, t0)), std::fabs(difference(s1, t1)));
+          row_allow[i] =
+              kFreivaldsLambda *
+                  (model.out * (std::sqrt(c_sq) + std::sqrt(static_cast<double>(n)) * out_mn) /
+                       (1 - model.out) +
+                   model.prod * std::sqrt(a_sq) * b_frob) +
+              host_noise * (p_abs + q_abs);
+        }
+      },
+      rows_per_range);
   std::vector<std::pair<std::uint64_t, double>> failing_rows;  // row, observed/allowed
   double worst_row = 0;
   std::uint64_t worst_row_index = 0;
   double worst_row_residual = 0, worst_row_allow = 0;
   for (std::uint64_t i = 0; i < m; ++i) {
-    load(a, i * k, k, a_row.data());
-    load(c, i * n, n, c_row.data());
-    Acc t0, t1, s0, s1;
-    double p_abs = 0, a_sq = 0, q_abs = 0, c_sq = 0;
-    for (std::uint64_t l = 0; l < k; ++l) {
-      const double al = a_row[l];
-      t0.add_product(al, y[0][l].hi);
-      t0.lo += al * y[0][l].lo;
-      t1.add_product(al, y[1][l].hi);
-      t1.lo += al * y[1][l].lo;
-      p_abs += std::fabs(al) * b_abs[l];
-      a_sq += al * al;
-    }
-    for (std::uint64_t j = 0; j < n; ++j) {
-      const double cv = c_row[j];
-      s0.add(x[0][j] * cv);
-      s1.add(x[1][j] * cv);
-      q_abs += std::fabs(cv);
-      c_sq += cv * cv;
-    }
-    const double residual = std::max(std::fabs(difference(s0, t0)), std::fabs(difference(s1, t1)));
-    const double allow =
-        kFreivaldsLambda *
-            (model.out * (std::sqrt(c_sq) + std::sqrt(static_cast<double>(n)) * out_mn) /
-                 (1 - model.out) +
-             model.prod * std::sqrt(a_sq) * b_frob) +
-        host_noise * (p_abs + q_abs);
-    const double ratio = residual / allow;
+    const double ratio = row_residual[i] / row_allow[i];
     if (!(ratio <= 1)) failing_rows.emplace_back(i, ratio);
     if (std::isnan(ratio) || ratio > worst_row) {
       worst_row = std::isnan(ratio) ? kInf : ratio;
       worst_row_index = i;
-      worst_row_residual = residual;
-      worst_row_allow = allow;
+      worst_row_residual = row_residual[i];
+      worst_row_allow = row_allow[i];
     }
   }
   t.raise_max(worst_row);
 
   // Sampled elements, each against its own allowance.
   const auto samples = sample_indices(m * n, opt.samples, opt.seed);
-  for (const std::uint64_t idx : samples) {
-    const std::uint64_t i = idx / n, j = idx % n;
-    Acc s;
-    double mg = 0;
-    for (std::uint64_t l = 0; l < k; ++l) {
-      const double av = a.get(i * k + l), bv = b.get(l * n + j);
-      s.add_product(av, bv);
-      mg += std::fabs(av * bv);
-    }
-    const double ref = s.value(), got = c.get(idx);
-    const double allow = element_allowance(model, out_mn, ref, mg, k);
-    t.observe(idx, std::fabs(got - ref) / allow, [&] {
-      return fmt::format("C[{},{}] (element {}) = {} where float64 gives {} (allowed ±{:.3g})", i,
-                         j, idx, got, ref, allow);
-    });
-  }
+  tracked_ranges(t, samples.size(), std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / k),
+                 [&](std::size_t begin, std::size_t end, Tracker& part) {
+                   for (std::size_t s_i = begin; s_i < end; ++s_i) {
+                     const std::uint64_t idx = samples[s_i];
+                     const std::uint64_t i = idx / n, j = idx % n;
+                     Acc s;
+                     double mg = 0;
+                     for (std::uint64_t l = 0; l < k; ++l) {
+                       const double av = a.get(i * k + l), bv = b.get(l * n + j);
+                       s.add_product(av, bv);
+                       mg += std::fabs(av * bv);
+                     }
+                     const double ref = s.value(), got = c.get(idx);
+                     const double allow = element_allowance(model, out_mn, ref, mg, k);
+                     part.observe(idx, std::fabs(got - ref) / allow, [&] {
+                       return fmt::format(
+                           "C[{},{}] (element {}) = {} where float64 gives {} (allowed ±{:.3g})", i,
+                           j, idx, got, ref, allow);
+                     });
+                   }
+                 });
 
   // Name the elements of failing rows.
   std::string row_detail;
   if (!failing_rows.empty()) {
     const std::uint64_t bad_before = t.bad();
     const std::size_t localized = std::min(failing_rows.size(), opt.max_localized);
-    for (std::size_t r = 0; r < localized; ++r) check_row(failing_rows[r].first, t);
+    RowScratch w = make_scratch();
+    for (std::size_t r = 0; r < localized; ++r) check_row(failing_rows[r].first, t, w);
     row_detail = fmt::format(
         "{} of {} rows fail Freivalds' test (row {}: |C·x − A·(B·x)| = {:.3g}, allowed {:.3g})",
         failing_rows.size(), m, worst_row_index, worst_row_residual, worst_row_allow);

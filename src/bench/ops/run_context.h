@@ -40,6 +40,9 @@ class RunContext {
 
   virtual Device& device() = 0;
   virtual std::uint64_t seed() const = 0;
+  // Host memory for transfers: pinned memory comes from the run's pool (bench/host_pool.h),
+  // pageable memory is fresh.
+  virtual std::unique_ptr<HostAllocation> host_memory(std::size_t bytes, HostMemory kind) = 0;
 
   // A record of the running cell with its transfers. host_bound: its timed region moves data
   // through host memory, so with siblings running it runs under the host lock and says so.

@@ -62,7 +62,7 @@ void run(const Cell& cell, RunContext& ctx) {
   DeviceTensor dx = to_device(dev, x);
   DeviceTensor dy{dev.allocate(y.size_bytes()), y.size_bytes()};
   dev.upload(*dy.buf, y.data(), dy.bytes);
-  auto host_out = dev.allocate_host(y.size_bytes(), HostMemory::kPinned);
+  auto host_out = ctx.host_memory(y.size_bytes(), HostMemory::kPinned);
   dev.synchronize();
   nlohmann::json r = ctx.record(transfers(cell), s.d2h_each_call);
   bool truncated = false;
