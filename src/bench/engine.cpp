@@ -134,8 +134,10 @@ struct CellRounds {
   std::vector<RecordRounds> records;
   std::size_t next = 0;  // the record the running round fills next
   int rounds_run = 0;
-  double seconds = 0;     // wall time of its rounds so far, for --max-time
-  bool finished = false;  // emitted (or failed): no more rounds
+  double seconds = 0;                  // wall time of its rounds so far, for --max-time
+  bool finished = false;               // emitted (or failed): no more rounds
+  std::shared_ptr<const void> inputs;  // made in its first round (RunContext::keep_inputs)
+  std::size_t input_bytes = 0;
   // The outputs checked in float64 so far (their digests) and the outcomes (CellRunner::check).
   std::vector<std::pair<std::uint64_t, Verification>> checked;
 };
@@ -197,6 +199,21 @@ class CellRunner : public RunContext {
 
   Device& device() override { return dev_; }
   std::uint64_t seed() const override { return plan_.seed; }
+  std::shared_ptr<const void> kept_inputs() override { return into_->inputs; }
+  // Kept while all cells' kept inputs fit in a quarter of the host memory the cells may use.
+  void keep_inputs(std::shared_ptr<const void> inputs, std::size_t bytes) override {
+    if (into_->inputs || bytes > keep_limit_ || kept_bytes_ > keep_limit_ - bytes) return;
+    into_->inputs = std::move(inputs);
+    into_->input_bytes = bytes;
+    kept_bytes_ += bytes;
+  }
+  // The cell's last round ran: its inputs go.
+  void drop_inputs(CellRounds& rounds) {
+    kept_bytes_ -= rounds.inputs ? rounds.input_bytes : 0;
+    rounds.inputs.reset();
+  }
+  void set_keep_limit(std::size_t bytes) { keep_limit_ = bytes; }
+  void mark(std::string_view phase) override { trace_.mark(phase); }
   std::unique_ptr<HostAllocation> host_memory(std::size_t bytes, HostMemory kind) override {
     return kind == HostMemory::kPinned ? pinned_.take(bytes) : dev_.allocate_host(bytes, kind);
   }
@@ -378,6 +395,8 @@ class CellRunner : public RunContext {
   double slowdown_ = 1;
   HostLock host_lock_;
   PinnedPool pinned_;  // before the leases of any round, after them gone
+  std::size_t keep_limit_ = 0;
+  std::size_t kept_bytes_ = 0;
   const Cell* cell_ = nullptr;
   const RepPolicy* policy_ = nullptr;
   RepPolicy round_policy_;  // the round's policy with the device's least warm-up
@@ -528,6 +547,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
   auto mem = host::read_memory_facts("/");
   budget.host = mem.available_bytes.value_or(0) / 2;
   CellRunner runner(plan, device, callbacks, options);
+  runner.set_keep_limit(budget.host / 4);
 
   const std::size_t n = plan.cells.size();
   std::vector<Cell> cells = plan.cells;
@@ -541,6 +561,7 @@ void run_plan(const BenchPlan& plan, Device& device, const EngineCallbacks& call
   }
   // The cell's records as they stand: its decided record, or what its rounds collected.
   auto finish = [&](std::size_t i) {
+    runner.drop_inputs(state[i]);
     if (state[i].finished || dropped[i]) return;
     if (decided[i]) {
       callbacks.record(i, *decided[i]);

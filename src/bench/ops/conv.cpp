@@ -342,8 +342,13 @@ std::optional<std::string> refusal(const Cell& cell, Device& device) {
 void run(const Cell& cell, RunContext& ctx) {
   const auto& s = std::get<ConvShape>(cell.shape);
   Device& dev = ctx.device();
-  ConvInputs in = make_conv_inputs(cell.dtype, s, ctx.seed());
+  const auto kept = shared_inputs<ConvInputs>(
+      ctx,
+      checked_mul(checked_add(conv_x_elements(s), conv_w_elements(s)), element_size(cell.dtype)),
+      [&] { return make_conv_inputs(cell.dtype, s, ctx.seed()); });
+  const ConvInputs& in = *kept;
   HostBuffer y = make_output(cell.dtype, conv_y_elements(s));
+  ctx.mark("inputs");
   std::vector<DeviceTensor> d;
   d.push_back(to_device(dev, in.x));
   d.push_back(to_device(dev, in.w));

@@ -152,8 +152,12 @@ Shape from_json(const nlohmann::json& j) {
 void run(const Cell& cell, RunContext& ctx) {
   const auto& s = std::get<ExpShape>(cell.shape);
   Device& dev = ctx.device();
-  HostBuffer x = make_exp_input(cell.dtype, s, ctx.seed());
+  const auto kept = shared_inputs<HostBuffer>(ctx, checked_mul(s.n, element_size(cell.dtype)), [&] {
+    return make_exp_input(cell.dtype, s, ctx.seed());
+  });
+  const HostBuffer& x = *kept;
   HostBuffer y = make_output(cell.dtype, s.n);
+  ctx.mark("inputs");
   std::vector<DeviceTensor> dx;
   dx.push_back(to_device(dev, x));
   DeviceTensor dy{dev.allocate(y.size_bytes()), y.size_bytes()};

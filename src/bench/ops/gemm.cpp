@@ -338,8 +338,14 @@ Shape from_json(const nlohmann::json& j) {
 void run(const Cell& cell, RunContext& ctx) {
   const auto& s = std::get<GemmShape>(cell.shape);
   Device& dev = ctx.device();
-  GemmInputs in = make_gemm_inputs(cell.dtype, s, ctx.seed());
+  const auto kept = shared_inputs<GemmInputs>(
+      ctx,
+      checked_mul(checked_add(checked_mul(s.m, s.k), checked_mul(2 * s.k, s.n)),
+                  element_size(cell.dtype)),
+      [&] { return make_gemm_inputs(cell.dtype, s, ctx.seed()); });
+  const GemmInputs& in = *kept;
   HostBuffer c = make_gemm_output(cell.dtype, s);
+  ctx.mark("inputs");
   std::vector<DeviceTensor> d;
   d.push_back(to_device(dev, in.a));
   d.push_back(to_device(dev, in.device_b()));

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace gpucheck::bench {
@@ -54,6 +55,14 @@ class RunContext {
   // Adds one round's record with its timings and verification.
   virtual void collect(nlohmann::json record, std::vector<double> times, bool truncated,
                        std::optional<Verification> verification) = 0;
+  // The running cell's inputs as an earlier round kept them (null in its first round, or when
+  // they were not kept), and the keeping of them for its later rounds: every round makes the
+  // same inputs from the seed, so making them once is enough where host memory allows
+  // (shared_inputs below).
+  virtual std::shared_ptr<const void> kept_inputs() = 0;
+  virtual void keep_inputs(std::shared_ptr<const void> inputs, std::size_t bytes) = 0;
+  // Names the time since the last mark in GPUCHECK_TRACE_FILE's line (bench/phase_trace.h).
+  virtual void mark(std::string_view phase) = 0;
   // The planted-error test hook (GPUCHECK_TEST_PLANT) on an output just brought back.
   virtual void plant(HostBuffer& out) = 0;
   // Times `launch` on the device's clock, brings `out` back and verifies it; then, for
@@ -63,5 +72,15 @@ class RunContext {
                           DeviceTensor& dev_out, const Launch& launch,
                           const std::function<Verification(const HostBuffer&)>& verify) = 0;
 };
+
+// The cell's inputs: those an earlier round kept, else make() (offered for keeping, `bytes` of
+// host memory).
+template <class T, class Make>
+std::shared_ptr<const T> shared_inputs(RunContext& ctx, std::size_t bytes, const Make& make) {
+  if (auto kept = ctx.kept_inputs()) return std::static_pointer_cast<const T>(kept);
+  auto made = std::make_shared<const T>(make());
+  ctx.keep_inputs(made, bytes);
+  return made;
+}
 
 }  // namespace gpucheck::bench
