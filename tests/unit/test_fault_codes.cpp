@@ -1,8 +1,9 @@
-// doctor's fault codes: the checks' codes against docs/CHECKS.md and the source,
+// doctor's fault codes: the checks' codes against docs/CHECKS.md (generated) and the source,
 // every result carrying a code and an action in every output, and the one line led by the code.
 #include "doctor/check.h"
 #include "doctor/check_defs.h"
 #include "doctor/check_util.h"
+#include "doctor/checks_doc.h"
 #include "doctor/fault_codes.h"
 #include "doctor/health.h"
 #include "doctor/nvlink_rates.h"
@@ -82,6 +83,25 @@ TEST(FaultCodes, ChecksMdListsExactlyTheTable) {
     EXPECT_NE(find_fault_code(code), nullptr)
         << code << " is in docs/CHECKS.md but no check declares it (src/doctor/check_defs.h)";
   for (const auto& code : seen) EXPECT_EQ(seen.count(code), 1u) << code << " listed twice";
+}
+
+// docs/CHECKS.md's two tables are what `gpucheck __checks-table` writes from the checks'
+// definitions; the first line that differs is shown.
+TEST(FaultCodes, ChecksMdHoldsTheGeneratedTables) {
+  const std::string doc = read_text(fs::path(GPUCHECK_SOURCE_DIR) / "docs" / "CHECKS.md");
+  const std::string generated = with_generated_tables(doc);
+  if (generated == doc) return;
+  std::istringstream a(doc), b(generated);
+  std::string in_doc, wanted;
+  for (int line = 1; std::getline(a, in_doc) && std::getline(b, wanted); ++line)
+    if (in_doc != wanted) {
+      ADD_FAILURE() << "docs/CHECKS.md line " << line << " is\n  " << in_doc
+                    << "\nbut the checks give\n  " << wanted
+                    << "\nRegenerate the tables: " << kChecksTableCommand;
+      return;
+    }
+  ADD_FAILURE() << "docs/CHECKS.md's tables differ in length from the checks'. Regenerate them: "
+                << kChecksTableCommand;
 }
 
 TEST(FaultCodes, CodesAreUniqueWellFormedAndOwnedByOneCheck) {
