@@ -208,13 +208,13 @@ inline constexpr CheckDef kCheckDefs[] = {
         {"GC-NVIDIA-XID", A::kNone, "Xid errors in the kernel log"},
         {"GC-XID-HARDWARE", A::kDrainAndDiagnose, "Xid errors that mean a hardware, memory, NVLink or bus fault"},
         {"GC-XID-DRIVER", A::kUpdateDriverOrLibrary, "Xid errors of the driver (neither a program's fault nor the hardware's)", R::kGpuReset}}},
-    {"nvlink_links", "every NVLink is active, all at one version and speed (fabric registered)", S::kPass, check_nvlink_links, kQuick, {
+    {"nvlink_links", "every NVLink is active, all at one version and speed (fabric registered)", S::kPass, check_nvlink_links, kQuick, {  // quick: link states from the probe, no load
         {"GC-NVLINK-LINKS", A::kNone, "NVLink states, versions and speeds"},
         {"GC-NVLINK-DOWN", A::kReplaceHardware, "an NVLink is inactive while others are up", R::kDrainP2p},
         {"GC-NVLINK-DEGRADED", A::kResetGpu, "an NVLink trained at a lower version or speed than the others", R::kDrainP2p},
         {"GC-NVLINK-ASYMMETRIC", A::kReplaceHardware, "two GPUs see different numbers of NVLinks between them", R::kDrainP2p},
         {"GC-NVLINK-FABRIC", A::kFixConfig, "a GPU's NVLink fabric registration did not complete, or no link is up beside NVSwitches (Fabric Manager)", R::kDrainP2p}}},
-    {"nvlink_errors", "no NVLink replay or recovery error under load; CRC/ECC-data errors within 20/s per link (DCGM: 100/s)", S::kPass, check_nvlink_errors, kQuick, {
+    {"nvlink_errors", "no NVLink replay or recovery error under load; CRC/ECC-data errors within 20/s per link (DCGM: 100/s)", S::kPass, check_nvlink_errors, kQuick, {  // quick: growth since the state file's reading, per second of uptime
         {"GC-NVLINK-ERRORS", A::kNone, "NVLink error counters around the load run"},
         {"GC-NVLINK-REPLAY", A::kDrainAndDiagnose, "NVLink replay errors grew under load (DCGM: failure)", R::kDrainP2p},
         {"GC-NVLINK-RECOVERY", A::kDrainAndDiagnose, "NVLink recovery errors grew under load: a link went down and retrained (DCGM: failure)", R::kDrainP2p},
@@ -242,7 +242,7 @@ inline constexpr CheckDef kCheckDefs[] = {
         {"GC-IB-PORT-NO-SM", A::kFixConfig, "an InfiniBand port has a physical link but stays INIT or ARMED: no subnet manager brought it up"},
         {"GC-IB-NO-ACTIVE-PORT", A::kReplaceHardware, "no port of any RDMA adapter is active: the node cannot reach the fabric", R::kNone},
         {"GC-IB-RATE-LOW", A::kReplaceHardware, "a port's rate is below the node's other ports of the same adapter model, or below the profile's", R::kNone}}},
-    {"infiniband_errors", "no InfiniBand/RoCE error counter grows during the run or since the last", S::kPass, check_infiniband_errors, kQuick, {
+    {"infiniband_errors", "no InfiniBand/RoCE error counter grows during the run or since the last", S::kPass, check_infiniband_errors, kQuick, {  // quick: deltas against the state file
         {"GC-INFINIBAND-ERRORS", A::kNone, "InfiniBand and RoCE port error counters around the run"},
         {"GC-IB-LINK-FLAP", A::kReplaceHardware, "a port's link went down and retrained (link_downed grew)", R::kNone},
         {"GC-IB-LINK-ERRORS", A::kReplaceHardware, "physical-layer error counters grew (symbol errors, link recoveries, integrity, receive errors, buffer overruns)", R::kNone}}},
