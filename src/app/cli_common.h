@@ -129,6 +129,8 @@ struct Command {
 Command add_probe_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_child_command(CLI::App& root);
+// The hidden "__checks-table": docs/CHECKS.md's generated tables (doctor/checks_doc.h).
+Command add_checks_table_command(CLI::App& root);
 Command add_doctor_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_qualify_command(CLI::App& root, const std::vector<std::string>& argv);
 Command add_stress_command(CLI::App& root, const std::vector<std::string>& argv);

@@ -101,7 +101,7 @@ int run(int argc, char** argv) {
       gpucheck::app::add_probe_command(app, args),  gpucheck::app::add_bench_command(app, args),
       gpucheck::app::add_doctor_command(app, args), gpucheck::app::add_qualify_command(app, args),
       gpucheck::app::add_stress_command(app, args), gpucheck::app::add_report_command(app, args),
-      gpucheck::app::add_child_command(app)};
+      gpucheck::app::add_child_command(app),        gpucheck::app::add_checks_table_command(app)};
   // Set after the subcommands exist: CLI11 copies a parent's footer into each new subcommand,
   // and the table belongs under the top-level help only.
   app.footer(kExitCodes);

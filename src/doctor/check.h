@@ -1,11 +1,14 @@
 // One doctor check's outcome (PASS, INFO, WARN, FAIL or SKIP with a finding, evidence and fix)
-// and the description every check registers: a stable id, one line, and the function.
+// and the description every check has in check_defs.h: a stable id, one line, the function,
+// whether --quick runs it and its fault codes.
 #pragma once
 
 #include "doctor/fault_codes.h"
 
+#include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -54,13 +57,29 @@ class NotObservable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most codes one check declares, its own included; a check with more does not compile (too
+// many initializers): raise it.
+inline constexpr std::size_t kMaxCheckCodes = 8;
+
+// One check, as check_defs.h describes it; constexpr, so the code table is derived from these at
+// compile time.
 struct CheckDef {
   std::string_view id;       // lower_snake, stable: --only, --skip, JSON
   std::string_view summary;  // the line --list prints
   // The status a healthy system gets: PASS, or INFO for checks that only report (the family
   // of each platform, the frameworks' verdict while its driver half is missing).
   CheckStatus healthy = CheckStatus::kPass;
-  std::function<CheckResult(const SystemView&)> run;
+  CheckResult (*run)(const SystemView&) = nullptr;
+  bool quick = false;  // doctor --quick runs it (health.h)
+  // Its own code first, then every WARN and FAIL code it may give; the rest of the array empty.
+  CodeDef codes[kMaxCheckCodes] = {};
+
+  // The codes declared, without the empty rest.
+  constexpr std::span<const CodeDef> code_list() const {
+    std::size_t n = 0;
+    while (n < kMaxCheckCodes && !codes[n].code.empty()) ++n;
+    return {codes, n};
+  }
 };
 
 // Builders that keep the checks short. A WARN or FAIL names its code ("GC-NVLINK-REPLAY"_gc).

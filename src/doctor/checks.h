@@ -1,5 +1,5 @@
 // Every check function of doctor (parts 1 and 2). Each is a pure function of the SystemView; the
-// explicit list that names them, with their ids and one-line summaries, is in registry.cpp.
+// explicit list that names them, with their ids, one-line summaries and codes, is check_defs.h.
 #pragma once
 
 #include "doctor/check.h"

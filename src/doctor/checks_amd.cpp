@@ -3,6 +3,7 @@
 // the system's ROCm, ROCm builds of torch and ollama's bundled ROCm ship. A GPU whose target is
 // in none runs on the CPU (ollama: "amdgpu is not supported"; rocBLAS: "Cannot read
 // TensileLibrary.dat ... for GPU arch : gfx1031"), though ROCm lists it.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_gpus.h"

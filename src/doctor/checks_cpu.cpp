@@ -1,6 +1,7 @@
 // The CPU checks: the vector extensions framework builds assume, and which BLAS serves GEMM in
 // gpucheck's own process (its CPU baseline), the kernel it runs, and what programs linked against
 // libblas.so.3 get.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 

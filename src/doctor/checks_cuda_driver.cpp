@@ -1,6 +1,7 @@
 // The NVIDIA user-space driver as the CUDA probe child opened it (dlopen of libcuda.so.1, cuInit,
 // cuDriverGetVersion, cuDeviceGetCount): missing, the toolkit's stub, a version other than the
 // kernel module's, older than the CUDA runtimes installed, or seeing no device.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

@@ -1,6 +1,7 @@
 // cuBLAS and cuDNN as the CUDA probe child loaded them (the backend's search: LD_LIBRARY_PATH,
 // the ld.so cache, toolkits, conda, NVIDIA wheels), every other copy with its version, cuDNN's
 // headers; and the Python frameworks' CUDA builds against the driver's CUDA version.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

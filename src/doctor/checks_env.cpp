@@ -2,6 +2,7 @@
 // visibility, CUDA debugging switches, library injection and search paths, the OpenCL loader's
 // variables (judged by the probe, which knows the loaded loader's rules) and CPU thread counts.
 #include "core/text.h"
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 

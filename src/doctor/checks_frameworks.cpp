@@ -1,6 +1,7 @@
 // Python GPU frameworks, read from site-packages without importing them: which torch, JAX and
 // CuPy builds and nvidia-* wheels each environment holds, whether they agree on one CUDA major,
 // and the closing verdict "CUDA usable by PyTorch here".
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

@@ -1,5 +1,6 @@
 // InfiniBand / RoCE checks: port states and rates, error counters that grow, GPUDirect RDMA and
 // the adapter nearest each GPU, judged from the probe's "infiniband" section (sysfs).
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 

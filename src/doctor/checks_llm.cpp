@@ -4,6 +4,7 @@
 // Judged from files, without loading a backend: dlopen of a CUDA backend runs its
 // initialisers, and a missing library is named by the file search as a dlopen error would name
 // it.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

@@ -1,6 +1,7 @@
 // The GPUs of one machine together: NVLink links and their error counters around the
 // load run, peer access between GPUs and what a peer copy reached under load, and a GPU slower
 // than its siblings of the same model in the same run.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

@@ -2,6 +2,7 @@
 // without running NCCL: transports switched off for good, NVLink SHARP forced on a fabric that
 // has no NVSwitch, interface and adapter lists that match nothing here, and PCIe settings that
 // send peer traffic through the CPU's root complex (ACS redirection, a translating IOMMU).
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

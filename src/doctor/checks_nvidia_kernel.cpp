@@ -1,6 +1,7 @@
 // The kernel's side of an NVIDIA GPU, read from files under the root: the GPUs and NVSwitches on
 // the PCI bus (sysfs), nouveau and the nvidia module (/proc/modules), the /dev/nvidia* nodes and
 // whether this user may open them, Xid errors in the kernel log, and Fabric Manager.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

@@ -1,6 +1,7 @@
 // What NVML says of each GPU: MIG, compute mode, ECC and row remapping, persistence mode, and
 // the PCIe link and clocks-event reasons, read while doctor's load run kept the GPU busy (or
 // idle, when no CUDA device could be loaded, and judged as idle readings).
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"

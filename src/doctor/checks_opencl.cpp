@@ -2,6 +2,7 @@
 // libraries nobody registered, enumeration, platforms without devices, CPU-only OpenCL,
 // duplicated devices and each platform's family. All read the OpenCL probe's section.
 #include "core/files.h"
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 

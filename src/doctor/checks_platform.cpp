@@ -1,6 +1,7 @@
 // Where the GPU comes from: device nodes and driver libraries mounted into a container, WSL2's
 // GPU passthrough, and whether this user may open AMD/Intel device nodes (judged from stat
 // results against an injectable uid/gids: root passes every access(), so access() tells nothing).
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 

@@ -2,6 +2,7 @@
 // library does not load or does not initialise, CPU-only Vulkan beside a GPU, render nodes a Mesa
 // driver cannot open, and VK_DRIVER_FILES/VK_ICD_FILENAMES hiding a GPU's driver. All read the
 // Vulkan probe's section, the PCI bus under /sys and the environment the view carries.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_gpus.h"

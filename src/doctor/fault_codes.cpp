@@ -1,5 +1,8 @@
-// Names of the repair and recovery actions and look-ups in the table of fault codes.
+// Names of the repair and recovery actions and look-ups in the table of fault codes that
+// check_defs.h derives from the checks' entries.
 #include "doctor/fault_codes.h"
+
+#include "doctor/check_defs.h"
 
 #include <array>
 #include <utility>
@@ -62,9 +65,7 @@ std::optional<RecoveryAction> recovery_action_from_string(std::string_view s) {
 }
 
 RecoveryAction recovery_action(const FaultCode& f) {
-  for (const auto& o : kRecoveryOverrides)
-    if (o.code.get()->code == f.code) return o.recovery;
-  return recovery_for(f.action);
+  return f.recovery.value_or(recovery_for(f.action));
 }
 
 std::span<const FaultCode> all_fault_codes() {

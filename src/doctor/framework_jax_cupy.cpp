@@ -3,6 +3,7 @@
 // the CUDA plugin and PJRT wheels at jaxlib's version exactly, and the nvidia-* wheels the
 // plugin requires. CuPy: the CUDA major a cupy-cudaNNx wheel is built for, and two CuPy
 // packages installed over each other.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_files.h"

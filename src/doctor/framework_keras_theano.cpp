@@ -2,6 +2,7 @@
 // (KERAS_BACKEND, else the "backend" of $KERAS_HOME/keras.json or ~/.keras/keras.json, else
 // tensorflow), and that backend's own verdict here. framework_theano: THEANO_FLAGS and
 // ~/.theanorc (PYTENSOR_FLAGS and ~/.pytensorrc for PyTensor) against what a GPU device needs.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_files.h"

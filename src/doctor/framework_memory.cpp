@@ -1,6 +1,7 @@
 // framework_memory: the memory settings people tune by hand for GPU frameworks, what each does,
 // and two frameworks in one environment that would each preallocate most of the GPU (the
 // second one in a process then runs out of memory).
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_files.h"

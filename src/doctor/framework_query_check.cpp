@@ -2,6 +2,7 @@
 // against the verdict read from its files. Agreement passes; a disagreement is a finding of its
 // own, as are a wrong matmul, a child that overran the budget or crashed, and an environment
 // that was not started because, run as root, another user can write what it runs at start-up.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_files.h"

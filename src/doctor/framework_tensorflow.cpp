@@ -1,6 +1,7 @@
 // framework_tensorflow: will the TensorFlow in each environment use the GPUs here? Read from
 // its generated tensorflow/python/platform/build_info.py (CUDA build or not, CUDA and cuDNN
 // versions, compute capabilities) and the CUDA libraries it would find.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_files.h"

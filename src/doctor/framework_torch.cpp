@@ -1,6 +1,7 @@
 // framework_torch: will the torch that `import torch` finds in each environment use the GPUs
 // here? Read from torch/version.py, the architecture list its libtorch_python.so carries, its
 // METADATA's nvidia-* requirements and the other torch copies on the import path.
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/framework_files.h"

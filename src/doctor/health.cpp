@@ -1,6 +1,8 @@
 // The quick check list, the health verdict and the one-line form of it.
 #include "doctor/health.h"
 
+#include "doctor/registry.h"
+
 #include <fmt/format.h>
 
 #include <regex>
@@ -8,37 +10,12 @@
 namespace gpucheck::doctor {
 
 const std::vector<std::string_view>& quick_check_ids() {
-  static const std::vector<std::string_view> kIds{
-      "opencl_loader",
-      "opencl_vendors_dir",
-      "opencl_icd_loads",
-      "opencl_enumeration",
-      "opencl_platform_devices",
-      "container_gpu_devices",
-      "env_visible_devices",
-      "nouveau_module",
-      "nvidia_kernel_module",
-      "nvidia_device_nodes",
-      "cuda_driver_library",
-      "cuda_driver_stub",
-      "nvidia_driver_versions",
-      "cuda_driver_runtime",
-      "cuda_devices",
-      "nvswitch_fabric_manager",
-      "nvidia_mig",
-      "nvidia_compute_mode",
-      "nvidia_ecc",
-      "nvidia_persistence_mode",
-      "nvidia_xid",
-      "nvlink_links",   // link states from the probe: no load
-      "nvlink_errors",  // growth since the state file's reading, per second of uptime
-      "infiniband_ports",
-      "infiniband_errors",  // deltas against the state file
-      "gpudirect_rdma",
-      "infiniband_gpu_affinity",
-      "cublas_library",
-      "cudnn_library",
-  };
+  static const std::vector<std::string_view> kIds = [] {
+    std::vector<std::string_view> ids;
+    for (const auto& c : all_checks())
+      if (c.quick) ids.push_back(c.id);
+    return ids;
+  }();
   return kIds;
 }
 

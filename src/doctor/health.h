@@ -14,8 +14,9 @@
 namespace gpucheck::doctor {
 
 // The checks that read without loading a GPU or running a benchmark: the driver, device nodes,
-// library loads, ECC and remaps, Xid errors, persistence, MIG, the OpenCL loader and ICDs.
-// An explicit list, so a new check (which may need a load run) joins quick mode deliberately.
+// library loads, ECC and remaps, Xid errors, persistence, MIG, the OpenCL loader and ICDs. Those
+// whose entry says kQuick (check_defs.h), in the registry's order, so a new check (which may
+// need a load run) joins quick mode deliberately.
 const std::vector<std::string_view>& quick_check_ids();
 
 enum class Health { kHealthy, kUnhealthy, kUnknown };

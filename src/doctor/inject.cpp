@@ -3,6 +3,7 @@
 #include "doctor/inject.h"
 
 #include "core/errors.h"
+#include "doctor/check_defs.h"
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 

@@ -28,7 +28,7 @@ std::vector<InjectedFault> parse_injected_faults(const std::vector<std::string>&
 // The results the faults give, one per check they touch (two faults of one check are combined
 // as that check combines its findings), each marked injected. Codes, severities and actions are
 // the checks' own: the Xid's verdict is nvidia_xid's judge_xids, the others' codes come from
-// kFaultCodes with the status their check gives them.
+// the code table (check_defs.h) with the status their check gives them.
 std::vector<CheckResult> injected_results(const std::vector<InjectedFault>& faults);
 
 // Each injected result takes the place of its check's result, or is added where that check did

@@ -1,6 +1,8 @@
 // The NVLink counters' growth per GPU and link, judged by kind and rate.
 #include "doctor/nvlink_rates.h"
 
+#include "doctor/check_defs.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

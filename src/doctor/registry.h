@@ -1,16 +1,19 @@
-// The explicit list of doctor's checks and the runner with its per-check catch boundary.
+// doctor's checks (check_defs.h) looked up and selected, and the runner with its per-check
+// catch boundary.
 #pragma once
 
 #include "doctor/check.h"
 #include "doctor/system_view.h"
 
+#include <span>
 #include <string>
 #include <vector>
 
 namespace gpucheck::doctor {
 
-// Every check, in the order doctor runs and prints them (the PyTorch verdict closes the list).
-const std::vector<CheckDef>& all_checks();
+// Every check, in the order doctor runs and prints them (the PyTorch verdict closes the list):
+// check_defs.h's entries.
+std::span<const CheckDef> all_checks();
 
 // nullptr when no check has this id.
 const CheckDef* find_check(std::string_view id);

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -215,6 +216,28 @@ TEST(DoctorFixtures, EveryCheckHasAPassAndAFailFixture) {
     }
   }
   EXPECT_TRUE(missing.empty()) << "checks without fixtures: " << ::testing::PrintToString(missing);
+}
+
+// The codes at run time, against what each check declares (check_defs.h): every case's code is
+// declared for its check (the case above fails one that is not: the runner makes it
+// GC-DOCTOR-UNCODED), and every code a check declares is given by one of its cases, so a code
+// nothing gives, or one given under the wrong check, shows here.
+TEST(DoctorFixtures, EveryDeclaredCodeIsGivenByACaseOfItsCheck) {
+  std::map<std::string, std::set<std::string>> given;  // check id -> codes its cases give
+  for (const auto& k : all_cases()) {
+    const CheckDef* check = find_check(k.check);
+    if (check == nullptr) continue;  // EveryFixtureDirectoryNamesARegisteredCheck says so
+    const CheckResult r = run_check(*check, view_of(k, read_json(k.dir / "case.json")));
+    given[k.check].insert(std::string(r.code().code));
+  }
+  std::vector<std::string> missing;
+  for (const auto& c : all_checks())
+    for (const auto& code : c.code_list())
+      if (!given[std::string(c.id)].contains(std::string(code.code)))
+        missing.push_back(std::string(c.id) + ": " + std::string(code.code));
+  EXPECT_TRUE(missing.empty()) << missing.size()
+                               << " declared codes no fixture case of their check gives: "
+                               << ::testing::PrintToString(missing);
 }
 
 TEST(DoctorFixtures, EveryFixtureDirectoryNamesARegisteredCheck) {
