@@ -270,7 +270,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   doc["ranks"] = who;
   Progress progress = Progress::for_stderr("bench", o.out.quiet);
   BenchProgress bench_progress(progress, {plan});
-  DeviceRun run = run_device({plan.device, "cuda"}, plan, bench_progress);
+  DeviceRun run = run_device({plan.device, plan.backend}, plan, bench_progress);
   progress.clear();
   // Every rank has read the answer once their all-reduce ran: no later run may read it.
   if (rs.rank == 0) retire_rendezvous(rs.place);
@@ -502,7 +502,7 @@ ExitCode run_bench(const BenchOptions& given) {
   // The work between devices last, alone: it uses every GPU of the group.
   for (auto& r : group.refused) results.push_back(std::move(r));
   if (group.plan) {
-    BenchTarget group_target{group.plan->device, "cuda"};
+    BenchTarget group_target{group.plan->device, group.plan->backend};
     DeviceRun run = run_device(group_target, *group.plan, bench_progress);
     collect(group_target, run, nlohmann::json::array());
   }

@@ -168,9 +168,10 @@ class GroupRunner {
       if (!b.device_uuid.empty()) r[k::kDstUuid] = b.device_uuid;
       if (!b.pci_bus_id.empty()) r[k::kDstPciBusId] = b.pci_bus_id;
     }
-    if (cell.op == Op::kAllreduce) {
-      r[k::kDtype] = to_string(DType::kF32);
-      r[k::kComputeType] = to_string(DType::kF32);
+    // A group op of a dtype sums in it: its compute type is its dtype.
+    if (unit_of(cell.op).has_dtype) {
+      r[k::kDtype] = to_string(cell.dtype);
+      r[k::kComputeType] = to_string(cell.dtype);
     }
     if (cell.scaled_from) r[k::kScaledFrom] = *cell.scaled_from;
     return r;

@@ -130,7 +130,7 @@ struct OpUnit {
   bool group = false;
   // Planned when the command names no ops.
   bool in_default_plan = false;
-  // Its records carry a dtype and compute type; an op without (copy, latency) is an explicit
+  // Its records carry a dtype and compute type; an op without (copy, latency, p2p) is an explicit
   // request whenever --ops names it, whatever --dtype says.
   bool has_dtype = true;
   // The device's GEMM parameters are tuned before its first cell of a dtype, and its records

@@ -141,6 +141,8 @@ OpUnit p2p_unit() {
   OpUnit u;
   u.op = Op::kP2p;
   u.group = true;
+  // A copy moves bytes, not elements of a type: its records carry no dtype (as copy's).
+  u.has_dtype = false;
   // --copy's sizes, or 256 MiB: a link is measured at a size that saturates it (nvbandwidth).
   u.size_spec = SizeSpec{"p2p",
                          "copy",
