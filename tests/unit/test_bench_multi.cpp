@@ -120,8 +120,8 @@ TEST(ConcurrencyWaves, SerialRunsEachAloneInOrder) {
 
 GroupRequest request(bool p2p, bool allreduce) {
   GroupRequest r;
-  r.p2p = p2p;
-  r.allreduce = allreduce;
+  if (p2p) r.ops.insert(Op::kP2p);
+  if (allreduce) r.ops.insert(Op::kAllreduce);
   r.sizes = bench::with_size_flags({}, {});  // the units' fallback sizes: 256 MiB; 1 MiB, 1 GiB
   return r;
 }
