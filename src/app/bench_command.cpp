@@ -198,6 +198,13 @@ std::optional<bench::SweepSpec> sweep_of(const BenchOptions& o) {
   return bench::make_sweep(o.sweep, o.sweep_max);
 }
 
+// The group op that may span processes (--rendezvous) and that --transport steers.
+Op collective_op() {
+  for (const auto& unit : bench::op_units())
+    if (unit.group && unit.group->collective) return unit.op;
+  throw std::logic_error("bench: no collective op");
+}
+
 BenchOptions with_sweep(BenchOptions o, const bench::SweepSpec& s) {
   o.ops = std::string(gpucheck::to_string(s.op));
   if (o.dtypes.empty()) o.dtypes = "f32";
@@ -252,7 +259,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
       rendezvous(rendezvous_request(rs, identity.dump()),
                  [&](const std::vector<std::string>& ids) { return rank0_answer(ids, id); });
   GroupRequest request;
-  request.allreduce = true;
+  request.ops = {collective_op()};
   request.sizes = sizes;
   bench::BenchPlan plan = plan_rank(request, devices, policy, o.seed);
   plan.allreduce.network_only = o.transport == "net";
@@ -270,7 +277,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   doc["ranks"] = who;
   Progress progress = Progress::for_stderr("bench", o.out.quiet);
   BenchProgress bench_progress(progress, {plan});
-  DeviceRun run = run_device({plan.device, "cuda"}, plan, bench_progress);
+  DeviceRun run = run_device({plan.device, plan.backend}, plan, bench_progress);
   progress.clear();
   // Every rank has read the answer once their all-reduce ran: no later run may read it.
   if (rs.rank == 0) retire_rendezvous(rs.place);
@@ -364,14 +371,17 @@ ExitCode run_bench(const BenchOptions& given) {
   if (wants_net(o, ranks)) return run_bench_net_rank(o, *ranks, output, env);
   {
     const auto ops = split_list(o.ops);
-    const bool allreduce = std::find(ops.begin(), ops.end(), "allreduce") != ops.end();
-    if (network_only && !allreduce)
-      throw UsageError("--transport net: steers the all-reduce; add allreduce to --ops");
-    if (ranks && (ops.size() != 1 || !allreduce))
+    const bench::OpUnit& collective = bench::unit_of(collective_op());
+    const std::string name(to_string(collective.op));
+    const bool asked = std::find(ops.begin(), ops.end(), name) != ops.end();
+    if (network_only && !asked)
+      throw UsageError(fmt::format("--transport net: steers the {}; add {} to --ops",
+                                   collective.group->what, name));
+    if (ranks && (ops.size() != 1 || !asked))
       throw UsageError(fmt::format(
-          "--rendezvous: a multi-process run does the all-reduce or the network between ranks; "
-          "give --ops allreduce or --ops net{}",
-          o.ops.empty() ? "" : fmt::format(", not '{}'", o.ops)));
+          "--rendezvous: a multi-process run does the {} or the network between ranks; "
+          "give --ops {} or --ops net{}",
+          collective.group->what, name, o.ops.empty() ? "" : fmt::format(", not '{}'", o.ops)));
   }
   if (ranks && !o.frameworks.empty())
     throw UsageError(
@@ -390,14 +400,16 @@ ExitCode run_bench(const BenchOptions& given) {
     for (const auto& m : res.missing) spdlog::error("{}", m);
     return ExitCode::kDeviceMissing;
   }
-  // Ops between devices (p2p, allreduce) run in one group child; the others in one per device.
+  // Ops between devices (OpUnit::group) run in one group child; the others in one per device.
   GroupRequest group_request;
   bool any_single_op = o.ops.empty();
   for (const auto& name : split_list(o.ops)) {
-    auto op = op_from_string(name);
-    group_request.p2p = group_request.p2p || op == Op::kP2p;
-    group_request.allreduce = group_request.allreduce || op == Op::kAllreduce;
-    any_single_op = any_single_op || (op && !is_group_op(*op));
+    const auto op = op_from_string(name);
+    if (!op) continue;  // plan_cells says which
+    if (bench::unit_of(*op).group)
+      group_request.ops.insert(*op);
+    else
+      any_single_op = true;
   }
   group_request.refuse_other_backends = std::find(names.begin(), names.end(), "all") == names.end();
   group_request.sizes = sizes;
@@ -502,7 +514,7 @@ ExitCode run_bench(const BenchOptions& given) {
   // The work between devices last, alone: it uses every GPU of the group.
   for (auto& r : group.refused) results.push_back(std::move(r));
   if (group.plan) {
-    BenchTarget group_target{group.plan->device, "cuda"};
+    BenchTarget group_target{group.plan->device, group.plan->backend};
     DeviceRun run = run_device(group_target, *group.plan, bench_progress);
     collect(group_target, run, nlohmann::json::array());
   }

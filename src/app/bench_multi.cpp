@@ -103,82 +103,56 @@ bench::BenchPlan group_plan(const std::vector<std::string>& cuda, const bench::R
   return plan;
 }
 
+// Each op's unit plans its cells over the plan's group (OpUnit::group_plan):
+// explicit requests (--ops named them: a cell that cannot run says why), and explicit sizes where
+// the command line gave them or `every_size_given` (a rank's sizes are never scaled down).
+void add_group_cells(bench::BenchPlan& plan, const GroupRequest& req, bool every_size_given) {
+  for (Op op : req.ops)
+    for (Cell c : bench::unit_of(op).group_plan({plan.group, req.sizes.of(op)})) {
+      c.explicit_request = true;
+      c.explicit_size = c.explicit_size || every_size_given || req.sizes.given.contains(op);
+      plan.cells.push_back(std::move(c));
+    }
+}
+
 }  // namespace
 
 bench::BenchPlan plan_rank(const GroupRequest& req, const std::vector<std::string>& devices,
                            const bench::RepPolicy& policy, std::uint64_t seed) {
   bench::BenchPlan plan = group_plan(devices, policy, seed);
-  for (const bench::Shape& size : req.sizes.of(Op::kAllreduce)) {
-    Cell c;
-    c.op = Op::kAllreduce;
-    c.shape = bench::AllreduceShape{std::get<bench::AllreduceShape>(size).bytes, devices};
-    c.explicit_request = true;
-    c.explicit_size = true;
-    plan.cells.push_back(std::move(c));
-  }
+  add_group_cells(plan, req, true);
   return plan;
 }
 
 GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>& targets,
                          const bench::RepPolicy& policy, std::uint64_t seed) {
   GroupPlanning out;
-  if (!req.p2p && !req.allreduce) return out;
+  if (req.ops.empty()) return out;
   std::vector<std::string> cuda, others;
   for (const auto& t : targets) (t.backend == "cuda" ? cuda : others).push_back(t.device);
   auto refuse = [&](const std::string& device, const std::string& backend, Op op,
                     const std::string& why) {
-    // The record names the first size; none is planned where there are none.
-    const auto& sizes = req.sizes.of(op);
-    std::uint64_t bytes = 0;
-    if (!sizes.empty())
-      bytes = op == Op::kP2p ? std::get<bench::P2pShape>(sizes.front()).bytes
-                             : std::get<bench::AllreduceShape>(sizes.front()).bytes;
-    nlohmann::json shape = {{k::kBytes, bytes}};
-    if (op == Op::kP2p) {
-      shape[k::kDirection] = "p2p";
-      shape[k::kBidirectional] = false;
-      shape[k::kSrc] = device;
-      shape[k::kPeerAccess] = true;
-      shape[k::kEngine] = "ce";
-    } else {
-      shape[k::kDevices] = nlohmann::json::array({device});
-    }
-    nlohmann::json r = {
-        {k::kDevice, device},        {k::kBackend, backend},
-        {k::kOp, to_string(op)},     {k::kImpl, op == Op::kP2p ? "cudaMemcpyPeerAsync" : "nccl"},
-        {k::kShape, shape},          {k::kTransfers, "excluded"},
-        {k::kStatus, "unsupported"}, {k::kReason, why}};
-    if (op == Op::kAllreduce) r[k::kDtype] = "f32";
-    out.refused.push_back(r);
+    out.refused.push_back(bench::group_refusal(op, req.sizes.of(op), device, backend, why));
   };
-  std::vector<Op> ops;
-  if (req.p2p) ops.push_back(Op::kP2p);
-  if (req.allreduce) ops.push_back(Op::kAllreduce);
   for (const auto& t : targets)
     if (req.refuse_other_backends && t.backend != "cuda" && t.backend != "cpu")
-      for (Op op : ops)
+      for (Op op : req.ops)
         refuse(t.device, t.backend, op,
                fmt::format("{} runs between CUDA devices (peer access, NCCL); {} is a{} {} device",
-                           op == Op::kP2p ? "a peer copy" : "all-reduce", t.device,
+                           bench::unit_of(op).group->what, t.device,
                            t.backend == "opencl" ? "n" : "", t.backend));
   if (cuda.size() < 2) {
     const std::string selected = cuda.empty() ? "none" : cuda.front();
-    for (Op op : ops)
+    for (Op op : req.ops)
       refuse(cuda.empty() ? targets.front().device : cuda.front(),
              cuda.empty() ? targets.front().backend : "cuda", op,
              fmt::format("{} needs at least two CUDA devices; the selection has {} ({}): name "
                          "them with --device cuda0,cuda1 or --device all",
-                         op == Op::kP2p ? "a peer copy" : "all-reduce", cuda.size(), selected));
+                         bench::unit_of(op).group->what, cuda.size(), selected));
     return out;
   }
   bench::BenchPlan plan = group_plan(cuda, policy, seed);
-  // Each op's unit plans its cells over the group (bench/ops/p2p.cpp, allreduce.cpp).
-  for (Op op : ops)
-    for (Cell c : bench::unit_of(op).group_plan({cuda, req.sizes.of(op)})) {
-      c.explicit_request = true;  // --ops named them: a cell that cannot run says why
-      c.explicit_size = c.explicit_size || req.sizes.given.contains(op);
-      plan.cells.push_back(std::move(c));
-    }
+  add_group_cells(plan, req, false);
   out.plan = std::move(plan);
   return out;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,8 @@ std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchT
 
 // What --ops asks of the work between devices.
 struct GroupRequest {
-  bool p2p = false, allreduce = false;
+  // The group ops it names (bench::OpUnit::group), in the order of Op.
+  std::set<Op> ops;
   // Devices of other backends named one by one get a record saying why not; with --device all
   // they were not asked for by name and are passed over.
   bool refuse_other_backends = true;

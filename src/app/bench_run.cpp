@@ -202,8 +202,7 @@ DeviceRun finish(ChildStream& c, const ChildResult& r, const ChildLimits& limits
                             {k::kTransfers, "excluded"},
                             {k::kStatus, "failed"},
                             {k::kReason, c.current && i == *c.current ? why : "not run: " + why}};
-      if (cell.op != Op::kCopy && cell.op != Op::kLatency && cell.op != Op::kP2p)
-        rec[k::kDtype] = gpucheck::to_string(cell.dtype);
+      if (bench::unit_of(cell.op).has_dtype) rec[k::kDtype] = gpucheck::to_string(cell.dtype);
       c.by_cell[i].push_back(std::move(rec));
     }
   }
@@ -232,7 +231,7 @@ std::vector<DeviceRun> run_devices(const std::vector<BenchTarget>& targets,
     if (plan.tuning.mode != TuningMode::kOff) {
       std::set<DType> dtypes;
       for (const auto& c : plan.cells)
-        if (c.op == Op::kGemm || c.op == Op::kConv) dtypes.insert(c.dtype);
+        if (bench::unit_of(c.op).tunes_gemm) dtypes.insert(c.dtype);
       b += static_cast<double>(dtypes.size()) * (plan.tuning.budget_s.value_or(60) * 1.5 + 120);
     }
     budget = std::max(budget, b);

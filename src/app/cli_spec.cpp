@@ -3,6 +3,7 @@
 
 #include "app/help_format.h"
 #include "bench/config.h"
+#include "bench/ops/op_unit.h"
 #include "core/workload.h"
 #include "doctor/check.h"
 #include "doctor/registry.h"
@@ -44,13 +45,19 @@ struct Values {
 Values listed_values(const std::string& name) {
   if (name == "--ops") {
     // net is no Op (it runs between ranks, on no device: app/bench_net.h), but --ops takes it.
-    Values v{enum_names(Op::kAllreduce), true};
+    Values v{{}, true};
+    for (const auto& unit : bench::op_units()) v.names.emplace_back(to_string(unit.op));
     v.names.push_back("net");
     return v;
   }
   if (name == "--dtype") return {enum_names(DType::kFp8), true};
   if (name == "--layout") return {enum_names(Layout::kNhwc), true};
-  if (name == "--sweep") return {{"exp", "gemm", "conv"}, false};
+  if (name == "--sweep") {
+    Values v;
+    for (const auto& unit : bench::op_units())
+      if (unit.sweep) v.names.emplace_back(to_string(unit.op));
+    return v;
+  }
   if (name == "--size") {
     Values v;
     for (const auto& preset : bench::default_presets()) v.names.push_back(preset.first);

@@ -49,6 +49,13 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// A collective cell (all-reduce) is set up once and runs over every device of the group after
+// the copies; the others (p2p, and latency of mode p2p) are peer copies between pairs.
+bool collective(const Cell& c) {
+  const auto& g = unit_of(c.op).group;
+  return g && g->collective;
+}
+
 // A device buffer kept across cells, grown when a cell needs more.
 struct Kept {
   std::unique_ptr<DeviceBuffer> buffer;
@@ -84,9 +91,8 @@ class GroupRunner {
               std::optional<PlantedError> plant)
       : plan_(plan), group_(group), cb_(cb), plant_(plant) {
     host_limit_ = host::read_memory_facts("/").available_bytes.value_or(0) / 2;
-    const bool any_allreduce = std::any_of(plan.cells.begin(), plan.cells.end(),
-                                           [](const Cell& c) { return c.op == Op::kAllreduce; });
-    if (any_allreduce) setup_refusal_ = group_.setup_allreduce(plan.allreduce);
+    if (std::any_of(plan.cells.begin(), plan.cells.end(), collective))
+      setup_refusal_ = group_.setup_allreduce(plan.allreduce);
   }
 
   // Each cell's record, once: a batch that fails part way gives the rest "failed".
@@ -153,14 +159,14 @@ class GroupRunner {
       return DeviceIdentity{name, "cuda", name, "", ""};
     };
     const DeviceIdentity a = identity(first);
-    nlohmann::json r = {{k::kDevice, a.device},
-                        {k::kDeviceName, a.device_name},
-                        {k::kBackend, a.backend},
-                        {k::kOp, to_string(cell.op)},
-                        {k::kImpl, cell.op == Op::kAllreduce ? group_.allreduce_impl()
-                                                             : group_.copy_impl(is_sm(cell))},
-                        {k::kShape, shape_to_json(cell.shape)},
-                        {k::kTransfers, to_string(Transfers::kExcluded)}};
+    nlohmann::json r = {
+        {k::kDevice, a.device},
+        {k::kDeviceName, a.device_name},
+        {k::kBackend, a.backend},
+        {k::kOp, to_string(cell.op)},
+        {k::kImpl, collective(cell) ? group_.allreduce_impl() : group_.copy_impl(is_sm(cell))},
+        {k::kShape, shape_to_json(cell.shape)},
+        {k::kTransfers, to_string(Transfers::kExcluded)}};
     if (!a.device_uuid.empty()) r[k::kDeviceUuid] = a.device_uuid;
     if (!a.pci_bus_id.empty()) r[k::kPciBusId] = a.pci_bus_id;
     if (!second.empty()) {
@@ -168,9 +174,10 @@ class GroupRunner {
       if (!b.device_uuid.empty()) r[k::kDstUuid] = b.device_uuid;
       if (!b.pci_bus_id.empty()) r[k::kDstPciBusId] = b.pci_bus_id;
     }
-    if (cell.op == Op::kAllreduce) {
-      r[k::kDtype] = to_string(DType::kF32);
-      r[k::kComputeType] = to_string(DType::kF32);
+    // A group op of a dtype sums in it: its compute type is its dtype.
+    if (unit_of(cell.op).has_dtype) {
+      r[k::kDtype] = to_string(cell.dtype);
+      r[k::kComputeType] = to_string(cell.dtype);
     }
     if (cell.scaled_from) r[k::kScaledFrom] = *cell.scaled_from;
     return r;
@@ -189,7 +196,8 @@ class GroupRunner {
   }
 
   static bool is_sm(const Cell& c) {
-    return c.op == Op::kP2p && std::get<P2pShape>(c.shape).engine == CopyEngine::kSm;
+    const auto* p = std::get_if<P2pShape>(&c.shape);
+    return p != nullptr && p->engine == CopyEngine::kSm;
   }
 
   // The (source, destination) of each copy of a p2p cell, in the order the record lists them.
@@ -245,7 +253,7 @@ class GroupRunner {
   // the cell says scaled_from), an explicit one is skipped.
   std::optional<Refusal> refuse(Cell& cell) {
     const auto devs = devices_of(cell);
-    if (cell.op == Op::kAllreduce) {
+    if (collective(cell)) {
       if (setup_refusal_) return Refusal{"unsupported", *setup_refusal_};
       if (auto why = group_.allreduce_unavailable()) return Refusal{"unsupported", *why};
       if (ranks() < 2) return Refusal{"unsupported", "all-reduce needs at least two devices"};
@@ -256,8 +264,9 @@ class GroupRunner {
     } else {
       if (devs.size() < 2 || devs[0] == devs[1])
         return Refusal{"unsupported", "a peer copy needs two devices"};
-      const bool peer = cell.op == Op::kP2p ? std::get<P2pShape>(cell.shape).peer_access
-                                            : std::get<LatencyShape>(cell.shape).peer_access;
+      const auto* p2p = std::get_if<P2pShape>(&cell.shape);
+      const bool peer =
+          p2p != nullptr ? p2p->peer_access : std::get<LatencyShape>(cell.shape).peer_access;
       if (is_sm(cell) && !peer)
         return Refusal{"unsupported",
                        "an SM copy reads and writes the peer's memory directly: it needs peer "
@@ -405,7 +414,7 @@ class GroupRunner {
   };
 
   void run_copies(std::vector<std::pair<std::size_t, Cell>>& cells, Clock::time_point t0) {
-    const bool latency = cells.front().second.op == Op::kLatency;
+    const bool latency = std::holds_alternative<LatencyShape>(cells.front().second.shape);
     std::vector<PeerCopy> copies;
     std::vector<Part> parts;
     bool peer_path = true;
@@ -799,7 +808,7 @@ void run_group_plan(const BenchPlan& plan, PeerGroup& group, const EngineCallbac
   };
   std::vector<std::size_t> allreduces;
   for (const auto& batch : group_batches(plan)) {
-    if (plan.cells[batch.front()].op == Op::kAllreduce)
+    if (collective(plan.cells[batch.front()]))
       allreduces.insert(allreduces.end(), batch.begin(), batch.end());
     else
       guarded(batch, [&] { runner.run_copy_batch(batch); });

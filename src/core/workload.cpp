@@ -80,10 +80,6 @@ std::optional<Layout> layout_from_string(std::string_view s) {
   return parse(kLayouts, s);
 }
 
-bool is_group_op(Op op) {
-  return op == Op::kP2p || op == Op::kAllreduce;
-}
-
 std::size_t element_size(DType d) {
   switch (d) {
     case DType::kFp8:

@@ -31,9 +31,6 @@ std::optional<Op> op_from_string(std::string_view s);
 std::optional<DType> dtype_from_string(std::string_view s);
 std::optional<Layout> layout_from_string(std::string_view s);
 
-// Ops that run between several devices rather than on one.
-bool is_group_op(Op op);
-
 // Bytes one element of the dtype occupies in memory (tf32 is stored as f32).
 std::size_t element_size(DType d);
 

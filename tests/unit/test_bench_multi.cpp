@@ -120,8 +120,8 @@ TEST(ConcurrencyWaves, SerialRunsEachAloneInOrder) {
 
 GroupRequest request(bool p2p, bool allreduce) {
   GroupRequest r;
-  r.p2p = p2p;
-  r.allreduce = allreduce;
+  if (p2p) r.ops.insert(Op::kP2p);
+  if (allreduce) r.ops.insert(Op::kAllreduce);
   r.sizes = bench::with_size_flags({}, {});  // the units' fallback sizes: 256 MiB; 1 MiB, 1 GiB
   return r;
 }
@@ -139,6 +139,24 @@ TEST(PlanGroup, OneGpuIsUnsupportedWithTheReason) {
   EXPECT_EQ(g.refused[0]["shape"]["direction"], "p2p");
   EXPECT_EQ(g.refused[1]["op"], "allreduce");
   EXPECT_EQ(g.refused[1]["dtype"], "f32");
+}
+
+TEST(PlanGroup, RefusalsNameTheUnitsImplAndTheShapeOfTheFirstSize) {
+  const auto g = plan_group(request(true, true), targets({"cuda0"}), {}, 1);
+  ASSERT_EQ(g.refused.size(), 2u);
+  // A copy from the one device to nowhere: no dst, and no dtype (a copy moves bytes).
+  EXPECT_EQ(g.refused[0]["impl"], "cudaMemcpyPeerAsync");
+  EXPECT_EQ(g.refused[0]["shape"], nlohmann::json({{"bytes", 256u << 20},
+                                                   {"direction", "p2p"},
+                                                   {"bidirectional", false},
+                                                   {"src", "cuda0"},
+                                                   {"peer_access", true},
+                                                   {"engine", "ce"}}));
+  EXPECT_FALSE(g.refused[0].contains("dtype"));
+  EXPECT_EQ(g.refused[1]["impl"], "nccl");
+  EXPECT_EQ(g.refused[1]["shape"],
+            nlohmann::json({{"bytes", 1u << 20}, {"devices", nlohmann::json::array({"cuda0"})}}));
+  EXPECT_EQ(g.refused[1]["transfers"], "excluded");
 }
 
 TEST(PlanGroup, OtherBackendsSayWhyAndTheCpuBaselineIsIgnored) {

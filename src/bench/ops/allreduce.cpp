@@ -64,6 +64,12 @@ nlohmann::json to_json(const Shape& shape) {
   return {{k::kBytes, s.bytes}, {k::kDevices, s.devices}};
 }
 
+// Where no group runs: the first size over the one device there is.
+Shape lone_shape(const std::vector<Shape>& sizes, const std::string& device) {
+  return AllreduceShape{sizes.empty() ? 0 : std::get<AllreduceShape>(sizes.front()).bytes,
+                        {device}};
+}
+
 Shape from_json(const nlohmann::json& j) {
   return AllreduceShape{j.at(std::string(k::kBytes)).get<std::uint64_t>(),
                         j.at(std::string(k::kDevices)).get<std::vector<std::string>>()};
@@ -80,7 +86,7 @@ double allreduce_bus_factor(std::size_t n) {
 OpUnit allreduce_unit() {
   OpUnit u;
   u.op = Op::kAllreduce;
-  u.group = true;
+  u.group = GroupOp{"all-reduce", "nccl", true, allreduce_op::lone_shape};
   u.size_spec = SizeSpec{"allreduce",
                          "allreduce",
                          "all-reduce sizes in bytes per GPU (KiB/MiB/GiB suffixes; default 1 MiB "

@@ -1,6 +1,8 @@
 // The table of op units: one line per op, in the order of Op.
 #include "bench/ops/op_unit.h"
 
+#include "core/json_keys.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -60,6 +62,22 @@ Cell planned_cell(Op op, DType dtype, Shape shape) {
   c.dtype = dtype;
   c.shape = std::move(shape);
   return c;
+}
+
+nlohmann::json group_refusal(Op op, const std::vector<Shape>& sizes, const std::string& device,
+                             const std::string& backend, const std::string& why) {
+  namespace k = keys;
+  const OpUnit& unit = unit_of(op);
+  nlohmann::json r = {{k::kDevice, device},
+                      {k::kBackend, backend},
+                      {k::kOp, to_string(op)},
+                      {k::kImpl, unit.group->impl},
+                      {k::kShape, unit.shape_to_json(unit.group->lone_shape(sizes, device))},
+                      {k::kTransfers, to_string(Transfers::kExcluded)},
+                      {k::kStatus, "unsupported"},
+                      {k::kReason, why}};
+  if (unit.has_dtype) r[k::kDtype] = to_string(unit.default_dtypes.front());
+  return r;
 }
 
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b) {

@@ -124,13 +124,30 @@ struct OpOutput {
   std::uint64_t bytes = 0;
 };
 
+// What a group op is beyond its cells: how the group engine runs it and how a record says that
+// no group could.
+struct GroupOp {
+  // The work, as a reason names it ("a peer copy").
+  const char* what = "";
+  // What runs it on CUDA, named by a record made where no group runs (the group child names its
+  // PeerGroup's).
+  const char* impl = "";
+  // A collective (NCCL): set up once for the plan, over every device of the group, run after the
+  // copies, and it may span processes (--rendezvous; --transport steers it). Otherwise peer
+  // copies, batched into pairs that share no GPU.
+  bool collective = false;
+  // The shape a record names where the op cannot run: its first size (none: zero bytes) on the
+  // one device there is.
+  Shape (*lone_shape)(const std::vector<Shape>& sizes, const std::string& device) = nullptr;
+};
+
 struct OpUnit {
   Op op = Op::kExp;
   // Runs between the devices of a group (bench/group_engine.cpp), never on one device.
-  bool group = false;
+  std::optional<GroupOp> group;
   // Planned when the command names no ops.
   bool in_default_plan = false;
-  // Its records carry a dtype and compute type; an op without (copy, latency) is an explicit
+  // Its records carry a dtype and compute type; an op without (copy, latency, p2p) is an explicit
   // request whenever --ops names it, whatever --dtype says.
   bool has_dtype = true;
   // The device's GEMM parameters are tuned before its first cell of a dtype, and its records
@@ -188,6 +205,11 @@ Op op_of(const Shape& shape);
 
 // A planned cell (neither an explicit request nor size yet).
 Cell planned_cell(Op op, DType dtype, Shape shape);
+
+// The "unsupported" record of a group op that cannot run on `device` (of `backend`), saying why:
+// the unit's impl, dtype and shape of its first size (GroupOp::lone_shape).
+nlohmann::json group_refusal(Op op, const std::vector<Shape>& sizes, const std::string& device,
+                             const std::string& backend, const std::string& why);
 
 // A named value of a plan's JSON (op, layout, direction, ...) through its from_string;
 // std::invalid_argument "bench plan: bad WHAT 'VALUE'" for anything else.

@@ -110,8 +110,17 @@ nlohmann::json to_json(const Shape& shape) {
                       {k::kDst, s.dst},
                       {k::kPeerAccess, s.peer_access},
                       {k::kEngine, to_string(s.engine)}};
+  if (s.dst.empty()) j.erase(std::string(k::kDst));  // a lone shape (no group) copies to nowhere
   if (s.fan != P2pFan::kPair) j[k::kCopies] = s.copies;
   return j;
+}
+
+// Where no group runs: a copy of the first size from the one device there is.
+Shape lone_shape(const std::vector<Shape>& sizes, const std::string& device) {
+  P2pShape s;
+  if (!sizes.empty()) s.bytes = std::get<P2pShape>(sizes.front()).bytes;
+  s.src = device;
+  return s;
 }
 
 Shape from_json(const nlohmann::json& j) {
@@ -140,7 +149,9 @@ Shape from_json(const nlohmann::json& j) {
 OpUnit p2p_unit() {
   OpUnit u;
   u.op = Op::kP2p;
-  u.group = true;
+  u.group = GroupOp{"a peer copy", "cudaMemcpyPeerAsync", false, p2p_op::lone_shape};
+  // A copy moves bytes, not elements of a type: its records carry no dtype (as copy's).
+  u.has_dtype = false;
   // --copy's sizes, or 256 MiB: a link is measured at a size that saturates it (nvbandwidth).
   u.size_spec = SizeSpec{"p2p",
                          "copy",
