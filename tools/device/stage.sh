@@ -32,7 +32,7 @@ scenarios=(
   "multigpu|build|$cuda90|gpucheck device_tests|peers device_tests|60|bash tools/device/multigpu.sh"
   "stress|build|$cuda90|gpucheck|peers|60|bash tools/device/stress.sh"
   "fp8|build|$cuda90|gpucheck||60|bash tools/device/fp8.sh   (GEMM=, STEPS= narrow it)"
-  "default-sizes|build|$cuda90|gpucheck|peers|60|bash tools/device/default_sizes.sh   (STEPS= narrows it)"
+  "default-sizes|build|$cuda90|gpucheck|peers|60|bash tools/device/default_sizes.sh   (STEPS= narrows it), or default_run_time.sh"
   "opencl-tune|build-opencl|-DGPUCHECK_WITH_CUDA=OFF -DGPUCHECK_WITH_OPENCL=ON -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers cl-binary bundle|48|bash tools/device/opencl-tune.sh   (or opencl-variants.sh)"
   "views|build|$cuda90|gpucheck||60|bash tools/device/views.sh"
   "net-allreduce|build|$cuda90|gpucheck||60|bash tools/device/net-allreduce.sh"
