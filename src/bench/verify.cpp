@@ -279,6 +279,20 @@ void finish(Verification& v, const Tracker& t, std::uint64_t checked_rows_failed
 
 // Allowance of one element with reference value ref (a double-double sum of k products) and
 // magnitude mag = Σ|a||b|: the model plus the host's own rounding.
+double freivalds_residual(const Acc& s0, const Acc& t0, const Acc& s1, const Acc& t1) {
+  return std::max(std::fabs(difference(s0, t0)), std::fabs(difference(s1, t1)));
+}
+
+double freivalds_allowance(const ErrorModel& m, double out_min_normal, double out_sq,
+                           std::uint64_t width, double in_sq, double other_frob, double host_noise,
+                           double abs_terms) {
+  return kFreivaldsLambda *
+             (m.out * (std::sqrt(out_sq) + std::sqrt(static_cast<double>(width)) * out_min_normal) /
+                  (1 - m.out) +
+              m.prod * std::sqrt(in_sq) * other_frob) +
+         host_noise * abs_terms;
+}
+
 double element_allowance(const ErrorModel& m, double out_min_normal, double ref, double mag,
                          std::uint64_t k) {
   const double kk = static_cast<double>(k) + 2;

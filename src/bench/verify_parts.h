@@ -132,6 +132,15 @@ std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b);
 void finish(Verification& v, const Tracker& t, std::uint64_t checked_rows_failed,
             std::string row_detail, std::string ok_detail);
 
+// One Freivalds row (or position) of a GEMM-like check: the worse of its two projections'
+// residuals, and what it is allowed: λ × (the outputs' rounding over `width` outputs of squared
+// norm out_sq, and the products' over an input row of squared norm in_sq against the other
+// operand's Frobenius norm) plus the host's own rounding of the |terms| summed (abs_terms).
+double freivalds_residual(const Acc& s0, const Acc& t0, const Acc& s1, const Acc& t1);
+double freivalds_allowance(const ErrorModel& m, double out_min_normal, double out_sq,
+                           std::uint64_t width, double in_sq, double other_frob, double host_noise,
+                           double abs_terms);
+
 // Allowance of one element with reference value ref (a double-double sum of k products) and
 // magnitude mag = Σ|a||b|: the model plus the host's own rounding.
 double element_allowance(const ErrorModel& m, double out_min_normal, double ref, double mag,

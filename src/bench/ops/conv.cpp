@@ -189,13 +189,9 @@ Verification verify_conv(const ConvShape& shape, const HostBuffer& xb, const Hos
             q_abs += std::fabs(yv);
             y_sq += yv * yv;
           }
-          pos_residual[i] = std::max(std::fabs(difference(s0, t0)), std::fabs(difference(s1, t1)));
-          pos_allow[i] =
-              kFreivaldsLambda *
-                  (model.out * (std::sqrt(y_sq) + std::sqrt(static_cast<double>(K)) * out_mn) /
-                       (1 - model.out) +
-                   model.prod * std::sqrt(patch_sq) * w_frob) +
-              host_noise * (p_abs + q_abs);
+          pos_residual[i] = freivalds_residual(s0, t0, s1, t1);
+          pos_allow[i] = freivalds_allowance(model, out_mn, y_sq, K, patch_sq, w_frob, host_noise,
+                                             p_abs + q_abs);
         }
       },
       points_per_range);

@@ -178,13 +178,9 @@ Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const Host
             q_abs += std::fabs(cv);
             c_sq += cv * cv;
           }
-          row_residual[i] = std::max(std::fabs(difference(s0, t0)), std::fabs(difference(s1, t1)));
+          row_residual[i] = freivalds_residual(s0, t0, s1, t1);
           row_allow[i] =
-              kFreivaldsLambda *
-                  (model.out * (std::sqrt(c_sq) + std::sqrt(static_cast<double>(n)) * out_mn) /
-                       (1 - model.out) +
-                   model.prod * std::sqrt(a_sq) * b_frob) +
-              host_noise * (p_abs + q_abs);
+              freivalds_allowance(model, out_mn, c_sq, n, a_sq, b_frob, host_noise, p_abs + q_abs);
         }
       },
       rows_per_range);
