@@ -83,6 +83,20 @@ TableSection results_table(const nlohmann::json& results) {
 }
 
 // Doctor's checks, one a row; the status upper-cased as people read it (PASS, WARN, ...).
+// bench's sizes chosen per device when no size was asked for: a row per device and op, and why.
+TableSection default_sizes_table(const nlohmann::json& chosen) {
+  TableSection t{"sizes chosen for each device", {"device", "op", "sizes", "why"}, {}};
+  for (const auto& [device, ops] : chosen.items()) {
+    if (!ops.is_object()) continue;
+    for (const auto& [op, entry] : ops.items())
+      if (entry.is_object())
+        t.rows.push_back({device, op,
+                          scalar_text(entry.value(std::string(k::kSizes), nlohmann::json::array())),
+                          str_or(entry, k::kWhy)});
+  }
+  return t;
+}
+
 TableSection checks_table(const nlohmann::json& checks) {
   TableSection t{
       "checks", {"id", "status", "code", "action", "recovery_action", "finding", "fix"}, {}};
@@ -237,6 +251,10 @@ ViewModel make_view_model(const nlohmann::json& doc) {
     vm.tables.push_back(results_table(doc[k::kResults]));
     for (auto& t : multigpu_tables(doc[k::kResults])) vm.tables.push_back(std::move(t));
   }
+  // After the results: the CSV view writes the first table.
+  if (auto chosen = doc.find(k::kDefaultSizes);
+      chosen != doc.end() && chosen->is_object() && !chosen->empty())
+    vm.tables.push_back(default_sizes_table(*chosen));
   if (probe && doc.contains(k::kBackends))
     for (auto& t : topology_tables(doc[k::kBackends])) vm.tables.push_back(std::move(t));
   if (doc.contains(k::kChecks)) vm.tables.push_back(checks_table(doc[k::kChecks]));

@@ -274,6 +274,14 @@ TEST(BenchCli, DefaultSizesArePerDeviceAndTheDocumentSaysWhich) {
   EXPECT_EQ(seen.count("512x512x512/f32"), 1u);
   EXPECT_EQ(seen.count("512x512x512/f64"), sizes.size() == 1 ? 1u : 0u);
   for (std::size_t i = 1; i < sizes.size(); ++i) EXPECT_EQ(seen.count(sizes[i] + "/f64"), 1u);
+  // The HTML page shows them too: device, op, sizes and why.
+  const std::string doc_file = write_temp_file("default_sizes/run.json", r.out);
+  auto html = run_gpucheck({"report", "show", doc_file, "--format", "html"});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_THAT(html.out, HasSubstr("sizes chosen for each device"));
+  EXPECT_THAT(html.out,
+              ::testing::ContainsRegex("<td>cpu</td><td>gemm</td><td>512x512x512[^<]*</td><td>[^<]*"
+                                       "f32 limit"));
 
   // A preset or a size flag: one size for every device, as before, and no account of sizes.
   for (const auto& flag :
