@@ -40,8 +40,8 @@ void PhaseTrace::mark(std::string_view phase) {
 
 void PhaseTrace::finish() {
   if (!running_) return;
-  running_ = false;
   mark("rest");
+  running_ = false;
   const double total = std::chrono::duration<double>(Clock::now() - started_).count();
   std::string line = fmt::format("t={:.3f} pid={} {} total={:.3f}", start_monotonic_,
                                  static_cast<long>(getpid()), label_, total);

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <regex>
 #include <set>
 
 using gpucheck::testing::run_gpucheck;
@@ -293,4 +295,40 @@ TEST(BenchCli, DefaultSizesArePerDeviceAndTheDocumentSaysWhich) {
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_FALSE(nlohmann::json::parse(p.out).contains("default_sizes")) << flag[0];
   }
+}
+
+// GPUCHECK_TRACE_FILE: a line per cell round, its phases adding up to its total, and a result
+// that repeats its cell's checked bits says so in the record.
+TEST(BenchCli, TheTraceFileHasALinePerCellRoundWhosePhasesAddUp) {
+  const std::string trace = write_temp_file("trace/phases.txt", "");
+  auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--dtype", "f32", "--exp",
+                         "65536", "--reps", "3", "--rounds", "3", "--warmup", "0", "--json"},
+                        {{"GPUCHECK_TRACE_FILE", trace}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(trace);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_THAT(
+        line,
+        HasSubstr("device=cpu cell=\"exp f32 n=65536\" round=" + std::to_string(lines) + "/3"));
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(line, m, std::regex(" total=([0-9.]+)"))) << line;
+    const double total = std::stod(m[1]);
+    double phases = 0;
+    const std::regex phase(" (inputs|setup|poison|prep|reps|back|verify|tune|rest)=([0-9.]+)");
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), phase);
+         it != std::sregex_iterator(); ++it)
+      phases += std::stod((*it)[2]);
+    EXPECT_NEAR(phases, total, 0.002 + 0.01 * total) << line;
+  }
+  EXPECT_EQ(lines, 3);
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["results"].size(), 1u);
+  // The CPU's exp is deterministic: rounds 2 and 3 repeat round 1's bits; the record keeps the
+  // outcome of the one full check.
+  EXPECT_EQ(doc["results"][0]["status"], "ok");
+  EXPECT_THAT(doc["results"][0]["verification"]["detail"].get<std::string>(),
+              HasSubstr("all 65536 elements within"));
 }

@@ -134,3 +134,23 @@ TEST(OpenClBench, PlantedWrongValueIsAMismatch) {
     EXPECT_TRUE(rec["verification"].contains("first_bad_index"));
   }
 }
+
+// The end-to-end record computes from the same inputs as the device-time one: where its result
+// has the same bits, it takes that check's outcome and says so; a planted error changes the
+// bits, so it is checked in full and caught in both records.
+TEST(OpenClBench, ARepeatedResultTakesItsCheckAndAPlantedOneIsCheckedInFull) {
+  if (!have_opencl0()) GTEST_SKIP() << "no opencl0 here";
+  auto r = run_gpucheck(quick({"bench", "--ops", "exp", "--dtype", "f32"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  int repeated = 0;
+  for (const auto& rec : opencl_records(r.out)) {
+    EXPECT_EQ(rec["status"], "ok") << rec.dump();
+    if (rec["verification"]["detail"].get<std::string>().find("the same bits") != std::string::npos)
+      ++repeated;
+  }
+  EXPECT_EQ(repeated, 1) << r.out;  // the end-to-end record: every one of its rounds a repeat
+  auto p = run_gpucheck(quick({"bench", "--ops", "exp", "--dtype", "f32"}),
+                        {{"GPUCHECK_TEST_PLANT", "wrong"}});
+  EXPECT_EQ(p.exit_code, 1) << p.err;
+  for (const auto& rec : opencl_records(p.out)) EXPECT_EQ(rec["status"], "mismatch") << rec.dump();
+}
