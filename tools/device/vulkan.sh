@@ -13,7 +13,10 @@
 #   6. cli: the Vulkan CLI tests (probe against vulkaninfo, bench, stress, qualify) on the GPU
 #   7. qualify: configs/qualify/vulkan.toml and vulkan-gpu.toml on vulkan0; stress on vulkan0
 #   8. gemm32: f32 GEMM beside cuBLASLt after a full tuning search (TUNE_BUDGET, default 30 s)
-# STEPS="probe main conv coopmat stream cli qualify gemm32" (the default: all) picks steps.
+#   9. pageable: host copies of 256 MiB and 1 GiB, pinned and pageable, both ways, beside CUDA's
+#      (with OLD=path/to/an/older/gpucheck, that binary's too, in the same call); not in the
+#      default set
+# STEPS="probe main conv coopmat stream cli qualify gemm32" (the default) picks steps.
 # Output under $OUT (default ./vulkan-out): every gpucheck document and log.txt; the tables are
 # printed as they come.
 set -uo pipefail
@@ -140,5 +143,14 @@ if want gemm32; then
     -o "$out/gemm32.json"
   python3 tools/device/vulkan_samples.py "$out/gemm32.json" | cut -c1-200
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(r["device"], r["shape"], json.dumps(r.get("context",{}).get("tuning_parameters"))[:300], r.get("context",{}).get("gemm_path")) for r in d["results"] if r.get("device")=="vulkan0"]' "$out/gemm32.json" || true
+fi
+if want pageable; then
+  step pageable -- bench --device vulkan0,cuda0 --no-baseline --ops copy --copy 256MiB,1GiB --json
+  python3 tools/device/vulkan_samples.py "$out/pageable.txt" | cut -c1-200
+  if [ -n "${OLD:-}" ]; then
+    gpucheck=$OLD step pageable_old -- bench --device vulkan0 --no-baseline --ops copy \
+      --copy 256MiB,1GiB --json
+    python3 tools/device/vulkan_samples.py "$out/pageable_old.txt" | cut -c1-200
+  fi
 fi
 rm -rf "$scratch"

@@ -5,6 +5,7 @@
 
 #include "backends/vulkan/vk_names.h"
 #include "core/errors.h"
+#include "core/parallel_copy.h"
 
 #include <fmt/format.h>
 
@@ -174,7 +175,9 @@ void Runtime::finish() {
   GC_VK_CHECK(f.vkQueueSubmit(ctx_->queue(), 1, &si, fence_));
   wait_for_fence();
   GC_VK_CHECK(f.vkResetFences(ctx_->device(), 1, &fence_));
-  for (const auto& d : deferred_) std::memcpy(d.dst, d.src, d.bytes);
+  // On several threads: one core's memcpy out of the staging buffer held pageable downloads on
+  // an H200 at 0.56 of CUDA's pageable copies.
+  for (const auto& d : deferred_) parallel_copy(d.dst, d.src, d.bytes);
 }
 
 void Runtime::wait_for_fence() {
@@ -236,7 +239,7 @@ void Runtime::upload(VkBuffer dst, std::size_t dst_offset, const void* src, std:
   }
   const auto [buf, at] = staging(bytes);
   for (const auto& s : slabs_)
-    if (s.a.buffer == buf) std::memcpy(static_cast<unsigned char*>(s.a.mapped) + at, src, bytes);
+    if (s.a.buffer == buf) parallel_copy(static_cast<unsigned char*>(s.a.mapped) + at, src, bytes);
   copy(dst, dst_offset, buf, at, bytes);
 }
 
