@@ -183,7 +183,9 @@ void run(const Cell& cell, RunContext& ctx) {
   const auto& s = std::get<CopyShape>(cell.shape);
   Device& dev = ctx.device();
   const std::size_t bytes = s.bytes;
-  HostBuffer pattern = pattern_of(bytes, ctx.seed());
+  const auto kept =
+      shared_inputs<HostBuffer>(ctx, bytes, [&] { return pattern_of(bytes, ctx.seed()); });
+  const HostBuffer& pattern = *kept;
   std::vector<unsigned char> back(bytes, 0xA5);
   const bool host_bound = s.direction != Direction::kD2d;
   nlohmann::json r = ctx.record(Transfers::kExcluded, host_bound);
