@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -334,11 +335,8 @@ bool wants_net(const BenchOptions& o, const std::optional<RankSetup>& ranks) {
   return true;
 }
 
-ExitCode run_bench(const BenchOptions& given) {
-  const std::optional<bench::SweepSpec> sweep = sweep_of(given);
-  const BenchOptions o = sweep ? with_sweep(given, *sweep) : given;
-  Output output(o.out);
-  apply_library_options(o.libraries);
+// The repetition flags as a policy; a bad value is a usage error (exit 2).
+bench::RepPolicy policy_of(const BenchOptions& o) {
   bench::RepPolicy policy;
   policy.warmup = o.warmup;
   policy.reps = o.reps;
@@ -346,6 +344,143 @@ ExitCode run_bench(const BenchOptions& given) {
   policy.max_time_s = o.max_time_s;
   policy.rounds = o.rounds;
   bench::validate(policy);
+  return policy;
+}
+
+// Each device's plan, made before anything runs so that a bad flag value fails fast with exit 2;
+// with no size asked for, each device's own sizes, and which they are (app/device_sizes.h).
+struct DevicePlans {
+  std::vector<bench::BenchPlan> plans;
+  std::vector<BenchTarget> targets;  // of the plans, one for one
+  nlohmann::json chosen_sizes = nlohmann::json::object();
+};
+
+// `base` (its policy, seed, threads and tuning) for each target; with `presets`, the target's
+// own sizes chosen from them, else `sizes` for all.
+DevicePlans plan_devices(const BenchOptions& o, const std::vector<BenchTarget>& all,
+                         const bench::BenchPlan& base, const bench::Presets* presets,
+                         const bench::SizeSet& sizes, const qualify::LimitFacts& limit_facts) {
+  DevicePlans planned;
+  for (const auto& t : all) {
+    bench::BenchPlan plan = base;
+    plan.device = t.device;
+    plan.backend = t.backend;
+    if (presets) {
+      const DeviceSizes chosen = choose_device_sizes(t, *presets, limit_facts);
+      plan.cells = plan_cells(o, chosen.sizes, t.backend == "cpu");
+      std::erase_if(plan.cells, [&](const Cell& c) { return !keep_cell(chosen, c); });
+      if (!plan.cells.empty()) planned.chosen_sizes[t.device] = chosen.explained;
+    } else {
+      plan.cells = plan_cells(o, sizes, t.backend == "cpu");
+    }
+    if (plan.cells.empty()) continue;  // only ops between devices were asked for
+    planned.plans.push_back(std::move(plan));
+    planned.targets.push_back(t);
+  }
+  return planned;
+}
+
+// After gpucheck's own kernels, one framework child at a time, on the devices as named: their
+// records join `results`, their errors `errors`; kDeviceMissing when a framework could not run.
+ExitCode run_frameworks_after(const std::vector<FrameworkChoice>& frameworks,
+                              const std::vector<bench::BenchPlan>& plans,
+                              const std::vector<BenchTarget>& selected,
+                              const FrameworkBenchOptions& fo, Progress& progress,
+                              nlohmann::json& results, nlohmann::json& errors) {
+  std::vector<bench::BenchPlan> framework_plans;
+  for (const auto& p : plans)
+    if (std::any_of(selected.begin(), selected.end(),
+                    [&](const BenchTarget& t) { return t.device == p.device; }))
+      framework_plans.push_back(p);
+  auto fr = run_framework_benches(frameworks, framework_plans, results, fo, progress);
+  progress.clear();
+  for (auto& r : fr.records) results.push_back(std::move(r));
+  for (const auto& m : fr.notes) spdlog::warn("{}", m);
+  for (const auto& m : fr.errors) {
+    spdlog::error("{}", m);
+    errors.push_back(m);
+  }
+  return fr.errors.empty() ? ExitCode::kOk : ExitCode::kDeviceMissing;
+}
+
+// Runs the plans: distinct physical GPUs at the same time; the CPU and a GPU's second face
+// (OpenCL) alone. collect(target, run, the devices that ran beside it) takes each run.
+void run_in_waves(
+    const DevicePlans& planned, const nlohmann::json& backends, const BenchOptions& o,
+    BenchProgress& progress,
+    const std::function<void(const BenchTarget&, DeviceRun&, const nlohmann::json&)>& collect) {
+  for (const auto& wave : concurrency_waves(planned.targets, backends, o.serial)) {
+    std::vector<BenchTarget> wave_targets;
+    std::vector<bench::BenchPlan> wave_plans;
+    for (auto i : wave) {
+      wave_targets.push_back(planned.targets[i]);
+      wave_plans.push_back(planned.plans[i]);
+    }
+    // Siblings time their host transfers one at a time (bench/host_lock.h).
+    std::optional<bench::HostLockFile> host_lock;
+    if (wave_plans.size() > 1 && !o.host_copies_together) {
+      try {
+        host_lock.emplace();
+        for (auto& p : wave_plans) p.host_lock = host_lock->path();
+      } catch (const std::exception& e) {
+        spdlog::warn("{}: concurrent GPUs time their host transfers at the same time", e.what());
+      }
+    }
+    auto runs = run_devices(wave_targets, wave_plans, progress);
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      nlohmann::json beside = nlohmann::json::array();
+      for (std::size_t other = 0; other < wave_targets.size(); ++other)
+        if (other != j) beside.push_back(wave_targets[other].device);
+      collect(wave_targets[j], runs[j], beside);
+    }
+  }
+}
+
+// --transport net and --rendezvous steer the collective op (OpUnit::group): each asks for it.
+void check_collective_flags(const BenchOptions& o, const std::optional<RankSetup>& ranks,
+                            bool network_only) {
+  const auto ops = split_list(o.ops);
+  const bench::OpUnit& collective = bench::unit_of(collective_op());
+  const std::string name(to_string(collective.op));
+  const bool asked = std::find(ops.begin(), ops.end(), name) != ops.end();
+  if (network_only && !asked)
+    throw UsageError(fmt::format("--transport net: steers the {}; add {} to --ops",
+                                 collective.group->what, name));
+  if (ranks && (ops.size() != 1 || !asked))
+    throw UsageError(fmt::format(
+        "--rendezvous: a multi-process run does the {} or the network between ranks; "
+        "give --ops {} or --ops net{}",
+        collective.group->what, name, o.ops.empty() ? "" : fmt::format(", not '{}'", o.ops)));
+  if (ranks && !o.frameworks.empty())
+    throw UsageError(
+        "--framework: not with --rendezvous (a multi-process run does the all-reduce or net only)");
+}
+
+// Ops between devices (OpUnit::group) run in one group child; the others in one per device.
+// *any_single_op: whether any op runs on one device (all do when --ops is not given).
+GroupRequest group_request_of(const BenchOptions& o, const std::vector<std::string>& names,
+                              const bench::SizeSet& sizes, bool* any_single_op) {
+  GroupRequest request;
+  *any_single_op = o.ops.empty();
+  for (const auto& name : split_list(o.ops)) {
+    const auto op = op_from_string(name);
+    if (!op) continue;  // plan_cells says which
+    if (bench::unit_of(*op).group)
+      request.ops.insert(*op);
+    else
+      *any_single_op = true;
+  }
+  request.refuse_other_backends = std::find(names.begin(), names.end(), "all") == names.end();
+  request.sizes = sizes;
+  return request;
+}
+
+ExitCode run_bench(const BenchOptions& given) {
+  const std::optional<bench::SweepSpec> sweep = sweep_of(given);
+  const BenchOptions o = sweep ? with_sweep(given, *sweep) : given;
+  Output output(o.out);
+  apply_library_options(o.libraries);
+  const bench::RepPolicy policy = policy_of(o);
   const bench::TuningPlan tuning = tuning_plan(o.tuning);
   const bench::Presets presets = presets_of(o);
   bench::SizeSet sizes = size_set(o, presets);
@@ -369,23 +504,7 @@ ExitCode run_bench(const BenchOptions& given) {
   const bool network_only = o.transport == "net";
   const std::optional<RankSetup> ranks = resolve_ranks(o.ranks, env);
   if (wants_net(o, ranks)) return run_bench_net_rank(o, *ranks, output, env);
-  {
-    const auto ops = split_list(o.ops);
-    const bench::OpUnit& collective = bench::unit_of(collective_op());
-    const std::string name(to_string(collective.op));
-    const bool asked = std::find(ops.begin(), ops.end(), name) != ops.end();
-    if (network_only && !asked)
-      throw UsageError(fmt::format("--transport net: steers the {}; add {} to --ops",
-                                   collective.group->what, name));
-    if (ranks && (ops.size() != 1 || !asked))
-      throw UsageError(fmt::format(
-          "--rendezvous: a multi-process run does the {} or the network between ranks; "
-          "give --ops {} or --ops net{}",
-          collective.group->what, name, o.ops.empty() ? "" : fmt::format(", not '{}'", o.ops)));
-  }
-  if (ranks && !o.frameworks.empty())
-    throw UsageError(
-        "--framework: not with --rendezvous (a multi-process run does the all-reduce or net only)");
+  check_collective_flags(o, ranks, network_only);
   if (ranks) return run_bench_ranks(o, *ranks, output, policy, sizes, env);
   nlohmann::json backends = nlohmann::json::array();
   if (needs_probe(names)) {
@@ -400,19 +519,8 @@ ExitCode run_bench(const BenchOptions& given) {
     for (const auto& m : res.missing) spdlog::error("{}", m);
     return ExitCode::kDeviceMissing;
   }
-  // Ops between devices (OpUnit::group) run in one group child; the others in one per device.
-  GroupRequest group_request;
-  bool any_single_op = o.ops.empty();
-  for (const auto& name : split_list(o.ops)) {
-    const auto op = op_from_string(name);
-    if (!op) continue;  // plan_cells says which
-    if (bench::unit_of(*op).group)
-      group_request.ops.insert(*op);
-    else
-      any_single_op = true;
-  }
-  group_request.refuse_other_backends = std::find(names.begin(), names.end(), "all") == names.end();
-  group_request.sizes = sizes;
+  bool any_single_op = false;
+  const GroupRequest group_request = group_request_of(o, names, sizes, &any_single_op);
   const std::vector<BenchTarget> selected = res.targets;  // as named, before the baseline
   bool any_accelerator = false;
   for (const auto& t : res.targets) any_accelerator = any_accelerator || t.backend != "cpu";
@@ -424,26 +532,10 @@ ExitCode run_bench(const BenchOptions& given) {
   const qualify::LimitFacts limit_facts{
       backends, cpu_facts, &qualify::builtin_skus(),
       [](const std::string& bus) { return qualify::read_pci_device_id("/", bus); }};
-  // Plans are made before anything runs, so a bad flag value fails fast with exit 2.
-  std::vector<bench::BenchPlan> plans;
-  std::vector<BenchTarget> targets;
-  nlohmann::json chosen_sizes = nlohmann::json::object();
-  for (const auto& t : res.targets) {
-    std::vector<Cell> cells;
-    if (per_device_sizes) {
-      const DeviceSizes chosen = choose_device_sizes(t, presets, limit_facts);
-      cells = plan_cells(o, chosen.sizes, t.backend == "cpu");
-      std::erase_if(cells, [&](const Cell& c) { return !keep_cell(chosen, c); });
-      if (!cells.empty()) chosen_sizes[t.device] = chosen.explained;
-    } else {
-      cells = plan_cells(o, sizes, t.backend == "cpu");
-    }
-    bench::BenchPlan plan{t.device, t.backend, std::move(cells), policy, o.seed,
-                          threads,  {},        tuning,           {},     {}};
-    if (plan.cells.empty()) continue;  // only ops between devices were asked for
-    plans.push_back(std::move(plan));
-    targets.push_back(t);
-  }
+  const bench::BenchPlan base{"", "", {}, policy, o.seed, threads, {}, tuning, {}, {}};
+  const DevicePlans planned =
+      plan_devices(o, res.targets, base, per_device_sizes ? &presets : nullptr, sizes, limit_facts);
+  const auto& plans = planned.plans;
   GroupPlanning group =
       selected.empty() ? GroupPlanning{} : plan_group(group_request, selected, policy, o.seed);
   if (group.plan) {
@@ -458,7 +550,7 @@ ExitCode run_bench(const BenchOptions& given) {
         report::stack_versions_json(report::stack_versions(backends));
   doc[k::kHost] = host::to_json(host::read_host_facts("/"));
   doc[k::kCpu] = cpu_facts;
-  if (!chosen_sizes.empty()) doc[k::kDefaultSizes] = chosen_sizes;
+  if (!planned.chosen_sizes.empty()) doc[k::kDefaultSizes] = planned.chosen_sizes;
   nlohmann::json errors = nlohmann::json::array();
   for (const auto& m : res.missing) {
     spdlog::error("{}", m);
@@ -485,32 +577,7 @@ ExitCode run_bench(const BenchOptions& given) {
       results.push_back(std::move(r));
     }
   };
-  // Distinct physical GPUs at the same time; the CPU and a GPU's second face (OpenCL) alone.
-  for (const auto& wave : concurrency_waves(targets, backends, o.serial)) {
-    std::vector<BenchTarget> wave_targets;
-    std::vector<bench::BenchPlan> wave_plans;
-    for (auto i : wave) {
-      wave_targets.push_back(targets[i]);
-      wave_plans.push_back(plans[i]);
-    }
-    // Siblings time their host transfers one at a time (bench/host_lock.h).
-    std::optional<bench::HostLockFile> host_lock;
-    if (wave_plans.size() > 1 && !o.host_copies_together) {
-      try {
-        host_lock.emplace();
-        for (auto& p : wave_plans) p.host_lock = host_lock->path();
-      } catch (const std::exception& e) {
-        spdlog::warn("{}: concurrent GPUs time their host transfers at the same time", e.what());
-      }
-    }
-    auto runs = run_devices(wave_targets, wave_plans, bench_progress);
-    for (std::size_t j = 0; j < runs.size(); ++j) {
-      nlohmann::json beside = nlohmann::json::array();
-      for (std::size_t other = 0; other < wave_targets.size(); ++other)
-        if (other != j) beside.push_back(wave_targets[other].device);
-      collect(wave_targets[j], runs[j], beside);
-    }
-  }
+  run_in_waves(planned, backends, o, bench_progress, collect);
   // The work between devices last, alone: it uses every GPU of the group.
   for (auto& r : group.refused) results.push_back(std::move(r));
   if (group.plan) {
@@ -519,24 +586,10 @@ ExitCode run_bench(const BenchOptions& given) {
     collect(group_target, run, nlohmann::json::array());
   }
   progress.clear();
-  if (!frameworks.empty()) {
-    // After gpucheck's own kernels, one framework child at a time, on the devices as named.
-    std::vector<bench::BenchPlan> framework_plans;
-    for (const auto& p : plans)
-      if (std::any_of(selected.begin(), selected.end(),
-                      [&](const BenchTarget& t) { return t.device == p.device; }))
-        framework_plans.push_back(p);
-    FrameworkBenchOptions fo{policy, o.seed, threads, o.framework_timeout_s};
-    auto fr = run_framework_benches(frameworks, framework_plans, results, fo, progress);
-    progress.clear();
-    for (auto& r : fr.records) results.push_back(std::move(r));
-    for (const auto& m : fr.notes) spdlog::warn("{}", m);
-    for (const auto& m : fr.errors) {
-      spdlog::error("{}", m);
-      errors.push_back(m);
-      code = worse_exit(code, ExitCode::kDeviceMissing);
-    }
-  }
+  if (!frameworks.empty())
+    code = worse_exit(code, run_frameworks_after(frameworks, plans, selected,
+                                                 {policy, o.seed, threads, o.framework_timeout_s},
+                                                 progress, results, errors));
   report::add_speedups(results);
   qualify::add_limits(results, limit_facts);
   add_framework_ratios(results);
