@@ -72,6 +72,22 @@ foreach(rel IN LISTS files)
       string(APPEND problems "  src/${rel}:${number} includes \"${header}\": rule \"layers\": "
                              "${part}/ may use ${words}\n")
     endif()
+    # Rule "backend internals": src/backends/<backend>/ is reached from outside it only
+    # through the headers GPUCHECK_BACKEND_PUBLIC_<backend> declares.
+    if(header MATCHES "^backends/([A-Za-z0-9_]+)/(.+)$")
+      set(backend ${CMAKE_MATCH_1})
+      set(inner ${CMAKE_MATCH_2})
+      if(NOT rel MATCHES "^backends/${backend}/" AND NOT inner IN_LIST GPUCHECK_BACKEND_PUBLIC_${backend})
+        list(JOIN GPUCHECK_BACKEND_PUBLIC_${backend} ", " words)
+        if(NOT words)
+          set(words "none")
+        endif()
+        gpucheck_line_of(${SRC}/${rel} "${line}" number)
+        string(APPEND problems "  src/${rel}:${number} includes \"${header}\": rule \"backend "
+                               "internals\": outside backends/${backend}/ its public headers "
+                               "are ${words}\n")
+      endif()
+    endif()
   endforeach()
 endforeach()
 if(problems)
