@@ -5,7 +5,7 @@
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
 #include "doctor/cuda_facts.h"
-#include "doctor/nvlink_rates.h"
+#include "doctor/nvlink_judge.h"
 
 #include "core/json_keys.h"
 #include "core/outliers.h"

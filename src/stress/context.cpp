@@ -22,7 +22,8 @@ constexpr double kStatusIntervalS = 1.0;
 
 }  // namespace
 
-RunContext::RunContext(Device& device, const StressPlan& plan, std::vector<Fault> faults, Emit emit)
+StressRunContext::StressRunContext(Device& device, const StressPlan& plan,
+                                   std::vector<Fault> faults, Emit emit)
     : device_(device), plan_(plan), faults_(std::move(faults)), emit_(std::move(emit)) {
   DeviceTelemetry* t = device_.telemetry();
   if (t != nullptr) counters_before_ = t->health_counters();
@@ -30,38 +31,38 @@ RunContext::RunContext(Device& device, const StressPlan& plan, std::vector<Fault
   telemetry_ = telemetry_open_ = t != nullptr && t->telemetry_begin(kTelemetryIntervalMs);
 }
 
-RunContext::~RunContext() {
+StressRunContext::~StressRunContext() {
   if (telemetry_open_) device_.telemetry()->telemetry_end();
 }
 
-double RunContext::now_s() const {
+double StressRunContext::now_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-bool RunContext::stopping() const {
+bool StressRunContext::stopping() const {
   return GracefulStop::stop_signal() != 0;
 }
 
-void RunContext::poll_telemetry() {
+void StressRunContext::poll_telemetry() {
   if (!telemetry_open_) return;
   auto got = device_.telemetry()->telemetry_take();
   samples_.insert(samples_.end(), got.begin(), got.end());
 }
 
-std::optional<Fault> RunContext::fault(FaultKind kind) const {
+std::optional<Fault> StressRunContext::fault(FaultKind kind) const {
   for (const auto& f : faults_)
     if (f.kind == kind) return f;
   return std::nullopt;
 }
 
-void RunContext::act_on_faults() {
+void StressRunContext::act_on_faults() {
   const double t = now_s();
   if (auto f = fault(FaultKind::kDie); f && t >= static_cast<double>(f->at)) std::raise(SIGKILL);
   if (auto f = fault(FaultKind::kHang); f && t >= static_cast<double>(f->at))
     while (true) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-void RunContext::tick(const Progress& p) {
+void StressRunContext::tick(const Progress& p) {
   act_on_faults();
   poll_telemetry();
   const double t = now_s();
@@ -82,14 +83,14 @@ void RunContext::tick(const Progress& p) {
   emit_({{event::kKey, event::kStatus}, {event::kPayload, s}});
 }
 
-void RunContext::heartbeat(std::string_view test, std::string_view what) {
+void StressRunContext::heartbeat(std::string_view test, std::string_view what) {
   act_on_faults();
   poll_telemetry();
   emit_({{event::kKey, event::kStatus},
          {event::kPayload, {{k::kTest, test}, {k::kSeconds, now_s()}, {k::kWhat, what}}}});
 }
 
-nlohmann::json RunContext::finish_telemetry() {
+nlohmann::json StressRunContext::finish_telemetry() {
   poll_telemetry();
   if (telemetry_open_) {
     device_.telemetry()->telemetry_end();
@@ -106,7 +107,7 @@ nlohmann::json RunContext::finish_telemetry() {
   return summarize_telemetry(in);
 }
 
-StressOps* stress_ops_or_refuse(RunContext& ctx, nlohmann::json& record) {
+StressOps* stress_ops_or_refuse(StressRunContext& ctx, nlohmann::json& record) {
   StressOps* ops = ctx.device().stress_ops();
   if (ops == nullptr) {
     record[k::kStatus] = "unsupported";
@@ -115,7 +116,7 @@ StressOps* stress_ops_or_refuse(RunContext& ctx, nlohmann::json& record) {
   return ops;
 }
 
-void run_guarded(RunContext& ctx, nlohmann::json& record, const std::function<void()>& body) {
+void run_guarded(StressRunContext& ctx, nlohmann::json& record, const std::function<void()>& body) {
   try {
     body();
   } catch (const DeviceLostError& e) {

@@ -33,12 +33,14 @@ struct Progress {
 // Opens several devices of the child's backend together (Backend::open_group), for peer copies.
 using PeerOpener = std::function<std::unique_ptr<PeerGroup>(const std::vector<std::string>&)>;
 
-class RunContext {
+// One stress child's run, shared by its tests (named apart from bench::RunContext, the cell
+// runner's narrow view for one op).
+class StressRunContext {
  public:
-  RunContext(Device& device, const StressPlan& plan, std::vector<Fault> faults, Emit emit);
-  ~RunContext();
-  RunContext(const RunContext&) = delete;
-  RunContext& operator=(const RunContext&) = delete;
+  StressRunContext(Device& device, const StressPlan& plan, std::vector<Fault> faults, Emit emit);
+  ~StressRunContext();
+  StressRunContext(const StressRunContext&) = delete;
+  StressRunContext& operator=(const StressRunContext&) = delete;
 
   Device& device() { return device_; }
   const StressPlan& plan() const { return plan_; }
@@ -90,11 +92,11 @@ nlohmann::json record_base(const Device& device, Test test);
 
 // The device's stress primitives; where the backend offers none, nullptr, and the record says
 // "unsupported" with the reason.
-StressOps* stress_ops_or_refuse(RunContext& ctx, nlohmann::json& record);
+StressOps* stress_ops_or_refuse(StressRunContext& ctx, nlohmann::json& record);
 
 // Runs a test's body; an exception becomes the record's "failed" status with its message, and a
 // lost device (DeviceLostError) also ends the child's later tests.
-void run_guarded(RunContext& ctx, nlohmann::json& record, const std::function<void()>& body);
+void run_guarded(StressRunContext& ctx, nlohmann::json& record, const std::function<void()>& body);
 
 // The work done since the last status interval (a second), as the rate a status line shows.
 class RateMeter {

@@ -78,7 +78,7 @@ struct Events {
 
 class CopyStress {
  public:
-  CopyStress(RunContext& ctx, StressOps& ops, double end_s, nlohmann::json& record)
+  CopyStress(StressRunContext& ctx, StressOps& ops, double end_s, nlohmann::json& record)
       : ctx_(ctx), dev_(ctx.device()), ops_(ops), plan_(ctx.plan()), end_s_(end_s), r_(record) {}
 
   void run() {
@@ -292,7 +292,7 @@ class CopyStress {
                                  mismatches_, verified_ + peer_copies_, first_->dump());
   }
 
-  RunContext& ctx_;
+  StressRunContext& ctx_;
   Device& dev_;
   StressOps& ops_;
   const StressPlan& plan_;
@@ -327,7 +327,7 @@ class CopyStress {
 
 }  // namespace
 
-nlohmann::json run_copy_test(RunContext& ctx, double end_s) {
+nlohmann::json run_copy_test(StressRunContext& ctx, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kCopy);
   r[k::kImpl] = dev.impl(Op::kCopy, DType::kF32);

@@ -177,7 +177,8 @@ std::uint64_t host_gemm_size(double share_s) {
 
 class GemmStress {
  public:
-  GemmStress(RunContext& ctx, StressOps& ops, DType dtype, double end_s, nlohmann::json& record)
+  GemmStress(StressRunContext& ctx, StressOps& ops, DType dtype, double end_s,
+             nlohmann::json& record)
       : ctx_(ctx),
         dev_(ctx.device()),
         ops_(ops),
@@ -455,7 +456,7 @@ class GemmStress {
     }
   }
 
-  RunContext& ctx_;
+  StressRunContext& ctx_;
   Device& dev_;
   StressOps& ops_;
   const StressPlan& plan_;
@@ -487,7 +488,7 @@ class GemmStress {
 
 }  // namespace
 
-nlohmann::json run_gemm_test(RunContext& ctx, DType dtype, double end_s) {
+nlohmann::json run_gemm_test(StressRunContext& ctx, DType dtype, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kGemm);
   r[k::kImpl] = dev.impl(Op::kGemm, dtype);

@@ -91,7 +91,7 @@ struct Chunk {
 
 class MemoryStress {
  public:
-  MemoryStress(RunContext& ctx, StressOps& ops, double end_s, nlohmann::json& record)
+  MemoryStress(StressRunContext& ctx, StressOps& ops, double end_s, nlohmann::json& record)
       : ctx_(ctx), dev_(ctx.device()), ops_(ops), plan_(ctx.plan()), end_s_(end_s), r_(record) {}
 
   void run() {
@@ -312,7 +312,7 @@ class MemoryStress {
     r_[k::kReason] = reason;
   }
 
-  RunContext& ctx_;
+  StressRunContext& ctx_;
   Device& dev_;
   StressOps& ops_;
   const StressPlan& plan_;
@@ -332,7 +332,7 @@ class MemoryStress {
 
 }  // namespace
 
-nlohmann::json run_memory_test(RunContext& ctx, double end_s) {
+nlohmann::json run_memory_test(StressRunContext& ctx, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kMemory);
   r[k::kImpl] = "kernel";

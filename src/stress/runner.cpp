@@ -22,7 +22,7 @@ std::vector<DType> gemm_dtypes(const StressPlan& plan, const Device& device) {
 
 void run_stress(const StressPlan& plan, Device& device, std::vector<Fault> faults, const Emit& emit,
                 PeerOpener open_peers) {
-  RunContext ctx(device, plan, std::move(faults), emit);
+  StressRunContext ctx(device, plan, std::move(faults), emit);
   ctx.set_peer_opener(std::move(open_peers));
   nlohmann::json started = {{k::kDevice, device.identity().device},
                             {k::kDeviceName, device.identity().device_name},

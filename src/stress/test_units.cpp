@@ -13,13 +13,13 @@ namespace gpucheck::stress {
 
 namespace {
 
-nlohmann::json gemm(RunContext& ctx, std::optional<DType> dtype, double end_s) {
+nlohmann::json gemm(StressRunContext& ctx, std::optional<DType> dtype, double end_s) {
   return run_gemm_test(ctx, dtype.value_or(DType::kF32), end_s);
 }
-nlohmann::json memory(RunContext& ctx, std::optional<DType>, double end_s) {
+nlohmann::json memory(StressRunContext& ctx, std::optional<DType>, double end_s) {
   return run_memory_test(ctx, end_s);
 }
-nlohmann::json copy(RunContext& ctx, std::optional<DType>, double end_s) {
+nlohmann::json copy(StressRunContext& ctx, std::optional<DType>, double end_s) {
   return run_copy_test(ctx, end_s);
 }
 

@@ -15,7 +15,7 @@
 
 namespace gpucheck::stress {
 
-class RunContext;  // stress/context.h
+class StressRunContext;  // stress/context.h
 
 struct TestUnit {
   Test test = Test::kGemm;
@@ -24,7 +24,7 @@ struct TestUnit {
   bool per_dtype = false;
   // Runs until end_s on the run's clock and returns the record; `dtype` is set for a per-dtype
   // test only.
-  nlohmann::json (*run)(RunContext& ctx, std::optional<DType> dtype, double end_s) = nullptr;
+  nlohmann::json (*run)(StressRunContext& ctx, std::optional<DType> dtype, double end_s) = nullptr;
 };
 
 // The units, in the order of Test (the default order of --tests).

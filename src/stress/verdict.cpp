@@ -4,7 +4,7 @@
 
 #include "core/json_keys.h"
 #include "core/json_keys_nvlink.h"
-#include "doctor/nvlink_rates.h"
+#include "host/nvlink_rates.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -247,21 +247,21 @@ std::optional<std::string> nvlink_note(const Json& t) {
     const double rate = static_cast<double>(grew) / seconds;
     parts.push_back(fmt::format("{} +{}{} ({}/s on the GPU, {}/s per link on average)", label, grew,
                                 std::string_view(label) == "ECC-data" ? " corrected" : "",
-                                doctor::rate_text(rate),
-                                doctor::rate_text(rate / static_cast<double>(*links))));
+                                host::rate_text(rate),
+                                host::rate_text(rate / static_cast<double>(*links))));
     if (rate > worst_rate) worst_rate = rate, worst = label;
   }
   std::string verdict;
   if (!worst.empty()) {
-    if (worst_rate >= doctor::kNvlinkCrcLimitPerS)
+    if (worst_rate >= host::kNvlinkCrcLimitPerS)
       verdict =
-          fmt::format("; {} reaches DCGM's limit of {:g}/s", worst, doctor::kNvlinkCrcLimitPerS);
-    else if (worst_rate / static_cast<double>(*links) > doctor::kNvlinkHealthyBandPerS)
+          fmt::format("; {} reaches DCGM's limit of {:g}/s", worst, host::kNvlinkCrcLimitPerS);
+    else if (worst_rate / static_cast<double>(*links) > host::kNvlinkHealthyBandPerS)
       verdict = fmt::format("; {} above the healthy {:g}/s per link (DCGM's limit {:g}/s)", worst,
-                            doctor::kNvlinkHealthyBandPerS, doctor::kNvlinkCrcLimitPerS);
+                            host::kNvlinkHealthyBandPerS, host::kNvlinkCrcLimitPerS);
     else
       verdict = fmt::format("; within the healthy {:g}/s per link (DCGM's limit {:g}/s)",
-                            doctor::kNvlinkHealthyBandPerS, doctor::kNvlinkCrcLimitPerS);
+                            host::kNvlinkHealthyBandPerS, host::kNvlinkCrcLimitPerS);
   }
   return fmt::format("NVLink: {} active links, {}{}", *links, fmt::join(parts, ", "), verdict);
 }

@@ -6,7 +6,7 @@
 #include "doctor/checks_doc.h"
 #include "doctor/fault_codes.h"
 #include "doctor/health.h"
-#include "doctor/nvlink_rates.h"
+#include "doctor/nvlink_judge.h"
 #include "doctor/registry.h"
 #include "report/render.h"
 
@@ -474,9 +474,9 @@ TEST(NvlinkRates, WithoutADurationAnyGrowthWarnsAsDcgmDoes) {
   ASSERT_EQ(j.findings.size(), 1u);
   EXPECT_EQ(j.findings[0].status, CheckStatus::kWarn);
   EXPECT_THAT(j.findings[0].text, HasSubstr("no duration is known"));
-  EXPECT_EQ(rate_text(0.93), "0.9");
-  EXPECT_EQ(rate_text(123.4), "123");
-  EXPECT_EQ(rate_text(0.04), "0.04");
+  EXPECT_EQ(host::rate_text(0.93), "0.9");
+  EXPECT_EQ(host::rate_text(123.4), "123");
+  EXPECT_EQ(host::rate_text(0.04), "0.04");
 }
 
 }  // namespace

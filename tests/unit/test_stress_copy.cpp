@@ -161,7 +161,7 @@ nlohmann::json copy_record(std::vector<Fault> faults) {
   plan.tests = {Test::kCopy};
   plan.memory_fraction = 1.0;
   plan.threads = 1;
-  RunContext ctx(dev, plan, std::move(faults), [](const nlohmann::json&) {});
+  StressRunContext ctx(dev, plan, std::move(faults), [](const nlohmann::json&) {});
   return run_copy_test(ctx, ctx.now_s() + 0.3);
 }
 

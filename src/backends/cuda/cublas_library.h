@@ -2,7 +2,7 @@
 // toolkit's headers, so a wrong signature cannot compile; no link to the libraries).
 #pragma once
 
-#include "backends/cuda/dynamic_library.h"
+#include "backends/cuda/library_loader.h"
 #include "core/environment.h"
 
 #include <cublasLt.h>

@@ -2,7 +2,7 @@
 // deprecated, in cuDNN 9), which runs on every cuDNN 9 the GPU machines carry.
 #pragma once
 
-#include "backends/cuda/dynamic_library.h"
+#include "backends/cuda/library_loader.h"
 #include "core/environment.h"
 
 #include <cudnn.h>

@@ -4,7 +4,7 @@
 // them against the real header where one is installed).
 #pragma once
 
-#include "backends/cuda/dynamic_library.h"
+#include "backends/cuda/library_loader.h"
 #include "core/environment.h"
 
 #include <cuda_runtime_api.h>

@@ -1,7 +1,7 @@
 // dlopen of NVML with nvmlInit_v2, shared by the probe and the NVLink counter reads.
 #include "backends/cuda/nvml_session.h"
 
-#include "backends/cuda/dynamic_library.h"
+#include "backends/cuda/library_loader.h"
 #include "backends/cuda/nvml_probe.h"
 #include "core/sanitize.h"
 

@@ -1,5 +1,5 @@
 // dlopen of a CUDA library along the search order, with every failure's text kept for the report.
-#include "backends/cuda/dynamic_library.h"
+#include "backends/cuda/library_loader.h"
 
 #include "core/json_keys.h"
 

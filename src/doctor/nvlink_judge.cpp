@@ -1,5 +1,5 @@
 // The NVLink counters' growth per GPU and link, judged by kind and rate.
-#include "doctor/nvlink_rates.h"
+#include "doctor/nvlink_judge.h"
 
 #include "doctor/check_defs.h"
 
@@ -11,6 +11,10 @@
 namespace gpucheck::doctor {
 
 namespace {
+
+using host::kNvlinkCrcLimitPerS;
+using host::kNvlinkHealthyBandPerS;
+using host::rate_text;
 
 struct Kind {
   std::string_view counter;  // NVML's name, as the facts hold it
@@ -115,12 +119,6 @@ Finding judge_gpu(const NvlinkGpuGrowth& g, std::optional<double> seconds,
 }
 
 }  // namespace
-
-std::string rate_text(double per_s) {
-  if (per_s >= 10) return fmt::format("{:.0f}", per_s);
-  if (per_s > 0 && per_s < 0.1) return fmt::format("{:.2g}", per_s);
-  return fmt::format("{:.1f}", per_s);
-}
 
 NvlinkJudgement judge_nvlink_growth(const std::vector<NvlinkGpuGrowth>& gpus,
                                     std::optional<double> seconds, std::string_view during) {
