@@ -48,7 +48,8 @@ void PhaseTrace::finish() {
   for (const auto& [name, seconds] : phases_) line += fmt::format(" {}={:.3f}", name, seconds);
   line += '\n';
   // A trace that cannot be written is dropped: it is a developer's aid, never a run's failure.
-  const int fd = open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO nobody reads fails to open (ENXIO) instead of holding the run.
+  const int fd = open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return;
   [[maybe_unused]] const ssize_t n = write(fd, line.data(), line.size());
   close(fd);

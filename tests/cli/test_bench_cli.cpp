@@ -11,6 +11,8 @@
 #include <regex>
 #include <set>
 
+#include <sys/stat.h>
+
 using gpucheck::testing::run_gpucheck;
 using gpucheck::testing::write_temp_file;
 using ::testing::HasSubstr;
@@ -331,4 +333,19 @@ TEST(BenchCli, TheTraceFileHasALinePerCellRoundWhosePhasesAddUp) {
   EXPECT_EQ(doc["results"][0]["status"], "ok");
   EXPECT_THAT(doc["results"][0]["verification"]["detail"].get<std::string>(),
               HasSubstr("all 65536 elements within"));
+}
+
+// A trace path nobody can write (a FIFO without a reader, a directory) is dropped: the run
+// neither hangs nor fails.
+TEST(BenchCli, AnUnwritableTraceFileNeitherHoldsNorFailsTheRun) {
+  const std::string dir = write_temp_file("trace/unwritable/keep", "");
+  const std::string fifo = dir.substr(0, dir.rfind('/')) + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, dir.substr(0, dir.rfind('/'))}) {
+    auto r = run_gpucheck({"bench", "--device", "cpu", "--ops", "exp", "--dtype", "f32", "--exp",
+                           "4096", "--reps", "1", "--warmup", "0", "--json"},
+                          {{"GPUCHECK_TRACE_FILE", path}});
+    EXPECT_EQ(r.exit_code, 0) << path << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["results"][0]["status"], "ok") << path;
+  }
 }
