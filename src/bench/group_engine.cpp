@@ -5,7 +5,7 @@
 #include "bench/inputs.h"
 #include "bench/ops/allreduce.h"
 #include "bench/ops/op_unit.h"
-#include "bench/parallel_ranges.h"
+#include "core/parallel_ranges.h"
 #include "bench/record.h"
 #include "bench/verify.h"
 #include "core/errors.h"

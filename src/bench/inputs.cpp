@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/parallel_ranges.h"
+#include "core/parallel_ranges.h"
 #include "core/half.h"
 
 namespace gpucheck::bench {

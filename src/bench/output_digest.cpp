@@ -1,6 +1,6 @@
 #include "bench/output_digest.h"
 
-#include "bench/parallel_ranges.h"
+#include "core/parallel_ranges.h"
 
 #include <cstring>
 #include <vector>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "bench/inputs.h"
-#include "bench/parallel_ranges.h"
+#include "core/parallel_ranges.h"
 #include "bench/verify.h"
 
 #include <algorithm>

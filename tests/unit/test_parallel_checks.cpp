@@ -1,6 +1,6 @@
 // The float64 checks split over threads give what one pass in order gives.
-#include "bench/parallel_ranges.h"
 #include "bench/verify_parts.h"
+#include "core/parallel_ranges.h"
 
 #include <gtest/gtest.h>
 
@@ -36,6 +36,16 @@ TEST(ParallelRanges, EveryIndexOnceInContiguousEvenRanges) {
         16);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(seen[i].load(), 1) << "index " << i;
   }
+}
+
+// The staged copies' form: page-aligned pieces, no more ranges than asked, the last one short.
+TEST(ParallelRanges, AlignmentAndTheMostRangesAreKept) {
+  const std::size_t n = 5 * 4096 * 1000 + 3;
+  const auto pages = split_ranges(n, Split(4096, 64, 4096));
+  for (std::size_t r = 0; r + 1 < pages.size(); ++r) EXPECT_EQ(pages[r].second % 4096, 0u) << r;
+  EXPECT_EQ(pages.back().second, n);
+  EXPECT_EQ(split_ranges(n, Split(1, 1)).size(), 1u);
+  EXPECT_LE(split_ranges(n, Split(1, 3)).size(), 3u);
 }
 
 TEST(ParallelRanges, AFailingRangeReachesTheCallerAfterAllEnded) {
