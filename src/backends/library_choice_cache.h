@@ -65,4 +65,8 @@ class LibraryChoiceCache {
 // differently still choose alike. nullopt when none ran.
 std::optional<std::size_t> pick_within_noise(const std::vector<double>& ms, double noise);
 
+// The noise the CUDA libraries' searches allow: candidates timed within 3 % of the fastest are
+// tied, so a search's pick does not hang on the last percent of a short timing.
+inline constexpr double kChoiceTieNoise = 0.03;
+
 }  // namespace gpucheck

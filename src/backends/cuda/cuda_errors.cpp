@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <climits>
+#include <stdexcept>
 #include <utility>
 
 namespace gpucheck::cuda {
@@ -121,6 +123,12 @@ void log_api_error(const char* api, int code, const char* call, const char* file
                      : std::string_view(api) == "cuBLAS" ? cublas_status_name(code)
                                                          : cudnn_status_name(code);
   spdlog::warn("{}: {} failed: {} ({}) at {}:{}", api, call, name, code, file, line);
+}
+
+int to_library_int(std::uint64_t v, const char* what) {
+  if (v > static_cast<std::uint64_t>(INT_MAX))
+    throw std::overflow_error(fmt::format("{} = {} exceeds the library's int range", what, v));
+  return static_cast<int>(v);
 }
 
 }  // namespace gpucheck::cuda

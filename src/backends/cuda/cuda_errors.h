@@ -4,6 +4,7 @@
 
 #include "core/errors.h"
 
+#include <cstdint>
 #include <string>
 
 namespace gpucheck::cuda {
@@ -27,6 +28,10 @@ std::string cuda_error_text(int code);
 [[noreturn]] void throw_cuda_error(int code, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(int code, const char* call, const char* file, int line);
 [[noreturn]] void throw_cudnn_error(int code, const char* call, const char* file, int line);
+// A size a library takes as an int; throws std::overflow_error naming `what` where it does not
+// fit.
+int to_library_int(std::uint64_t v, const char* what);
+
 // Destructors' variant: logs the failure (spdlog, stderr) and returns.
 void log_api_error(const char* api, int code, const char* call, const char* file,
                    int line) noexcept;
