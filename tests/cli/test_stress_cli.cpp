@@ -15,6 +15,8 @@
 #include <optional>
 #include <thread>
 
+#include <unistd.h>
+
 using gpucheck::testing::run_gpucheck;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -242,7 +244,7 @@ TEST(StressCli, Fp8OnTheCpuIsRefusedNamingIt) {
 // The Xid watch through a fixture kmsg: readable, it reports the line written during the run
 // (the CPU has no PCI address, so the line is unmatched and fails nothing); unreadable, SKIP.
 TEST(StressCli, XidWatchReadsAFixtureKmsgAndSkipsWithoutOne) {
-  const std::string root = ::testing::TempDir() + "/stress_cli_kmsg";
+  const std::string root = ::testing::TempDir() + "/stress_cli_kmsg_" + std::to_string(::getpid());
   std::filesystem::create_directories(root + "/dev");
   std::ofstream(root + "/dev/kmsg") << "6,1,1,-;NVRM: Xid (PCI:0000:17:00): 79, old news\n";
   std::thread writer([&] {
@@ -268,6 +270,7 @@ TEST(StressCli, XidWatchReadsAFixtureKmsgAndSkipsWithoutOne) {
   const Json d2 = Json::parse(none.out);
   EXPECT_EQ(d2["stress"]["xid_watch"]["status"], "skip");
   EXPECT_EQ(check_status(device_entry(d2, "cpu"), "xid"), "skip");
+  std::filesystem::remove_all(root);
 }
 
 // qualify's stress requirement runs `stress` on the selected devices and judges its limits.

@@ -390,9 +390,14 @@ TEST(KillReason, TheOutOfMemoryKillerIsNamed) {
 class OutputFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / "hostile_cli_outputs";
+    // A directory of this process's own: ctest runs the fixture's tests side by side.
+    dir_ = fs::path(::testing::TempDir()) / ("hostile_cli_outputs_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
   }
   std::string slurp(const fs::path& p) {
     std::ifstream in(p);

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 namespace {
 
 namespace q = gpucheck::qualify;
@@ -266,7 +268,8 @@ command = "gpucheck bench"
 }
 
 TEST(QualifyJudge, PciDeviceIdFromSysfs) {
-  const auto root = std::filesystem::temp_directory_path() / "qualify_sysfs_test";
+  const auto root =
+      std::filesystem::temp_directory_path() / ("qualify_sysfs_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(root / "sys/bus/pci/devices/0000:00:06.0");
   std::ofstream(root / "sys/bus/pci/devices/0000:00:06.0/device") << "0x2335\n";
   EXPECT_EQ(q::read_pci_device_id(root.string(), "0000:00:06.0"), "0x2335");

@@ -23,6 +23,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace {
 
 using namespace gpucheck;
@@ -425,7 +427,7 @@ TEST(StressXid, LinesParseAndMatchTheDeviceByPciAddress) {
 }
 
 TEST(StressXid, AWatchSeesOnlyWhatIsWrittenAfterItBegan) {
-  const std::string root = ::testing::TempDir() + "/stress_kmsg_root";
+  const std::string root = ::testing::TempDir() + "/stress_kmsg_root_" + std::to_string(::getpid());
   std::filesystem::create_directories(root + "/dev");
   const std::string kmsg = root + "/dev/kmsg";
   std::ofstream(kmsg) << "6,1,1,-;NVRM: Xid (PCI:0000:17:00): 79, before the run\n";
@@ -440,6 +442,7 @@ TEST(StressXid, AWatchSeesOnlyWhatIsWrittenAfterItBegan) {
   EXPECT_FALSE(none.readable());
   EXPECT_NE(none.why().find("/dev/kmsg"), std::string::npos);
   EXPECT_TRUE(none.read_new().empty());
+  std::filesystem::remove_all(root);
 }
 
 // ---------------------------------------------------------------- CPU primitives
