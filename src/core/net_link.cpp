@@ -416,9 +416,13 @@ std::string source_address_towards(const std::string& host) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* list = nullptr;
+  // A name that does not resolve is the caller's to mend (the rendezvous host, or this host's
+  // own name in the file form), not an internal error.
   if (const int rc = ::getaddrinfo(host.c_str(), "9", &hints, &list); rc != 0)
-    throw ApiError("getaddrinfo", rc, ::gai_strerror(rc), fmt::format("getaddrinfo({})", host),
-                   __FILE__, __LINE__);
+    throw UsageError(fmt::format(
+        "cannot resolve '{}', the host whose route gives the address this rank listens on: "
+        "getaddrinfo: {}",
+        host, rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc)));
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(list, &::freeaddrinfo);
   // A UDP socket's connect sends nothing: it only picks the route, and with it the source.
   Socket s(::socket(list->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));

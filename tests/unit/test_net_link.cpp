@@ -3,6 +3,7 @@
 #include "core/net_link.h"
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -110,6 +111,20 @@ TEST(NetBytes, ParsesSizesAndRefusesZeroNegativeOverflowAndTooMuch) {
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("--net-bytes"), std::string::npos) << e.what();
     }
+  }
+}
+
+// The address a rank listens on comes from the route towards a host: one that does not resolve
+// (here a name getaddrinfo refuses without asking a resolver) is a usage error naming it, not an
+// internal one.
+TEST(NetLink, AHostThatDoesNotResolveIsAUsageErrorNamingIt) {
+  EXPECT_EQ(net::source_address_towards("127.0.0.1"), "127.0.0.1");
+  try {
+    net::source_address_towards("");
+    ADD_FAILURE() << "an empty host resolved";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot resolve ''"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("getaddrinfo: "));
   }
 }
 
