@@ -22,6 +22,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -43,6 +44,16 @@ def skip(why):
 def _interrupted(signum, _frame):
     # Every stopping signal ends the run through the finally block that takes the cluster down.
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def kill_session(sid):
+    """SIGKILL to every process of session sid (salloc, the recipe and its sruns)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getsid(int(pid)) == sid:
+                os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def slow_down(c, node):
@@ -77,7 +88,23 @@ def scenario(c, gpucheck, script, slow):
            "--net-bytes", "2MiB", "--timeout", "30", "--drain", "--out", out, "--json", "-"]
     print("$ " + " ".join(cmd), flush=True)
     started = time.monotonic()
-    r = c.run(cmd, check=False, timeout=300)
+    # A session of its own, so a recipe that hangs goes with its srun steps, not only salloc
+    # (which puts its command in a process group of its own); the limit is well inside ctest's
+    # TIMEOUT, so the cluster still comes down in `finally`.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=c.env, start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        kill_session(p.pid)
+        stdout, stderr = p.communicate()
+        print(stderr)
+        raise AssertionError("the recipe did not end within 180 s")
+    finally:
+        if p.poll() is None:
+            kill_session(p.pid)
+            p.wait()
+    r = subprocess.CompletedProcess(cmd, p.returncode, stdout, stderr)
     took = time.monotonic() - started
     print(r.stderr.rstrip())
     try:
