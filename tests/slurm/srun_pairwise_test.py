@@ -4,7 +4,8 @@ four-node namespace cluster of tests/slurm/ns_cluster.py (munged and slurmctld h
 in a network and UTS namespace of its own behind a bridge), one node's veth slowed both ways
 with tc's token bucket (tbf), and
 
-  salloc -N 4 --exclusive gpucheck-pairwise --op net --net-bytes 2MiB --drain --json -
+  salloc -N 4 --exclusive -J pairwise -- gpucheck-pairwise --op net --gpucheck GPUCHECK \\
+    --net-bytes 2MiB --timeout 30 --drain --out DIR --json -
 
 from this (the submit) host, the recipe's default launcher: one `srun --nodelist=A,B` per pair,
 `gpucheck bench --ops net` on each of the two nodes meeting at A. It must blame exactly the
