@@ -104,20 +104,69 @@ with open(srun, "w") as f:
     f.write(f'#!/bin/sh\necho "$@" >> {argv_log}\necho "$GPUCHECK_RENDEZVOUS_TOKEN" >> {token_log}\n'
             'exit 0\n')
 os.chmod(srun, 0o755)
-r, s, _ = run(["a", "b"], runner=False, env={"SRUN": srun},
+# A stand-in scontrol: node a's NodeAddr is 10.1.2.3, b's an IPv6 address.
+scontrol = os.path.join(TMP, "scontrol")
+with open(scontrol, "w") as f:
+    f.write('#!/bin/sh\necho "NodeName=a Arch=x86_64 NodeAddr=10.1.2.3 NodeHostName=a"\n'
+            'echo "NodeName=b Arch=x86_64 NodeAddr=fd00::2 NodeHostName=b"\n')
+os.chmod(scontrol, 0o755)
+r, s, _ = run(["a", "b"], runner=False, env={"SRUN": srun, "SCONTROL": scontrol},
               extra=["--port", "31000", "--gpucheck", "/opt/gpucheck"])
 line = open(argv_log).read().strip()
-check("srun runs the pair on its two nodes", "--nodes=2 --nodelist=a,b --ntasks-per-node=1" in line)
-check("bench meets at the first node", "/opt/gpucheck bench --ops allreduce --transport net" in line
-      and "--rendezvous a:31000" in line and "--device all" in line)
-check("srun passes the environment on", "--export=ALL" in line)
 token = open(token_log).read().split()
+check("srun runs the pair on its two nodes", "--nodes=2 --nodelist=a,b --ntasks-per-node=1" in line)
+check("bench meets at the first node's NodeAddr",
+      "/opt/gpucheck bench --ops allreduce --transport net" in line
+      and "--rendezvous 10.1.2.3:31000" in line and "--device all" in line)
+check("rank 0 writes the document to srun's stdout, not to a path on its node",
+      " -o " not in line and "--json" in line)
+open(argv_log, "w").close()
+run(["b", "a"], runner=False, env={"SRUN": srun, "SCONTROL": scontrol})
+check("an IPv6 NodeAddr in brackets", "--rendezvous [fd00::2]:29600" in open(argv_log).read())
+open(argv_log, "w").close()
+run(["a", "b"], runner=False, env={"SRUN": srun, "SCONTROL": os.path.join(TMP, "none")})
+check("without scontrol, the node's name", "--rendezvous a:29600" in open(argv_log).read())
+
+# Which task is rank 0 is the recipe's to say: srun sorts --nodelist, so for the pair (b, a) it
+# starts a's tasks first. A stand-in srun that does so runs each task's command with the
+# variables slurmstepd sets, and a stand-in gpucheck records the rank it was given.
+task_srun = os.path.join(TMP, "task-srun")
+task_log = os.path.join(TMP, "tasks.log")
+fake_gpucheck = os.path.join(TMP, "gpucheck")
+with open(task_srun, "w") as f:
+    f.write(f"""#!{sys.executable}
+import os, subprocess, sys
+args = sys.argv[1:]
+task = args[args.index("--export=ALL") + 1:]
+nodes = next(a for a in args if a.startswith("--nodelist=")).split("=")[1].split(",")
+per = int(next(a for a in args if a.startswith("--ntasks-per-node=")).split("=")[1])
+for node in sorted(nodes):
+    for local in range(per):
+        subprocess.run(task, env=dict(os.environ, SLURMD_NODENAME=node, SLURM_LOCALID=str(local)),
+                       check=True)
+""")
+with open(fake_gpucheck, "w") as f:
+    f.write(f'#!/bin/sh\necho "$SLURMD_NODENAME $SLURM_LOCALID $*" >> {task_log}\n')
+for p in (task_srun, fake_gpucheck):
+    os.chmod(p, 0o755)
+r, s, _ = run(["b", "a"], runner=False, env={"SRUN": task_srun, "SCONTROL": scontrol},
+              extra=["--gpucheck", fake_gpucheck, "--tasks-per-node", "2"])
+ranks = {}
+for task in open(task_log).read().splitlines():
+    node, local, argv = task.split(" ", 2)
+    words = argv.split()
+    ranks[(node, local)] = (words[words.index("--rank") + 1],
+                            words[words.index("--world-size") + 1])
+check("the pair's first node holds ranks 0 and 1 whatever srun's order, the second 2 and 3",
+      ranks == {("b", "0"): ("0", "4"), ("b", "1"): ("1", "4"), ("a", "0"): ("2", "4"),
+                ("a", "1"): ("3", "4")})
+check("srun passes the environment on", "--export=ALL" in line)
 check("each pair's ranks get a token through the environment",
       len(token) == 1 and len(token[0]) >= 32)
 check("the token is on no command line", token and token[0] not in line)
 # Four nodes: two pairs at once, each with a token of its own.
 open(token_log, "w").close()
-run(["a", "b", "c", "d"], runner=False, env={"SRUN": srun})
+run(["a", "b", "c", "d"], runner=False, env={"SRUN": srun, "SCONTROL": scontrol})
 tokens = open(token_log).read().split()
 check("every pair has its own token", len(tokens) == 2 and len(set(tokens)) == 2)
 
@@ -165,10 +214,11 @@ for extra, what in ((["--fraction", "0"], "fraction 0"), (["--fraction", "1.5"],
     check(f"net usage error: {what}", r.returncode == 2 and "gpucheck-pairwise:" in r.stderr)
 # The srun command of a net pair.
 open(argv_log, "w").close()
-run(["a", "b"], runner=False, env={"SRUN": srun}, extra=["--op", "net", "--net-bytes", "8MiB"])
+run(["a", "b"], runner=False, env={"SRUN": srun, "SCONTROL": scontrol},
+    extra=["--op", "net", "--net-bytes", "8MiB"])
 line = open(argv_log).read().strip()
 check("net pair runs bench --ops net", "bench --ops net --net-bytes 8MiB" in line and
-      "--rendezvous a:" in line and "--device" not in line and "allreduce" not in line)
+      "--rendezvous 10.1.2.3:" in line and "--device" not in line and "allreduce" not in line)
 
 if failed:
     print(f"{len(failed)} check(s) failed")
