@@ -1,8 +1,8 @@
 // Every backend gpucheck knows, each described once: its name, how its devices are named,
 // whether this binary has it, and how its device facts say "GPU" or "the host's own cores". The
-// layers above the backends (app, qualify, report, stress) ask here instead of naming a backend,
-// so a new backend is one entry in this table and one line in backends/registry.cpp. It lives in
-// core, not beside the registry, because report and qualify may read only core.
+// commands, qualify and the report ask here instead of naming a backend, so what they know of a
+// new one is its entry in this table (its factory is a line in backends/registry.cpp). It lives
+// in core, not beside the registry, because report and qualify may read only core.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -61,7 +61,7 @@ struct BackendDescriptor {
                                 const nlohmann::json& properties) = nullptr;
 };
 
-// In probe order.
+// In probe order (built_backend_names keeps it).
 std::span<const BackendDescriptor> backend_descriptors();
 
 // nullptr for a name no backend has (test backends, typing errors).
