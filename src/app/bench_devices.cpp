@@ -2,13 +2,14 @@
 #include "app/bench_devices.h"
 
 #include "backends/registry.h"
+#include "core/backend_descriptors.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
+#include "core/same_gpu_keys.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -21,16 +22,10 @@ namespace {
 
 // The backend a device name belongs to, by its form; empty when the form is unknown.
 std::string backend_of(const std::string& name) {
-  static const std::regex flat(R"(^(cpu|cuda[0-9]+|opencl[0-9]+|vulkan[0-9]+|test_[a-z]+[0-9]+)$)");
-  static const std::regex stable(R"(^(cuda|opencl|vulkan):.+$)");
+  static const std::regex test(R"(^(test_[a-z]+)[0-9]+$)");
   std::smatch m;
-  if (name == "cpu") return "cpu";
-  if (std::regex_match(name, m, flat)) {
-    std::string id = m[1];
-    return id.substr(0, id.find_first_of("0123456789"));
-  }
-  if (std::regex_match(name, m, stable)) return m[1];
-  return {};
+  if (std::regex_match(name, m, test)) return m[1];
+  return backend_of_device_name(name);
 }
 
 // The section's device list by reference (value() would copy, and pointers into it dangle).
@@ -56,10 +51,8 @@ std::string valid_list(const nlohmann::json& backends) {
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   std::string built;
   for (const auto& b : built_backend_names()) built += (built.empty() ? "" : ", ") + b;
-  return fmt::format(
-      "valid devices here: {} (backends built: {}; stable forms: cuda:<uuid>, "
-      "opencl:<pci-bus-id>, vulkan:<pci-bus-id>)",
-      out, built);
+  return fmt::format("valid devices here: {} (backends built: {}; stable forms: {})", out, built,
+                     stable_device_forms());
 }
 
 const nlohmann::json* find_device(const nlohmann::json& backends, const std::string& name) {
@@ -87,58 +80,32 @@ std::string why_missing(const nlohmann::json& backends, const std::string& name,
   return fmt::format("device '{}' is not there", name);
 }
 
-bool is_opencl_gpu(const nlohmann::json& device) {
-  auto type = device.find(k::kProperties);
-  if (type == device.end() || !type->contains("cl_device_type")) return false;
-  const auto& flags = (*type)["cl_device_type"];
-  if (!flags.is_object() || !flags.contains(k::kFlags)) return false;
-  for (const auto& f : flags[k::kFlags])
-    if (f == "CL_DEVICE_TYPE_GPU") return true;
-  return false;
-}
-
 }  // namespace
 
 std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends) {
   std::vector<BenchTarget> out;
-  std::vector<std::string> taken_buses;  // lower case: CUDA writes hex digits in upper case
-  auto lower = [](std::string v) {
-    std::transform(v.begin(), v.end(), v.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return v;
+  std::vector<std::string> taken;  // lower case: CUDA writes hex digits in upper case
+  auto has = [](const std::vector<std::string>& buses, const std::string& bus) {
+    return std::find(buses.begin(), buses.end(), bus) != buses.end();
   };
-  for (const auto& b : backends)
-    if (b.value(std::string(k::kName), "") == "cuda")
+  for (const auto& face : backend_descriptors()) {
+    if (face.face == GpuFace::kNone) continue;
+    std::vector<std::string> mine;
+    for (const auto& b : backends) {
+      if (b.value(std::string(k::kName), "") != face.name) continue;
       for (const auto& d : devices_of(b)) {
-        out.push_back({d.value(std::string(k::kDevice), ""), "cuda"});
-        taken_buses.push_back(lower(d.value(std::string(k::kPciBusId), "")));
-      }
-  for (const auto& b : backends)
-    if (b.value(std::string(k::kName), "") == "opencl")
-      for (const auto& d : devices_of(b)) {
-        const std::string bus = lower(d.value(std::string(k::kPciBusId), ""));
-        if (!is_opencl_gpu(d)) continue;
-        if (!bus.empty() &&
-            std::find(taken_buses.begin(), taken_buses.end(), bus) != taken_buses.end())
+        const std::string bus = ascii_lower(d.value(std::string(k::kPciBusId), ""));
+        const auto props = d.value(std::string(k::kProperties), nlohmann::json::object());
+        if (face.face != GpuFace::kEvery && !device_is_gpu(face.name, props)) continue;
+        if (face.face == GpuFace::kNewBus && !bus.empty() && (has(taken, bus) || has(mine, bus)))
           continue;
-        out.push_back({d.value(std::string(k::kDevice), ""), "opencl"});
-        if (!bus.empty()) taken_buses.push_back(bus);
+        if (face.face == GpuFace::kKnownNewBus && (bus.empty() || has(taken, bus))) continue;
+        out.push_back({d.value(std::string(k::kDevice), ""), std::string(face.name)});
+        if (!bus.empty()) mine.push_back(bus);
       }
-  // A Vulkan GPU that no earlier backend reached (AMD without ROCm, Intel without Level Zero).
-  for (const auto& b : backends)
-    if (b.value(std::string(k::kName), "") == "vulkan")
-      for (const auto& d : devices_of(b)) {
-        const std::string bus = lower(d.value(std::string(k::kPciBusId), ""));
-        const auto type =
-            d.value(std::string(k::kProperties), nlohmann::json::object()).value("device_type", "");
-        if (type != "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" &&
-            type != "VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU")
-          continue;
-        if (bus.empty() ||
-            std::find(taken_buses.begin(), taken_buses.end(), bus) != taken_buses.end())
-          continue;
-        out.push_back({d.value(std::string(k::kDevice), ""), "vulkan"});
-      }
+    }
+    taken.insert(taken.end(), mine.begin(), mine.end());
+  }
   return out;
 }
 

@@ -33,9 +33,9 @@ void refuse_repeated_device_names(const std::vector<std::string>& names);
 DeviceResolution resolve_devices(const std::vector<std::string>& names,
                                  const nlohmann::json& backends);
 
-// Every GPU once, for `stress --device all`: the CUDA devices, then OpenCL GPU devices whose PCI
-// bus id no CUDA device has (NVIDIA's OpenCL lists the same cards), then Vulkan GPUs whose bus id
-// neither has (bus ids compared in lower case). Empty when there is none.
+// Every GPU once, for `stress --device all`: each backend's GPUs in probe order, as its GpuFace
+// (core/backend_descriptors.h) takes them, so a GPU two APIs reach (NVIDIA's OpenCL lists the
+// CUDA cards) is taken by its first. Empty when there is none.
 std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends);
 
 }  // namespace gpucheck::app

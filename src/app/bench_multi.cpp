@@ -3,6 +3,7 @@
 
 #include "bench/ops/op_unit.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "core/same_gpu_keys.h"
 
@@ -36,15 +37,9 @@ std::vector<std::string> physical_keys(const BenchTarget& t, const nlohmann::jso
   if (t.backend == "cpu") return {"cpu"};
   const nlohmann::json* d = find_section_device(backends, t);
   if (d == nullptr) return {};
-  const nlohmann::json props = d->value(std::string(k::kProperties), nlohmann::json::object());
-  if (t.backend == "opencl") {
-    const auto flags = props.value("cl_device_type", nlohmann::json::object())
-                           .value("flags", nlohmann::json::array());
-    for (const auto& f : flags)
-      if (f == "CL_DEVICE_TYPE_CPU") return {"cpu"};
-  }
-  // lavapipe, SwiftShader: the host's cores, which a concurrent GPU child's host side needs.
-  if (t.backend == "vulkan" && props.value("device_type", "") == "VK_PHYSICAL_DEVICE_TYPE_CPU")
+  // pocl, lavapipe: the host's cores, which a concurrent GPU child's host side needs.
+  if (device_on_host_cpu(t.backend,
+                         d->value(std::string(k::kProperties), nlohmann::json::object())))
     return {"cpu"};
   const std::string uuid = d->value(std::string(k::kDeviceUuid), "");
   // A MIG slice shares its GPU: never concurrent.

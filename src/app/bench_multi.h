@@ -17,12 +17,12 @@ namespace gpucheck::app {
 
 // The names of the physical device a target is, from the probe's sections: "pci:0000:17:00.0"
 // and "uuid:5d3e0b7a-..." (CUDA's "GPU-" prefix dropped, so OpenCL's cl_device_uuid_khr
-// matches); {"cpu"} for the CPU and OpenCL CPU devices (pocl); empty when unknown. Two targets
-// are one device when they share a name.
+// matches); {"cpu"} for every device on the host's cores (the CPU, pocl, lavapipe:
+// device_on_host_cpu); empty when unknown. Two targets are one device when they share a name.
 std::vector<std::string> physical_keys(const BenchTarget& target, const nlohmann::json& backends);
 
 // Targets (by index) in waves run one after another; a wave's children run at the same time.
-// The CPU (and every OpenCL CPU device) and devices of unknown identity run alone; two targets of
+// The CPU (and every device on its cores) and devices of unknown identity run alone; two targets of
 // one physical GPU never share a wave. serial: every target alone, in order.
 std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchTarget>& targets,
                                                         const nlohmann::json& backends,

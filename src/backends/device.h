@@ -112,7 +112,7 @@ struct TelemetrySample {
   std::optional<std::uint32_t> clock_events;  // clock_event flags
 };
 
-// ---- For GEMM tuning: a device whose GEMM has parameters to search (OpenCL, Vulkan, CUDA).
+// ---- For GEMM tuning: a device whose GEMM has parameters to search.
 
 enum class TuningMode { kOff, kAuto, kRetune };  // --no-tune, the default, --retune
 

@@ -1,4 +1,7 @@
-// The explicit list of backends this build knows (no static self-registration).
+// The explicit list of backends this build knows (no static self-registration): the factory of
+// each, by name. What the rest of gpucheck knows of a backend (its device names, which devices
+// are GPUs or the host's cores, whether it is built) is its entry in core/backend_descriptors.h,
+// which the layers that may not include backends/ (report, qualify) read too.
 #pragma once
 
 #include "backends/backend.h"

@@ -7,7 +7,7 @@
 
 namespace gpucheck {
 
-// Names of the backends compiled into this binary, in probe order ("cpu", "cuda", "opencl").
+// Names of the backends compiled into this binary, in probe order (core/backend_descriptors.h).
 std::vector<std::string> built_backend_names();
 
 // Backends that exist on every platform's report but are not built here, with the reason.

@@ -26,8 +26,6 @@ inline constexpr K kMemoryBusWidthBits = "memory_bus_width_bits";
 inline constexpr K kMemoryClockKhz = "memory_clock_khz";
 inline constexpr K kPcieLinkGenMax = "pcie_link_gen_max";
 inline constexpr K kPcieLinkWidthMax = "pcie_link_width_max";
-inline constexpr K kClDeviceType = "cl_device_type";
-inline constexpr K kVkDeviceType = "device_type";
 // An all-reduce record's context (the CUDA peer group writes it): "net" when NCCL's P2P and SHM
 // transports were off.
 inline constexpr K kTransport = "transport";

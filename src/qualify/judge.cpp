@@ -1,6 +1,7 @@
 // Verdicts of backend, device and doctor requirements, the dispatch to bench's, and --strict.
 #include "qualify/judge.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "core/safe_regex.h"
 #include "qualify/judge_bench.h"
@@ -60,6 +61,7 @@ struct DeviceJudgement {
 DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
                                  const Observations& obs) {
   DeviceJudgement j;
+  const BackendDescriptor* desc = find_backend_descriptor(d.backend);
   auto criterion = [&](bool seen, bool ok, const std::string& measured,
                        const std::string& required) {
     if (!seen) {
@@ -90,32 +92,21 @@ DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
   }
   if (r.memory_gib_min) {
     std::optional<double> bytes;
-    for (const char* key : {"global_memory_bytes", "cl_device_global_mem_size"})
-      if (d.properties.contains(key) && d.properties[key].is_number())
-        bytes = d.properties[key].get<double>();
+    if (desc && desc->memory_bytes) bytes = desc->memory_bytes(d.properties);
     if (d.backend == "cpu" && obs.memory.contains(k::kTotalBytes))
       bytes = obs.memory[k::kTotalBytes].get<double>();
-    // Vulkan: the largest device-local heap, as the bench device budgets by it.
-    if (d.backend == "vulkan")
-      for (const auto& heap : d.properties.value("memory_heaps", nlohmann::json::array())) {
-        const auto flags = heap.value("flags", nlohmann::json::array());
-        if (heap.value("size", nlohmann::json()).is_number() &&
-            std::find(flags.begin(), flags.end(), "VK_MEMORY_HEAP_DEVICE_LOCAL_BIT") != flags.end())
-          bytes = std::max(bytes.value_or(0), heap["size"].get<double>());
-      }
     double gib = bytes.value_or(0) / (1024.0 * 1024 * 1024);
     criterion(bytes.has_value(), gib >= *r.memory_gib_min,
               bytes ? fmt::format("memory {:.1f} GiB", gib) : std::string("memory size not known"),
               fmt::format("≥ {} GiB", *r.memory_gib_min));
   }
   if (r.driver_min) {
-    std::string version;
-    if (d.backend == "opencl") version = d.properties.value("cl_driver_version", "");
-    if (d.backend == "vulkan") version = d.properties.value("driver_version", "");
+    static const nlohmann::json kNoSection = nlohmann::json::object();
+    const nlohmann::json* section = &kNoSection;
     for (const auto& b : obs.backends)
-      if (d.backend == "cuda" && b.value(std::string(k::kName), "") == "cuda" &&
-          b.contains(k::kNvml))
-        version = b[k::kNvml].value(std::string(k::kDriverVersion), "");
+      if (b.value(std::string(k::kName), "") == d.backend) section = &b;
+    std::string version;
+    if (desc && desc->driver_version) version = desc->driver_version(*section, d.properties);
     auto have = version_tuple(version);
     auto need = version_tuple(*r.driver_min);
     criterion(have.has_value(), have && need && compare_versions(*have, *need) >= 0,

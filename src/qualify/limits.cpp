@@ -2,6 +2,7 @@
 // clock it was corrected to.
 #include "qualify/limits.h"
 
+#include "core/backend_descriptors.h"
 #include "core/flop_rates.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
@@ -75,15 +76,9 @@ Device find_device(const LimitFacts& f, const std::string& id, std::string backe
   return d;
 }
 
-// The CPU itself, or an OpenCL or Vulkan device that runs on its cores (pocl, lavapipe).
+// The CPU itself, or a CPU implementation of a GPU API (pocl, lavapipe).
 bool on_host_cpu(const Device& d) {
-  if (d.backend == "cpu") return true;
-  const Json& p = d.properties();
-  if (d.backend == "opencl")
-    for (const auto& flag : member_or_empty(member_or_empty(p, k::kClDeviceType), k::kFlags))
-      if (flag == "CL_DEVICE_TYPE_CPU") return true;
-  return d.backend == "vulkan" &&
-         string_member(p, k::kVkDeviceType) == "VK_PHYSICAL_DEVICE_TYPE_CPU";
+  return device_on_host_cpu(d.backend, d.properties());
 }
 
 // The clock every core is assumed to hold: cpufreq's maximum where the kernel exposes it (a VM

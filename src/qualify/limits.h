@@ -2,7 +2,8 @@
 // unit, fraction, source, basis, clock_mhz where corrected to a clock}, or {reason} when none is
 // known. Figures come from configs/skus.toml's datasheet peaks (corrected to the record's clock),
 // else from the device's own facts (SMs × clock × FLOP per clock, bus width × memory clock, the
-// PCIe link), and for the CPU and CPU OpenCL devices (pocl) from the CPU's cores, ISA and clock.
+// PCIe link), and for the CPU and its implementations of GPU APIs (pocl, lavapipe) from the CPU's
+// cores, ISA and clock.
 // It lives beside the SKU table it reads; bench may not use qualify, so the bench parent (app)
 // adds limits after every child finished, as it adds speedups.
 #pragma once

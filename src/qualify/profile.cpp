@@ -7,6 +7,7 @@
 #include "bench/cell.h"
 #include "bench/ops/op_unit.h"
 #include "bench/reps.h"
+#include "core/backend_descriptors.h"
 #include "core/duration.h"
 #include "core/errors.h"
 #include "core/files.h"
@@ -30,7 +31,15 @@ namespace {
 
 namespace k = keys;
 
-const std::vector<std::string> kBackends{"cpu", "cuda", "opencl", "vulkan", "metal"};
+// Every backend gpucheck knows, built here or not: a profile may require one this build lacks.
+const std::vector<std::string>& backend_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& b : backend_descriptors()) out.emplace_back(b.name);
+    return out;
+  }();
+  return names;
+}
 
 // The file column of the pattern's character `offset` in the string value `value`: TOML literal
 // strings hold the pattern as it is, basic strings escape backslashes and quotes, multi-line
@@ -71,12 +80,10 @@ void read_selector(TableReader& r, Requirement& q) {
   else if (d == "each")
     q.selector = Selector::kEach;
   else {
-    static const std::regex named(
-        R"(^(cpu|cuda[0-9]+|opencl[0-9]+|vulkan[0-9]+|(cuda|opencl|vulkan):.+)$)");
-    if (!std::regex_match(d, named))
+    if (backend_of_device_name(d).empty())
       r.fail_at(*r.take("device"), "device",
-                "\"any\", \"each\" or a device: cpu, cuda0, opencl0, vulkan0, cuda:<uuid>, "
-                "opencl:<pci-bus-id>, vulkan:<pci-bus-id>");
+                fmt::format("\"any\", \"each\" or a device: cpu, {}, {}",
+                            numbered_device_examples(), stable_device_forms()));
     q.selector = Selector::kNamed;
     if (r.has("backend")) r.fail_value("backend", "restricts device = \"any\" or \"each\" only");
   }
@@ -84,7 +91,7 @@ void read_selector(TableReader& r, Requirement& q) {
 }
 
 void read_backend(TableReader& r, Requirement& q) {
-  q.backend = r.one_of("name", kBackends);
+  q.backend = r.one_of("name", backend_names());
   q.available = r.boolean("available");
   q.devices_min = r.integer("devices_min", 0);
   if (!q.available && !q.devices_min)
@@ -94,7 +101,7 @@ void read_backend(TableReader& r, Requirement& q) {
 
 void read_device(TableReader& r, Requirement& q, const std::string& file) {
   read_selector(r, q);
-  q.backend = r.one_of("backend", kBackends, "");
+  q.backend = r.one_of("backend", backend_names(), "");
   if (auto re = r.string("name_regex")) {
     check_name_regex(r, *re, file);
     q.name_regex = *re;
@@ -123,7 +130,7 @@ void read_doctor(TableReader& r, Requirement& q) {
 
 void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   read_selector(r, q);
-  q.backend = r.one_of("backend", kBackends, "");
+  q.backend = r.one_of("backend", backend_names(), "");
   // The one-device ops (a group op's records are judged by the multi-GPU requirements).
   std::vector<std::string> ops;
   for (const auto& unit : bench::op_units())
@@ -195,7 +202,7 @@ std::vector<std::string> string_list(TableReader& r, std::string_view key,
 
 void read_stress(TableReader& r, Requirement& q) {
   read_selector(r, q);
-  q.backend = r.one_of("backend", kBackends, "");
+  q.backend = r.one_of("backend", backend_names(), "");
   if (auto d = r.string("duration")) {
     std::string why;
     auto v = parse_duration_s(*d, &why);

@@ -67,8 +67,9 @@ void tree_view(TextView& view, const std::string& title, const nlohmann::json& v
 // Host, CPU, memory and provenance, readable: what --details adds after a result.
 void system_facts_view(TextView& view, const nlohmann::json& doc);
 
-// A GPU's record: CUDA's, or an OpenCL or Vulkan device whose name says a GPU maker and no CPU
-// (pocl's and lavapipe's CPU devices are accelerators to the bench but no GPU).
+// A GPU's record: a GPU backend's, or a device of a backend that reaches GPUs and CPUs alike
+// (DeviceKinds::kEither) whose name says a GPU maker and no CPU (pocl's and lavapipe's CPU
+// devices are accelerators to the bench but no GPU).
 bool is_gpu_record(const nlohmann::json& record);
 
 // The machine, its GPUs and the driver: host, OS, "2× NVIDIA H100 80GB HBM3", "driver 580.159.04".

@@ -1,4 +1,5 @@
 // What the per-command text views share: values for people, the facts tree, the machine line.
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "report/same_gpu.h"
 #include "report/stack_versions.h"
@@ -180,8 +181,10 @@ void system_facts_view(TextView& view, const nlohmann::json& doc) {
 
 bool is_gpu_record(const nlohmann::json& r) {
   const std::string backend = text_at(r, k::kBackend), name = text_at(r, k::kDeviceName);
-  if (backend == "cuda") return true;
-  if (backend != "opencl" && backend != "vulkan") return false;
+  const BackendDescriptor* desc = find_backend_descriptor(backend);
+  if (desc && desc->kinds == DeviceKinds::kGpu) return true;
+  if (!desc || desc->kinds != DeviceKinds::kEither) return false;
+  // A record carries no device properties, so its name tells.
   // The CPU implementations name the CPU ("pthread-skylake-avx512-AMD EPYC 7B13", "llvmpipe
   // (LLVM 15.0.6, 256 bits)"): a maker's name in them is the CPU's maker, not a GPU's.
   for (const char* cpu : {"pthread-", "cpu-", "llvmpipe", "lavapipe", "SwiftShader", "EPYC", "Xeon",

@@ -167,7 +167,7 @@ struct Findings {
   }
 };
 
-// A device in host memory (the CPU, or a CPU through OpenCL or Vulkan) computes its first result
+// A device in host memory (StressOps says so: the CPU, pocl, lavapipe) computes its first result
 // and the host checks it in float64 before the loop starts: at 1024 that took 8 s of a 3.3 s
 // share on lavapipe. The size follows the share, so a short run keeps to --duration.
 std::uint64_t host_gemm_size(double share_s) {

@@ -142,7 +142,7 @@ class MemoryStress {
   }
 
   // The first group of passes always runs whole (every pattern written is checked), so where
-  // it would not fit the test's share of --duration (a CPU through OpenCL or Vulkan tests its
+  // it would not fit the test's share of --duration (a CPU implementation of a GPU API tests its
   // gigabytes at a hundredth of a GPU's rate: 12.8 s for a 3.3 s share), the passes test the
   // part of the allocation they can. A write over the start of the first chunk, timed, gives
   // the rate; a pass that checks and writes costs two of those.

@@ -89,6 +89,29 @@ TEST(GpuTargets, EachGpuOnceAndVulkanOnlyForGpusNoOtherBackendReaches) {
   EXPECT_EQ(names, (std::vector<std::string>{"cuda0", "cuda1", "opencl1", "vulkan1"}));
 }
 
+// Two OpenCL platforms on one GPU (rusticl beside the vendor's) give it once; two Vulkan drivers
+// of one GPU (a GPU no earlier backend reached) are both taken, and Vulkan without a bus id never.
+TEST(GpuTargets, OpenClTakesABusOnceVulkanOnlyWithABusIdNoEarlierBackendHas) {
+  const Json b = Json::parse(R"([
+    {"name": "opencl", "status": "available", "devices": [
+      {"device": "opencl0", "pci_bus_id": "0000:c1:00.0",
+       "properties": {"cl_device_type": {"flags": ["CL_DEVICE_TYPE_GPU"]}}},
+      {"device": "opencl1", "pci_bus_id": "0000:C1:00.0",
+       "properties": {"cl_device_type": {"flags": ["CL_DEVICE_TYPE_GPU"]}}}]},
+    {"name": "vulkan", "status": "available", "devices": [
+      {"device": "vulkan0", "pci_bus_id": "0000:03:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan1", "pci_bus_id": "0000:03:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan2",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU"}}]}
+  ])");
+  std::vector<std::string> names;
+  for (const auto& t : gpu_targets(b)) names.push_back(t.device + "/" + t.backend);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"opencl0/opencl", "vulkan0/vulkan", "vulkan1/vulkan"}));
+}
+
 TEST(ConcurrencyWaves, DistinctGpusTogetherCpuFirstAndAlone) {
   const auto w = concurrency_waves(targets({"cpu", "cuda0", "cuda1"}), backends(), false);
   ASSERT_EQ(w.size(), 2u);

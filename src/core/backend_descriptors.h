@@ -1,0 +1,86 @@
+// Every backend gpucheck knows, each described once: its name, how its devices are named,
+// whether this binary has it, and how its device facts say "GPU" or "the host's own cores". The
+// commands, qualify and the report ask here instead of naming a backend, so what they know of a
+// new one is its entry in this table (its factory is a line in backends/registry.cpp). It lives
+// in core, not beside the registry, because report and qualify may read only core.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace gpucheck {
+
+// How a backend names its devices in --device, profiles and the document.
+enum class DeviceIds {
+  kNone,      // no devices on this platform
+  kName,      // one device named as the backend ("cpu")
+  kNumbered,  // the backend's name and an index ("cuda0")
+};
+
+// What a backend's devices are.
+enum class DeviceKinds {
+  kNone,
+  kHostCpu,  // always the host's own cores
+  kGpu,      // always a GPU
+  kEither,   // a GPU or a CPU implementation of the API (pocl, lavapipe), as its facts say
+};
+
+// Which of a backend's GPUs `--device all` takes when each physical GPU is taken once, in the
+// table's order (bus ids compared in lower case).
+enum class GpuFace {
+  kNone,
+  kEvery,   // every device: the first face of its GPUs
+  kNewBus,  // a GPU whose bus id no device taken before it has, or whose bus id is unknown
+  // A GPU with a bus id no earlier backend's device has: without one it may be a twin, and the
+  // backend's own devices on one bus are distinct drivers of it.
+  kKnownNewBus,
+};
+
+struct BackendDescriptor {
+  std::string_view name{};  // the probe section's name and the records' backend
+  bool built = false;       // compiled into this binary
+  std::string_view not_built_reason{};
+  DeviceIds ids = DeviceIds::kNone;
+  // What follows "name:" in a device's stable id ("<uuid>"); empty where there is none.
+  std::string_view stable_id{};
+  DeviceKinds kinds = DeviceKinds::kNone;
+  // For kEither: from the device's probe properties.
+  bool (*host_cpu)(const nlohmann::json& properties) = nullptr;
+  bool (*gpu)(const nlohmann::json& properties) = nullptr;
+  GpuFace face = GpuFace::kNone;
+  // The device memory its properties state, as the bench device budgets by it; nullopt when not
+  // stated.
+  std::optional<double> (*memory_bytes)(const nlohmann::json& properties) = nullptr;
+  // The driver version, from the backend's probe section or the device's properties; empty
+  // when not stated.
+  std::string (*driver_version)(const nlohmann::json& section,
+                                const nlohmann::json& properties) = nullptr;
+};
+
+// In probe order (built_backend_names keeps it).
+std::span<const BackendDescriptor> backend_descriptors();
+
+// nullptr for a name no backend has (test backends, typing errors).
+const BackendDescriptor* find_backend_descriptor(std::string_view name);
+
+// The backend a device name belongs to by its form ("cuda0", "cuda:<uuid>", "cpu"); empty when
+// the name has no backend's form.
+std::string backend_of_device_name(std::string_view device);
+
+// Whether a device of this backend runs on the host's own cores, from its probe properties.
+bool device_on_host_cpu(std::string_view backend, const nlohmann::json& properties);
+
+// Whether a device of this backend is a GPU, from its probe properties.
+bool device_is_gpu(std::string_view backend, const nlohmann::json& properties);
+
+// "cuda0, opencl0, ...": one flat id of each numbered backend, for messages.
+std::string numbered_device_examples();
+
+// "cuda:<uuid>, opencl:<pci-bus-id>, ...": the stable forms, for messages.
+std::string stable_device_forms();
+
+}  // namespace gpucheck
