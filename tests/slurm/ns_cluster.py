@@ -404,3 +404,54 @@ class Cluster:
         links = _sh(["ip", "-o", "link", "show"], check=False).stdout
         left += [m for m in re.findall(rf"\b({self.tag}[a-z]+\d*)\b", links)]
         return sorted(set(left))
+
+
+def _interrupted(signum, _frame):
+    # Every stopping signal ends the run through the finally block that takes the cluster down
+    # (SIGINT too: a shell starts a background job with it ignored, which Python would keep).
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def run_test(cluster, start, scenario, passed="passed", logs=()):
+    """A test's run on the cluster: start() (which starts it), then scenario(); the cluster is
+    stopped whatever happened, a failure dumps its logs (and `logs`, file names in its
+    directory), and a daemon that had to be killed or anything left after it fails the run.
+    Returns the exit code: 0 passed, 1 failed; exits 77 (SKIP, with the reason) where the host
+    cannot run it and nothing was left."""
+    stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    for s in stopping:
+        signal.signal(s, _interrupted)
+    started = time.monotonic()
+    ok = False
+    unavailable = None
+    left, killed = [], []
+    try:
+        start()
+        scenario()
+        ok = True
+    except Unavailable as e:
+        unavailable = str(e)
+    except AssertionError as e:
+        print(f"FAIL: {e}")
+    except KeyboardInterrupt as e:
+        print(f"FAIL: interrupted ({e or 'SIGINT'}); stopping the cluster")
+    finally:
+        # A second Ctrl-C must not cut the clean-up short; it is bounded (about 30 s at worst).
+        for s in stopping:
+            signal.signal(s, signal.SIG_IGN)
+        if not ok and unavailable is None and cluster.dir:
+            cluster.dump_logs(list(logs))
+        killed = cluster.stop()
+        left = cluster.leftovers()
+        if killed:
+            print(f"FAIL: had to kill {killed} after scontrol shutdown")
+            ok = False
+        if left:
+            print(f"FAIL: left after stopping: {left}")
+            ok = False
+    if unavailable is not None and not left and not killed:
+        print(f"SKIP: {unavailable}")
+        sys.exit(77)
+    if ok:
+        print(f"{passed} ({time.monotonic() - started:.1f} s)")
+    return 0 if ok else 1

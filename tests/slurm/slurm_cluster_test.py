@@ -25,7 +25,6 @@ namespaces, veths or a bridge cannot be made here).
 """
 import os
 import re
-import signal
 import sys
 import time
 
@@ -250,12 +249,6 @@ class Test:
         say(6, f"the health check run by hand in {BAD}'s namespaces resumed it; all four idle")
 
 
-def _interrupted(signum, _frame):
-    # Every stopping signal ends the run through the finally block that takes the cluster down
-    # (SIGINT too: a shell starts a background job with it ignored, which Python would keep).
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -268,43 +261,14 @@ def main():
     if not os.access(gpucheck, os.X_OK):
         print(f"FAIL: {gpucheck} is not an executable")
         return 1
-    stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    for s in stopping:
-        signal.signal(s, _interrupted)
-    started = time.monotonic()
     t = Test(gpucheck, source)
-    ok = False
-    unavailable = None
-    try:
+
+    def start():
         t.prepare()
         t.c.start()
-        t.scenarios()
-        ok = True
-    except ns_cluster.Unavailable as e:
-        unavailable = str(e)
-    except AssertionError as e:
-        print(f"FAIL: {e}")
-    except KeyboardInterrupt as e:
-        print(f"FAIL: interrupted ({e or 'SIGINT'}); stopping the cluster")
-    finally:
-        # A second Ctrl-C must not cut the clean-up short; it is bounded (about 30 s at worst).
-        for s in stopping:
-            signal.signal(s, signal.SIG_IGN)
-        if not ok and unavailable is None and t.c.dir:
-            t.c.dump_logs([f"healthcheck-{n}.log" for n in NODES])
-        killed = t.c.stop()
-        left = t.c.leftovers()
-        if killed:
-            print(f"FAIL: had to kill {killed} after scontrol shutdown")
-            ok = False
-        if left:
-            print(f"FAIL: left after stopping: {left}")
-            ok = False
-    if unavailable is not None and not left and not killed:
-        skip(unavailable)
-    if ok:
-        print(f"6 passed, 0 failed ({time.monotonic() - started:.1f} s)")
-    return 0 if ok else 1
+
+    return ns_cluster.run_test(t.c, start, t.scenarios, passed="6 passed, 0 failed",
+                               logs=[f"healthcheck-{n}.log" for n in NODES])
 
 
 if __name__ == "__main__":

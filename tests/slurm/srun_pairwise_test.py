@@ -42,11 +42,6 @@ def skip(why):
     sys.exit(77)
 
 
-def _interrupted(signum, _frame):
-    # Every stopping signal ends the run through the finally block that takes the cluster down.
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 def kill_session(sid):
     """SIGKILL to every process of session sid (salloc, the recipe and its sruns)."""
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -172,48 +167,18 @@ def main():
         print(f"FAIL: {slow} is none of {', '.join(NODES)}")
         return 2
     print(f"slowing {slow} of {', '.join(NODES)}", flush=True)
-    stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    for s in stopping:
-        signal.signal(s, _interrupted)
-    started = time.monotonic()
     c = ns_cluster.Cluster(NODES)
     # Run from inside a Slurm job (a CI runner's, say), salloc would take the outer job's
     # SLURM_* for its own; SRUN and SCONTROL would steer the recipe off this cluster.
     c.env = {k: v for k, v in c.env.items()
              if not k.startswith("SLURM_") and k not in ("SRUN", "SCONTROL")}
-    ok = False
-    unavailable = None
-    left, killed = [], []
-    try:
+
+    def start():
         c.prepare()
         c.start()
-        scenario(c, gpucheck, script, slow)
-        ok = True
-    except ns_cluster.Unavailable as e:
-        unavailable = str(e)
-    except AssertionError as e:
-        print(f"FAIL: {e}")
-    except KeyboardInterrupt as e:
-        print(f"FAIL: interrupted ({e or 'SIGINT'}); stopping the cluster")
-    finally:
-        for s in stopping:
-            signal.signal(s, signal.SIG_IGN)
-        if not ok and unavailable is None and c.dir:
-            c.dump_logs()
-        # The qdiscs go with the veths and namespaces they sit on.
-        killed = c.stop()
-        left = c.leftovers()
-        if killed:
-            print(f"FAIL: had to kill {killed} after scontrol shutdown")
-            ok = False
-        if left:
-            print(f"FAIL: left after stopping: {left}")
-            ok = False
-    if unavailable is not None and not left and not killed:
-        skip(unavailable)
-    if ok:
-        print(f"passed ({time.monotonic() - started:.1f} s)")
-    return 0 if ok else 1
+
+    # The qdiscs go with the veths and namespaces they sit on.
+    return ns_cluster.run_test(c, start, lambda: scenario(c, gpucheck, script, slow))
 
 
 if __name__ == "__main__":
