@@ -88,19 +88,19 @@ std::vector<BenchTarget> gpu_targets(const nlohmann::json& backends) {
   auto has = [](const std::vector<std::string>& buses, const std::string& bus) {
     return std::find(buses.begin(), buses.end(), bus) != buses.end();
   };
-  for (const auto& face : backend_descriptors()) {
-    if (face.face == GpuFace::kNone) continue;
+  for (const auto& backend : backend_descriptors()) {
+    if (backend.face == GpuFace::kNone) continue;
     std::vector<std::string> mine;
     for (const auto& b : backends) {
-      if (b.value(std::string(k::kName), "") != face.name) continue;
+      if (b.value(std::string(k::kName), "") != backend.name) continue;
       for (const auto& d : devices_of(b)) {
         const std::string bus = ascii_lower(d.value(std::string(k::kPciBusId), ""));
         const auto props = d.value(std::string(k::kProperties), nlohmann::json::object());
-        if (face.face != GpuFace::kEvery && !device_is_gpu(face.name, props)) continue;
-        if (face.face == GpuFace::kNewBus && !bus.empty() && (has(taken, bus) || has(mine, bus)))
+        if (backend.face != GpuFace::kEvery && !device_is_gpu(backend.name, props)) continue;
+        if (backend.face == GpuFace::kNewBus && !bus.empty() && (has(taken, bus) || has(mine, bus)))
           continue;
-        if (face.face == GpuFace::kKnownNewBus && (bus.empty() || has(taken, bus))) continue;
-        out.push_back({d.value(std::string(k::kDevice), ""), std::string(face.name)});
+        if (backend.face == GpuFace::kKnownNewBus && (bus.empty() || has(taken, bus))) continue;
+        out.push_back({d.value(std::string(k::kDevice), ""), std::string(backend.name)});
         if (!bus.empty()) mine.push_back(bus);
       }
     }
