@@ -59,6 +59,26 @@ nlohmann::json coopmat_device(bool feature, unsigned subgroup, const char* stage
               shape(16, 16, 16, "float32"), shape(16, 16, 16, "float16")}}}}};
 }
 
+// A conv's GEMM with 64 output channels runs 64-wide tiles; square GEMMs keep the tuned tile.
+TEST(VulkanGemmConfig, TilesNarrowToAThinGemmAndNoFurther) {
+  const GemmConfig tuned{16, 16, 8, 8, 8, 1};  // 128 × 128
+  EXPECT_EQ(fitted_to(tuned, 4096, 4096), tuned);
+  EXPECT_EQ(fitted_to(tuned, 100352, 65), tuned);
+  const GemmConfig nhwc = fitted_to(tuned, 100352, 64);
+  EXPECT_EQ(nhwc.wx, 8u);
+  EXPECT_EQ(nhwc.wy, 16u);
+  EXPECT_EQ(nhwc.block_n(), 64u);
+  const GemmConfig nchw = fitted_to(tuned, 64, 3136);
+  EXPECT_EQ(nchw.block_m(), 64u);
+  EXPECT_EQ(nchw.block_n(), 128u);
+  // Never below two subgroups' worth of invocations, the sums an invocation keeps untouched.
+  const GemmConfig tiny = fitted_to(tuned, 1, 1);
+  EXPECT_EQ(tiny.wx * tiny.wy, 64u);
+  EXPECT_EQ(tiny.tm, 8u);
+  EXPECT_EQ(tiny.tn, 8u);
+  EXPECT_EQ(tiny.bk, 8u);
+}
+
 TEST(VulkanCoopmat, TheLargestF32AccumulatingShapeTheTileDividesIsChosen) {
   std::string why;
   const auto s = choose_coopmat_nv(coopmat_device(true, 32, "VK_SHADER_STAGE_COMPUTE_BIT"),

@@ -16,6 +16,8 @@
 #   9. pageable: host copies of 256 MiB and 1 GiB, pinned and pageable, both ways, beside CUDA's
 #      (with OLD=path/to/an/older/gpucheck, that binary's too, in the same call); not in the
 #      default set
+#  10. convparams: conv f32 on the three shapes with each GEMM parameter set of PARAMS
+#      (GPUCHECK_TEST_GEMM_PARAMS; the tuned set first); not in the default set
 # STEPS="probe main conv coopmat stream cli qualify gemm32" (the default) picks steps.
 # Output under $OUT (default ./vulkan-out): every gpucheck document and log.txt; the tables are
 # printed as they come.
@@ -108,6 +110,15 @@ for tile in ${TILES:-256x128x32 128x256x32}; do
   step "coopmat_$tile" GPUCHECK_TEST_VULKAN_COOPMAT_TILE=$tile -- bench --device vulkan0 --no-baseline \
     --ops gemm --dtype f16 --gemm 4096,8192 --reps 5 -o "$out/coopmat_$tile.json"
   python3 tools/device/vulkan_samples.py "$out/coopmat_$tile.json" | cut -c1-160
+done
+fi
+if want convparams; then
+for params in tuned ${PARAMS:-wx=16,wy=8,tm=8,tn=8,bk=8,vec4=1 wx=8,wy=16,tm=8,tn=8,bk=8,vec4=1}; do
+  envs=(); [ "$params" = tuned ] || envs=("GPUCHECK_TEST_GEMM_PARAMS=$params")
+  step "convparams_${params//[=,]/_}" "${envs[@]}" -- bench --device vulkan0 --no-baseline --ops conv \
+    --dtype f32 --layout nchw,nhwc --conv "32,64,56,56,64,3,3,1,1;32,256,56,56,64,1,1,1,0;32,3,224,224,64,7,7,2,3" \
+    --reps 5 -o "$out/convparams_${params//[=,]/_}.json"
+  python3 tools/device/vulkan_samples.py "$out/convparams_${params//[=,]/_}.json" | cut -c1-160
 done
 fi
 if want stream; then

@@ -47,6 +47,13 @@ GemmConfig default_gemm_config(const GemmLimits& limits) {
   return p;
 }
 
+GemmConfig fitted_to(GemmConfig p, std::uint64_t m, std::uint64_t n) {
+  constexpr std::uint32_t kMinInvocations = 64;
+  while (p.wx > 1 && p.wx * p.wy / 2 >= kMinInvocations && p.block_n() >= 2 * n) p.wx /= 2;
+  while (p.wy > 1 && p.wx * p.wy / 2 >= kMinInvocations && p.block_m() >= 2 * m) p.wy /= 2;
+  return p;
+}
+
 std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmLimits& limits,
                                             std::string* why) {
   GemmConfig p;

@@ -496,10 +496,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     return {m, n, k, 0, lda, 0, ldb, 0, ldc, b_transposed, 1, 0, 0, 0};
   }
 
-  // The parameters a block runs with: the dtype's tuned set, on the 16-byte shader where the
-  // block allows it. A set tuned for that shader (8×8 sums, 128-wide tiles) is far too heavy
-  // for the general one (conv at a tenth of its speed on an H200), so a block that cannot take
-  // 16-byte loads runs the defaults on the general shader instead.
+  // The parameters a block runs with: the dtype's tuned set (fitted to a thin block), on the
+  // 16-byte shader where the block allows it. A set tuned for that shader (8×8 sums, 128-wide
+  // tiles) is far too heavy for the general one (conv at a tenth of its speed on an H200), so a
+  // block that cannot take 16-byte loads runs the defaults on the general shader instead.
   struct GemmChoice {
     GemmConfig p;
     bool vec4;
@@ -507,7 +507,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   GemmChoice gemm_choice(DType dtype, const GemmBlocks& g) {
     const GemmConfig& tuned = gemm_config(dtype);
     if (!tuned.vec4) return {tuned, false};
-    if (gemm_vec4_fits(g)) return {tuned, true};
+    if (gemm_vec4_fits(g)) return {fitted_to(tuned, g.m, g.n), true};
     GemmConfig general = default_gemm_config(limits());
     general.vec4 = 0;
     return {general, false};
