@@ -56,39 +56,26 @@ __global__ void exp_kernel(const T* __restrict__ x, T* __restrict__ y, std::size
   for (std::size_t i = vectors * kLanes + first; i < n; i += stride) y[i] = exp_one(x[i]);
 }
 
-// Large n: one pass, no loop. Each thread loads kUnroll vectors (kUnroll × 16 bytes in flight,
-// each access coalesced across the warp) before it computes and stores them; block 0 also does
-// the tail. What torch's vectorised elementwise kernels do; the grid-stride loop above, with one
-// 16-byte load in flight per thread, reached 0.93× torch.exp on an H200 (docs/PERFORMANCE.md).
-constexpr int kUnroll = 4;
+// Large n: one pass, one 16-byte vector a thread, no loop; block 0 also does the tail. Timed
+// beside its variants on an H200 (tools/device/exp_variants.cu, docs/PERFORMANCE.md): one vector
+// a thread reached 4292 GB/s at 2^29 floats, torch.exp 4255, and 2, 4 or 8 vectors a thread
+// (each thread's loads issued before its stores) 4131–4163.
 constexpr int kThreads = 256;
 
 template <typename T, typename Vec>
 __global__ void __launch_bounds__(kThreads)
-    exp_kernel_unrolled(const T* __restrict__ x, T* __restrict__ y, std::size_t n) {
+    exp_kernel_one_pass(const T* __restrict__ x, T* __restrict__ y, std::size_t n) {
   constexpr std::size_t kLanes = sizeof(Vec) / sizeof(T);
   const std::size_t vectors = n / kLanes;
-  const Vec* xv = reinterpret_cast<const Vec*>(x);
-  Vec* yv = reinterpret_cast<Vec*>(y);
-  const std::size_t base =
-      static_cast<std::size_t>(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
-  Vec v[kUnroll];
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i < vectors) {
+    Vec v = reinterpret_cast<const Vec*>(x)[i];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const std::size_t i = base + static_cast<std::size_t>(u) * kThreads;
-    if (i < vectors) v[u] = xv[i];
-  }
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const std::size_t i = base + static_cast<std::size_t>(u) * kThreads;
-    if (i < vectors) {
-#pragma unroll
-      for (std::size_t l = 0; l < kLanes; ++l) v[u].v[l] = exp_one(v[u].v[l]);
-      yv[i] = v[u];
-    }
+    for (std::size_t l = 0; l < kLanes; ++l) v.v[l] = exp_one(v.v[l]);
+    reinterpret_cast<Vec*>(y)[i] = v;
   }
   if (blockIdx.x == 0)
-    for (std::size_t i = vectors * kLanes + threadIdx.x; i < n; i += kThreads) y[i] = exp_one(x[i]);
+    for (std::size_t t = vectors * kLanes + threadIdx.x; t < n; t += kThreads) y[t] = exp_one(x[t]);
 }
 
 // The one-pass kernel once there are enough vectors for 4 waves of full SMs; below that (the
@@ -97,12 +84,12 @@ template <typename T, typename Vec>
 cudaError_t launch_exp(const T* x, T* y, std::size_t n, int sms, cudaStream_t stream) {
   constexpr std::size_t kLanes = sizeof(Vec) / sizeof(T);
   const std::size_t vectors = n / kLanes;
-  const std::size_t per_block = static_cast<std::size_t>(kThreads) * kUnroll;
+  const std::size_t per_block = kThreads;
   const std::size_t resident = static_cast<std::size_t>(sms) * (2048 / kThreads);
   if (vectors >= 4 * resident * per_block) {
     const std::size_t blocks = (vectors + per_block - 1) / per_block;
     if (blocks <= 0x7fffffffu) {
-      exp_kernel_unrolled<T, Vec><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, n);
+      exp_kernel_one_pass<T, Vec><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, n);
       return cudaGetLastError();
     }
   }
