@@ -1,6 +1,7 @@
 // cuDNN's backend API for one forward convolution: descriptors, heuristics, a timed choice.
 #include "backends/cuda/cudnn_graph_conv.h"
 
+#include "backends/cuda/cuda_memory.h"
 #include "backends/library_choice_cache.h"
 
 #include <fmt/format.h>
@@ -168,20 +169,15 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
 
     auto op = ds.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
     if (op == nullptr) throw Failure{"cudnnBackendCreateDescriptor(operation) failed"};
-    const double alpha_d = 1.0, beta_d = 0.0;
-    const float alpha_f = 1.0f, beta_f = 0.0f;
-    const bool dbl = sp.compute == CUDNN_DATA_DOUBLE;
+    const UnitScale scale(sp.compute == CUDNN_DATA_DOUBLE);
+    const auto scale_type = scale.f64() ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
     set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx);
     set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dw);
     set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy);
     set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
         &conv);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-        dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-        dbl ? static_cast<const void*>(&alpha_d) : &alpha_f);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
-        dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-        dbl ? static_cast<const void*>(&beta_d) : &beta_f);
+    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scale_type, 1, scale.alpha());
+    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scale_type, 1, scale.beta());
     finalize(op, "convolution forward");
 
     auto graph = ds.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
