@@ -1,8 +1,10 @@
-// The CUDA backend's pure parts: architecture table, UUID and PCI forms, the driver verdicts.
+// The CUDA backend's pure parts: architecture table, UUID and PCI forms, the driver verdicts,
+// the alpha and beta the library calls read.
 #if GPUCHECK_HAVE_CUDA
 
 #include "backends/cuda/cuda_arch.h"
 #include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_memory.h"
 #include "backends/cuda/cuda_probe.h"
 
 #include <gmock/gmock.h>
@@ -126,6 +128,24 @@ TEST(CudaDriver, InitFailureAndOk) {
 TEST(CudaDriver, VersionString) {
   EXPECT_EQ(cuda_version_string(13000), "13.0");
   EXPECT_EQ(cuda_version_string(12080), "12.8");
+}
+
+// cuBLAS and cuDNN read alpha and beta as double for f64 work and as float otherwise: a float
+// where a double is read would be garbage scaling, silently.
+TEST(CudaUnitScale, DoubleForF64FloatOtherwise) {
+  const UnitScale f64(gpucheck::DType::kF64);
+  EXPECT_TRUE(f64.f64());
+  EXPECT_EQ(*static_cast<const double*>(f64.alpha()), 1.0);
+  EXPECT_EQ(*static_cast<const double*>(f64.beta()), 0.0);
+  for (auto d : {gpucheck::DType::kF32, gpucheck::DType::kTf32, gpucheck::DType::kF16,
+                 gpucheck::DType::kBf16, gpucheck::DType::kFp8}) {
+    const UnitScale s(d);
+    EXPECT_FALSE(s.f64());
+    EXPECT_EQ(*static_cast<const float*>(s.alpha()), 1.0f);
+    EXPECT_EQ(*static_cast<const float*>(s.beta()), 0.0f);
+  }
+  EXPECT_TRUE(UnitScale(true).f64());
+  EXPECT_FALSE(UnitScale(false).f64());
 }
 
 #endif  // GPUCHECK_HAVE_CUDA

@@ -57,19 +57,16 @@ ConvPlans::~ConvPlans() {
 void ConvPlans::run(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
                     DeviceBuffer& y) {
   ConvPlan& plan = this->plan(dtype, s, x, w, y);
-  const double one_d = 1.0, zero_d = 0.0;
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
-  const void* beta = dtype == DType::kF64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  const UnitScale scale(dtype);
   void* ws = plan.workspace > 0 ? workspace_->get() : nullptr;
   last_ = &plan;
   if (plan.graph) {
     GC_CUDNN_CHECK(plan.graph->execute(dptr(x), dptr(w), dptr(y), ws));
     return;
   }
-  GC_CUDNN_CHECK(lib_.cudnnConvolutionForward(dnn_, alpha, plan.x, dptr(x), plan.w, dptr(w),
-                                              plan.conv, plan.algo, ws, plan.workspace, beta,
-                                              plan.y, dptr(y)));
+  GC_CUDNN_CHECK(lib_.cudnnConvolutionForward(dnn_, scale.alpha(), plan.x, dptr(x), plan.w, dptr(w),
+                                              plan.conv, plan.algo, ws, plan.workspace,
+                                              scale.beta(), plan.y, dptr(y)));
 }
 
 nlohmann::json ConvPlans::last_choice() const {

@@ -68,23 +68,21 @@ void GemmPlans::run(DType dtype, const GemmShape& s, const DeviceBuffer& a, cons
   const GemmTypes t = gemm_types(dtype);
   LtPlan& plan = this->plan(dtype, s, a, b, c);
   last_ = &plan;
-  const double one_d = 1.0, zero_d = 0.0;
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
-  const void* beta = dtype == DType::kF64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  const UnitScale scale(dtype);
   if (plan.have_algo) {
-    GC_CUBLAS_CHECK(lib_.cublasLtMatmul(lt_, plan.op, alpha, dptr(b), plan.a, dptr(a), plan.b, beta,
-                                        dptr(c), plan.c, dptr(c), plan.c, &plan.heuristic.algo,
-                                        workspace_->get(), workspace_->bytes(), stream_));
+    GC_CUBLAS_CHECK(lib_.cublasLtMatmul(lt_, plan.op, scale.alpha(), dptr(b), plan.a, dptr(a),
+                                        plan.b, scale.beta(), dptr(c), plan.c, dptr(c), plan.c,
+                                        &plan.heuristic.algo, workspace_->get(),
+                                        workspace_->bytes(), stream_));
     return;
   }
   // No cuBLASLt algorithm for this shape: cublasGemmEx chooses its own (plan() threw for
   // fp8, which cublasGemmEx does not run).
   const int m = to_library_int(s.m, "m"), n = to_library_int(s.n, "n"),
             kk = to_library_int(s.k, "k");
-  GC_CUBLAS_CHECK(lib_.cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, alpha, dptr(b),
-                                    t.data, n, dptr(a), t.data, kk, beta, dptr(c), t.data, n,
-                                    t.compute, CUBLAS_GEMM_DEFAULT));
+  GC_CUBLAS_CHECK(lib_.cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, scale.alpha(),
+                                    dptr(b), t.data, n, dptr(a), t.data, kk, scale.beta(), dptr(c),
+                                    t.data, n, t.compute, CUBLAS_GEMM_DEFAULT));
 }
 
 nlohmann::json GemmPlans::last_choice() const {
@@ -205,14 +203,11 @@ std::pair<std::size_t, int> GemmPlans::fastest(
     const LtPlan& plan, DType dtype, const std::vector<cublasLtMatmulHeuristicResult_t>& found,
     const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) {
   if (found.size() == 1) return {0, 0};
-  const double one_d = 1.0, zero_d = 0.0;
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const void* alpha = dtype == DType::kF64 ? static_cast<const void*>(&one_d) : &one_f;
-  const void* beta = dtype == DType::kF64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  const UnitScale scale(dtype);
   auto run = [&](const cublasLtMatmulHeuristicResult_t& h) {
-    return lib_.cublasLtMatmul(lt_, plan.op, alpha, dptr(b), plan.a, dptr(a), plan.b, beta, dptr(c),
-                               plan.c, dptr(c), plan.c, &h.algo, workspace_->get(),
-                               workspace_->bytes(), stream_);
+    return lib_.cublasLtMatmul(lt_, plan.op, scale.alpha(), dptr(b), plan.a, dptr(a), plan.b,
+                               scale.beta(), dptr(c), plan.c, dptr(c), plan.c, &h.algo,
+                               workspace_->get(), workspace_->bytes(), stream_);
   };
   // Median milliseconds of kLtTuneRuns runs of `once`, or a negative number if it fails.
   auto time_it = [&](const std::function<cublasStatus_t()>& once) -> float {

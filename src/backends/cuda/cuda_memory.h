@@ -1,5 +1,5 @@
 // Device memory and pinned host memory owned by types, shared by the one-device bench device and
-// the multi-GPU group.
+// the multi-GPU group; and the pointers the library calls take for them (and for alpha, beta).
 #pragma once
 
 #include "backends/device.h"
@@ -28,6 +28,23 @@ class CudaBuffer final : public DeviceBuffer {
 inline void* dptr(const DeviceBuffer& b) {
   return static_cast<const CudaBuffer&>(b).get();
 }
+
+// alpha = 1 and beta = 0 for cuBLAS and cuDNN, which read both through a host pointer as double
+// when the work is f64 and as float otherwise. The pointers point into this object: keep it alive
+// until the call that reads them returns.
+class UnitScale {
+ public:
+  explicit UnitScale(bool f64) : f64_(f64) {}
+  explicit UnitScale(DType d) : UnitScale(d == DType::kF64) {}
+  bool f64() const { return f64_; }
+  const void* alpha() const { return f64_ ? static_cast<const void*>(&one_d_) : &one_f_; }
+  const void* beta() const { return f64_ ? static_cast<const void*>(&zero_d_) : &zero_f_; }
+
+ private:
+  bool f64_;
+  double one_d_ = 1.0, zero_d_ = 0.0;
+  float one_f_ = 1.0f, zero_f_ = 0.0f;
+};
 
 // cudaHostAlloc'ed (page-locked) memory; `flags` as cudaHostAlloc takes them.
 class PinnedHost final : public HostAllocation {

@@ -1,6 +1,7 @@
 // cuDNN's backend API for one forward convolution: descriptors, heuristics, a timed choice.
 #include "backends/cuda/cudnn_graph_conv.h"
 
+#include "backends/cuda/cuda_memory.h"
 #include "backends/library_choice_cache.h"
 
 #include <fmt/format.h>
@@ -98,6 +99,328 @@ std::optional<CudnnEngineChoice> describe(const CudnnLibrary& L, cudnnBackendDes
   return c;
 }
 
+// Every candidate that ran, in the heuristics' order, with its median time.
+struct Ran {
+  cudnnBackendDescriptor_t plan;
+  std::size_t ws;
+  CudnnEngineChoice choice;
+};
+
+struct SearchResult {
+  std::vector<Ran> ran;
+  std::vector<double> ran_ms;  // ran's times; 0 for the untimed kept choice
+  int tried = 0;
+};
+
+// The candidates run on the caller's buffers, so the timings are those of its convolution.
+struct Buffers {
+  void* x;
+  void* w;
+  void* y;
+  void* workspace;
+  std::size_t max_workspace;
+};
+
+// A candidate ready to execute.
+struct Prepared {
+  cudnnBackendDescriptor_t plan;
+  std::int64_t ws;
+  cudnnBackendDescriptor_t pack;
+};
+
+// Destroyed when the search returns or throws, so always before build synchronises the stream.
+struct TimingEvents {
+  TimingEvents() = default;
+  ~TimingEvents() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+  TimingEvents(const TimingEvents&) = delete;
+  TimingEvents& operator=(const TimingEvents&) = delete;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+// The steps of GraphConv::build. The descriptors they make go into build's `ds` rather than
+// their own: a plan refers to its configuration, graph and tensors, so all of them outlive the
+// search (and, on failure, the stream synchronisation in build's catch).
+class GraphSteps {
+ public:
+  GraphSteps(const CudnnLibrary& L, Descriptors& ds, const GraphConvSpec& sp, cudnnHandle_t handle)
+      : L_(L), ds_(ds), sp_(sp), handle_(handle) {}
+
+  cudnnBackendDescriptor_t convolution_forward();
+  cudnnBackendDescriptor_t operation_graph(cudnnBackendDescriptor_t op);
+  std::vector<cudnnBackendDescriptor_t> engine_configs(cudnnBackendDescriptor_t graph);
+  SearchResult search(const std::vector<cudnnBackendDescriptor_t>& cfgs, const Buffers& io,
+                      cudaStream_t stream, const std::string* wanted);
+
+ private:
+  void set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+           cudnnBackendAttributeType_t type, std::int64_t count, const void* values);
+  void finalize(cudnnBackendDescriptor_t d, const char* what);
+  cudnnBackendDescriptor_t tensor(std::int64_t uid, std::array<std::int64_t, 4> dims);
+  cudnnBackendDescriptor_t convolution();
+  void append_heuristic_results(cudnnBackendDescriptor_t graph, cudnnBackendHeurMode_t mode,
+                                std::vector<cudnnBackendDescriptor_t>& cfgs);
+  bool acceptable(cudnnBackendDescriptor_t cfg);
+  std::optional<CudnnEngineChoice> eligible(cudnnBackendDescriptor_t cfg,
+                                            const std::string* wanted);
+  std::optional<Prepared> prepare(cudnnBackendDescriptor_t cfg, const Buffers& io);
+  cudnnBackendDescriptor_t variant_pack(const Buffers& io, void* wsp);
+  std::optional<float> median_ms(const Prepared& p, cudaStream_t stream, const TimingEvents& ev);
+
+  const CudnnLibrary& L_;
+  Descriptors& ds_;
+  const GraphConvSpec& sp_;
+  cudnnHandle_t handle_;
+};
+
+// Building the graph has no fallback: any refusal ends build.
+void GraphSteps::set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+                     cudnnBackendAttributeType_t type, std::int64_t count, const void* values) {
+  auto st = L_.cudnnBackendSetAttribute(d, name, type, count, values);
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw Failure{fmt::format("cudnnBackendSetAttribute({}) failed: status {}",
+                              static_cast<int>(name), static_cast<int>(st))};
+}
+
+void GraphSteps::finalize(cudnnBackendDescriptor_t d, const char* what) {
+  if (d == nullptr) throw Failure{fmt::format("cudnnBackendCreateDescriptor for {} failed", what)};
+  auto st = L_.cudnnBackendFinalize(d);
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw Failure{
+        fmt::format("cudnnBackendFinalize({}) failed: status {}", what, static_cast<int>(st))};
+}
+
+// dims are N,C,H,W (K,C,R,S for the filter) whatever the memory order.
+cudnnBackendDescriptor_t GraphSteps::tensor(std::int64_t uid, std::array<std::int64_t, 4> dims) {
+  const auto [n, c, h, wd] = dims;
+  std::array<std::int64_t, 4> strides =
+      sp_.nhwc ? std::array<std::int64_t, 4>{h * wd * c, 1, wd * c, c}
+               : std::array<std::int64_t, 4>{c * h * wd, h * wd, wd, 1};
+  (void)n;
+  auto d = ds_.make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  if (d == nullptr) throw Failure{"cudnnBackendCreateDescriptor(tensor) failed"};
+  const std::int64_t align = 16;
+  set(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &sp_.data);
+  set(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
+  set(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
+  set(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  set(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
+  finalize(d, "tensor");
+  return d;
+}
+
+cudnnBackendDescriptor_t GraphSteps::convolution() {
+  auto conv = ds_.make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  if (conv == nullptr) throw Failure{"cudnnBackendCreateDescriptor(convolution) failed"};
+  const std::int64_t dims = 2;
+  const std::array<std::int64_t, 2> ones{1, 1}, strides{sp_.stride, sp_.stride},
+      pads{sp_.pad, sp_.pad};
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &sp_.compute);
+  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims);
+  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, ones.data());
+  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, strides.data());
+  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pads.data());
+  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pads.data());
+  finalize(conv, "convolution");
+  return conv;
+}
+
+// y = conv(x, w); the tensors and the convolution are made here, in that order.
+cudnnBackendDescriptor_t GraphSteps::convolution_forward() {
+  auto dx = tensor(kUidX, {sp_.n, sp_.c, sp_.h, sp_.w});
+  auto dw = tensor(kUidW, {sp_.k, sp_.c, sp_.r, sp_.s});
+  auto dy = tensor(kUidY, {sp_.n, sp_.k, sp_.p, sp_.q});
+  auto conv = convolution();
+  auto op = ds_.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  if (op == nullptr) throw Failure{"cudnnBackendCreateDescriptor(operation) failed"};
+  const UnitScale scale(sp_.compute == CUDNN_DATA_DOUBLE);
+  const auto scale_type = scale.f64() ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dw);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+      &conv);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scale_type, 1, scale.alpha());
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scale_type, 1, scale.beta());
+  finalize(op, "convolution forward");
+  return op;
+}
+
+cudnnBackendDescriptor_t GraphSteps::operation_graph(cudnnBackendDescriptor_t op) {
+  auto graph = ds_.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  if (graph == nullptr) throw Failure{"cudnnBackendCreateDescriptor(operation graph) failed"};
+  set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op);
+  set(graph, kOperationGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle_);
+  finalize(graph, "operation graph");
+  return graph;
+}
+
+// Candidates: heuristics mode A first, then the fallback list; up to kMaxCandidates acceptable
+// ones are timed. A mode that fails offers none, and the other may still.
+std::vector<cudnnBackendDescriptor_t> GraphSteps::engine_configs(cudnnBackendDescriptor_t graph) {
+  std::vector<cudnnBackendDescriptor_t> cfgs;
+  for (cudnnBackendHeurMode_t hm : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK})
+    append_heuristic_results(graph, hm, cfgs);
+  if (cfgs.empty()) throw Failure{"cuDNN's heuristics offered no engine configuration"};
+  return cfgs;
+}
+
+void GraphSteps::append_heuristic_results(cudnnBackendDescriptor_t graph,
+                                          cudnnBackendHeurMode_t mode,
+                                          std::vector<cudnnBackendDescriptor_t>& cfgs) {
+  auto heur = ds_.make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  if (heur == nullptr) return;
+  if (L_.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                  &graph) != CUDNN_STATUS_SUCCESS ||
+      L_.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
+                                  &mode) != CUDNN_STATUS_SUCCESS ||
+      L_.cudnnBackendFinalize(heur) != CUDNN_STATUS_SUCCESS)
+    return;
+  std::int64_t count = 0;
+  if (L_.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                  nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0)
+    return;
+  // All of them: for f32 most of the first are tensor-core engines, filtered out below.
+  count = std::min<std::int64_t>(count, kMaxHeuristicResults);
+  std::vector<cudnnBackendDescriptor_t> got;
+  for (std::int64_t i = 0; i < count; ++i)
+    if (auto c = ds_.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)) got.push_back(c);
+  std::int64_t returned = 0;
+  if (L_.cudnnBackendGetAttribute(
+          heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+          static_cast<std::int64_t>(got.size()), &returned, got.data()) != CUDNN_STATUS_SUCCESS)
+    return;
+  got.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
+  for (auto c : got) cfgs.push_back(c);
+}
+
+// f32 means FMA arithmetic: engines that use tensor cores (TF32) are passed over; inputs
+// down-converted to a narrower type are passed over for every dtype (as PyTorch does).
+bool GraphSteps::acceptable(cudnnBackendDescriptor_t cfg) {
+  auto engine = ds_.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  if (engine == nullptr) return false;
+  std::int64_t n = 0;
+  if (L_.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                  1, &n, &engine) != CUDNN_STATUS_SUCCESS)
+    return false;
+  std::array<cudnnBackendNumericalNote_t, 32> notes{};
+  n = 0;
+  if (L_.cudnnBackendGetAttribute(
+          engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+          static_cast<std::int64_t>(notes.size()), &n, notes.data()) != CUDNN_STATUS_SUCCESS)
+    return false;
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(n, 32); ++i) {
+    if (notes[static_cast<std::size_t>(i)] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
+      return false;
+    if (!sp_.allow_tensor_cores &&
+        notes[static_cast<std::size_t>(i)] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE)
+      return false;
+  }
+  return true;
+}
+
+// The engine of `cfg` when it may run: acceptable numerics, described, and with `wanted` that id.
+std::optional<CudnnEngineChoice> GraphSteps::eligible(cudnnBackendDescriptor_t cfg,
+                                                      const std::string* wanted) {
+  if (!acceptable(cfg)) return std::nullopt;
+  auto described = describe(L_, cfg);
+  if (!described) return std::nullopt;
+  if (wanted && choice_json(*described, "").at("id").get<std::string>() != *wanted)
+    return std::nullopt;
+  return described;
+}
+
+// nullopt when cuDNN refuses the plan or the pack, or the plan needs more workspace than given:
+// the candidate is passed over, not an error.
+std::optional<Prepared> GraphSteps::prepare(cudnnBackendDescriptor_t cfg, const Buffers& io) {
+  auto plan = ds_.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  if (plan == nullptr) return std::nullopt;
+  if (L_.cudnnBackendSetAttribute(plan, kExecutionPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle_) !=
+          CUDNN_STATUS_SUCCESS ||
+      L_.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg) != CUDNN_STATUS_SUCCESS ||
+      L_.cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  std::int64_t ws = 0, n = 0;
+  if (L_.cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                  1, &n, &ws) != CUDNN_STATUS_SUCCESS ||
+      ws < 0 || static_cast<std::size_t>(ws) > io.max_workspace)
+    return std::nullopt;
+  auto pack = variant_pack(io, ws > 0 ? io.workspace : nullptr);
+  if (pack == nullptr) return std::nullopt;
+  return Prepared{plan, ws, pack};
+}
+
+cudnnBackendDescriptor_t GraphSteps::variant_pack(const Buffers& io, void* wsp) {
+  auto pack = ds_.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  if (pack == nullptr) return nullptr;
+  void* ptrs[3] = {io.x, io.w, io.y};
+  const std::int64_t uids[3] = {kUidX, kUidW, kUidY};
+  if (L_.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                  3, ptrs) != CUDNN_STATUS_SUCCESS ||
+      L_.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3,
+                                  uids) != CUDNN_STATUS_SUCCESS ||
+      L_.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                                  &wsp) != CUDNN_STATUS_SUCCESS ||
+      L_.cudnnBackendFinalize(pack) != CUDNN_STATUS_SUCCESS)
+    return nullptr;
+  return pack;
+}
+
+// The median of kTimedRuns runs, after the caller's untimed one; nullopt when any run fails.
+std::optional<float> GraphSteps::median_ms(const Prepared& p, cudaStream_t stream,
+                                           const TimingEvents& ev) {
+  std::vector<float> ms;
+  for (int r = 0; r < kTimedRuns; ++r) {
+    cudaEventRecord(ev.start, stream);
+    if (L_.cudnnBackendExecute(handle_, p.plan, p.pack) != CUDNN_STATUS_SUCCESS) break;
+    cudaEventRecord(ev.stop, stream);
+    if (cudaEventSynchronize(ev.stop) != cudaSuccess) break;
+    float t = 0;
+    cudaEventElapsedTime(&t, ev.start, ev.stop);
+    ms.push_back(t);
+  }
+  if (ms.size() != static_cast<std::size_t>(kTimedRuns)) return std::nullopt;
+  std::sort(ms.begin(), ms.end());
+  return ms[kTimedRuns / 2];
+}
+
+// A candidate counts as tried once it is ready to execute, whether or not it then runs. With
+// `wanted` the first that runs is the kept choice, and nothing is timed.
+SearchResult GraphSteps::search(const std::vector<cudnnBackendDescriptor_t>& cfgs,
+                                const Buffers& io, cudaStream_t stream, const std::string* wanted) {
+  TimingEvents ev;
+  if (cudaEventCreate(&ev.start) != cudaSuccess || cudaEventCreate(&ev.stop) != cudaSuccess)
+    throw Failure{"cudaEventCreate failed"};
+  SearchResult r;
+  for (auto cfg : cfgs) {
+    if (r.tried >= kMaxCandidates) break;
+    auto described = eligible(cfg, wanted);
+    if (!described) continue;
+    auto ready = prepare(cfg, io);
+    if (!ready) continue;
+    ++r.tried;
+    if (L_.cudnnBackendExecute(handle_, ready->plan, ready->pack) != CUDNN_STATUS_SUCCESS) continue;
+    if (wanted) {
+      r.ran.push_back({ready->plan, static_cast<std::size_t>(ready->ws), *described});
+      r.ran_ms.push_back(0);
+      break;
+    }
+    auto ms = median_ms(*ready, stream, ev);
+    if (!ms) continue;
+    r.ran.push_back({ready->plan, static_cast<std::size_t>(ready->ws), *described});
+    r.ran_ms.push_back(*ms);
+  }
+  return r;
+}
+
 }  // namespace
 
 std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t handle,
@@ -109,217 +432,18 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
     *why = "cuDNN's backend API entry points are missing";
     return nullptr;
   }
+  // Outside the try: on failure the descriptors go only after the catch has waited for the
+  // stream, never under work still queued on it.
   Descriptors ds(L);
-  auto set = [&](cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
-                 cudnnBackendAttributeType_t type, std::int64_t count, const void* values) {
-    auto st = L.cudnnBackendSetAttribute(d, name, type, count, values);
-    if (st != CUDNN_STATUS_SUCCESS)
-      throw Failure{fmt::format("cudnnBackendSetAttribute({}) failed: status {}",
-                                static_cast<int>(name), static_cast<int>(st))};
-  };
-  auto finalize = [&](cudnnBackendDescriptor_t d, const char* what) {
-    if (d == nullptr)
-      throw Failure{fmt::format("cudnnBackendCreateDescriptor for {} failed", what)};
-    auto st = L.cudnnBackendFinalize(d);
-    if (st != CUDNN_STATUS_SUCCESS)
-      throw Failure{
-          fmt::format("cudnnBackendFinalize({}) failed: status {}", what, static_cast<int>(st))};
-  };
-  auto tensor = [&](std::int64_t uid, std::array<std::int64_t, 4> dims, bool channels_last) {
-    // dims are N,C,H,W (K,C,R,S for the filter) whatever the memory order.
-    const auto [n, c, h, wd] = dims;
-    std::array<std::int64_t, 4> strides =
-        channels_last ? std::array<std::int64_t, 4>{h * wd * c, 1, wd * c, c}
-                      : std::array<std::int64_t, 4>{c * h * wd, h * wd, wd, 1};
-    (void)n;
-    auto d = ds.make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    if (d == nullptr) throw Failure{"cudnnBackendCreateDescriptor(tensor) failed"};
-    const std::int64_t align = 16;
-    set(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &sp.data);
-    set(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
-    set(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
-    set(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-    set(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
-    finalize(d, "tensor");
-    return d;
-  };
   std::unique_ptr<GraphConv> out(new GraphConv());
   out->lib_ = &L;
   out->handle_ = handle;
-  cudaEvent_t start = nullptr, stop = nullptr;
   try {
-    auto dx = tensor(kUidX, {sp.n, sp.c, sp.h, sp.w}, sp.nhwc);
-    auto dw = tensor(kUidW, {sp.k, sp.c, sp.r, sp.s}, sp.nhwc);
-    auto dy = tensor(kUidY, {sp.n, sp.k, sp.p, sp.q}, sp.nhwc);
-    auto conv = ds.make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    if (conv == nullptr) throw Failure{"cudnnBackendCreateDescriptor(convolution) failed"};
-    const std::int64_t dims = 2;
-    const std::array<std::int64_t, 2> ones{1, 1}, strides{sp.stride, sp.stride},
-        pads{sp.pad, sp.pad};
-    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &sp.compute);
-    set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-    set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims);
-    set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, ones.data());
-    set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, strides.data());
-    set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pads.data());
-    set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pads.data());
-    finalize(conv, "convolution");
-
-    auto op = ds.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-    if (op == nullptr) throw Failure{"cudnnBackendCreateDescriptor(operation) failed"};
-    const double alpha_d = 1.0, beta_d = 0.0;
-    const float alpha_f = 1.0f, beta_f = 0.0f;
-    const bool dbl = sp.compute == CUDNN_DATA_DOUBLE;
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dw);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-        &conv);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-        dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-        dbl ? static_cast<const void*>(&alpha_d) : &alpha_f);
-    set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
-        dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-        dbl ? static_cast<const void*>(&beta_d) : &beta_f);
-    finalize(op, "convolution forward");
-
-    auto graph = ds.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    if (graph == nullptr) throw Failure{"cudnnBackendCreateDescriptor(operation graph) failed"};
-    set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op);
-    set(graph, kOperationGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle);
-    finalize(graph, "operation graph");
-
-    // Candidates: heuristics mode A first, then the fallback list; up to kMaxCandidates acceptable
-    // ones are timed.
-    std::vector<cudnnBackendDescriptor_t> cfgs;
-    for (cudnnBackendHeurMode_t hm : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-      auto heur = ds.make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-      if (heur == nullptr) continue;
-      if (L.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                     &graph) != CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
-                                     &hm) != CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendFinalize(heur) != CUDNN_STATUS_SUCCESS)
-        continue;
-      std::int64_t count = 0;
-      if (L.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                     nullptr) != CUDNN_STATUS_SUCCESS ||
-          count <= 0)
-        continue;
-      // All of them: for f32 most of the first are tensor-core engines, filtered out below.
-      count = std::min<std::int64_t>(count, kMaxHeuristicResults);
-      std::vector<cudnnBackendDescriptor_t> got;
-      for (std::int64_t i = 0; i < count; ++i)
-        if (auto c = ds.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)) got.push_back(c);
-      std::int64_t returned = 0;
-      if (L.cudnnBackendGetAttribute(
-              heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-              static_cast<std::int64_t>(got.size()), &returned, got.data()) != CUDNN_STATUS_SUCCESS)
-        continue;
-      got.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
-      for (auto c : got) cfgs.push_back(c);
-    }
-    if (cfgs.empty()) throw Failure{"cuDNN's heuristics offered no engine configuration"};
-
-    // f32 means FMA arithmetic: engines that use tensor cores (TF32) are passed over; inputs
-    // down-converted to a narrower type are passed over for every dtype (as PyTorch does).
-    auto acceptable = [&](cudnnBackendDescriptor_t cfg) {
-      auto engine = ds.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-      if (engine == nullptr) return false;
-      std::int64_t n = 0;
-      if (L.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                                     &engine) != CUDNN_STATUS_SUCCESS)
-        return false;
-      std::array<cudnnBackendNumericalNote_t, 32> notes{};
-      n = 0;
-      if (L.cudnnBackendGetAttribute(
-              engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-              static_cast<std::int64_t>(notes.size()), &n, notes.data()) != CUDNN_STATUS_SUCCESS)
-        return false;
-      for (std::int64_t i = 0; i < std::min<std::int64_t>(n, 32); ++i) {
-        if (notes[static_cast<std::size_t>(i)] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
-          return false;
-        if (!sp.allow_tensor_cores &&
-            notes[static_cast<std::size_t>(i)] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE)
-          return false;
-      }
-      return true;
-    };
-
-    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess)
-      throw Failure{"cudaEventCreate failed"};
-    // Every candidate that ran, in the heuristics' order, with its median time.
-    struct Ran {
-      cudnnBackendDescriptor_t plan;
-      std::size_t ws;
-      CudnnEngineChoice choice;
-    };
-    std::vector<Ran> ran;
-    std::vector<double> ran_ms;
-    int tried = 0;
-    for (auto cfg : cfgs) {
-      if (tried >= kMaxCandidates) break;
-      if (!acceptable(cfg)) continue;
-      auto described = describe(L, cfg);
-      if (!described) continue;
-      if (wanted && choice_json(*described, "").at("id").get<std::string>() != *wanted) continue;
-      auto plan = ds.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      if (plan == nullptr) continue;
-      if (L.cudnnBackendSetAttribute(plan, kExecutionPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle) !=
-              CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                     &cfg) != CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS)
-        continue;
-      std::int64_t ws = 0, n = 0;
-      if (L.cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                     CUDNN_TYPE_INT64, 1, &n, &ws) != CUDNN_STATUS_SUCCESS ||
-          ws < 0 || static_cast<std::size_t>(ws) > max_workspace)
-        continue;
-      auto pack = ds.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-      if (pack == nullptr) continue;
-      void* ptrs[3] = {x, w, y};
-      const std::int64_t uids[3] = {kUidX, kUidW, kUidY};
-      void* wsp = ws > 0 ? workspace : nullptr;
-      if (L.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                     CUDNN_TYPE_VOID_PTR, 3, ptrs) != CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3,
-                                     uids) != CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
-                                     1, &wsp) != CUDNN_STATUS_SUCCESS ||
-          L.cudnnBackendFinalize(pack) != CUDNN_STATUS_SUCCESS)
-        continue;
-      ++tried;
-      if (L.cudnnBackendExecute(handle, plan, pack) != CUDNN_STATUS_SUCCESS) continue;
-      if (wanted) {  // the kept choice: nothing to time
-        ran.push_back({plan, static_cast<std::size_t>(ws), *described});
-        ran_ms.push_back(0);
-        break;
-      }
-      std::vector<float> ms;
-      for (int r = 0; r < kTimedRuns; ++r) {
-        cudaEventRecord(start, stream);
-        if (L.cudnnBackendExecute(handle, plan, pack) != CUDNN_STATUS_SUCCESS) break;
-        cudaEventRecord(stop, stream);
-        if (cudaEventSynchronize(stop) != cudaSuccess) break;
-        float t = 0;
-        cudaEventElapsedTime(&t, start, stop);
-        ms.push_back(t);
-      }
-      if (ms.size() != static_cast<std::size_t>(kTimedRuns)) continue;
-      std::sort(ms.begin(), ms.end());
-      ran.push_back({plan, static_cast<std::size_t>(ws), *described});
-      ran_ms.push_back(ms[kTimedRuns / 2]);
-    }
-    const auto pick = pick_within_noise(ran_ms, noise);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    start = stop = nullptr;
+    GraphSteps steps(L, ds, sp, handle);
+    const auto graph = steps.operation_graph(steps.convolution_forward());
+    const auto cfgs = steps.engine_configs(graph);
+    const auto found = steps.search(cfgs, {x, w, y, workspace, max_workspace}, stream, wanted);
+    const auto pick = pick_within_noise(found.ran_ms, noise);
     // A failed launch inside a candidate must not linger as the next call's error.
     if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
       throw Failure{fmt::format("stream error after the engine search: {}", cudaGetErrorName(e))};
@@ -331,14 +455,13 @@ std::unique_ptr<GraphConv> GraphConv::build(const CudnnLibrary& L, cudnnHandle_t
                            : fmt::format("none of {} engine configurations ran", cfgs.size())};
     // The plan, its configuration, graph and tensors live as long as this object.
     out->keep_ = ds.release_all();
-    out->plan_ = ran[*pick].plan;
-    out->workspace_ = ran[*pick].ws;
-    out->timed_ = wanted ? 0 : tried;
-    out->best_ms_ = static_cast<float>(ran_ms[*pick]);
-    out->choice_ = ran[*pick].choice;
+    const Ran& best = found.ran[*pick];
+    out->plan_ = best.plan;
+    out->workspace_ = best.ws;
+    out->timed_ = wanted ? 0 : found.tried;
+    out->best_ms_ = static_cast<float>(found.ran_ms[*pick]);
+    out->choice_ = best.choice;
   } catch (const Failure& f) {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
     cudaStreamSynchronize(stream);
     (void)cudaGetLastError();
     *why = f.what;
