@@ -70,7 +70,7 @@ using Shape = std::variant<ExpShape, GemmShape, ConvShape, CopyShape, LatencySha
                            P2pShape, AllreduceShape>;
 
 struct Cell {
-  Op op = Op::kExp;
+  Op op{};  // the first op, whose shape a default Shape holds
   DType dtype = DType::kF32;
   Shape shape;
   // The user named this op/dtype/size: when the device cannot run it, the record says

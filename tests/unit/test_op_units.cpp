@@ -32,6 +32,14 @@ TEST(OpUnits, OnePerOpInTheOrderOfOpWithWhatItsRunnerNeeds) {
   }
 }
 
+TEST(OpUnits, AShapeNamesItsOp) {
+  static_assert(op_for<CopyShape> == Op::kCopy);
+  const Cell c = planned_cell(DType::kF16, GemmShape{1, 2, 3});
+  EXPECT_EQ(c.op, Op::kGemm);
+  EXPECT_EQ(c.dtype, DType::kF16);
+  EXPECT_EQ(std::get<GemmShape>(c.shape).k, 3u);
+}
+
 TEST(OpUnits, EveryShapeReadsBackFromThePlanJson) {
   LatencyShape peer_latency;
   peer_latency.mode = LatencyMode::kP2p;

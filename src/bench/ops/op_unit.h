@@ -23,7 +23,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace gpucheck::bench {
@@ -203,8 +205,24 @@ std::span<const OpUnit> op_units();
 // The op a shape belongs to: the Shape variant lists the shapes in the order of Op.
 Op op_of(const Shape& shape);
 
+namespace detail {
+template <typename S, std::size_t I = 0>
+consteval std::size_t shape_index() {
+  if constexpr (std::is_same_v<std::variant_alternative_t<I, Shape>, S>)
+    return I;
+  else
+    return shape_index<S, I + 1>();
+}
+}  // namespace detail
+
+// The op whose shape is S, for code that holds a shape type rather than a shape.
+template <typename S>
+inline constexpr Op op_for = static_cast<Op>(detail::shape_index<S>());
+
 // A planned cell (neither an explicit request nor size yet).
 Cell planned_cell(Op op, DType dtype, Shape shape);
+// The same, of the op the shape belongs to.
+Cell planned_cell(DType dtype, Shape shape);
 
 // The "unsupported" record of a group op that cannot run on `device` (of `backend`), saying why:
 // the unit's impl, dtype and shape of its first size (GroupOp::lone_shape).
