@@ -1,5 +1,7 @@
 // copy: bytes host to device, device to host (pinned or pageable host memory), device to device,
 // host to host, or both ways at once; verified byte for byte.
+#include "bench/ops/copy.h"
+
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
 #include "bench/size_text.h"
@@ -259,6 +261,10 @@ Verification verify(const Cell& cell, const std::vector<HostBuffer>& in, const v
 }  // namespace
 
 }  // namespace copy_op
+
+std::string copy_impl(const Device& device) {
+  return device.impl(Op::kCopy, DType::kF32);
+}
 
 OpUnit copy_unit() {
   OpUnit u;
