@@ -247,6 +247,11 @@ std::vector<HostBuffer> inputs(const Cell& cell, std::uint64_t seed) {
   return in;
 }
 
+// The pattern is whole f32 elements; the file holds exactly the copied bytes.
+std::uint64_t input_bytes(const Cell& cell, const HostBuffer&) {
+  return std::get<CopyShape>(cell.shape).bytes;
+}
+
 OpOutput output(const Cell& cell) {
   const std::uint64_t bytes = std::get<CopyShape>(cell.shape).bytes;
   return {bytes, DType::kF32, bytes};
@@ -299,6 +304,7 @@ OpUnit copy_unit() {
   u.refusal = copy_op::refusal;
   u.run = copy_op::run;
   u.inputs = copy_op::inputs;
+  u.input_bytes = copy_op::input_bytes;
   u.output = copy_op::output;
   u.verify = copy_op::verify;
   return u;

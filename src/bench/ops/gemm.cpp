@@ -401,6 +401,7 @@ OpUnit gemm_unit() {
   u.in_default_plan = true;
   u.end_to_end = true;
   u.tunes_gemm = true;
+  u.bf16_gemm_accumulation = true;
   u.profile_shape = {{{"m"}, {"n"}, {"k"}}, {}, {}};
   u.default_dtypes = {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
   // The sweep: ×2 steps over the full range.

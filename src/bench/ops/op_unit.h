@@ -155,6 +155,9 @@ struct OpUnit {
   // The device's GEMM parameters are tuned before its first cell of a dtype, and its records
   // carry the library's choice and the tuning.
   bool tunes_gemm = false;
+  // Its bf16 records are off where a framework sums bf16 GEMMs in bf16 (the framework's probe,
+  // ones(4,512) @ ones(512,4), says so).
+  bool bf16_gemm_accumulation = false;
   // Its compute type is its dtype (an elementwise op), not default_compute's.
   bool computes_in_dtype = false;
   // On accelerators a cell makes two records, device time and end to end (RunContext::measure_op).
@@ -190,6 +193,8 @@ struct OpUnit {
   // inputs as the engine makes them, its output, and the check of the output's bytes (exactly
   // output(cell).bytes of them). Nullptr: frameworks do not run the op.
   std::vector<HostBuffer> (*inputs)(const Cell& cell, std::uint64_t seed) = nullptr;
+  // The bytes of an input a framework's file holds; nullptr: the whole buffer.
+  std::uint64_t (*input_bytes)(const Cell& cell, const HostBuffer& input) = nullptr;
   // The transfers of every record the cell makes; nullptr: the first record's excluded, the
   // end-to-end one's included.
   Transfers (*transfers)(const Cell& cell) = nullptr;
