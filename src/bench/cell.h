@@ -97,14 +97,14 @@ struct BenchPlan {
   RepPolicy policy;
   std::uint64_t seed = 0;
   int threads = 0;
-  // Several devices opened together in one child (p2p, allreduce cells); empty for one device.
+  // Several devices opened together in one child (the cells of group ops); empty for one device.
   std::vector<std::string> group;
   TuningPlan tuning;
   // A lock file that concurrent siblings share: host-bound timed regions take it (host_lock.h).
   std::string host_lock;
-  // How a group's all-reduce runs: over the network path only (--transport net), and as ranks of
-  // an all-reduce spanning processes (--rank, --world-size).
-  AllreduceSetup allreduce;
+  // How a group's collective (the all-reduce) runs: over the network path only (--transport net),
+  // and as ranks of one spanning processes (--rank, --world-size).
+  CollectiveSetup collective;
   // A group's pairs one at a time (--serial), not the pairs that share no GPU together.
   bool serial = false;
 };

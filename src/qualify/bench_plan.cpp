@@ -107,7 +107,7 @@
                         {"policy", policy}, {"seed", s.seed},      {"threads", s.threads},
                         {"group", group}};
     bench::BenchPlan plan = bench::plan_from_json(j);
-    plan.allreduce.network_only = network_only;
+    plan.collective.network_only = network_only;
     return plan;
   }
 
