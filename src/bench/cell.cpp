@@ -17,25 +17,6 @@ std::string_view to_string(CopyEngine e) {
   return e == CopyEngine::kSm ? "sm" : "ce";
 }
 
-std::string_view to_string(P2pFan f) {
-  switch (f) {
-    case P2pFan::kAllToOne:
-      return "all_to_one";
-    case P2pFan::kOneToAll:
-      return "one_to_all";
-    case P2pFan::kAllToAll:
-      return "all_to_all";
-    default:
-      return "p2p";
-  }
-}
-
-std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
-  for (P2pFan f : {P2pFan::kPair, P2pFan::kAllToOne, P2pFan::kOneToAll, P2pFan::kAllToAll})
-    if (to_string(f) == text) return f;
-  return std::nullopt;
-}
-
 namespace {
 
 Shape shape_from_json(Op op, const nlohmann::json& j) {

@@ -35,9 +35,8 @@ std::string_view to_string(CopyEngine e);
 // once: every other device to one (all_to_one; dst names it), one to every other (one_to_all;
 // src names it), every ordered pair (all_to_all); the other end is kAllDevices. kPair: one copy
 // (two, bidirectional) between src and dst.
+// Its names are the unit's (bench/ops/p2p.h).
 enum class P2pFan { kPair, kAllToOne, kOneToAll, kAllToAll };
-std::string_view to_string(P2pFan f);  // "p2p" for a pair, else "all_to_one", ...
-std::optional<P2pFan> p2p_fan_from_string(std::string_view text);
 inline constexpr std::string_view kAllDevices = "all";
 
 // A copy between devices of a group (op p2p): shape.direction "p2p" (or the fan's name) in the

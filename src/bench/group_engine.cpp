@@ -5,12 +5,13 @@
 #include "bench/inputs.h"
 #include "bench/ops/allreduce.h"
 #include "bench/ops/op_unit.h"
-#include "core/parallel_ranges.h"
+#include "bench/ops/p2p.h"
 #include "bench/record.h"
 #include "bench/verify.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
 #include "core/pair_schedule.h"
+#include "core/parallel_ranges.h"
 #include "host/memory_info.h"
 
 #include <fmt/format.h>

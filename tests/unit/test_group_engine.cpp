@@ -5,6 +5,7 @@
 #include "backends/peer_group.h"
 #include "bench/group_engine.h"
 #include "bench/ops/allreduce.h"
+#include "bench/ops/p2p.h"
 #include "bench/record.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // latency: empty kernel launches, asynchronous (the launch rate) or each waited for (the round
 // trip); mode p2p is a group's small peer copy (bench/group_engine.cpp).
-#include "bench/group_engine.h"
 #include "bench/ops/op_unit.h"
+#include "bench/ops/p2p.h"
 #include "bench/ops/run_context.h"
 #include "core/json_keys.h"
 
