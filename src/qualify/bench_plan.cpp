@@ -2,6 +2,7 @@
 // here is exactly what `gpucheck bench` would run for the same op, dtype and shape.
 #include "qualify/bench_plan.h"
 
+#include "bench/ops/op_unit.h"
 #include "bench/reps.h"
 #include "core/json_keys.h"
 #include "qualify/judge_multigpu.h"
@@ -11,6 +12,15 @@
 namespace gpucheck::qualify {
 
 namespace k = keys;
+
+bool needs_bench(const Profile& profile) {
+  return std::any_of(profile.requirements.begin(), profile.requirements.end(),
+                     [](const Requirement& r) {
+                       if (r.kind == Kind::kBench) return true;
+                       const auto op = op_from_string(r.op);
+                       return op && runs_between_devices(*op);
+                     });
+}
 
 std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
                                            const std::vector<DeviceFacts>& devices) {
@@ -29,7 +39,7 @@ std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
       it->cells.push_back(cell);
   };
   for (const auto& r : profile.requirements) {
-    if (r.kind != Kind::kBench) continue;  // p2p and allreduce: plan_group_bench
+    if (r.kind != Kind::kBench) continue;  // a group op's: plan_group_bench
     // Copy and latency records carry no dtype; the plan still names one.
     nlohmann::json cell = {{k::kOp, r.op},
                            {k::kDtype, r.op == "copy" || r.op == "latency" ? "f32" : r.dtype},
@@ -69,13 +79,23 @@ std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
   nlohmann::json group = nlohmann::json::array();
   for (const auto& d : cuda) group.push_back(d.device);
   for (const auto& r : profile.requirements) {
-    if (r.kind == Kind::kP2p && !network_only) {
+    const auto op = op_from_string(r.op);
+    if (!op || !runs_between_devices(*op)) continue;
+    if (bench::unit_of(*op).group->collective) {
+      // A collective spans every device of the group.
+      if (r.network_only == network_only)
+        add({{k::kOp, r.op},
+             {k::kDtype, "f32"},
+             {k::kShape, {{k::kBytes, r.bytes}, {k::kDevices, group}}},
+             {"explicit", true},
+             {"explicit_size", true}});
+    } else if (!network_only) {
       for (const auto& [src, dst] : p2p_pairs(r, cuda)) {
         // A pair naming a device that is not here is judged unmet; it is not planned.
         if (std::find(group.begin(), group.end(), src) == group.end() ||
             std::find(group.begin(), group.end(), dst) == group.end())
           continue;
-        add({{k::kOp, "p2p"},
+        add({{k::kOp, r.op},
              {k::kDtype, "f32"},
              {k::kShape,
               {{k::kBytes, r.bytes},
@@ -88,12 +108,6 @@ std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
              {"explicit", true},
              {"explicit_size", true}});
       }
-    } else if (r.kind == Kind::kAllreduce && r.network_only == network_only) {
-      add({{k::kOp, "allreduce"},
-           {k::kDtype, "f32"},
-           {k::kShape, {{k::kBytes, r.bytes}, {k::kDevices, group}}},
-           {"explicit", true},
-           {"explicit_size", true}});
     }
   }
   if (cells.empty()) return std::nullopt;

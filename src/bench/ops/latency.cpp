@@ -98,6 +98,7 @@ void run(const Cell& cell, RunContext& ctx) {
 OpUnit latency_unit() {
   OpUnit u;
   u.op = Op::kLatency;
+  u.rated = false;
   u.in_default_plan = true;
   u.has_dtype = false;
   u.profile_shape = {{}, {{"mode", {"async", "round_trip"}}}, {}};

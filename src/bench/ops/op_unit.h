@@ -149,6 +149,9 @@ struct OpUnit {
   std::optional<GroupOp> group;
   // Planned when the command names no ops.
   bool in_default_plan = false;
+  // Its records' throughput is set against a card's reference figures (configs/skus.toml) and
+  // the device's limit (qualify/limits.h); latency and the seed loop measure no such rate.
+  bool rated = true;
   // Its records carry a dtype and compute type; an op without (copy, latency, p2p) is an explicit
   // request whenever --ops names it, whatever --dtype says.
   bool has_dtype = true;
