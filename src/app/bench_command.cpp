@@ -263,8 +263,8 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   request.ops = {collective_op()};
   request.sizes = sizes;
   bench::BenchPlan plan = plan_rank(request, devices, policy, o.seed);
-  plan.allreduce.network_only = o.transport == "net";
-  plan.allreduce.span = span_of(met.answer, rs.rank);
+  plan.collective.network_only = o.transport == "net";
+  plan.collective.span = span_of(met.answer, rs.rank);
 
   nlohmann::json doc = make_document("bench", o.argv, env);
   doc[k::kProvenance][k::kVersions] = report::stack_versions_json(report::stack_versions(backends));
@@ -539,7 +539,7 @@ ExitCode run_bench(const BenchOptions& given) {
   GroupPlanning group =
       selected.empty() ? GroupPlanning{} : plan_group(group_request, selected, policy, o.seed);
   if (group.plan) {
-    group.plan->allreduce.network_only = network_only;
+    group.plan->collective.network_only = network_only;
     group.plan->serial = o.serial;
   }
 

@@ -81,7 +81,7 @@ class Output {
 // backends' children through the environment (GPUCHECK_CUBLAS_LIB, ..., GPUCHECK_BLAS_LIB).
 struct LibraryOptions {
   std::string cublas, cublaslt, cudnn, nvml, blas;
-  std::string nccl;  // --nccl, the library of bench --ops allreduce
+  std::string nccl;  // --nccl, the library of the collective group op (GroupOp::collective)
 };
 void add_library_options(CLI::App& cmd, LibraryOptions& opts);
 void apply_library_options(const LibraryOptions& opts);

@@ -1,5 +1,6 @@
 #include "app/device_sizes.h"
 
+#include "bench/ops/op_unit.h"
 #include "core/json_keys.h"
 #include "core/json_keys_limits.h"
 #include "core/shape_text.h"
@@ -102,7 +103,8 @@ class Chooser {
   // sizes (lavapipe's GEMM takes 0.9 s at 1024³ on a 2-core VM).
   bool cpu_implementation() const { return on_cpu_ && t_.backend != "cpu"; }
   void keep_small() {
-    for (Op op : {Op::kGemm, Op::kConv, Op::kExp, Op::kCopy})
+    for (Op op : {bench::op_for<GemmShape>, bench::op_for<ConvShape>, bench::op_for<ExpShape>,
+                  bench::op_for<CopyShape>})
       if (!small_.of(op).empty())
         note(op,
              "an implementation on the CPU's cores: the small size (the cpu device measures "
@@ -110,7 +112,7 @@ class Chooser {
   }
 
   void gemm() {
-    const auto& shapes = small_.of(Op::kGemm);
+    const auto& shapes = small_.of(bench::op_for<GemmShape>);
     const std::uint64_t side =
         first_n(shapes, [](const bench::Shape& s) -> std::optional<std::uint64_t> {
           if (auto g = std::get_if<GemmShape>(&s)) return std::max({g->m, g->n, g->k});
@@ -127,31 +129,30 @@ class Chooser {
         l = b;
         basis = "bf16";
       }
-    if (!l.value) return fallback(Op::kGemm, l.why);
+    if (!l.value) return fallback(bench::op_for<GemmShape>, l.why);
     const double n = std::cbrt(*l.value * 1e12 * kWorkS / 2);
     const std::uint64_t chosen = std::min(round_up_pow2(n, side), kMaxGemm);
-    add(Op::kGemm, GemmShape{chosen, chosen, chosen},
+    add(GemmShape{chosen, chosen, chosen},
         fmt::format("{:.3g} ms of work at its {} limit of {:.4g} TFLOP/s ({})", kWorkS * 1e3, basis,
                     *l.value, l.why));
   }
 
   void conv() {
-    const auto& shapes = small_.of(Op::kConv);
+    const auto& shapes = small_.of(bench::op_for<ConvShape>);
     const ConvShape* base = shapes.empty() ? nullptr : std::get_if<ConvShape>(&shapes.front());
     if (!base) return;
     const Limit l = limit_for(t_, facts_, "conv", DType::kF32, "TFLOP/s");
-    if (!l.value) return fallback(Op::kConv, l.why);
+    if (!l.value) return fallback(bench::op_for<ConvShape>, l.why);
     const double per_image =
         2.0 * static_cast<double>(base->k * base->p() * base->q() * base->c * base->r * base->s);
     ConvShape s = *base;
     s.n = std::min(round_up_pow2(*l.value * 1e12 * kWorkS / per_image, base->n), kMaxConvBatch);
-    add(Op::kConv, s,
-        fmt::format("{:.3g} ms of work at its f32 limit of {:.4g} TFLOP/s", kWorkS * 1e3,
-                    *l.value));
+    add(s, fmt::format("{:.3g} ms of work at its f32 limit of {:.4g} TFLOP/s", kWorkS * 1e3,
+                       *l.value));
   }
 
   void exp() {
-    const std::uint64_t n = first_n(small_.of(Op::kExp), [](const bench::Shape& s) {
+    const std::uint64_t n = first_n(small_.of(bench::op_for<ExpShape>), [](const bench::Shape& s) {
       auto e = std::get_if<ExpShape>(&s);
       return e ? std::optional<std::uint64_t>(e->n) : std::nullopt;
     });
@@ -159,26 +160,27 @@ class Chooser {
     const Limit l = limit_for(t_, facts_, "exp", DType::kF32, "GB/s");
     if (!l.value) {
       if (on_cpu_)
-        return note(Op::kExp,
+        return note(bench::op_for<ExpShape>,
                     "exp is bound by a CPU's arithmetic, not its memory: the small size keeps "
                     "its cores busy");
-      return fallback(Op::kExp, l.why);
+      return fallback(bench::op_for<ExpShape>, l.why);
     }
     // f32 in and out: 8 bytes moved an element.
     const double elements = *l.value * 1e9 * kWorkS / 8;
-    add(Op::kExp, ExpShape{std::min(round_up_pow2(elements, n), kMaxExp)},
+    add(ExpShape{std::min(round_up_pow2(elements, n), kMaxExp)},
         fmt::format("{:.3g} ms of memory traffic at its {:.4g} GB/s", kWorkS * 1e3, *l.value));
   }
 
   void copy() {
-    const std::uint64_t bytes = first_n(small_.of(Op::kCopy), [](const bench::Shape& s) {
-      auto c = std::get_if<CopyShape>(&s);
-      return c ? std::optional<std::uint64_t>(c->bytes) : std::nullopt;
-    });
+    const std::uint64_t bytes =
+        first_n(small_.of(bench::op_for<CopyShape>), [](const bench::Shape& s) {
+          auto c = std::get_if<CopyShape>(&s);
+          return c ? std::optional<std::uint64_t>(c->bytes) : std::nullopt;
+        });
     if (bytes == 0 || on_cpu_) return;
     const Limit host = limit_for(t_, facts_, "copy", DType::kF32, "GB/s", "h2d");
     const Limit dev = limit_for(t_, facts_, "copy", DType::kF32, "GB/s", "d2d");
-    if (!host.value && !dev.value) return fallback(Op::kCopy, host.why);
+    if (!host.value && !dev.value) return fallback(bench::op_for<CopyShape>, host.why);
     double need = 0;
     std::vector<std::string> parts;
     if (host.value) {
@@ -193,7 +195,7 @@ class Chooser {
     }
     CopyShape s;
     s.bytes = std::min(round_up_pow2(need, bytes), kMaxCopy);
-    add(Op::kCopy, s, fmt::format("the larger of {}", fmt::join(parts, " and ")));
+    add(s, fmt::format("the larger of {}", fmt::join(parts, " and ")));
   }
 
  private:
@@ -203,7 +205,7 @@ class Chooser {
     if (on_cpu_) return note(op, fmt::format("no limit known ({}): the small size", why));
     const auto& medium = medium_.of(op);
     if (medium.empty()) return note(op, fmt::format("no limit known ({})", why));
-    add(op, medium.front(), fmt::format("no limit known ({}): the medium preset's size", why));
+    add(medium.front(), fmt::format("no limit known ({}): the medium preset's size", why));
   }
 
   void note(Op op, std::string why) {
@@ -212,7 +214,8 @@ class Chooser {
     out_.explained[std::string(to_string(op))] = {{k::kSizes, sizes}, {k::kWhy, std::move(why)}};
   }
 
-  void add(Op op, bench::Shape chosen, std::string why) {
+  void add(bench::Shape chosen, std::string why) {
+    const Op op = bench::op_of(chosen);
     auto& list = out_.sizes.lists[op];
     const std::string chosen_json = bench::shape_to_json(chosen).dump();
     const bool already = std::any_of(list.begin(), list.end(), [&](const bench::Shape& s) {

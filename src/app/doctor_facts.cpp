@@ -4,7 +4,7 @@
 #include "app/bench_run.h"
 #include "app/progress.h"
 #include "backends/cpu/blas_kernel.h"
-#include "bench/cell.h"
+#include "bench/ops/op_unit.h"
 #include "core/json_keys.h"
 #include "core/json_keys_infiniband.h"
 #include "core/pair_schedule.h"
@@ -136,10 +136,7 @@ namespace {
 // GEMM f32 1024 on the CPU in a bench child with `env` changes; its TFLOP/s when verified ok.
 std::optional<double> cpu_gemm_tflops(
     const std::map<std::string, std::optional<std::string>>& env) {
-  bench::Cell cell;
-  cell.op = Op::kGemm;
-  cell.dtype = DType::kF32;
-  cell.shape = GemmShape{1024, 1024, 1024};
+  bench::Cell cell = bench::planned_cell(DType::kF32, GemmShape{1024, 1024, 1024});
   cell.explicit_request = cell.explicit_size = true;
   bench::BenchPlan plan{"cpu", "cpu", {cell}, {1, 5, 0.0, 10.0}, 20240601, 0, {}, {}, {}, {}};
   const DeviceRun run = run_device({"cpu", "cpu"}, plan, BenchProgress::silent(), env);

@@ -158,8 +158,7 @@ ExitCode run_qualify(const QualifyOptions& o) {
     obs.checks = run_doctor_checks(facts, env, o.sysroot);
     doc[k::kChecks] = obs.checks;
   }
-  if (needs(profile, q::Kind::kBench) || needs(profile, q::Kind::kP2p) ||
-      needs(profile, q::Kind::kAllreduce)) {
+  if (q::needs_bench(profile)) {
     auto plans = q::plan_benches(profile, q::list_devices(obs.backends));
     // The work between GPUs last, in one group child over every CUDA device.
     for (bool network_only : {false, true})

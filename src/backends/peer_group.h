@@ -43,7 +43,7 @@ struct CollectiveSpan {
   int first_rank = 0;
 };
 
-struct AllreduceSetup {
+struct CollectiveSetup {
   // NCCL's peer-to-peer and shared-memory transports off: the traffic takes the network path (IB,
   // RoCE or sockets) even between GPUs of one host.
   bool network_only = false;
@@ -93,7 +93,7 @@ class PeerGroup {
 
   // How the all-reduce runs, set once before the first one: nullopt when the group can, else
   // why not (a group whose all-reduce stays within one process, or has no transports to choose).
-  virtual std::optional<std::string> setup_allreduce(const AllreduceSetup& setup) {
+  virtual std::optional<std::string> setup_allreduce(const CollectiveSetup& setup) {
     if (setup.span) return std::string("this backend's all-reduce runs within one process");
     if (setup.network_only) return std::string("this backend's all-reduce has no network path");
     return std::nullopt;

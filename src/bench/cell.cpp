@@ -17,25 +17,6 @@ std::string_view to_string(CopyEngine e) {
   return e == CopyEngine::kSm ? "sm" : "ce";
 }
 
-std::string_view to_string(P2pFan f) {
-  switch (f) {
-    case P2pFan::kAllToOne:
-      return "all_to_one";
-    case P2pFan::kOneToAll:
-      return "one_to_all";
-    case P2pFan::kAllToAll:
-      return "all_to_all";
-    default:
-      return "p2p";
-  }
-}
-
-std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
-  for (P2pFan f : {P2pFan::kPair, P2pFan::kAllToOne, P2pFan::kOneToAll, P2pFan::kAllToAll})
-    if (to_string(f) == text) return f;
-  return std::nullopt;
-}
-
 namespace {
 
 Shape shape_from_json(Op op, const nlohmann::json& j) {
@@ -74,9 +55,9 @@ nlohmann::json to_json(const BenchPlan& plan) {
       {"seed", plan.seed},       {"threads", plan.threads},   {"tuning", tuning}};
   if (!plan.group.empty()) j["group"] = plan.group;
   if (!plan.host_lock.empty()) j["host_lock"] = plan.host_lock;
-  if (plan.allreduce.network_only) j["network_only"] = true;
+  if (plan.collective.network_only) j["network_only"] = true;
   if (plan.serial) j["serial"] = true;
-  if (const auto& s = plan.allreduce.span) {
+  if (const auto& s = plan.collective.span) {
     std::string hex;
     for (unsigned char c : s->id) hex += fmt::format("{:02x}", c);
     j["span"] = {{"id", hex}, {"ranks", s->ranks}, {"first_rank", s->first_rank}};
@@ -116,7 +97,7 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
   plan.policy.stable_within = p.value("stable_within", 0.0);
   if (j.contains("group")) plan.group = j.at("group").get<std::vector<std::string>>();
   plan.host_lock = j.value("host_lock", std::string());
-  plan.allreduce.network_only = j.value("network_only", false);
+  plan.collective.network_only = j.value("network_only", false);
   plan.serial = j.value("serial", false);
   if (auto s = j.find("span"); s != j.end()) {
     CollectiveSpan span;
@@ -126,7 +107,7 @@ BenchPlan plan_from_json(const nlohmann::json& j) {
       span.id.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     span.ranks = s->at("ranks").get<int>();
     span.first_rank = s->at("first_rank").get<int>();
-    plan.allreduce.span = span;
+    plan.collective.span = span;
   }
   if (auto t = j.find("tuning"); t != j.end()) {
     plan.tuning.mode = plan_enum<TuningMode>(t->at("mode"), tuning_mode_from_string, "tuning mode");

@@ -35,9 +35,8 @@ std::string_view to_string(CopyEngine e);
 // once: every other device to one (all_to_one; dst names it), one to every other (one_to_all;
 // src names it), every ordered pair (all_to_all); the other end is kAllDevices. kPair: one copy
 // (two, bidirectional) between src and dst.
+// Its names are the unit's (bench/ops/p2p.h).
 enum class P2pFan { kPair, kAllToOne, kOneToAll, kAllToAll };
-std::string_view to_string(P2pFan f);  // "p2p" for a pair, else "all_to_one", ...
-std::optional<P2pFan> p2p_fan_from_string(std::string_view text);
 inline constexpr std::string_view kAllDevices = "all";
 
 // A copy between devices of a group (op p2p): shape.direction "p2p" (or the fan's name) in the
@@ -70,7 +69,7 @@ using Shape = std::variant<ExpShape, GemmShape, ConvShape, CopyShape, LatencySha
                            P2pShape, AllreduceShape>;
 
 struct Cell {
-  Op op = Op::kExp;
+  Op op{};  // the first op, whose shape a default Shape holds
   DType dtype = DType::kF32;
   Shape shape;
   // The user named this op/dtype/size: when the device cannot run it, the record says
@@ -97,14 +96,14 @@ struct BenchPlan {
   RepPolicy policy;
   std::uint64_t seed = 0;
   int threads = 0;
-  // Several devices opened together in one child (p2p, allreduce cells); empty for one device.
+  // Several devices opened together in one child (the cells of group ops); empty for one device.
   std::vector<std::string> group;
   TuningPlan tuning;
   // A lock file that concurrent siblings share: host-bound timed regions take it (host_lock.h).
   std::string host_lock;
-  // How a group's all-reduce runs: over the network path only (--transport net), and as ranks of
-  // an all-reduce spanning processes (--rank, --world-size).
-  AllreduceSetup allreduce;
+  // How a group's collective (the all-reduce) runs: over the network path only (--transport net),
+  // and as ranks of one spanning processes (--rank, --world-size).
+  CollectiveSetup collective;
   // A group's pairs one at a time (--serial), not the pairs that share no GPU together.
   bool serial = false;
 };

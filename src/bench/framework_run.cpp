@@ -157,9 +157,9 @@ std::vector<HostBuffer> make_inputs(const Cell& cell, std::uint64_t seed) {
   return unit_of(cell.op).inputs(cell, seed);
 }
 
-// The copy's source pattern is whole f32 elements; its file holds exactly the copied bytes.
 std::size_t input_bytes(const Cell& cell, const HostBuffer& b) {
-  return cell.op == Op::kCopy ? std::get<CopyShape>(cell.shape).bytes : b.size_bytes();
+  if (const auto bytes = unit_of(cell.op).input_bytes) return bytes(cell, b);
+  return b.size_bytes();
 }
 
 // Elements and dtype of a cell's output.
@@ -185,7 +185,7 @@ struct Hello {
 };
 
 bool is_bf16_gemm(const Cell& cell) {
-  return cell.op == Op::kGemm && cell.dtype == DType::kBf16;
+  return unit_of(cell.op).bf16_gemm_accumulation && cell.dtype == DType::kBf16;
 }
 
 // What the probe's sum says about how bf16 GEMMs accumulate.

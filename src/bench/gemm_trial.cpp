@@ -45,7 +45,7 @@ GemmTrialFn make_gemm_trial(Device& device, DType dtype, std::uint64_t seed) {
     if (corrupt) plant_error(c, PlantedError::kWrongValue);
     VerifyOptions vo;
     vo.seed = seed;
-    const DType compute = device.verify_compute(Op::kGemm, dtype).value_or(default_compute(dtype));
+    const DType compute = gemm_check_compute(device, dtype);
     const Verification v = verify_gemm(s, in.a, in.b, c, compute, vo);
     return GemmTrialResult{v.ok, summarize(times, false).median, v.detail, first_run_s};
   };

@@ -5,12 +5,13 @@
 #include "bench/inputs.h"
 #include "bench/ops/allreduce.h"
 #include "bench/ops/op_unit.h"
-#include "core/parallel_ranges.h"
+#include "bench/ops/p2p.h"
 #include "bench/record.h"
 #include "bench/verify.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
 #include "core/pair_schedule.h"
+#include "core/parallel_ranges.h"
 #include "host/memory_info.h"
 
 #include <fmt/format.h>
@@ -92,7 +93,7 @@ class GroupRunner {
       : plan_(plan), group_(group), cb_(cb), plant_(plant) {
     host_limit_ = host::read_memory_facts("/").available_bytes.value_or(0) / 2;
     if (std::any_of(plan.cells.begin(), plan.cells.end(), collective))
-      setup_refusal_ = group_.setup_allreduce(plan.allreduce);
+      setup_refusal_ = group_.setup_allreduce(plan.collective);
   }
 
   // Each cell's record, once: a batch that fails part way gives the rest "failed".
@@ -545,11 +546,11 @@ class GroupRunner {
 
   // The all-reduce's ranks: this group's devices, or every rank of the processes it spans.
   std::size_t ranks() const {
-    return plan_.allreduce.span ? static_cast<std::size_t>(plan_.allreduce.span->ranks)
-                                : group_.size();
+    return plan_.collective.span ? static_cast<std::size_t>(plan_.collective.span->ranks)
+                                 : group_.size();
   }
   std::size_t first_rank() const {
-    return plan_.allreduce.span ? static_cast<std::size_t>(plan_.allreduce.span->first_rank) : 0;
+    return plan_.collective.span ? static_cast<std::size_t>(plan_.collective.span->first_rank) : 0;
   }
 
   // The first element where got differs from expected (n when none), over the host's threads.

@@ -12,14 +12,11 @@
 
 namespace gpucheck::bench {
 
-// Copies per timed repetition of a peer copy (nvbandwidth's loop count) and small copies per
-// repetition of a latency cell (p2pBandwidthLatencyTest's); all-reduce calls per repetition
-// (nccl-tests' -n).
+// Copies per timed repetition of a peer copy (nvbandwidth's loop count). The latency cell's and
+// the all-reduce's repetitions are their units'.
 inline constexpr int kPeerCopiesPerRep = 16;
 // A copy staged through the host takes ~10× a peer copy's time: fewer make a repetition.
 inline constexpr int kStagedCopiesPerRep = 2;
-inline constexpr int kLatencyCopiesPerRep = 100;
-inline constexpr int kAllreducesPerRep = 20;
 
 // The plan's cells in the batches they run in, in run order: copies (and latency) of one kind
 // between pairs that share no GPU run together, as the rounds of a round-robin tournament

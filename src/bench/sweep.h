@@ -18,7 +18,7 @@ namespace gpucheck::bench {
 // The swept op and its sizes, smallest first: exp element counts, GEMM square sides, conv
 // batch sizes N of N,64,56,56,64,3,3,1,1.
 struct SweepSpec {
-  Op op = Op::kExp;
+  Op op{};
   std::vector<std::uint64_t> sizes;
 };
 

@@ -13,7 +13,7 @@ namespace gpucheck {
 namespace {
 
 using Bytes = std::bitset<256>;
-using RegexOp = SafeRegex::Instruction::Op;
+using RegexCode = SafeRegex::Instruction::Code;
 
 constexpr int kUnbounded = -1;
 constexpr int kMaxCount = 1000;
@@ -325,17 +325,17 @@ class Compiler {
     if (program.size() > SafeRegex::kMaxProgram) throw TooLarge{};
     switch (n.kind) {
       case Node::Kind::kBytes:
-        add(RegexOp::kByte).bytes = n.bytes;
+        add(RegexCode::kByte).bytes = n.bytes;
         return;
       case Node::Kind::kBegin:
-        add(RegexOp::kBegin);
+        add(RegexCode::kBegin);
         return;
       case Node::Kind::kEnd:
-        add(RegexOp::kEnd);
+        add(RegexCode::kEnd);
         return;
       case Node::Kind::kWordEdge:
       case Node::Kind::kNotWordEdge:
-        add(n.kind == Node::Kind::kWordEdge ? RegexOp::kWordEdge : RegexOp::kNotWordEdge);
+        add(n.kind == Node::Kind::kWordEdge ? RegexCode::kWordEdge : RegexCode::kNotWordEdge);
         return;
       case Node::Kind::kConcat:
         for (const auto& k : n.kids) emit(k);
@@ -345,10 +345,10 @@ class Compiler {
         for (std::size_t i = 0; i < n.kids.size(); ++i) {
           if (i + 1 < n.kids.size()) {
             const std::size_t split = program.size();
-            add(RegexOp::kSplit).x = split + 1;
+            add(RegexCode::kSplit).x = split + 1;
             emit(n.kids[i]);
             jumps.push_back(program.size());
-            add(RegexOp::kJump);
+            add(RegexCode::kJump);
             program[split].y = program.size();
           } else {
             emit(n.kids[i]);
@@ -362,16 +362,16 @@ class Compiler {
         for (int i = 0; i < n.min; ++i) emit(body);
         if (n.max == kUnbounded) {
           const std::size_t split = program.size();
-          add(RegexOp::kSplit).x = split + 1;
+          add(RegexCode::kSplit).x = split + 1;
           emit(body);
-          add(RegexOp::kJump).x = split;
+          add(RegexCode::kJump).x = split;
           program[split].y = program.size();
           return;
         }
         std::vector<std::size_t> splits;
         for (int i = n.min; i < n.max; ++i) {
           splits.push_back(program.size());
-          add(RegexOp::kSplit).x = program.size();
+          add(RegexCode::kSplit).x = program.size();
           emit(body);
         }
         for (std::size_t s : splits) program[s].y = program.size();
@@ -383,7 +383,7 @@ class Compiler {
   struct TooLarge {};
 
  private:
-  SafeRegex::Instruction& add(RegexOp op) {
+  SafeRegex::Instruction& add(RegexCode op) {
     program.emplace_back();
     program.back().op = op;
     return program.back();
@@ -435,31 +435,31 @@ bool SafeRegex::search(std::string_view text) const {
       mark[pc] = generation;
       const Instruction& in = program_[pc];
       switch (in.op) {
-        case RegexOp::kMatch:
+        case RegexCode::kMatch:
           stack.clear();
           return true;
-        case RegexOp::kByte:
+        case RegexCode::kByte:
           list.push_back(pc);
           break;
-        case RegexOp::kJump:
+        case RegexCode::kJump:
           stack.push_back(in.x);
           break;
-        case RegexOp::kSplit:
+        case RegexCode::kSplit:
           stack.push_back(in.y);
           stack.push_back(in.x);
           break;
-        case RegexOp::kBegin:
+        case RegexCode::kBegin:
           if (pos == 0) stack.push_back(pc + 1);
           break;
-        case RegexOp::kEnd:
+        case RegexCode::kEnd:
           if (pos == text.size()) stack.push_back(pc + 1);
           break;
-        case RegexOp::kWordEdge:
-        case RegexOp::kNotWordEdge: {
+        case RegexCode::kWordEdge:
+        case RegexCode::kNotWordEdge: {
           const bool before = pos > 0 && is_word_byte(static_cast<unsigned char>(text[pos - 1]));
           const bool after =
               pos < text.size() && is_word_byte(static_cast<unsigned char>(text[pos]));
-          if ((before != after) == (in.op == RegexOp::kWordEdge)) stack.push_back(pc + 1);
+          if ((before != after) == (in.op == RegexCode::kWordEdge)) stack.push_back(pc + 1);
           break;
         }
       }

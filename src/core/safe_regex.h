@@ -39,8 +39,8 @@ class SafeRegex {
   static constexpr std::size_t kMaxProgram = 20000;
 
   struct Instruction {
-    enum class Op { kByte, kSplit, kJump, kBegin, kEnd, kWordEdge, kNotWordEdge, kMatch };
-    Op op = Op::kMatch;
+    enum class Code { kByte, kSplit, kJump, kBegin, kEnd, kWordEdge, kNotWordEdge, kMatch };
+    Code op = Code::kMatch;
     std::bitset<256> bytes;    // kByte: the bytes it accepts
     std::size_t x = 0, y = 0;  // kSplit: both targets; kJump: x
   };

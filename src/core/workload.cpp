@@ -73,6 +73,11 @@ std::string_view to_string(Transfers v) {
 std::optional<Op> op_from_string(std::string_view s) {
   return parse(kOps, s);
 }
+
+bool runs_between_devices(Op op) {
+  return op == Op::kP2p || op == Op::kAllreduce;
+}
+
 std::optional<DType> dtype_from_string(std::string_view s) {
   return parse(kDTypes, s);
 }

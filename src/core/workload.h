@@ -28,6 +28,10 @@ std::string_view to_string(Direction v);
 std::string_view to_string(HostMemory v);
 std::string_view to_string(Transfers v);
 std::optional<Op> op_from_string(std::string_view s);
+// Whether the op runs between the devices of a group, never on one: for the layers below bench
+// (a backend's refusal) and the views that read records without it (bench's unit says the same
+// as OpUnit::group, and its test holds the two together).
+bool runs_between_devices(Op op);
 std::optional<DType> dtype_from_string(std::string_view s);
 std::optional<Layout> layout_from_string(std::string_view s);
 

@@ -24,9 +24,9 @@ namespace {
 
 // PCIe traffic trains the link up to its best generation; tensor-core work loads the clocks.
 bench::BenchPlan load_plan(const std::string& device, double seconds) {
-  const bench::Cell copy = bench::planned_cell(
-      Op::kCopy, DType::kF32, CopyShape{256u << 20, Direction::kH2d, HostMemory::kPinned});
-  const bench::Cell gemm = bench::planned_cell(Op::kGemm, DType::kF16, GemmShape{4096, 4096, 4096});
+  const bench::Cell copy =
+      bench::planned_cell(DType::kF32, CopyShape{256u << 20, Direction::kH2d, HostMemory::kPinned});
+  const bench::Cell gemm = bench::planned_cell(DType::kF16, GemmShape{4096, 4096, 4096});
   bench::RepPolicy policy;
   policy.warmup = 1;
   policy.min_time_s = seconds / 2;
@@ -215,7 +215,7 @@ bench::BenchPlan cuda_p2p_load_plan(const std::vector<std::string>& devices, dou
   for (const auto& round : rounds)
     for (const auto& [s, d] : round) {
       bench::Cell c = bench::planned_cell(
-          Op::kP2p, DType::kF32,
+          DType::kF32,
           bench::P2pShape{256u << 20, false, devices[s], devices[d], true, bench::CopyEngine::kCe});
       c.explicit_request = true;
       plan.cells.push_back(c);

@@ -2,6 +2,7 @@
 // clock it was corrected to.
 #include "qualify/limits.h"
 
+#include "bench/ops/op_unit.h"
 #include "core/backend_descriptors.h"
 #include "core/flop_rates.h"
 #include "core/json_access.h"
@@ -321,9 +322,8 @@ bool runs_on_host_cpu(const LimitFacts& facts, const std::string& device,
 }
 
 Json limit_of(const Json& record, const LimitFacts& facts) {
-  static constexpr std::string_view kOps[] = {"gemm", "conv", "exp", "copy", "p2p", "allreduce"};
-  const std::string op = string_member(record, k::kOp);
-  if (std::find(std::begin(kOps), std::end(kOps), op) == std::end(kOps)) return nullptr;
+  const auto op = op_from_string(string_member(record, k::kOp));
+  if (!op || !bench::unit_of(*op).rated) return nullptr;
   if (string_member(record, k::kStatus) != "ok") return nullptr;
   const Json& tp = member_or_empty(record, k::kThroughput);
   const auto value = number_member(tp, k::kValue);

@@ -1,6 +1,7 @@
 // Reading the SKU reference table and finding a device's references in it.
 #include "qualify/skus.h"
 
+#include "bench/ops/op_unit.h"
 #include "qualify/toml_reader.h"
 
 #include <cctype>
@@ -11,6 +12,14 @@ extern const unsigned long long gpucheck_skus_config_size;
 namespace gpucheck::qualify {
 
 namespace {
+
+// The ops a reference may name, in the order of Op.
+std::vector<std::string> rated_ops() {
+  std::vector<std::string> out;
+  for (const auto& u : bench::op_units())
+    if (u.rated) out.emplace_back(to_string(u.op));
+  return out;
+}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -32,8 +41,9 @@ std::vector<std::string> strings(TableReader& r, std::string_view key) {
 Reference read_reference(TableReader& r) {
   Reference ref;
   ref.source = r.one_of("source", {"measured", "datasheet"});
-  ref.op = r.one_of("op", {"exp", "gemm", "conv", "copy", "p2p", "allreduce"});
-  ref.dtype = r.string("dtype").value_or(ref.op == "copy" || ref.op == "p2p" ? "" : "f32");
+  ref.op = r.one_of("op", rated_ops());
+  const bool typed = bench::unit_of(*op_from_string(ref.op)).has_dtype;
+  ref.dtype = r.string("dtype").value_or(typed ? "f32" : "");
   ref.transfers = r.one_of("transfers", {"excluded", "included"}, "excluded");
   if (const toml::node* s = r.take("shape")) {
     if (!s->is_table()) r.fail_at(*s, "shape", "a table of the record's shape keys");

@@ -3,6 +3,7 @@
 // sweep's break-even sizes, the system facts with --details, and a closing count.
 #include "core/json_keys.h"
 #include "core/json_keys_limits.h"
+#include "core/workload.h"
 #include "report/multigpu_tables.h"
 #include "report/units.h"
 #include "report/view_model.h"
@@ -416,10 +417,11 @@ void results_view(TextView& view, const Json& results, const ViewOptions& o,
   // Work between GPUs reads as matrices, source by destination, and the network between hosts
   // as its own table; the rest per op.
   Json per_device = Json::array();
-  for (const auto& r : results)
-    if (text_at(r, k::kOp) != "p2p" && text_at(r, k::kOp) != "allreduce" &&
-        text_at(r, k::kOp) != "net")
-      per_device.push_back(r);
+  for (const auto& r : results) {
+    const std::string op = text_at(r, k::kOp);
+    const auto known = op_from_string(op);
+    if (!(known && runs_between_devices(*known)) && op != "net") per_device.push_back(r);
+  }
   op_tables(view, per_device, o.details, &any_small);
   for (const auto& t : multigpu_tables(results)) section_table_view(view, t);
   if (any_small)

@@ -23,6 +23,7 @@
 // compare it byte for byte, so the links between GPUs carry checked load too. The halves run one
 // after the other, as every GPU's child does at the same moments: the read-backs and their
 // comparisons would otherwise take host bandwidth from the host copies being measured.
+#include "bench/ops/copy.h"
 #include "core/json_keys.h"
 #include "stress/stress_tests.h"
 #include "stress/throughput_windows.h"
@@ -330,7 +331,7 @@ class CopyStress {
 nlohmann::json run_copy_test(StressRunContext& ctx, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kCopy);
-  r[k::kImpl] = dev.impl(Op::kCopy, DType::kF32);
+  r[k::kImpl] = bench::copy_impl(dev);
   StressOps* ops = stress_ops_or_refuse(ctx, r);
   if (ops == nullptr) return r;
   run_guarded(ctx, r, [&] { CopyStress(ctx, *ops, end_s, r).run(); });

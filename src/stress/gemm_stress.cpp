@@ -236,7 +236,7 @@ class GemmStress {
       }
     }
     bitwise_ = ops_.gemm_reproducible(dtype_);
-    compute_ = dev_.verify_compute(Op::kGemm, dtype_).value_or(bench::default_compute(dtype_));
+    compute_ = bench::gemm_check_compute(dev_, dtype_);
     if (!bitwise_) tolerance_ = std::make_unique<ToleranceCompare>(shape_, in_.a, in_.b, compute_);
   }
 
@@ -491,10 +491,10 @@ class GemmStress {
 nlohmann::json run_gemm_test(StressRunContext& ctx, DType dtype, double end_s) {
   Device& dev = ctx.device();
   nlohmann::json r = record_base(dev, Test::kGemm);
-  r[k::kImpl] = dev.impl(Op::kGemm, dtype);
+  r[k::kImpl] = bench::gemm_impl(dev, dtype);
   r[k::kDtype] = to_string(dtype);
-  r[k::kComputeType] = dev.compute_type(Op::kGemm, dtype);
-  if (auto why = dev.unsupported_reason(Op::kGemm, dtype, Layout::kNchw)) {
+  r[k::kComputeType] = bench::gemm_compute_type(dev, dtype);
+  if (auto why = bench::gemm_unsupported(dev, dtype)) {
     r[k::kStatus] = "unsupported";
     r[k::kReason] = *why;
     return r;

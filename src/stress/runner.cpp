@@ -2,6 +2,7 @@
 // telemetry summary, done.
 #include "stress/runner.h"
 
+#include "bench/ops/gemm.h"
 #include "core/graceful_stop.h"
 #include "core/json_keys.h"
 #include "stress/events.h"
@@ -16,7 +17,7 @@ namespace k = keys;
 std::vector<DType> gemm_dtypes(const StressPlan& plan, const Device& device) {
   if (!plan.dtypes.empty()) return plan.dtypes;
   for (DType d : {default_gemm_dtype(plan.backend), DType::kF16, DType::kF32})
-    if (!device.unsupported_reason(Op::kGemm, d, Layout::kNchw)) return {d};
+    if (!bench::gemm_unsupported(device, d)) return {d};
   return {default_gemm_dtype(plan.backend)};  // its record says why it cannot run
 }
 

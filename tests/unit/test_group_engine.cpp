@@ -5,6 +5,7 @@
 #include "backends/peer_group.h"
 #include "bench/group_engine.h"
 #include "bench/ops/allreduce.h"
+#include "bench/ops/p2p.h"
 #include "bench/record.h"
 
 #include <gtest/gtest.h>
@@ -138,7 +139,7 @@ class HostGroup final : public PeerGroup {
     return 1e-3;  // 1 ms per all-reduce
   }
 
-  std::optional<std::string> setup_allreduce(const AllreduceSetup& setup) override {
+  std::optional<std::string> setup_allreduce(const CollectiveSetup& setup) override {
     setup_seen = setup;
     if (setup.span && bus == nullptr) return std::string("no bus between processes here");
     return std::nullopt;
@@ -146,7 +147,7 @@ class HostGroup final : public PeerGroup {
 
   std::size_t budget = std::size_t{1} << 30;
   Bus* bus = nullptr;  // set: the group is one process of a spanning all-reduce
-  std::optional<AllreduceSetup> setup_seen;
+  std::optional<CollectiveSetup> setup_seen;
   bool no_peer_access = false, corrupt_copies = false, wrong_sum = false;
   std::string nccl_error;
   std::map<std::pair<std::size_t, std::size_t>, bool> peer_state;  // (lower, higher) device
@@ -615,7 +616,7 @@ TEST(GroupEngine, AllreduceSpanningProcessesIsVerifiedByEveryRank) {
       for (std::size_t i = 0; i < devices; ++i) names.push_back("cuda" + std::to_string(i));
       BenchPlan p = plan_of({allreduce(4096, names)}, devices);
       p.seed = seed;
-      p.allreduce.span = CollectiveSpan{std::string(128, 'x'), 3, first};
+      p.collective.span = CollectiveSpan{std::string(128, 'x'), 3, first};
       auto recs = run(g, p);
       EXPECT_TRUE(g.setup_seen && g.setup_seen->span);
       return recs;
@@ -640,7 +641,7 @@ TEST(GroupEngine, AllreduceSpanningProcessesIsVerifiedByEveryRank) {
   // A group that cannot span processes says so on every all-reduce record.
   HostGroup alone(1);
   BenchPlan p = plan_of({allreduce(4096, {"cuda0"})}, 1);
-  p.allreduce.span = CollectiveSpan{std::string(128, 'x'), 2, 0};
+  p.collective.span = CollectiveSpan{std::string(128, 'x'), 2, 0};
   auto recs = run(alone, p);
   EXPECT_EQ(recs[0]["status"], "unsupported");
   EXPECT_EQ(recs[0]["reason"], "no bus between processes here");

@@ -19,6 +19,8 @@ TEST(OpUnits, OnePerOpInTheOrderOfOpWithWhatItsRunnerNeeds) {
     EXPECT_EQ(static_cast<std::size_t>(u.op), i);
     EXPECT_EQ(&unit_of(u.op), &u);
     EXPECT_TRUE(u.work && u.shape_to_json && u.shape_from_json);
+    // core's answer, for the layers that cannot read the unit.
+    EXPECT_EQ(u.group.has_value(), runs_between_devices(u.op));
     if (u.group) {
       EXPECT_TRUE(u.group_plan);
       EXPECT_FALSE(u.plan || u.run || u.in_default_plan);
@@ -30,6 +32,14 @@ TEST(OpUnits, OnePerOpInTheOrderOfOpWithWhatItsRunnerNeeds) {
     EXPECT_EQ(u.inputs != nullptr, u.output != nullptr);
     EXPECT_EQ(u.inputs != nullptr, u.verify != nullptr);
   }
+}
+
+TEST(OpUnits, AShapeNamesItsOp) {
+  static_assert(op_for<CopyShape> == Op::kCopy);
+  const Cell c = planned_cell(DType::kF16, GemmShape{1, 2, 3});
+  EXPECT_EQ(c.op, Op::kGemm);
+  EXPECT_EQ(c.dtype, DType::kF16);
+  EXPECT_EQ(std::get<GemmShape>(c.shape).k, 3u);
 }
 
 TEST(OpUnits, EveryShapeReadsBackFromThePlanJson) {

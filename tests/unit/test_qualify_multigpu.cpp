@@ -334,8 +334,8 @@ unit = "GB/s"
   auto own = q::plan_group_bench(p, q::list_devices(o.backends));
   auto net = q::plan_group_bench(p, q::list_devices(o.backends), true);
   ASSERT_TRUE(own && net);
-  EXPECT_FALSE(own->allreduce.network_only);
-  EXPECT_TRUE(net->allreduce.network_only);
+  EXPECT_FALSE(own->collective.network_only);
+  EXPECT_TRUE(net->collective.network_only);
   ASSERT_EQ(net->cells.size(), 1u);
   // Each requirement reads the record of its own transport.
   Json nvlink = allreduce_record(1048576, {"cuda0", "cuda1"}, 150.0);

@@ -320,14 +320,14 @@ TEST(BenchRanks, ThePlanCarriesTheSpan) {
   p.device = "cuda0";
   p.backend = "cuda";
   p.group = {"cuda0"};
-  p.allreduce.network_only = true;
-  p.allreduce.span = CollectiveSpan{std::string("\x00\x7f\x80", 3), 4, 2};
+  p.collective.network_only = true;
+  p.collective.span = CollectiveSpan{std::string("\x00\x7f\x80", 3), 4, 2};
   const bench::BenchPlan back = bench::plan_from_json(bench::to_json(p));
-  EXPECT_TRUE(back.allreduce.network_only);
-  ASSERT_TRUE(back.allreduce.span);
-  EXPECT_EQ(back.allreduce.span->id, p.allreduce.span->id);
-  EXPECT_EQ(back.allreduce.span->ranks, 4);
-  EXPECT_EQ(back.allreduce.span->first_rank, 2);
+  EXPECT_TRUE(back.collective.network_only);
+  ASSERT_TRUE(back.collective.span);
+  EXPECT_EQ(back.collective.span->id, p.collective.span->id);
+  EXPECT_EQ(back.collective.span->ranks, 4);
+  EXPECT_EQ(back.collective.span->first_rank, 2);
 }
 
 TEST(NcclLog, NamesTheTransportsNcclChose) {

@@ -79,6 +79,8 @@ class CpuDevice final : public Device, public StressOps {
       return std::string(
           "no FP8 GEMM on the CPU backend (fp8 runs through cuBLASLt on CUDA devices of compute "
           "capability 8.9 or newer)");
+    if (runs_between_devices(op))
+      return std::string("peer copies and all-reduce run between CUDA devices");
     switch (op) {
       case Op::kExp:
       case Op::kSeedloop:
@@ -97,9 +99,8 @@ class CpuDevice final : public Device, public StressOps {
         return std::nullopt;
       case Op::kLatency:
         return std::string("kernel launch latency applies to accelerators only");
-      case Op::kP2p:
-      case Op::kAllreduce:
-        return std::string("peer copies and all-reduce run between CUDA devices");
+      default:
+        break;
     }
     return std::string("unknown op");
   }

@@ -134,6 +134,8 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
                            gpucheck::to_string(op));
       return fp8_gemm_reason();
     }
+    if (runs_between_devices(op))
+      return std::string("peer copies and all-reduce run in the group child, not on one device");
     switch (op) {
       case Op::kExp:
         if (dtype == DType::kTf32)
@@ -155,9 +157,8 @@ class CudaDevice final : public Device, public GemmTuner, public StressOps, publ
       case Op::kCopy:
       case Op::kLatency:
         return std::nullopt;
-      case Op::kP2p:
-      case Op::kAllreduce:
-        return std::string("peer copies and all-reduce run in the group child, not on one device");
+      default:
+        break;
     }
     return std::string("unknown op");
   }

@@ -9,11 +9,11 @@
 #include "backends/cuda/cuda_memory.h"
 #include "backends/cuda/cuda_probe.h"
 #include "backends/cuda/nccl_library.h"
-#include "core/nccl_log.h"
 #include "core/environment.h"
 #include "core/errors.h"
 #include "core/files.h"
 #include "core/json_keys.h"
+#include "core/nccl_log.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -317,7 +317,7 @@ class CudaPeerGroup final : public PeerGroup {
     return seconds / repeats;
   }
 
-  std::optional<std::string> setup_allreduce(const AllreduceSetup& setup) override {
+  std::optional<std::string> setup_allreduce(const CollectiveSetup& setup) override {
     if (!comms_.empty()) throw std::logic_error("setup_allreduce after the first all-reduce");
     if (setup.span) {
       if (setup.span->id.size() != nccl::kUniqueIdBytes)

@@ -1,5 +1,7 @@
 // copy: bytes host to device, device to host (pinned or pageable host memory), device to device,
 // host to host, or both ways at once; verified byte for byte.
+#include "bench/ops/copy.h"
+
 #include "bench/ops/op_unit.h"
 #include "bench/ops/run_context.h"
 #include "bench/size_text.h"
@@ -245,6 +247,11 @@ std::vector<HostBuffer> inputs(const Cell& cell, std::uint64_t seed) {
   return in;
 }
 
+// The pattern is whole f32 elements; the file holds exactly the copied bytes.
+std::uint64_t input_bytes(const Cell& cell, const HostBuffer&) {
+  return std::get<CopyShape>(cell.shape).bytes;
+}
+
 OpOutput output(const Cell& cell) {
   const std::uint64_t bytes = std::get<CopyShape>(cell.shape).bytes;
   return {bytes, DType::kF32, bytes};
@@ -259,6 +266,10 @@ Verification verify(const Cell& cell, const std::vector<HostBuffer>& in, const v
 }  // namespace
 
 }  // namespace copy_op
+
+std::string copy_impl(const Device& device) {
+  return device.impl(Op::kCopy, DType::kF32);
+}
 
 OpUnit copy_unit() {
   OpUnit u;
@@ -293,6 +304,7 @@ OpUnit copy_unit() {
   u.refusal = copy_op::refusal;
   u.run = copy_op::run;
   u.inputs = copy_op::inputs;
+  u.input_bytes = copy_op::input_bytes;
   u.output = copy_op::output;
   u.verify = copy_op::verify;
   return u;

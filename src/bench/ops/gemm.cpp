@@ -310,7 +310,7 @@ bool shrink(Cell& cell) {
 
 // The device's word, then fp8's shape rule: its kernels read A and Bᵀ in 16-byte rows.
 std::optional<std::string> refusal(const Cell& cell, Device& device) {
-  if (auto why = device.unsupported_reason(Op::kGemm, cell.dtype, Layout::kNchw)) return why;
+  if (auto why = gemm_unsupported(device, cell.dtype)) return why;
   const auto& s = std::get<GemmShape>(cell.shape);
   if (cell.dtype == DType::kFp8 &&
       (s.m % kFp8GemmMultiple != 0 || s.n % kFp8GemmMultiple != 0 || s.k % kFp8GemmMultiple != 0))
@@ -348,7 +348,7 @@ void run(const Cell& cell, RunContext& ctx) {
   DeviceTensor dc{dev.allocate(c.size_bytes()), c.size_bytes()};
   VerifyOptions vo;
   vo.seed = ctx.seed();
-  DType compute = dev.verify_compute(Op::kGemm, cell.dtype).value_or(default_compute(cell.dtype));
+  const DType compute = gemm_check_compute(dev, cell.dtype);
   ctx.measure_op(
       {&in.a, &in.device_b()}, d, c, dc,
       [&] { dev.gemm(cell.dtype, s, *d[0].buf, *d[1].buf, *dc.buf); },
@@ -379,12 +379,29 @@ Verification verify(const Cell& cell, const std::vector<HostBuffer>& in, const v
 
 }  // namespace gemm_op
 
+std::optional<std::string> gemm_unsupported(const Device& device, DType dtype) {
+  return device.unsupported_reason(Op::kGemm, dtype, Layout::kNchw);
+}
+
+DType gemm_check_compute(const Device& device, DType dtype) {
+  return device.verify_compute(Op::kGemm, dtype).value_or(default_compute(dtype));
+}
+
+std::string gemm_impl(const Device& device, DType dtype) {
+  return device.impl(Op::kGemm, dtype);
+}
+
+std::string gemm_compute_type(const Device& device, DType dtype) {
+  return device.compute_type(Op::kGemm, dtype);
+}
+
 OpUnit gemm_unit() {
   OpUnit u;
   u.op = Op::kGemm;
   u.in_default_plan = true;
   u.end_to_end = true;
   u.tunes_gemm = true;
+  u.bf16_gemm_accumulation = true;
   u.profile_shape = {{{"m"}, {"n"}, {"k"}}, {}, {}};
   u.default_dtypes = {DType::kF32, DType::kTf32, DType::kF16, DType::kBf16, DType::kF64};
   // The sweep: ×2 steps over the full range.

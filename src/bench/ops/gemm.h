@@ -2,11 +2,14 @@
 // them.
 #pragma once
 
+#include "backends/device.h"
 #include "bench/inputs.h"
 #include "bench/verify.h"
 #include "core/workload.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace gpucheck::bench {
@@ -35,5 +38,13 @@ HostBuffer make_gemm_output(DType dtype, const GemmShape& shape);
 // buffers do not match the shape.
 Verification verify_gemm(const GemmShape& shape, const HostBuffer& a, const HostBuffer& b,
                          const HostBuffer& c, DType compute, const VerifyOptions& opt = {});
+
+// A GEMM of `dtype` on `device`, for those that run one outside a bench cell (the tuner's trial,
+// stress): why the device cannot (NCHW is no matter to a GEMM), the arithmetic the check assumes
+// (the device's answer, else default_compute), and the impl and compute_type a record names.
+std::optional<std::string> gemm_unsupported(const Device& device, DType dtype);
+DType gemm_check_compute(const Device& device, DType dtype);
+std::string gemm_impl(const Device& device, DType dtype);
+std::string gemm_compute_type(const Device& device, DType dtype);
 
 }  // namespace gpucheck::bench

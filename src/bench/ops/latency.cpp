@@ -1,7 +1,7 @@
 // latency: empty kernel launches, asynchronous (the launch rate) or each waited for (the round
 // trip); mode p2p is a group's small peer copy (bench/group_engine.cpp).
-#include "bench/group_engine.h"
 #include "bench/ops/op_unit.h"
+#include "bench/ops/p2p.h"
 #include "bench/ops/run_context.h"
 #include "core/json_keys.h"
 
@@ -98,6 +98,7 @@ void run(const Cell& cell, RunContext& ctx) {
 OpUnit latency_unit() {
   OpUnit u;
   u.op = Op::kLatency;
+  u.rated = false;
   u.in_default_plan = true;
   u.has_dtype = false;
   u.profile_shape = {{}, {{"mode", {"async", "round_trip"}}}, {}};

@@ -13,12 +13,8 @@
 namespace gpucheck::bench {
 
 static_assert(std::variant_size_v<Shape> == 8, "one shape per op, in the order of Op");
-static_assert(
-    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(Op::kSeedloop), Shape>,
-                   SeedloopShape>);
-static_assert(
-    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(Op::kAllreduce), Shape>,
-                   AllreduceShape>);
+static_assert(op_for<SeedloopShape> == Op::kSeedloop);
+static_assert(op_for<AllreduceShape> == Op::kAllreduce);
 
 // The units, one per op (bench/ops/<op>.cpp).
 OpUnit exp_unit();
@@ -62,6 +58,11 @@ Cell planned_cell(Op op, DType dtype, Shape shape) {
   c.dtype = dtype;
   c.shape = std::move(shape);
   return c;
+}
+
+Cell planned_cell(DType dtype, Shape shape) {
+  const Op op = op_of(shape);
+  return planned_cell(op, dtype, std::move(shape));
 }
 
 nlohmann::json group_refusal(Op op, const std::vector<Shape>& sizes, const std::string& device,

@@ -23,7 +23,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace gpucheck::bench {
@@ -147,12 +149,18 @@ struct OpUnit {
   std::optional<GroupOp> group;
   // Planned when the command names no ops.
   bool in_default_plan = false;
+  // Its records' throughput is set against a card's reference figures (configs/skus.toml) and
+  // the device's limit (qualify/limits.h); latency and the seed loop measure no such rate.
+  bool rated = true;
   // Its records carry a dtype and compute type; an op without (copy, latency, p2p) is an explicit
   // request whenever --ops names it, whatever --dtype says.
   bool has_dtype = true;
   // The device's GEMM parameters are tuned before its first cell of a dtype, and its records
   // carry the library's choice and the tuning.
   bool tunes_gemm = false;
+  // Its bf16 records are off where a framework sums bf16 GEMMs in bf16 (the framework's probe,
+  // ones(4,512) @ ones(512,4), says so).
+  bool bf16_gemm_accumulation = false;
   // Its compute type is its dtype (an elementwise op), not default_compute's.
   bool computes_in_dtype = false;
   // On accelerators a cell makes two records, device time and end to end (RunContext::measure_op).
@@ -188,6 +196,8 @@ struct OpUnit {
   // inputs as the engine makes them, its output, and the check of the output's bytes (exactly
   // output(cell).bytes of them). Nullptr: frameworks do not run the op.
   std::vector<HostBuffer> (*inputs)(const Cell& cell, std::uint64_t seed) = nullptr;
+  // The bytes of an input a framework's file holds; nullptr: the whole buffer.
+  std::uint64_t (*input_bytes)(const Cell& cell, const HostBuffer& input) = nullptr;
   // The transfers of every record the cell makes; nullptr: the first record's excluded, the
   // end-to-end one's included.
   Transfers (*transfers)(const Cell& cell) = nullptr;
@@ -203,8 +213,24 @@ std::span<const OpUnit> op_units();
 // The op a shape belongs to: the Shape variant lists the shapes in the order of Op.
 Op op_of(const Shape& shape);
 
+namespace detail {
+template <typename S, std::size_t I = 0>
+consteval std::size_t shape_index() {
+  if constexpr (std::is_same_v<std::variant_alternative_t<I, Shape>, S>)
+    return I;
+  else
+    return shape_index<S, I + 1>();
+}
+}  // namespace detail
+
+// The op whose shape is S, for code that holds a shape type rather than a shape.
+template <typename S>
+inline constexpr Op op_for = static_cast<Op>(detail::shape_index<S>());
+
 // A planned cell (neither an explicit request nor size yet).
 Cell planned_cell(Op op, DType dtype, Shape shape);
+// The same, of the op the shape belongs to.
+Cell planned_cell(DType dtype, Shape shape);
 
 // The "unsupported" record of a group op that cannot run on `device` (of `backend`), saying why:
 // the unit's impl, dtype and shape of its first size (GroupOp::lone_shape).

@@ -10,6 +10,25 @@
 
 namespace gpucheck::bench {
 
+std::string_view to_string(P2pFan f) {
+  switch (f) {
+    case P2pFan::kAllToOne:
+      return "all_to_one";
+    case P2pFan::kOneToAll:
+      return "one_to_all";
+    case P2pFan::kAllToAll:
+      return "all_to_all";
+    default:
+      return "p2p";
+  }
+}
+
+std::optional<P2pFan> p2p_fan_from_string(std::string_view text) {
+  for (P2pFan f : {P2pFan::kPair, P2pFan::kAllToOne, P2pFan::kOneToAll, P2pFan::kAllToAll})
+    if (to_string(f) == text) return f;
+  return std::nullopt;
+}
+
 namespace p2p_op {
 
 namespace {

@@ -114,6 +114,7 @@ Verification verify(const Cell& cell, const std::vector<HostBuffer>& in, const v
 OpUnit seedloop_unit() {
   OpUnit u;
   u.op = Op::kSeedloop;
+  u.rated = false;
   u.computes_in_dtype = true;
   u.profile_shape = {{{"n"}, {"calls"}}, {}, {ProfileShape::Flag("d2h_each_call")}};
   u.plan = seedloop_op::plan;
