@@ -18,6 +18,7 @@
 #      default set
 #  10. convparams: conv f32 on the three shapes with each GEMM parameter set of PARAMS
 #      (GPUCHECK_TEST_GEMM_PARAMS; the tuned set first); not in the default set
+#  11. gemmparams: GEMM f32 at GEMM's sizes with each parameter set of PARAMS, likewise
 # STEPS="probe main conv coopmat stream cli qualify gemm32" (the default) picks steps.
 # Output under $OUT (default ./vulkan-out): every gpucheck document and log.txt; the tables are
 # printed as they come.
@@ -119,6 +120,14 @@ for params in tuned ${PARAMS:-wx=16,wy=8,tm=8,tn=8,bk=8,vec4=1 wx=8,wy=16,tm=8,t
     --dtype f32 --layout nchw,nhwc --conv "32,64,56,56,64,3,3,1,1;32,256,56,56,64,1,1,1,0;32,3,224,224,64,7,7,2,3" \
     --reps 5 -o "$out/convparams_${params//[=,]/_}.json"
   python3 tools/device/vulkan_samples.py "$out/convparams_${params//[=,]/_}.json" | cut -c1-160
+done
+fi
+if want gemmparams; then
+for params in tuned ${PARAMS:-wx=16,wy=16,tm=8,tn=8,bk=8,vec4=1}; do
+  envs=(); [ "$params" = tuned ] || envs=("GPUCHECK_TEST_GEMM_PARAMS=$params")
+  step "gemmparams_${params//[=,]/_}" "${envs[@]}" -- bench --device vulkan0 --no-baseline --ops gemm \
+    --dtype f32 --gemm "${GEMM:-2560,4096,5120,8192}" --reps 5 -o "$out/gemmparams_${params//[=,]/_}.json"
+  python3 tools/device/vulkan_samples.py "$out/gemmparams_${params//[=,]/_}.json" | cut -c1-110
 done
 fi
 if want stream; then
