@@ -4,6 +4,7 @@
 
 #include "backends/cuda/cuda_arch.h"
 #include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_errors.h"
 #include "backends/cuda/cuda_memory.h"
 #include "backends/cuda/cuda_probe.h"
 
@@ -149,3 +150,11 @@ TEST(CudaUnitScale, DoubleForF64FloatOtherwise) {
 }
 
 #endif  // GPUCHECK_HAVE_CUDA
+
+// The graph API's failures name the status, not only its number.
+TEST(CudaErrors, CudnnStatusNamesKnownCodesAndTheirThousands) {
+  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(3000), "CUDNN_STATUS_NOT_SUPPORTED");
+  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(3005), "CUDNN_STATUS_NOT_SUPPORTED_*");
+  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(7), "CUDNN_STATUS_UNKNOWN");
+  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(6000), "CUDNN_STATUS_UNKNOWN");
+}

@@ -34,6 +34,15 @@ std::string cublas_status_name(int code) {
   return "CUBLAS_STATUS_UNKNOWN";
 }
 
+// A failed library call may come from a kernel that poisoned the context: ask the runtime.
+void throw_if_context_lost(const char* call, const char* file, int line) {
+  int last = static_cast<int>(cudaPeekAtLastError());
+  if (is_sticky_cuda_error(last))
+    throw StickyCudaError("CUDA", last, cuda_error_name(last), call, file, line);
+}
+
+}  // namespace
+
 // cuDNN 9 status codes are grouped by thousands (cudnn_graph.h); the common ones by name.
 std::string cudnn_status_name(int code) {
   static constexpr std::array<std::pair<int, const char*>, 14> kNames{{
@@ -62,15 +71,6 @@ std::string cudnn_status_name(int code) {
   }
   return "CUDNN_STATUS_UNKNOWN";
 }
-
-// A failed library call may come from a kernel that poisoned the context: ask the runtime.
-void throw_if_context_lost(const char* call, const char* file, int line) {
-  int last = static_cast<int>(cudaPeekAtLastError());
-  if (is_sticky_cuda_error(last))
-    throw StickyCudaError("CUDA", last, cuda_error_name(last), call, file, line);
-}
-
-}  // namespace
 
 bool is_sticky_cuda_error(int code) {
   switch (code) {

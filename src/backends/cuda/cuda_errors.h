@@ -25,6 +25,9 @@ std::string cuda_error_name(int code);
 // "cudaErrorNoDevice (100): no CUDA-capable device is detected".
 std::string cuda_error_text(int code);
 
+// "CUDNN_STATUS_BAD_PARAM" for 2000; a code of a known thousand but no name as "..._*".
+std::string cudnn_status_name(int code);
+
 [[noreturn]] void throw_cuda_error(int code, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(int code, const char* call, const char* file, int line);
 [[noreturn]] void throw_cudnn_error(int code, const char* call, const char* file, int line);

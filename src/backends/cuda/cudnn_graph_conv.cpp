@@ -1,6 +1,7 @@
 // cuDNN's backend API for one forward convolution: descriptors, heuristics, a timed choice.
 #include "backends/cuda/cudnn_graph_conv.h"
 
+#include "backends/cuda/cuda_errors.h"
 #include "backends/cuda/cuda_memory.h"
 #include "backends/library_choice_cache.h"
 
@@ -180,16 +181,17 @@ void GraphSteps::set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t nam
                      cudnnBackendAttributeType_t type, std::int64_t count, const void* values) {
   auto st = L_.cudnnBackendSetAttribute(d, name, type, count, values);
   if (st != CUDNN_STATUS_SUCCESS)
-    throw Failure{fmt::format("cudnnBackendSetAttribute({}) failed: status {}",
-                              static_cast<int>(name), static_cast<int>(st))};
+    throw Failure{fmt::format("cudnnBackendSetAttribute(attribute {}) failed: {} ({})",
+                              static_cast<int>(name), cudnn_status_name(static_cast<int>(st)),
+                              static_cast<int>(st))};
 }
 
 void GraphSteps::finalize(cudnnBackendDescriptor_t d, const char* what) {
   if (d == nullptr) throw Failure{fmt::format("cudnnBackendCreateDescriptor for {} failed", what)};
   auto st = L_.cudnnBackendFinalize(d);
   if (st != CUDNN_STATUS_SUCCESS)
-    throw Failure{
-        fmt::format("cudnnBackendFinalize({}) failed: status {}", what, static_cast<int>(st))};
+    throw Failure{fmt::format("cudnnBackendFinalize({}) failed: {} ({})", what,
+                              cudnn_status_name(static_cast<int>(st)), static_cast<int>(st))};
 }
 
 // dims are N,C,H,W (K,C,R,S for the filter) whatever the memory order.
