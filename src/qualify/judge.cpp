@@ -160,15 +160,18 @@ std::vector<Verdict> judge_device(const Requirement& r, const Observations& obs)
 
 std::vector<Verdict> judge_doctor(const Requirement& r, const Observations& obs) {
   std::string limit(doctor::to_string(r.max_status));
-  Verdict v =
-      verdict_for(r, r.check.empty() ? fmt::format("doctor: no check worse than {}", limit)
-                                     : fmt::format("doctor check {}: at most {}", r.check, limit));
+  Verdict v = verdict_for(
+      r, !r.check.empty() ? fmt::format("doctor check {}: at most {}", r.check, limit)
+         : r.ignore.empty()
+             ? fmt::format("doctor: no check worse than {}", limit)
+             : fmt::format("doctor (but {}): no check worse than {}", join(r.ignore), limit));
   v.threshold = limit;
   std::optional<CheckStatus> worst;
   std::vector<std::string> at_worst, skipped;
   for (const auto& c : obs.checks) {
     std::string id = c.value(std::string(k::kId), "");
     if (!r.check.empty() && id != r.check) continue;
+    if (std::find(r.ignore.begin(), r.ignore.end(), id) != r.ignore.end()) continue;
     auto s = doctor::check_status_from_string(c.value(std::string(k::kStatus), ""));
     if (!s) continue;
     if (*s == CheckStatus::kSkip) {

@@ -113,19 +113,38 @@ void read_device(TableReader& r, Requirement& q, const std::string& file) {
                     "memory_gib_min", "driver_min"});
 }
 
+std::vector<std::string> string_list(TableReader& r, std::string_view key,
+                                     const std::vector<std::string>& allowed) {
+  const toml::node* n = r.take(key);
+  std::vector<std::string> out;
+  if (!n->is_array()) r.fail_at(*n, key, "a list of: " + join(allowed));
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_string() ||
+        std::find(allowed.begin(), allowed.end(), e.as_string()->get()) == allowed.end())
+      r.fail_at(e, key, "a list of: " + join(allowed));
+    out.push_back(e.as_string()->get());
+  }
+  return out;
+}
+
 void read_doctor(TableReader& r, Requirement& q) {
   std::string max = r.one_of("max_status", {"pass", "info", "warn"}, "warn");
   q.max_status = *doctor::check_status_from_string(max);
+  std::vector<std::string> ids;
+  for (const auto& c : doctor::all_checks()) ids.emplace_back(c.id);
   if (auto id = r.string("check")) {
-    if (!doctor::find_check(*id)) {
-      std::vector<std::string> ids;
-      for (const auto& c : doctor::all_checks()) ids.emplace_back(c.id);
+    if (!doctor::find_check(*id))
       r.fail_at(*r.take("check"), "check",
                 "a doctor check id (gpucheck doctor --list): " + join(ids));
-    }
     q.check = *id;
   }
-  r.reject_unknown({"kind", "id", "max_status", "check"});
+  // Checks outside the profile's concern (a CUDA node's Vulkan stack): they still run and
+  // report, but do not decide this requirement.
+  if (r.has("ignore")) {
+    if (!q.check.empty()) r.fail_value("ignore", "is for all checks; check names one already");
+    q.ignore = string_list(r, "ignore", ids);
+  }
+  r.reject_unknown({"kind", "id", "max_status", "check", "ignore"});
 }
 
 void read_bench(TableReader& r, Requirement& q, const std::string& file) {
@@ -184,20 +203,6 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   r.reject_unknown({"kind", "id", "device", "backend", "op", "dtype", "shape", "transfers", "min",
                     "max", "unit", "speedup_min", "min_fraction_of_reference", "reference",
                     "min_fraction_of_limit"});
-}
-
-std::vector<std::string> string_list(TableReader& r, std::string_view key,
-                                     const std::vector<std::string>& allowed) {
-  const toml::node* n = r.take(key);
-  std::vector<std::string> out;
-  if (!n->is_array()) r.fail_at(*n, key, "a list of: " + join(allowed));
-  for (const auto& e : *n->as_array()) {
-    if (!e.is_string() ||
-        std::find(allowed.begin(), allowed.end(), e.as_string()->get()) == allowed.end())
-      r.fail_at(e, key, "a list of: " + join(allowed));
-    out.push_back(e.as_string()->get());
-  }
-  return out;
 }
 
 void read_stress(TableReader& r, Requirement& q) {

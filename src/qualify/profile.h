@@ -60,9 +60,10 @@ struct Requirement {
   std::optional<std::string> compute_capability_min, driver_min;  // numeric tuples "8.0"
   std::optional<double> memory_gib_min;
 
-  // doctor: the worst status allowed, of one check or of all
+  // doctor: the worst status allowed, of one check or of all but those ignored
   doctor::CheckStatus max_status = doctor::CheckStatus::kWarn;
   std::string check;
+  std::vector<std::string> ignore;
 
   // bench: one cell (op, dtype, shape as in the result record, transfers) and one criterion
   std::string op, dtype = "f32", transfers = "excluded";

@@ -162,6 +162,24 @@ TEST(QualifyJudge, DoctorWorstStatus) {
   EXPECT_THAT(strict[0].reason, HasSubstr("--strict"));
 }
 
+// An ignored check's FAIL decides nothing; the rest are judged as before.
+TEST(QualifyJudge, DoctorIgnoresOnlyTheChecksItNames) {
+  auto o = observations();
+  o.checks = Json::parse(R"([
+    {"id": "cpu_isa", "status": "pass", "finding": "ok", "evidence": []},
+    {"id": "vulkan_loader", "status": "fail", "finding": "no loader", "evidence": [], "fix": "x"},
+    {"id": "cudnn_library", "status": "warn", "finding": "two cuDNN", "evidence": [], "fix": "x"}])");
+  EXPECT_EQ(q::judge(parse_one("kind = \"doctor\"\n"), o)[0].outcome, q::Outcome::kUnmet);
+  auto v = q::judge(parse_one("kind = \"doctor\"\nignore = [\"vulkan_loader\"]\n"), o);
+  EXPECT_EQ(v[0].outcome, q::Outcome::kMet);
+  EXPECT_EQ(v[0].measured, "warn");
+  EXPECT_THAT(v[0].requirement, HasSubstr("doctor (but vulkan_loader): no check worse than warn"));
+  auto strict = q::judge(
+      parse_one("kind = \"doctor\"\nmax_status = \"pass\"\nignore = [\"vulkan_loader\"]\n"), o);
+  EXPECT_EQ(strict[0].outcome, q::Outcome::kUnmet);
+  EXPECT_THAT(strict[0].reason, HasSubstr("cudnn_library"));
+}
+
 TEST(QualifyJudge, BenchThresholdsInTheProfilesUnits) {
   auto o = observations();
   Json gemm = {{"m", 64}, {"n", 64}, {"k", 64}};

@@ -112,6 +112,13 @@ TEST(QualifyProfile, WrongValuesSayWhatWasExpected) {
               HasSubstr("require[1].name_regex: expected an ECMAScript regex"));
   EXPECT_THAT(error_of("[[require]]\nkind = \"doctor\"\ncheck = \"no_such_check\"\n"),
               HasSubstr("require[1].check: expected a doctor check id"));
+  EXPECT_THAT(error_of("[[require]]\nkind = \"doctor\"\nignore = [\"no_such_check\"]\n"),
+              HasSubstr("require[1].ignore: expected a list of:"));
+  EXPECT_THAT(error_of("[[require]]\nkind = \"doctor\"\nignore = \"vulkan_loader\"\n"),
+              HasSubstr("require[1].ignore: expected a list of:"));
+  EXPECT_THAT(
+      error_of("[[require]]\nkind = \"doctor\"\ncheck = \"cpu_isa\"\nignore = [\"cpu_isa\"]\n"),
+      HasSubstr("ignore"));
   EXPECT_THAT(
       error_of("[[require]]\nkind = \"bench\"\nop = \"gemm\"\nshape = { m = 0, n = 1, k = 1 }\n"
                "min = 1\nunit = \"TFLOP/s\"\n"),
