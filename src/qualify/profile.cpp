@@ -138,7 +138,7 @@ void read_doctor(TableReader& r, Requirement& q) {
                 "a doctor check id (gpucheck doctor --list): " + join(ids));
     q.check = *id;
   }
-  // Checks outside the profile's concern (a CUDA node's Vulkan stack): they still run and
+  // Checks outside the profile's concern (another backend's driver stack): they still run and
   // report, but do not decide this requirement.
   if (r.has("ignore")) {
     if (!q.check.empty()) r.fail_value("ignore", "is for all checks; check names one already");
