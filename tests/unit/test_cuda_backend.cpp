@@ -149,12 +149,12 @@ TEST(CudaUnitScale, DoubleForF64FloatOtherwise) {
   EXPECT_FALSE(UnitScale(false).f64());
 }
 
-#endif  // GPUCHECK_HAVE_CUDA
-
 // The graph API's failures name the status, not only its number.
 TEST(CudaErrors, CudnnStatusNamesKnownCodesAndTheirThousands) {
-  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(3000), "CUDNN_STATUS_NOT_SUPPORTED");
-  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(3005), "CUDNN_STATUS_NOT_SUPPORTED_*");
-  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(7), "CUDNN_STATUS_UNKNOWN");
-  EXPECT_EQ(gpucheck::cuda::cudnn_status_name(6000), "CUDNN_STATUS_UNKNOWN");
+  EXPECT_EQ(cudnn_status_name(3000), "CUDNN_STATUS_NOT_SUPPORTED");
+  EXPECT_EQ(cudnn_status_name(3005), "CUDNN_STATUS_NOT_SUPPORTED_*");
+  EXPECT_EQ(cudnn_status_name(7), "CUDNN_STATUS_UNKNOWN");
+  EXPECT_EQ(cudnn_status_name(6000), "CUDNN_STATUS_UNKNOWN");
 }
+
+#endif  // GPUCHECK_HAVE_CUDA
