@@ -312,6 +312,21 @@ unit = "GB/s"
   EXPECT_FALSE(q::plan_group_bench(p, q::list_devices(o.backends)));
 }
 
+// A profile asks for bench children where a requirement is on a bench cell or a group op, and
+// only then: a doctor- or device-only profile runs no bench.
+TEST(QualifyMultiGpu, BenchesRunOnlyForBenchAndGroupRequirements) {
+  const auto needs = [](const std::string& body) {
+    return q::needs_bench(q::parse_profile("[[require]]\n" + body, "p.toml"));
+  };
+  EXPECT_TRUE(needs("kind = \"p2p\"\nmin = 300\nunit = \"GB/s\"\n"));
+  EXPECT_TRUE(needs("kind = \"allreduce\"\nmin = 300\nunit = \"GB/s\"\n"));
+  EXPECT_TRUE(
+      needs("kind = \"bench\"\ndevice = \"cpu\"\nop = \"exp\"\nshape = { n = 8 }\n"
+            "min = 1\nunit = \"GB/s\"\n"));
+  EXPECT_FALSE(needs("kind = \"doctor\"\n"));
+  EXPECT_FALSE(needs("kind = \"backend\"\nname = \"cpu\"\navailable = true\n"));
+}
+
 TEST(QualifyMultiGpu, TheNetworkAllreduceRunsAloneAndIsProvenByNcclsLog) {
   auto p = q::parse_profile(R"([[require]]
 kind = "allreduce"

@@ -21,24 +21,16 @@
     }                                                                                         \
   } while (0)
 
-enum class Hint { kPlain, kStreaming, kNoAllocate };
+enum class Hint { kPlain, kStreaming };  // streaming: __ldcs / __stcs (evict first)
 
 __device__ __forceinline__ float4 load(const float4* p, Hint h) {
-  if (h == Hint::kStreaming) return __ldcs(p);
-  if (h == Hint::kNoAllocate) {
-    float4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p));
-    return v;
-  }
-  return *p;
+  return h == Hint::kStreaming ? __ldcs(p) : *p;
 }
 __device__ __forceinline__ void store(float4* p, float4 v, Hint h) {
-  if (h == Hint::kPlain) {
-    *p = v;
-  } else {
+  if (h == Hint::kStreaming) {
     __stcs(p, v);
+  } else {
+    *p = v;
   }
 }
 

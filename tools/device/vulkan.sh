@@ -100,9 +100,11 @@ step bench_main -- bench --device vulkan0,cuda0 --no-baseline --ops gemm,exp,cop
   --reps 5 -o "$out/bench_main.json"
 python3 tools/device/vulkan_samples.py "$out/bench_main.json" | cut -c1-160
 fi
+# The three conv shapes: 3×3, 1×1, and 7×7 stride 2, each with 64 output channels.
+conv_shapes="32,64,56,56,64,3,3,1,1;32,256,56,56,64,1,1,1,0;32,3,224,224,64,7,7,2,3"
 if want conv; then
 step conv -- bench --device vulkan0,cuda0 --no-baseline --ops conv --dtype f32,f16 --layout nchw,nhwc \
-  --conv "32,64,56,56,64,3,3,1,1;32,256,56,56,64,1,1,1,0;32,3,224,224,64,7,7,2,3" \
+  --conv "$conv_shapes" \
   --reps 5 -o "$out/conv.json"
 python3 tools/device/vulkan_samples.py "$out/conv.json" | cut -c1-160
 fi
@@ -113,22 +115,24 @@ for tile in ${TILES:-256x128x32 128x256x32}; do
   python3 tools/device/vulkan_samples.py "$out/coopmat_$tile.json" | cut -c1-160
 done
 fi
+# One bench per GEMM parameter set: the tuned set, then each of $1 (GPUCHECK_TEST_GEMM_PARAMS).
+param_sweep() {  # param_sweep STEP "SETS" bench args...
+  local name=$1 sets=$2 params envs tag
+  shift 2
+  for params in tuned $sets; do
+    envs=(); [ "$params" = tuned ] || envs=("GPUCHECK_TEST_GEMM_PARAMS=$params")
+    tag=${name}_${params//[=,]/_}
+    step "$tag" "${envs[@]}" -- bench --device vulkan0 --no-baseline --reps 5 "$@" -o "$out/$tag.json"
+    python3 tools/device/vulkan_samples.py "$out/$tag.json" | cut -c1-160
+  done
+}
 if want convparams; then
-for params in tuned ${PARAMS:-wx=16,wy=8,tm=8,tn=8,bk=8,vec4=1 wx=8,wy=16,tm=8,tn=8,bk=8,vec4=1}; do
-  envs=(); [ "$params" = tuned ] || envs=("GPUCHECK_TEST_GEMM_PARAMS=$params")
-  step "convparams_${params//[=,]/_}" "${envs[@]}" -- bench --device vulkan0 --no-baseline --ops conv \
-    --dtype f32 --layout nchw,nhwc --conv "32,64,56,56,64,3,3,1,1;32,256,56,56,64,1,1,1,0;32,3,224,224,64,7,7,2,3" \
-    --reps 5 -o "$out/convparams_${params//[=,]/_}.json"
-  python3 tools/device/vulkan_samples.py "$out/convparams_${params//[=,]/_}.json" | cut -c1-160
-done
+  param_sweep convparams "${PARAMS:-wx=16,wy=8,tm=8,tn=8,bk=8,vec4=1 wx=8,wy=16,tm=8,tn=8,bk=8,vec4=1}" \
+    --ops conv --dtype f32 --layout nchw,nhwc --conv "$conv_shapes"
 fi
 if want gemmparams; then
-for params in tuned ${PARAMS:-wx=16,wy=16,tm=8,tn=8,bk=8,vec4=1}; do
-  envs=(); [ "$params" = tuned ] || envs=("GPUCHECK_TEST_GEMM_PARAMS=$params")
-  step "gemmparams_${params//[=,]/_}" "${envs[@]}" -- bench --device vulkan0 --no-baseline --ops gemm \
-    --dtype f32 --gemm "${GEMM:-2560,4096,5120,8192}" --reps 5 -o "$out/gemmparams_${params//[=,]/_}.json"
-  python3 tools/device/vulkan_samples.py "$out/gemmparams_${params//[=,]/_}.json" | cut -c1-110
-done
+  param_sweep gemmparams "${PARAMS:-wx=16,wy=16,tm=8,tn=8,bk=8,vec4=1}" \
+    --ops gemm --dtype f32 --gemm "${GEMM:-2560,4096,5120,8192}"
 fi
 if want stream; then
 for groups in 0 1056 4224; do
