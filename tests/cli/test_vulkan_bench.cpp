@@ -409,26 +409,54 @@ TEST(VulkanBench, OddConvShapesAndChunksOfImagesVerify) {
 // images, a batch of two and then one at a later chunk's offset), NHWC with the filters as Bᵀ
 // read in vectors. Three input channels (27 taps) do not fit it: those run the general shader
 // on its own defaults and say so.
+// 27 taps (3 channels of 3×3) are padded to 28 with zeros, so that shape takes 16-byte loads as
+// 4 channels' 36 do; 25 output positions (NCHW's n) and 6 filters (NHWC's n) cannot.
 TEST(VulkanBench, ConvTakesTheSixteenByteShaderWhereItsShapeAllows) {
   Json device;
   if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
-  const RunResult r = run_gpucheck(conv_args("3,4,6,6,8,3,3,1,1;2,3,6,6,8,3,3,1,1"),
-                                   {{"GPUCHECK_TEST_VULKAN_COL_BYTES", "12000"}});
+  const RunResult r =
+      run_gpucheck(conv_args("3,4,6,6,8,3,3,1,1;2,3,6,6,8,3,3,1,1;2,4,5,5,6,3,3,1,1"),
+                   {{"GPUCHECK_TEST_VULKAN_COL_BYTES", "12000"}});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  std::set<std::string> seen;  // channels/layout
+  std::set<std::string> seen;  // channels/filters/layout
   for (const auto& rec : vulkan_records(r.out)) {
     SCOPED_TRACE(rec.dump());
     ASSERT_EQ(rec.at("status"), "ok");
     EXPECT_EQ(rec.at("verification").at("method"), "elementwise");
     const std::string path = rec.at("context").at("gemm_path");
-    const int c = rec.at("shape").at("c");
-    if (c == 4)
+    const int k = rec.at("shape").at("k");
+    if (k == 8)
       EXPECT_EQ(path, "the tiled shader, 16-byte loads");
     else
       EXPECT_NE(path.find("the block does not fit 16-byte loads"), std::string::npos);
-    seen.insert(std::to_string(c) + "/" + rec.at("shape").at("layout").get<std::string>());
+    seen.insert(std::to_string(rec.at("shape").at("c").get<int>()) + "/" + std::to_string(k) + "/" +
+                rec.at("shape").at("layout").get<std::string>());
   }
-  EXPECT_EQ(seen, (std::set<std::string>{"3/nchw", "3/nhwc", "4/nchw", "4/nhwc"})) << r.out;
+  EXPECT_EQ(seen, (std::set<std::string>{"3/8/nchw", "3/8/nhwc", "4/8/nchw", "4/8/nhwc", "4/6/nchw",
+                                         "4/6/nhwc"}))
+      << r.out;
+}
+
+// A 1×1 filter of stride 1 without padding multiplies x itself (no column matrix, so the cap on
+// one does not chunk it); the result is verified as any other, and the record says so.
+TEST(VulkanBench, OneByOneConvReadsTheInputWithoutIm2col) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(conv_args("5,8,6,6,4,1,1,1,0;3,8,6,6,4,1,1,2,0"),
+                                   {{"GPUCHECK_TEST_VULKAN_COL_BYTES", "2000"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  int direct = 0, strided = 0;
+  for (const auto& rec : vulkan_records(r.out)) {
+    SCOPED_TRACE(rec.dump());
+    ASSERT_EQ(rec.at("status"), "ok");
+    EXPECT_EQ(rec.at("verification").at("method"), "elementwise");
+    const bool no_im2col =
+        rec.at("context").at("gemm_path").get<std::string>().find("no im2col") != std::string::npos;
+    (rec.at("shape").at("stride") == 1 ? direct : strided) += 1;
+    EXPECT_EQ(no_im2col, rec.at("shape").at("stride") == 1);
+  }
+  EXPECT_GT(direct, 0) << r.out;
+  EXPECT_GT(strided, 0) << r.out;
 }
 
 TEST(VulkanBench, PlantedWrongConvValueIsAMismatch) {

@@ -20,6 +20,7 @@
 #      (GPUCHECK_TEST_GEMM_PARAMS; the tuned set first); not in the default set
 #  11. gemmparams: GEMM f32 at GEMM's sizes with each parameter set of PARAMS, likewise
 # STEPS="probe main conv coopmat stream cli qualify gemm32" (the default) picks steps.
+# GPUCHECK_BIN=path runs another gpucheck (an older build, carried beside) through the same steps.
 # Output under $OUT (default ./vulkan-out): every gpucheck document and log.txt; the tables are
 # printed as they come.
 set -uo pipefail
@@ -31,7 +32,7 @@ mkdir -p "$out"
 log=$out/log.txt
 : >"$log"
 say() { echo "vulkan.sh: $*" | tee -a "$log" >&2; }
-gpucheck=$stage/install/bin/gpucheck
+gpucheck=${GPUCHECK_BIN:-$stage/install/bin/gpucheck}  # another build: a path from the root
 [ -x "$gpucheck" ] || { say "no $gpucheck: run tools/device/stage.sh vulkan here"; exit 2; }
 cat "$stage/STAGED" 2>/dev/null
 

@@ -293,17 +293,25 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     if (N == 0 || K == 0 || pq == 0) return;
 
     const std::size_t es = element_size(dtype);
-    const std::uint64_t per_image = std::uint64_t{crs} * pq;  // column elements
-    const std::uint64_t max_alloc = rt_->caps().max_allocation;
-    if (per_image * es > max_alloc)
-      throw std::overflow_error(fmt::format(
-          "conv: one image's column matrix ({} bytes) exceeds the device's largest buffer ({} "
-          "bytes)",
-          per_image * es, max_alloc));
-    const std::uint64_t cap = std::min<std::uint64_t>(col_bytes_cap_, max_alloc);
-    std::uint64_t images =
-        std::clamp<std::uint64_t>(cap / std::max<std::uint64_t>(per_image * es, 1), 1, N);
     const bool nhwc = s.layout == Layout::kNhwc;
+    // A 1×1 filter of stride 1 without padding reads x as it is: its column matrix is x.
+    const bool direct = R == 1 && S == 1 && stride == 1 && pad == 0;
+    // Taps rounded up to 4, zero past C·R·S, so that k and the leading dimensions suit the
+    // 16-byte GEMM shader (a 7×7 filter on 3 channels has 147 taps).
+    const std::uint32_t taps =
+        direct ? crs : to_u32((std::uint64_t{crs} + 3) / 4 * 4, "conv's taps");
+    const std::uint64_t per_image = std::uint64_t{taps} * pq;  // column elements
+    std::uint64_t images = N;
+    if (!direct) {
+      const std::uint64_t max_alloc = rt_->caps().max_allocation;
+      if (per_image * es > max_alloc)
+        throw std::overflow_error(fmt::format(
+            "conv: one image's column matrix ({} bytes) exceeds the device's largest buffer ({} "
+            "bytes)",
+            per_image * es, max_alloc));
+      const std::uint64_t cap = std::min<std::uint64_t>(col_bytes_cap_, max_alloc);
+      images = std::clamp<std::uint64_t>(cap / std::max<std::uint64_t>(per_image * es, 1), 1, N);
+    }
     if (nhwc) {
       // The chunk's GEMM has images·PQ rows: no more than its work groups can cover.
       // Either parameter set may run it (gemm_choice).
@@ -314,30 +322,54 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     } else {
       images = std::min<std::uint64_t>(images, kGroupsZMax);  // one GEMM of the batch each
     }
-    const std::uint32_t col_elements = to_u32(images * per_image, "conv's column matrix");
-    const VkBuffer col = scratch(col_, std::size_t{col_elements} * es);
     const Shader im2col = dtype == DType::kF16 ? Shader::kIm2colF16 : Shader::kIm2colF32;
-    const Grid g = grid(col_elements, "conv's column matrix");
+    // W with its rows padded to `taps`: K images of one pixel with C·R·S channels, NHWC.
+    VkBuffer wt = buf(w);
+    if (taps != crs) {
+      const std::uint32_t padded = mul(K, taps, "conv's padded filters");
+      wt = scratch(w_padded_, std::size_t{padded} * es);
+      const Grid g = grid(padded, "conv's padded filters");
+      const std::uint32_t push[] = {0, K};
+      rt_->dispatch(im2col, {g.group, 1, crs, 1, 1, 1, 1, 1, 1, 1, 0, taps},
+                    {buf(w), wt, VK_NULL_HANDLE}, push, sizeof push, {g.groups, 1, 1});
+    }
+    VkBuffer col = buf(x);
+    Grid g{};
+    if (!direct) {
+      const std::uint32_t col_elements = to_u32(images * per_image, "conv's column matrix");
+      col = scratch(col_, std::size_t{col_elements} * es);
+      g = grid(col_elements, "conv's column matrix");
+    }
     for (std::uint32_t n0 = 0; n0 < N; n0 += static_cast<std::uint32_t>(images)) {
       const std::uint32_t count = std::min(static_cast<std::uint32_t>(images), N - n0);
-      const std::uint32_t push[] = {n0, count, C, H, W, R, S, P, Q, stride, pad};
-      const std::uint32_t chunk_groups = std::min<std::uint64_t>(
-          g.groups, (std::uint64_t{count} * per_image + g.group - 1) / g.group);
-      rt_->dispatch(im2col, {g.group, nhwc ? 1u : 0u}, {buf(x), col, VK_NULL_HANDLE}, push,
-                    sizeof push, {chunk_groups, 1, 1});
-      if (nhwc) {
-        GemmBlocks g = one_gemm(std::uint64_t{count} * pq, K, crs, crs, crs, K, true);
-        g.c_off = std::uint64_t{n0} * pq * K;
-        run_gemm(dtype, g, col, buf(w), buf(y));
+      // The chunk's first column element: in x itself, or at the start of the scratch.
+      std::uint64_t col_off = 0;
+      if (direct) {
+        col_off = std::uint64_t{n0} * per_image;
       } else {
-        GemmBlocks g = one_gemm(K, pq, crs, crs, pq, pq, false);
-        g.c_off = std::uint64_t{n0} * K * pq;
-        g.batch = count;
-        g.b_batch = per_image;
-        g.c_batch = std::uint64_t{K} * pq;
-        run_gemm(dtype, g, buf(w), col, buf(y));
+        const std::uint32_t push[] = {n0, count};
+        const std::uint32_t chunk_groups = std::min<std::uint64_t>(
+            g.groups, (std::uint64_t{count} * per_image + g.group - 1) / g.group);
+        rt_->dispatch(im2col, {g.group, nhwc ? 1u : 0u, C, H, W, R, S, P, Q, stride, pad, taps},
+                      {buf(x), col, VK_NULL_HANDLE}, push, sizeof push, {chunk_groups, 1, 1});
+      }
+      if (nhwc) {
+        GemmBlocks gb = one_gemm(std::uint64_t{count} * pq, K, taps, taps, taps, K, true);
+        gb.a_off = col_off;
+        gb.c_off = std::uint64_t{n0} * pq * K;
+        run_gemm(dtype, gb, col, wt, buf(y));
+      } else {
+        GemmBlocks gb = one_gemm(K, pq, taps, taps, pq, pq, false);
+        gb.b_off = col_off;
+        gb.c_off = std::uint64_t{n0} * K * pq;
+        gb.batch = count;
+        gb.b_batch = per_image;
+        gb.c_batch = std::uint64_t{K} * pq;
+        run_gemm(dtype, gb, wt, col, buf(y));
       }
     }
+    constexpr std::string_view kDirect = " (1×1, stride 1, no padding: on x itself, no im2col)";
+    if (direct && !gemm_path_.ends_with(kDirect)) gemm_path_ += kDirect;
   }
 
   void launch_empty() override {
@@ -703,6 +735,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   mutable std::string gemm_path_;           // see context()
   std::unique_ptr<DeviceBuffer> partials_;  // after rt_: released before it
   std::unique_ptr<DeviceBuffer> col_;       // conv's column matrices, likewise
+  std::unique_ptr<DeviceBuffer> w_padded_;  // conv's filters with their taps padded to 4
 };
 
 }  // namespace
