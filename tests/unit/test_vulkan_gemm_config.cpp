@@ -155,6 +155,37 @@ TEST(VulkanGemmTuning, TheDefaultsWarmTheDeviceBeforeAnyCandidateIsTimed) {
   }
 }
 
+// The search times every candidate twice and keeps its faster trial: a clock dip through one
+// trial does not hide the fastest set, and a set that fails either trial is never chosen.
+TEST(VulkanGemmTuning, EachCandidateKeepsItsFasterTrialAndLosesOnAFailedOne) {
+  const std::vector<GemmConfig> candidates = gemm_config_candidates(kGpu);
+  ASSERT_GE(candidates.size(), 3u);
+  const GemmConfig fast = candidates[2];
+  for (const bool fails_second : {false, true}) {
+    SCOPED_TRACE(fails_second);
+    GemmTuningTarget target;
+    target.limits = kGpu;
+    target.untuned = default_gemm_config(kGpu);
+    target.shape = {128, 128, 128};
+    GemmConfig current = target.untuned;
+    target.use = [&](const GemmConfig& p) { current = p; };
+    int fast_trials = 0;
+    const GemmTrialFn trial = [&](const GemmShape&, int, bool corrupt) {
+      if (!(current == fast)) return GemmTrialResult{!corrupt, 1e-3, "", 0};
+      ++fast_trials;
+      if (fast_trials == 1) return GemmTrialResult{!corrupt, 4e-3, "", 0};  // the dip
+      return GemmTrialResult{!(corrupt || fails_second), 0.5e-3, "wrong", 0};
+    };
+    GemmTuningRequest request;
+    request.mode = TuningMode::kRetune;
+    request.budget_s = 5;
+    const GemmTuning t = choose_gemm_config(DType::kF32, target, request, trial);
+    EXPECT_EQ(t.state, "tuned");
+    EXPECT_EQ(fast_trials, 2);
+    EXPECT_EQ(current == fast, !fails_second) << t.parameters.dump();
+  }
+}
+
 }  // namespace
 }  // namespace gpucheck::vulkan
 #endif  // GPUCHECK_HAVE_VULKAN_BENCH
