@@ -34,7 +34,7 @@ const nlohmann::json* find_section_device(const nlohmann::json& backends, const 
 }  // namespace
 
 std::vector<std::string> physical_keys(const BenchTarget& t, const nlohmann::json& backends) {
-  if (t.backend == "cpu") return {"cpu"};
+  if (backend_is_host_cpu(t.backend)) return {"cpu"};
   const nlohmann::json* d = find_section_device(backends, t);
   if (d == nullptr) return {};
   // pocl, lavapipe: the host's cores, which a concurrent GPU child's host side needs.
@@ -57,7 +57,7 @@ std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchT
     const auto mine = serial ? std::vector<std::string>() : physical_keys(targets[i], backends);
     if (mine.empty() || mine.front() == "cpu") {
       // The CPU baseline runs before the accelerators, as it always has; the rest after them.
-      (targets[i].backend == "cpu" ? alone_first : alone_last).push_back(i);
+      (backend_is_host_cpu(targets[i].backend) ? alone_first : alone_last).push_back(i);
       continue;
     }
     auto shares = [&](const std::set<std::string>& wave) {
@@ -130,7 +130,7 @@ GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>
     out.refused.push_back(bench::group_refusal(op, req.sizes.of(op), device, backend, why));
   };
   for (const auto& t : targets)
-    if (req.refuse_other_backends && t.backend != "cuda" && t.backend != "cpu")
+    if (req.refuse_other_backends && t.backend != "cuda" && !backend_is_host_cpu(t.backend))
       for (Op op : req.ops)
         refuse(t.device, t.backend, op,
                fmt::format("{} runs between CUDA devices (peer access, NCCL); {} is a{} {} device",

@@ -184,6 +184,11 @@ std::string backend_of_device_name(std::string_view device) {
   return std::string(b->name);
 }
 
+bool backend_is_host_cpu(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->kinds == DeviceKinds::kHostCpu;
+}
+
 bool device_on_host_cpu(std::string_view backend, const nlohmann::json& properties) {
   const auto* b = find_backend_descriptor(backend);
   if (!b) return false;

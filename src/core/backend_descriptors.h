@@ -71,6 +71,9 @@ const BackendDescriptor* find_backend_descriptor(std::string_view name);
 // the name has no backend's form.
 std::string backend_of_device_name(std::string_view device);
 
+// Whether every device of this backend is the host's own cores (DeviceKinds::kHostCpu).
+bool backend_is_host_cpu(std::string_view backend);
+
 // Whether a device of this backend runs on the host's own cores, from its probe properties.
 bool device_on_host_cpu(std::string_view backend, const nlohmann::json& properties);
 

@@ -4,6 +4,7 @@
 
 #include "bench/ops/op_unit.h"
 #include "bench/reps.h"
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "qualify/judge_multigpu.h"
 
@@ -47,7 +48,8 @@ std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
                            {"explicit", true},
                            {"explicit_size", true}};
     for (const auto& d : select_devices(r, devices)) {
-      if (r.criterion == Criterion::kSpeedupMin && d.backend != "cpu") add("cpu", "cpu", cell);
+      if (r.criterion == Criterion::kSpeedupMin && !backend_is_host_cpu(d.backend))
+        add("cpu", "cpu", cell);
       add(d.device, d.backend, cell);
     }
   }

@@ -52,6 +52,12 @@ TEST(BackendDescriptors, HostCpuAndGpuFromTheDeviceFacts) {
   EXPECT_FALSE(device_is_gpu("cpu", none));
 }
 
+TEST(BackendDescriptors, WhatTheCommandsAskOfABackend) {
+  EXPECT_TRUE(backend_is_host_cpu("cpu"));
+  for (const char* other : {"cuda", "opencl", "vulkan", "metal", "test_crash", ""})
+    EXPECT_FALSE(backend_is_host_cpu(other)) << other;
+}
+
 TEST(BackendDescriptors, BuiltAndNotBuiltCoverEveryBackendOnce) {
   std::vector<std::string> all;
   for (const auto& b : backend_descriptors()) all.emplace_back(b.name);
