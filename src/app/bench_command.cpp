@@ -230,7 +230,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   DeviceResolution res = resolve_devices(split_list(o.devices), backends);
   std::vector<BenchTarget> cuda;
   for (const auto& t : res.targets) {
-    if (t.backend == "cuda")
+    if (t.backend == group_ops_backend())
       cuda.push_back(t);
     else if (o.device_named)
       throw UsageError(fmt::format(
@@ -249,7 +249,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   std::string id;
   if (rs.rank == 0) {
     std::string why = "gpucheck was built without CUDA";
-    if (auto backend = make_backend("cuda", env)) id = backend->start_collective(&why);
+    if (auto backend = make_backend(group_ops_backend(), env)) id = backend->start_collective(&why);
     if (id.empty()) {
       spdlog::error("rank 0 cannot start the all-reduce: {}", why);
       return ExitCode::kDeviceMissing;

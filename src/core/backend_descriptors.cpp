@@ -104,8 +104,11 @@ std::string vulkan_driver(const Json& /*section*/, const Json& props) {
 }
 
 const std::array kDescriptors{
-    BackendDescriptor{
-        .name = "cpu", .built = true, .ids = DeviceIds::kName, .kinds = DeviceKinds::kHostCpu},
+    BackendDescriptor{.name = "cpu",
+                      .built = true,
+                      .ids = DeviceIds::kName,
+                      .kinds = DeviceKinds::kHostCpu,
+                      .framework_peers = true},
     BackendDescriptor{
         .name = "cuda",
         .built = kCudaBuilt,
@@ -115,7 +118,10 @@ const std::array kDescriptors{
         .kinds = DeviceKinds::kGpu,
         .face = GpuFace::kEvery,
         .memory_bytes = cuda_memory,
-        .driver_version = cuda_driver},
+        .driver_version = cuda_driver,
+        .telemetry = true,
+        .group_ops = true,
+        .framework_peers = true},
     BackendDescriptor{
         .name = "opencl",
         .built = kOpenclBuilt,
@@ -201,6 +207,22 @@ bool device_is_gpu(std::string_view backend, const nlohmann::json& properties) {
   if (!b) return false;
   if (b->kinds == DeviceKinds::kGpu) return true;
   return b->kinds == DeviceKinds::kEither && b->gpu(properties);
+}
+
+bool backend_has_telemetry(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->telemetry;
+}
+
+bool backend_has_framework_peers(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->framework_peers;
+}
+
+std::string group_ops_backend() {
+  for (const auto& b : kDescriptors)
+    if (b.group_ops) return std::string(b.name);
+  return {};
 }
 
 std::string numbered_device_examples() {

@@ -59,6 +59,14 @@ struct BackendDescriptor {
   // when not stated.
   std::string (*driver_version)(const nlohmann::json& section,
                                 const nlohmann::json& properties) = nullptr;
+  // Its devices sample telemetry (clocks, power, temperature: DeviceTelemetry), which stress
+  // expects of every one of them.
+  bool telemetry = false;
+  // It runs the group ops (peer copies, all-reduce) between its devices; bench refuses them the
+  // devices of the other accelerators.
+  bool group_ops = false;
+  // bench runs the Python frameworks (torch, ...) on its devices beside its own records.
+  bool framework_peers = false;
 };
 
 // In probe order (built_backend_names keeps it).
@@ -79,6 +87,15 @@ bool device_on_host_cpu(std::string_view backend, const nlohmann::json& properti
 
 // Whether a device of this backend is a GPU, from its probe properties.
 bool device_is_gpu(std::string_view backend, const nlohmann::json& properties);
+
+// Whether stress expects telemetry from this backend's devices (BackendDescriptor::telemetry).
+bool backend_has_telemetry(std::string_view backend);
+
+// Whether bench runs the frameworks on this backend's devices.
+bool backend_has_framework_peers(std::string_view backend);
+
+// The backend that runs the group ops between its devices; empty when none is in the table.
+std::string group_ops_backend();
 
 // "cuda0, opencl0, ...": one flat id of each numbered backend, for messages.
 std::string numbered_device_examples();

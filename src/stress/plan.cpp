@@ -134,7 +134,7 @@ std::optional<std::string> gemm_refusal(const StressPlan& plan, std::uint64_t me
 void assign_copy_peers(std::vector<StressPlan>& plans) {
   std::vector<StressPlan*> gpus;
   for (auto& p : plans)
-    if (p.backend == "cuda" &&
+    if (p.backend == group_ops_backend() &&
         std::find(p.tests.begin(), p.tests.end(), Test::kCopy) != p.tests.end())
       gpus.push_back(&p);
   if (gpus.size() < 2) return;

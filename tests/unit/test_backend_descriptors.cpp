@@ -56,6 +56,13 @@ TEST(BackendDescriptors, WhatTheCommandsAskOfABackend) {
   EXPECT_TRUE(backend_is_host_cpu("cpu"));
   for (const char* other : {"cuda", "opencl", "vulkan", "metal", "test_crash", ""})
     EXPECT_FALSE(backend_is_host_cpu(other)) << other;
+  EXPECT_TRUE(backend_has_telemetry("cuda"));
+  EXPECT_FALSE(backend_has_telemetry("opencl"));
+  EXPECT_FALSE(backend_has_telemetry("test_crash"));
+  EXPECT_EQ(group_ops_backend(), "cuda");
+  EXPECT_TRUE(backend_has_framework_peers("cpu"));
+  EXPECT_TRUE(backend_has_framework_peers("cuda"));
+  EXPECT_FALSE(backend_has_framework_peers("vulkan"));
 }
 
 TEST(BackendDescriptors, BuiltAndNotBuiltCoverEveryBackendOnce) {
