@@ -121,7 +121,8 @@ const std::array kDescriptors{
         .driver_version = cuda_driver,
         .telemetry = true,
         .group_ops = true,
-        .framework_peers = true},
+        .framework_peers = true,
+        .vendor = "nvidia"},
     BackendDescriptor{
         .name = "opencl",
         .built = kOpenclBuilt,
@@ -207,6 +208,16 @@ bool device_is_gpu(std::string_view backend, const nlohmann::json& properties) {
   if (!b) return false;
   if (b->kinds == DeviceKinds::kGpu) return true;
   return b->kinds == DeviceKinds::kEither && b->gpu(properties);
+}
+
+bool backend_is_first_face(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->face == GpuFace::kEvery;
+}
+
+std::string_view backend_vendor(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b ? b->vendor : std::string_view();
 }
 
 bool backend_has_telemetry(std::string_view backend) {

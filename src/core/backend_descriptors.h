@@ -67,6 +67,9 @@ struct BackendDescriptor {
   bool group_ops = false;
   // bench runs the Python frameworks (torch, ...) on its devices beside its own records.
   bool framework_peers = false;
+  // The maker of every one of its devices, where one maker makes them all ("nvidia"); empty
+  // otherwise.
+  std::string_view vendor{};
 };
 
 // In probe order (built_backend_names keeps it).
@@ -87,6 +90,13 @@ bool device_on_host_cpu(std::string_view backend, const nlohmann::json& properti
 
 // Whether a device of this backend is a GPU, from its probe properties.
 bool device_is_gpu(std::string_view backend, const nlohmann::json& properties);
+
+// Whether a device of this backend is the first face of its GPU (GpuFace::kEvery): the one whose
+// records and UUID stand for the GPU where another backend reaches it too.
+bool backend_is_first_face(std::string_view backend);
+
+// The maker of every device of this backend (BackendDescriptor::vendor); empty when none is.
+std::string_view backend_vendor(std::string_view backend);
 
 // Whether stress expects telemetry from this backend's devices (BackendDescriptor::telemetry).
 bool backend_has_telemetry(std::string_view backend);

@@ -63,6 +63,11 @@ TEST(BackendDescriptors, WhatTheCommandsAskOfABackend) {
   EXPECT_TRUE(backend_has_framework_peers("cpu"));
   EXPECT_TRUE(backend_has_framework_peers("cuda"));
   EXPECT_FALSE(backend_has_framework_peers("vulkan"));
+  EXPECT_TRUE(backend_is_first_face("cuda"));
+  EXPECT_FALSE(backend_is_first_face("opencl"));
+  EXPECT_EQ(backend_vendor("cuda"), "nvidia");
+  EXPECT_EQ(backend_vendor("vulkan"), "");
+  EXPECT_EQ(backend_vendor("test_crash"), "");
 }
 
 TEST(BackendDescriptors, BuiltAndNotBuiltCoverEveryBackendOnce) {
