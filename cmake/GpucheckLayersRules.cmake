@@ -22,8 +22,8 @@ set(GPUCHECK_MAY_USE_app      core host backends probe bench doctor stress repor
 #   doctor judges the choice and app sets it before a CPU bench child loads the library.
 # cuda_driver.h: what gpucheck saw of libcuda.so.1 (DriverObservation), which doctor's driver
 #   checks judge.
-# icd_isolation.h: naming the OpenCL ICD that crashed the probe, run by probe in the parent
-#   after the opencl probe child failed.
+# icd_isolation.h: naming the OpenCL ICD that crashed the probe, run in the parent (the
+#   registry's explain_failed_probe) after the opencl probe child failed.
 set(GPUCHECK_BACKEND_PUBLIC_cpu     cpu_backend.h blas_kernel.h)
 set(GPUCHECK_BACKEND_PUBLIC_cuda    cuda_backend.h cuda_driver.h)
 set(GPUCHECK_BACKEND_PUBLIC_opencl  opencl_backend.h icd_isolation.h)

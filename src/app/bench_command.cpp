@@ -15,6 +15,7 @@
 #include "bench/host_lock.h"
 #include "bench/ops/op_unit.h"
 #include "bench/sweep.h"
+#include "core/backend_descriptors.h"
 #include "core/closest_word.h"
 #include "core/document.h"
 #include "core/json_input.h"
@@ -229,7 +230,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   DeviceResolution res = resolve_devices(split_list(o.devices), backends);
   std::vector<BenchTarget> cuda;
   for (const auto& t : res.targets) {
-    if (t.backend == "cuda")
+    if (t.backend == group_ops_backend())
       cuda.push_back(t);
     else if (o.device_named)
       throw UsageError(fmt::format(
@@ -248,7 +249,7 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   std::string id;
   if (rs.rank == 0) {
     std::string why = "gpucheck was built without CUDA";
-    if (auto backend = make_backend("cuda", env)) id = backend->start_collective(&why);
+    if (auto backend = make_backend(group_ops_backend(), env)) id = backend->start_collective(&why);
     if (id.empty()) {
       spdlog::error("rank 0 cannot start the all-reduce: {}", why);
       return ExitCode::kDeviceMissing;
@@ -367,11 +368,11 @@ DevicePlans plan_devices(const BenchOptions& o, const std::vector<BenchTarget>& 
     plan.backend = t.backend;
     if (presets) {
       const DeviceSizes chosen = choose_device_sizes(t, *presets, limit_facts);
-      plan.cells = plan_cells(o, chosen.sizes, t.backend == "cpu");
+      plan.cells = plan_cells(o, chosen.sizes, backend_is_host_cpu(t.backend));
       std::erase_if(plan.cells, [&](const Cell& c) { return !keep_cell(chosen, c); });
       if (!plan.cells.empty()) planned.chosen_sizes[t.device] = chosen.explained;
     } else {
-      plan.cells = plan_cells(o, sizes, t.backend == "cpu");
+      plan.cells = plan_cells(o, sizes, backend_is_host_cpu(t.backend));
     }
     if (plan.cells.empty()) continue;  // only ops between devices were asked for
     planned.plans.push_back(std::move(plan));
@@ -523,7 +524,8 @@ ExitCode run_bench(const BenchOptions& given) {
   const GroupRequest group_request = group_request_of(o, names, sizes, &any_single_op);
   const std::vector<BenchTarget> selected = res.targets;  // as named, before the baseline
   bool any_accelerator = false;
-  for (const auto& t : res.targets) any_accelerator = any_accelerator || t.backend != "cpu";
+  for (const auto& t : res.targets)
+    any_accelerator = any_accelerator || !backend_is_host_cpu(t.backend);
   if (any_accelerator && any_single_op && !o.no_baseline &&
       std::none_of(res.targets.begin(), res.targets.end(),
                    [](const auto& t) { return t.device == "cpu"; }))

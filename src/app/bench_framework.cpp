@@ -4,6 +4,7 @@
 
 #include "app/cli_common.h"
 #include "bench/framework_run.h"
+#include "core/backend_descriptors.h"
 #include "core/errors.h"
 #include "core/json_keys_framework.h"
 #include "doctor/system_view.h"
@@ -146,12 +147,12 @@ FrameworkBenchResult run_framework_benches(const std::vector<FrameworkChoice>& f
   // Every framework on every device, each cell once a round: the units of the progress line.
   std::size_t total = 0, done = 0;
   for (const auto& plan : plans)
-    if (plan.backend == "cpu" || plan.backend == "cuda")
+    if (backend_has_framework_peers(plan.backend))
       total += plan.cells.size() * frameworks.size() *
                static_cast<std::size_t>(bench::effective_rounds(options.policy));
   for (const auto& fw : frameworks) {
     for (const auto& plan : plans) {
-      if (plan.backend != "cpu" && plan.backend != "cuda") continue;  // no framework there
+      if (!backend_has_framework_peers(plan.backend)) continue;  // no framework there
       bench::FrameworkJob job;
       job.framework = fw.framework;
       job.python = fw.python;

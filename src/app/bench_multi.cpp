@@ -34,7 +34,7 @@ const nlohmann::json* find_section_device(const nlohmann::json& backends, const 
 }  // namespace
 
 std::vector<std::string> physical_keys(const BenchTarget& t, const nlohmann::json& backends) {
-  if (t.backend == "cpu") return {"cpu"};
+  if (backend_is_host_cpu(t.backend)) return {"cpu"};
   const nlohmann::json* d = find_section_device(backends, t);
   if (d == nullptr) return {};
   // pocl, lavapipe: the host's cores, which a concurrent GPU child's host side needs.
@@ -57,7 +57,7 @@ std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchT
     const auto mine = serial ? std::vector<std::string>() : physical_keys(targets[i], backends);
     if (mine.empty() || mine.front() == "cpu") {
       // The CPU baseline runs before the accelerators, as it always has; the rest after them.
-      (targets[i].backend == "cpu" ? alone_first : alone_last).push_back(i);
+      (backend_is_host_cpu(targets[i].backend) ? alone_first : alone_last).push_back(i);
       continue;
     }
     auto shares = [&](const std::set<std::string>& wave) {
@@ -86,12 +86,19 @@ std::vector<std::vector<std::size_t>> concurrency_waves(const std::vector<BenchT
 
 namespace {
 
-bench::BenchPlan group_plan(const std::vector<std::string>& cuda, const bench::RepPolicy& policy,
+// "n" where "a{}" before the word is "an": before a vowel.
+const char* indefinite_article_n(std::string_view word) {
+  return !word.empty() && std::string_view("aeiou").find(word.front()) != std::string_view::npos
+             ? "n"
+             : "";
+}
+
+bench::BenchPlan group_plan(const std::vector<std::string>& members, const bench::RepPolicy& policy,
                             std::uint64_t seed) {
   bench::BenchPlan plan;
-  plan.backend = "cuda";
-  plan.group = cuda;
-  for (const auto& d : cuda) plan.device += (plan.device.empty() ? "" : ",") + d;
+  plan.backend = group_ops_backend();
+  plan.group = members;
+  for (const auto& d : members) plan.device += (plan.device.empty() ? "" : ",") + d;
   plan.policy = policy;
   plan.policy.stable_within = bench::kSteadyWithin;  // copies and all-reduces settle fast
   plan.seed = seed;
@@ -123,30 +130,31 @@ GroupPlanning plan_group(const GroupRequest& req, const std::vector<BenchTarget>
                          const bench::RepPolicy& policy, std::uint64_t seed) {
   GroupPlanning out;
   if (req.ops.empty()) return out;
-  std::vector<std::string> cuda, others;
-  for (const auto& t : targets) (t.backend == "cuda" ? cuda : others).push_back(t.device);
+  const std::string group_backend = group_ops_backend();
+  std::vector<std::string> members, others;
+  for (const auto& t : targets) (t.backend == group_backend ? members : others).push_back(t.device);
   auto refuse = [&](const std::string& device, const std::string& backend, Op op,
                     const std::string& why) {
     out.refused.push_back(bench::group_refusal(op, req.sizes.of(op), device, backend, why));
   };
   for (const auto& t : targets)
-    if (req.refuse_other_backends && t.backend != "cuda" && t.backend != "cpu")
+    if (req.refuse_other_backends && t.backend != group_backend && !backend_is_host_cpu(t.backend))
       for (Op op : req.ops)
         refuse(t.device, t.backend, op,
                fmt::format("{} runs between CUDA devices (peer access, NCCL); {} is a{} {} device",
                            bench::unit_of(op).group->what, t.device,
-                           t.backend == "opencl" ? "n" : "", t.backend));
-  if (cuda.size() < 2) {
-    const std::string selected = cuda.empty() ? "none" : cuda.front();
+                           indefinite_article_n(t.backend), t.backend));
+  if (members.size() < 2) {
+    const std::string selected = members.empty() ? "none" : members.front();
     for (Op op : req.ops)
-      refuse(cuda.empty() ? targets.front().device : cuda.front(),
-             cuda.empty() ? targets.front().backend : "cuda", op,
+      refuse(members.empty() ? targets.front().device : members.front(),
+             members.empty() ? targets.front().backend : group_backend, op,
              fmt::format("{} needs at least two CUDA devices; the selection has {} ({}): name "
                          "them with --device cuda0,cuda1 or --device all",
-                         bench::unit_of(op).group->what, cuda.size(), selected));
+                         bench::unit_of(op).group->what, members.size(), selected));
     return out;
   }
-  bench::BenchPlan plan = group_plan(cuda, policy, seed);
+  bench::BenchPlan plan = group_plan(members, policy, seed);
   add_group_cells(plan, req, false);
   out.plan = std::move(plan);
   return out;

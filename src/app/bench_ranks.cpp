@@ -1,6 +1,7 @@
 // Ranks of a multi-process all-reduce: read from the flags or Slurm, checked before any work.
 #include "app/bench_ranks.h"
 
+#include "core/backend_descriptors.h"
 #include "core/errors.h"
 #include "core/json_input.h"
 #include "core/json_keys.h"
@@ -151,7 +152,8 @@ json rank_identity(int rank, const std::vector<std::string>& devices, const json
   for (const auto& name : devices) {
     json d = {{k::kDevice, name}};
     for (const auto& b : backends) {
-      if (b.value(std::string(k::kName), "") != "cuda" || !b.contains(k::kDevices)) continue;
+      if (b.value(std::string(k::kName), "") != group_ops_backend() || !b.contains(k::kDevices))
+        continue;
       for (const auto& p : b[std::string(k::kDevices)]) {
         if (p.value(std::string(k::kDevice), "") != name) continue;
         for (auto key : {k::kDeviceName, k::kDeviceUuid, k::kPciBusId})

@@ -1,6 +1,7 @@
 #include "app/device_sizes.h"
 
 #include "bench/ops/op_unit.h"
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "core/json_keys_limits.h"
 #include "core/shape_text.h"
@@ -101,7 +102,7 @@ class Chooser {
   // pocl and lavapipe run on the CPU's cores, where the cpu device already measures what they
   // can do: they answer whether the implementation works and how it compares, at the small
   // sizes (lavapipe's GEMM takes 0.9 s at 1024³ on a 2-core VM).
-  bool cpu_implementation() const { return on_cpu_ && t_.backend != "cpu"; }
+  bool cpu_implementation() const { return on_cpu_ && !backend_is_host_cpu(t_.backend); }
   void keep_small() {
     for (Op op : {bench::op_for<GemmShape>, bench::op_for<ConvShape>, bench::op_for<ExpShape>,
                   bench::op_for<CopyShape>})

@@ -4,6 +4,7 @@
 #include "app/cli_common.h"
 #include "app/stress_run.h"
 #include "app/stress_status.h"
+#include "core/backend_descriptors.h"
 #include "core/document.h"
 #include "core/duration.h"
 #include "core/graceful_stop.h"
@@ -95,7 +96,7 @@ stress::StressPlan base_plan(const StressOptions& o) {
 // A device's memory: MemTotal for the CPU, the probe's global memory size for a GPU; 0 when
 // not known.
 std::uint64_t memory_bytes(const stress::StressPlan& p, const nlohmann::json& backends) {
-  if (p.backend == "cpu") return host::read_memory_facts("/").total_bytes.value_or(0);
+  if (backend_is_host_cpu(p.backend)) return host::read_memory_facts("/").total_bytes.value_or(0);
   for (const auto& b : backends) {
     if (!b.is_object() || b.value(std::string(k::kName), "") != p.backend ||
         !b.contains(k::kDevices) || !b[k::kDevices].is_array())
@@ -118,7 +119,7 @@ void explain_sigkill(StressChildReport& r, const stress::StressPlan& p, const st
                      bool log_readable, std::uint64_t available) {
   if (!r.failure || r.failure->find("killed by signal 9 ") == std::string::npos) return;
   std::uint64_t asked = 0;
-  if (p.backend == "cpu" && available != 0) {
+  if (backend_is_host_cpu(p.backend) && available != 0) {
     asked = static_cast<std::uint64_t>(stress::memory_fraction_for(p, true) *
                                        static_cast<double>(available));
     if (std::find(p.tests.begin(), p.tests.end(), stress::Test::kGemm) != p.tests.end()) {

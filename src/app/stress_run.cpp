@@ -1,6 +1,7 @@
 // The stress children: one per device, all at once, their event lines parsed as they arrive.
 #include "app/stress_run.h"
 
+#include "core/backend_descriptors.h"
 #include "core/child_process.h"
 #include "core/graceful_stop.h"
 #include "core/json_input.h"
@@ -147,7 +148,7 @@ nlohmann::json stress_section(const stress::StressPlan& base,
     if (r.stopped_by && !run_stopped) in.stopped_alone = r.stopped_by;
     for (auto t : plans[i].tests) in.planned_tests.emplace_back(stress::to_string(t));
     in.telemetry = r.telemetry;
-    in.telemetry_expected = plans[i].backend == "cuda";
+    in.telemetry_expected = backend_has_telemetry(plans[i].backend);
     in.xid_readable = watch.readable();
     in.xid_unreadable_why = watch.why();
     nlohmann::json entry = {{k::kDevice, plans[i].device}, {k::kBackend, plans[i].backend}};

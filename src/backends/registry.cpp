@@ -4,6 +4,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/testing/test_backends.h"
 #if GPUCHECK_HAVE_OPENCL
+#include "backends/opencl/icd_isolation.h"
 #include "backends/opencl/opencl_backend.h"
 #endif
 #if GPUCHECK_HAVE_CUDA
@@ -12,6 +13,8 @@
 #if GPUCHECK_HAVE_VULKAN
 #include "backends/vulkan/vulkan_backend.h"
 #endif
+
+#include "core/json_keys.h"
 
 #include <sstream>
 
@@ -51,6 +54,20 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const EnvMap& env
   for (const auto& t : test_backend_names(env))
     if (t == name) return make_test_backend(name.substr(5));
   return nullptr;
+}
+
+void explain_failed_probe(const std::string& name, nlohmann::json& section, const EnvMap& env,
+                          const ChildLimits& limits) {
+#if GPUCHECK_HAVE_OPENCL
+  if (name == "opencl") {
+    auto isolation = opencl::diagnose_failed_probe(env, limits);
+    if (auto culprits = opencl::describe_culprits(isolation); !culprits.empty())
+      section[keys::kReason] = section[keys::kReason].get<std::string>() + "; " + culprits;
+    section[keys::kIcdIsolation] = std::move(isolation);
+  }
+#else
+  (void)name, (void)section, (void)env, (void)limits;
+#endif
 }
 
 }  // namespace gpucheck

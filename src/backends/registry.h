@@ -6,7 +6,10 @@
 
 #include "backends/backend.h"
 #include "core/build_info.h"
+#include "core/child_process.h"
 #include "core/environment.h"
+
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
@@ -20,5 +23,11 @@ std::vector<std::string> active_backend_names(const EnvMap& env);
 
 // Creates one backend by name; nullptr when the name is not active in this environment.
 std::unique_ptr<Backend> make_backend(const std::string& name, const EnvMap& env);
+
+// After a backend's probe child crashed, hung or failed: what the backend can find out more in
+// the parent, added to its section (OpenCL probes each ICD alone and names the one that fails);
+// nothing for a backend that has no such step.
+void explain_failed_probe(const std::string& name, nlohmann::json& section, const EnvMap& env,
+                          const ChildLimits& limits);
 
 }  // namespace gpucheck

@@ -6,6 +6,7 @@
 #include "bench/inputs.h"
 #include "bench/record.h"
 #include "bench/verify.h"
+#include "core/backend_descriptors.h"
 #include "core/child_process.h"
 #include "core/graceful_stop.h"
 #include "core/json_keys_framework.h"
@@ -197,7 +198,7 @@ std::string accumulation_of(double sum) {
 
 class Runner {
  public:
-  explicit Runner(const FrameworkJob& job) : job_(job), host_(job.backend == "cpu") {}
+  explicit Runner(const FrameworkJob& job) : job_(job), host_(backend_is_host_cpu(job.backend)) {}
 
   nlohmann::json record(const Cell& cell, Transfers transfers) const {
     nlohmann::json r = {{k::kDevice, job_.device},

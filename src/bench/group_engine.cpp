@@ -8,6 +8,7 @@
 #include "bench/ops/p2p.h"
 #include "bench/record.h"
 #include "bench/verify.h"
+#include "core/backend_descriptors.h"
 #include "core/errors.h"
 #include "core/json_keys.h"
 #include "core/pair_schedule.h"
@@ -157,7 +158,7 @@ class GroupRunner {
     auto identity = [&](const std::string& name) {
       for (std::size_t i = 0; i < group_.size(); ++i)
         if (group_.identity(i).device == name) return group_.identity(i);
-      return DeviceIdentity{name, "cuda", name, "", ""};
+      return DeviceIdentity{name, group_ops_backend(), name, "", ""};
     };
     const DeviceIdentity a = identity(first);
     nlohmann::json r = {

@@ -3,6 +3,7 @@
 
 #include "bench/ops/op_unit.h"
 #include "bench/size_text.h"
+#include "core/backend_descriptors.h"
 #include "core/errors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
@@ -42,7 +43,8 @@ std::optional<std::uint64_t> record_size(const nlohmann::json& r) {
 const nlohmann::json* cpu_record(const nlohmann::json& results, std::uint64_t size,
                                  const std::string& dtype, const std::string& layout) {
   for (const auto& c : results) {
-    if (string_member(c, k::kBackend) != "cpu" || string_member(c, k::kStatus) != "ok") continue;
+    if (!backend_is_host_cpu(string_member(c, k::kBackend)) || string_member(c, k::kStatus) != "ok")
+      continue;
     if (string_member(c, k::kDtype) != dtype || record_size(c) != size) continue;
     if (string_member(c.value(std::string(k::kShape), nlohmann::json::object()), k::kLayout) !=
         layout)
@@ -113,7 +115,8 @@ nlohmann::json analyze_sweep(const SweepSpec& spec, const nlohmann::json& result
   };
 
   for (const auto& r : results) {
-    if (string_member(r, k::kBackend) == "cpu" || string_member(r, k::kOp) != to_string(spec.op))
+    if (backend_is_host_cpu(string_member(r, k::kBackend)) ||
+        string_member(r, k::kOp) != to_string(spec.op))
       continue;
     auto size = record_size(r);
     if (!size) continue;

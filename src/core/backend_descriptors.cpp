@@ -104,8 +104,11 @@ std::string vulkan_driver(const Json& /*section*/, const Json& props) {
 }
 
 const std::array kDescriptors{
-    BackendDescriptor{
-        .name = "cpu", .built = true, .ids = DeviceIds::kName, .kinds = DeviceKinds::kHostCpu},
+    BackendDescriptor{.name = "cpu",
+                      .built = true,
+                      .ids = DeviceIds::kName,
+                      .kinds = DeviceKinds::kHostCpu,
+                      .framework_peers = true},
     BackendDescriptor{
         .name = "cuda",
         .built = kCudaBuilt,
@@ -115,7 +118,11 @@ const std::array kDescriptors{
         .kinds = DeviceKinds::kGpu,
         .face = GpuFace::kEvery,
         .memory_bytes = cuda_memory,
-        .driver_version = cuda_driver},
+        .driver_version = cuda_driver,
+        .telemetry = true,
+        .group_ops = true,
+        .framework_peers = true,
+        .vendor = "nvidia"},
     BackendDescriptor{
         .name = "opencl",
         .built = kOpenclBuilt,
@@ -184,6 +191,11 @@ std::string backend_of_device_name(std::string_view device) {
   return std::string(b->name);
 }
 
+bool backend_is_host_cpu(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->kinds == DeviceKinds::kHostCpu;
+}
+
 bool device_on_host_cpu(std::string_view backend, const nlohmann::json& properties) {
   const auto* b = find_backend_descriptor(backend);
   if (!b) return false;
@@ -196,6 +208,32 @@ bool device_is_gpu(std::string_view backend, const nlohmann::json& properties) {
   if (!b) return false;
   if (b->kinds == DeviceKinds::kGpu) return true;
   return b->kinds == DeviceKinds::kEither && b->gpu(properties);
+}
+
+bool backend_is_first_face(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->face == GpuFace::kEvery;
+}
+
+std::string_view backend_vendor(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b ? b->vendor : std::string_view();
+}
+
+bool backend_has_telemetry(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->telemetry;
+}
+
+bool backend_has_framework_peers(std::string_view backend) {
+  const auto* b = find_backend_descriptor(backend);
+  return b && b->framework_peers;
+}
+
+std::string group_ops_backend() {
+  for (const auto& b : kDescriptors)
+    if (b.group_ops) return std::string(b.name);
+  return {};
 }
 
 std::string numbered_device_examples() {

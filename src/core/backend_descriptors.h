@@ -59,6 +59,17 @@ struct BackendDescriptor {
   // when not stated.
   std::string (*driver_version)(const nlohmann::json& section,
                                 const nlohmann::json& properties) = nullptr;
+  // Its devices sample telemetry (clocks, power, temperature: DeviceTelemetry), which stress
+  // expects of every one of them.
+  bool telemetry = false;
+  // It runs the group ops (peer copies, all-reduce) between its devices; bench refuses them the
+  // devices of the other accelerators.
+  bool group_ops = false;
+  // bench runs the Python frameworks (torch, ...) on its devices beside its own records.
+  bool framework_peers = false;
+  // The maker of every one of its devices, where one maker makes them all ("nvidia"); empty
+  // otherwise.
+  std::string_view vendor{};
 };
 
 // In probe order (built_backend_names keeps it).
@@ -71,11 +82,30 @@ const BackendDescriptor* find_backend_descriptor(std::string_view name);
 // the name has no backend's form.
 std::string backend_of_device_name(std::string_view device);
 
+// Whether every device of this backend is the host's own cores (DeviceKinds::kHostCpu).
+bool backend_is_host_cpu(std::string_view backend);
+
 // Whether a device of this backend runs on the host's own cores, from its probe properties.
 bool device_on_host_cpu(std::string_view backend, const nlohmann::json& properties);
 
 // Whether a device of this backend is a GPU, from its probe properties.
 bool device_is_gpu(std::string_view backend, const nlohmann::json& properties);
+
+// Whether a device of this backend is the first face of its GPU (GpuFace::kEvery): the one whose
+// records and UUID stand for the GPU where another backend reaches it too.
+bool backend_is_first_face(std::string_view backend);
+
+// The maker of every device of this backend (BackendDescriptor::vendor); empty when none is.
+std::string_view backend_vendor(std::string_view backend);
+
+// Whether stress expects telemetry from this backend's devices (BackendDescriptor::telemetry).
+bool backend_has_telemetry(std::string_view backend);
+
+// Whether bench runs the frameworks on this backend's devices.
+bool backend_has_framework_peers(std::string_view backend);
+
+// The backend that runs the group ops between its devices; empty when none is in the table.
+std::string group_ops_backend();
 
 // "cuda0, opencl0, ...": one flat id of each numbered backend, for messages.
 std::string numbered_device_examples();

@@ -13,9 +13,6 @@
 #include "host/host_info.h"
 #include "host/infiniband.h"
 #include "host/memory_info.h"
-#if GPUCHECK_HAVE_OPENCL
-#include "backends/opencl/icd_isolation.h"
-#endif
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -83,16 +80,9 @@ nlohmann::json probe_backends(const EnvMap& env, const ChildLimits& limits) {
     spdlog::info("probe child {}: {} in {:.3f} s", names[i],
                  results[i].describe(limits.timeout, limits.max_output), results[i].seconds);
     sections.push_back(section_from_child(names[i], results[i], limits));
-#if GPUCHECK_HAVE_OPENCL
-    // A crashed, hung or failed OpenCL probe: name the ICD by probing each one alone.
-    if (names[i] == "opencl" && sections.back().value(std::string(k::kStatus), "") == "failed") {
-      auto isolation = opencl::diagnose_failed_probe(env, limits);
-      auto& section = sections.back();
-      if (auto culprits = opencl::describe_culprits(isolation); !culprits.empty())
-        section[k::kReason] = section[k::kReason].get<std::string>() + "; " + culprits;
-      section[k::kIcdIsolation] = std::move(isolation);
-    }
-#endif
+    // A crashed, hung or failed probe: what more its backend can find out, if anything.
+    if (sections.back().value(std::string(k::kStatus), "") == "failed")
+      explain_failed_probe(names[i], sections.back(), env, limits);
   }
   for (const auto& [name, reason] : not_built_backends())
     sections.push_back({{k::kName, name}, {k::kStatus, "not_built"}, {k::kReason, reason}});

@@ -4,6 +4,7 @@
 
 #include "bench/ops/op_unit.h"
 #include "bench/reps.h"
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "qualify/judge_multigpu.h"
 
@@ -47,7 +48,8 @@ std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
                            {"explicit", true},
                            {"explicit_size", true}};
     for (const auto& d : select_devices(r, devices)) {
-      if (r.criterion == Criterion::kSpeedupMin && d.backend != "cpu") add("cpu", "cpu", cell);
+      if (r.criterion == Criterion::kSpeedupMin && !backend_is_host_cpu(d.backend))
+        add("cpu", "cpu", cell);
       add(d.device, d.backend, cell);
     }
   }
@@ -68,16 +70,16 @@ std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
 std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
                                                  const std::vector<DeviceFacts>& devices,
                                                  bool network_only) {
-  std::vector<DeviceFacts> cuda;
+  std::vector<DeviceFacts> members;
   for (const auto& d : devices)
-    if (d.backend == "cuda") cuda.push_back(d);
-  if (cuda.size() < 2) return std::nullopt;
+    if (d.backend == group_ops_backend()) members.push_back(d);
+  if (members.size() < 2) return std::nullopt;
   nlohmann::json cells = nlohmann::json::array();
   auto add = [&](const nlohmann::json& cell) {
     if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
   };
   nlohmann::json group = nlohmann::json::array();
-  for (const auto& d : cuda) group.push_back(d.device);
+  for (const auto& d : members) group.push_back(d.device);
   for (const auto& r : profile.requirements) {
     const auto op = op_from_string(r.op);
     if (!op || !runs_between_devices(*op)) continue;
@@ -90,7 +92,7 @@ std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
              {"explicit", true},
              {"explicit_size", true}});
     } else if (!network_only) {
-      for (const auto& [src, dst] : p2p_pairs(r, cuda)) {
+      for (const auto& [src, dst] : p2p_pairs(r, members)) {
         // A pair naming a device that is not here is judged unmet; it is not planned.
         if (std::find(group.begin(), group.end(), src) == group.end() ||
             std::find(group.begin(), group.end(), dst) == group.end())
@@ -117,9 +119,10 @@ std::optional<bench::BenchPlan> plan_group_bench(const Profile& profile,
   if (s.reps) policy["reps"] = *s.reps;
   policy["stable_within"] = bench::kSteadyWithin;  // copies and all-reduces settle fast
   std::string name;
-  for (const auto& d : cuda) name += (name.empty() ? "" : ",") + d.device;
-  nlohmann::json j = {{k::kDevice, name}, {k::kBackend, "cuda"}, {"cells", cells},
-                      {"policy", policy}, {"seed", s.seed},      {"threads", s.threads},
+  for (const auto& d : members) name += (name.empty() ? "" : ",") + d.device;
+  nlohmann::json j = {{k::kDevice, name}, {k::kBackend, group_ops_backend()},
+                      {"cells", cells},   {"policy", policy},
+                      {"seed", s.seed},   {"threads", s.threads},
                       {"group", group}};
   bench::BenchPlan plan = bench::plan_from_json(j);
   plan.collective.network_only = network_only;

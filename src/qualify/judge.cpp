@@ -93,7 +93,7 @@ DeviceJudgement judge_one_device(const Requirement& r, const DeviceFacts& d,
   if (r.memory_gib_min) {
     std::optional<double> bytes;
     if (desc && desc->memory_bytes) bytes = desc->memory_bytes(d.properties);
-    if (d.backend == "cpu" && obs.memory.contains(k::kTotalBytes))
+    if (backend_is_host_cpu(d.backend) && obs.memory.contains(k::kTotalBytes))
       bytes = obs.memory[k::kTotalBytes].get<double>();
     double gib = bytes.value_or(0) / (1024.0 * 1024 * 1024);
     criterion(bytes.has_value(), gib >= *r.memory_gib_min,

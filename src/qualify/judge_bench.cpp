@@ -2,6 +2,7 @@
 // criterion. The record was verified in the bench child; a mismatch is unmet, loudly.
 #include "qualify/judge_bench.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/json_keys_limits.h"
@@ -108,8 +109,9 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
   v.unit = unit_of(r);
   const nlohmann::json* rec = find_record(r, d.device, obs.results);
   if (!rec) {
-    v.outcome = d.backend == "cpu" && r.transfers == "included" ? Outcome::kSkip : Outcome::kUnmet;
-    v.reason = d.backend == "cpu" && r.transfers == "included"
+    v.outcome = backend_is_host_cpu(d.backend) && r.transfers == "included" ? Outcome::kSkip
+                                                                            : Outcome::kUnmet;
+    v.reason = backend_is_host_cpu(d.backend) && r.transfers == "included"
                    ? "the CPU has no host transfers (its records are transfers excluded)"
                    : "the bench wrote no record of this cell";
     return v;
@@ -133,7 +135,7 @@ Verdict judge_on_device(const Requirement& r, const DeviceFacts& d, const Observ
       break;
     }
     case Criterion::kSpeedupMin: {
-      if (d.backend == "cpu") {
+      if (backend_is_host_cpu(d.backend)) {
         v.outcome = Outcome::kSkip;
         v.reason = "the CPU is the baseline of speedups";
         return v;

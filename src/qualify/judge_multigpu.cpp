@@ -3,6 +3,7 @@
 #include "qualify/judge_multigpu.h"
 #include "qualify/judge.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "core/nccl_log.h"
 #include "core/outliers.h"
@@ -23,7 +24,7 @@ namespace {
 std::vector<DeviceFacts> cuda_devices(const Observations& obs) {
   std::vector<DeviceFacts> out;
   for (auto& d : list_devices(obs.backends))
-    if (d.backend == "cuda") out.push_back(d);
+    if (d.backend == group_ops_backend()) out.push_back(d);
   return out;
 }
 

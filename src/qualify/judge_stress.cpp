@@ -1,6 +1,7 @@
 // Judging a stress requirement on the stress section qualify's run wrote.
 #include "qualify/judge_stress.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "qualify/toml_reader.h"
 
@@ -108,7 +109,7 @@ std::vector<Verdict> judge_stress(const Requirement& r, const Observations& obs)
                 r.allowed_clock_events.end())
           failures.push_back(fmt::format("clocks-event reason {} for {:g} s (allowed: {})", name,
                                          seconds.get<double>(), join(r.allowed_clock_events)));
-    } else if (d.backend == "cuda") {
+    } else if (backend_has_telemetry(d.backend)) {
       skips.emplace_back("no clocks-event reasons from the device");
     }
     if (r.min_sustained_fraction) {

@@ -1,6 +1,7 @@
 // bench's text view: the records first (a table per op, device time and end to end side by
 // side, sizes too small for a GPU's peak marked), the GPU versus CPU answer in words, the
 // sweep's break-even sizes, the system facts with --details, and a closing count.
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 #include "core/json_keys_limits.h"
 #include "core/workload.h"
@@ -31,7 +32,7 @@ std::size_t index_in(std::vector<std::string>& order, const std::string& v) {
 }
 
 bool accelerator(const Json& r) {
-  return text_at(r, k::kBackend) != "cpu";
+  return !backend_is_host_cpu(text_at(r, k::kBackend));
 }
 
 bool included(const Json& r) {

@@ -3,6 +3,7 @@
 // beside the relative change; clpeak --compare uses a fixed tolerance alone).
 #include "report/compare.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/json_keys_limits.h"
@@ -158,8 +159,8 @@ class Judge {
     const double change = mn / mb - 1;
     // A launch-bound GPU record: an absolute allowance in time stands in for the tolerance.
     double tolerance = o_.tolerance;
-    const bool launch_bound =
-        n.backend != "cpu" && !base_times.empty() && median(base_times) < kLaunchBoundFloorS;
+    const bool launch_bound = !backend_is_host_cpu(n.backend) && !base_times.empty() &&
+                              median(base_times) < kLaunchBoundFloorS;
     if (launch_bound) {
       // |new time - base time| > allowance, as a change of the metric: a throughput changes by
       // base/new - 1, so by the allowance over the new time; a time by the allowance over the

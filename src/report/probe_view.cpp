@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -101,27 +102,7 @@ std::string blas_text(const Json& blas) {
   return name;
 }
 
-std::vector<std::string> cpu_items(const Json& cpu, const Json& backends) {
-  std::vector<std::string> p{text_at(cpu, k::kModel)};
-  auto count = [&](std::string_view key, const char* one, const char* many) {
-    auto n = number_at(cpu, key);
-    if (n) p.push_back(fmt::format("{:.0f} {}", *n, *n == 1 ? one : many));
-  };
-  count(k::kSockets, "socket", "sockets");
-  count(k::kCores, "core", "cores");
-  count(k::kThreads, "thread", "threads");
-  p.push_back(isa_level(member_or_empty(cpu, k::kIsa)));
-  count(k::kNumaNodes, "NUMA node", "NUMA nodes");
-  for (const auto& b : backends)
-    if (text_at(b, k::kName) == "cpu")
-      for (const auto& d : member_or_empty(b, k::kDevices)) {
-        const Json& props = member_or_empty(d, k::kProperties);
-        if (props.contains("blas")) p.push_back("BLAS " + blas_text(props["blas"]));
-      }
-  return p;
-}
-
-// ---- backends ----
+// ---- each backend's section and devices ----
 
 std::vector<std::string> cuda_items(const Json& b) {
   std::vector<std::string> p;
@@ -165,8 +146,6 @@ std::vector<std::string> opencl_items(const Json& b) {
   return p;
 }
 
-// ---- Vulkan ----
-
 std::vector<std::string> vulkan_items(const Json& b) {
   std::vector<std::string> p;
   const Json& loader = member_or_empty(b, k::kLoader);
@@ -204,7 +183,8 @@ std::string vk_type(const Json& props) {
   return t;
 }
 
-std::vector<std::string> vulkan_device_items(const Json& d, const GpuMap& gpus) {
+std::vector<std::string> vulkan_device_items(const Json& d, const Json& /*section*/,
+                                             const GpuMap& gpus) {
   const Json& p = member_or_empty(d, k::kProperties);
   std::vector<std::string> out;
   out.push_back(join({vk_type(p), text_at(p, k::kDriverName)}, ", "));
@@ -239,37 +219,12 @@ std::vector<std::string> vulkan_device_items(const Json& d, const GpuMap& gpus) 
   return out;
 }
 
-std::vector<std::string> backend_items(const Json& b) {
-  const std::string status = text_at(b, k::kStatus), name = text_at(b, k::kName);
-  std::vector<std::string> p{status == "not_built" ? "not built" : status};
-  if (status != "available") {
-    std::string r = text_at(b, k::kReason);
-    // "not built: not built on this platform" says it twice.
-    if (r.rfind(p.back(), 0) == 0)
-      p.back() = r;
-    else if (!r.empty())
-      p.back() += ": " + r;
-  }
-  if (name == "cuda")
-    for (auto& i : cuda_items(b)) p.push_back(i);
-  if (name == "opencl")
-    for (auto& i : opencl_items(b)) p.push_back(i);
-  if (name == "vulkan")
-    for (auto& i : vulkan_items(b)) p.push_back(i);
-  if (name == "cpu" && status == "available")
-    for (const auto& d : member_or_empty(b, k::kDevices))
-      if (auto t = number_at(member_or_empty(d, k::kProperties), k::kThreads))
-        p.push_back(fmt::format("{:.0f} threads", *t));
-  return p;
-}
-
-// ---- devices ----
-
 std::string mhz(double v) {
   return fmt::format("{:.0f} MHz", v);
 }
 
-std::vector<std::string> cuda_device_items(const Json& d, const GpuMap& gpus) {
+std::vector<std::string> cuda_device_items(const Json& d, const Json& /*section*/,
+                                           const GpuMap& gpus) {
   const Json& p = member_or_empty(d, k::kProperties);
   const Json& n = member_or_empty(p, k::kNvml);
   std::vector<std::string> out;
@@ -345,9 +300,10 @@ std::string cl_type(const Json& props) {
   return {};
 }
 
-std::vector<std::string> opencl_device_items(const Json& d, const Json& platforms,
+std::vector<std::string> opencl_device_items(const Json& d, const Json& section,
                                              const GpuMap& gpus) {
   const Json& p = member_or_empty(d, k::kProperties);
+  const Json& platforms = member_or_empty(section, k::kPlatforms);
   std::vector<std::string> out;
   std::string platform;
   for (const auto& pl : platforms)
@@ -370,6 +326,123 @@ std::vector<std::string> opencl_device_items(const Json& d, const Json& platform
   return out;
 }
 
+std::vector<std::string> cpu_section_items(const Json& b) {
+  std::vector<std::string> p;
+  if (text_at(b, k::kStatus) != "available") return p;
+  for (const auto& d : member_or_empty(b, k::kDevices))
+    if (auto t = number_at(member_or_empty(d, k::kProperties), k::kThreads))
+      p.push_back(fmt::format("{:.0f} threads", *t));
+  return p;
+}
+
+bool always_gpu(const Json& /*props*/) {
+  return true;
+}
+
+bool opencl_counts_as_gpu(const Json& props) {
+  return cl_type(props) == "GPU";
+}
+
+bool vulkan_counts_as_gpu(const Json& props) {
+  return vk_type(props).find("GPU") != std::string::npos;
+}
+
+std::string opencl_twin_item(const Json& props) {
+  return text_at(props, "cl_device_version");
+}
+
+std::string vulkan_twin_item(const Json& props) {
+  return "Vulkan " + text_at(props, k::kApiVersion);
+}
+
+// How each backend's probe section and devices are shown: the one place this view names a
+// backend. A section no entry names (a test backend's) gets its status and its devices' plain
+// properties.
+struct SectionRenderer {
+  std::string_view backend;
+  // The section's items after its status on its line under "backends".
+  std::vector<std::string> (*section_items)(const Json& section) = nullptr;
+  // A device's items under its name; nullptr: its plain properties.
+  std::vector<std::string> (*device_items)(const Json& device, const Json& section,
+                                           const GpuMap& gpus) = nullptr;
+  // The second item of the one line a device gets when it is the same GPU as another listed
+  // device; nullptr: it gets its whole block all the same.
+  std::string (*twin_item)(const Json& properties) = nullptr;
+  // Whether the summary's count of GPUs counts the device; nullptr: never.
+  bool (*counts_as_gpu)(const Json& properties) = nullptr;
+  // Its devices are the host's cores, shown on the cpu line (its BLAS), not under "devices".
+  bool on_cpu_line = false;
+  // It has nothing to serve without an NVIDIA GPU on the bus: not a problem then.
+  bool nvidia_only = false;
+  // Its icd_files are driver manifests: one with an error is not used.
+  bool icd_manifests = false;
+};
+
+const std::array kRenderers{
+    SectionRenderer{.backend = "cpu", .section_items = cpu_section_items, .on_cpu_line = true},
+    SectionRenderer{.backend = "cuda",
+                    .section_items = cuda_items,
+                    .device_items = cuda_device_items,
+                    .counts_as_gpu = always_gpu,
+                    .nvidia_only = true},
+    SectionRenderer{.backend = "opencl",
+                    .section_items = opencl_items,
+                    .device_items = opencl_device_items,
+                    .twin_item = opencl_twin_item,
+                    .counts_as_gpu = opencl_counts_as_gpu},
+    SectionRenderer{.backend = "vulkan",
+                    .section_items = vulkan_items,
+                    .device_items = vulkan_device_items,
+                    .twin_item = vulkan_twin_item,
+                    .counts_as_gpu = vulkan_counts_as_gpu,
+                    .icd_manifests = true},
+};
+
+// nullptr for a section no entry names.
+const SectionRenderer* find_renderer(std::string_view backend) {
+  for (const auto& r : kRenderers)
+    if (r.backend == backend) return &r;
+  return nullptr;
+}
+
+// ---- the view ----
+
+std::vector<std::string> cpu_items(const Json& cpu, const Json& backends) {
+  std::vector<std::string> p{text_at(cpu, k::kModel)};
+  auto count = [&](std::string_view key, const char* one, const char* many) {
+    auto n = number_at(cpu, key);
+    if (n) p.push_back(fmt::format("{:.0f} {}", *n, *n == 1 ? one : many));
+  };
+  count(k::kSockets, "socket", "sockets");
+  count(k::kCores, "core", "cores");
+  count(k::kThreads, "thread", "threads");
+  p.push_back(isa_level(member_or_empty(cpu, k::kIsa)));
+  count(k::kNumaNodes, "NUMA node", "NUMA nodes");
+  for (const auto& b : backends)
+    if (const SectionRenderer* r = find_renderer(text_at(b, k::kName)); r && r->on_cpu_line)
+      for (const auto& d : member_or_empty(b, k::kDevices)) {
+        const Json& props = member_or_empty(d, k::kProperties);
+        if (props.contains("blas")) p.push_back("BLAS " + blas_text(props["blas"]));
+      }
+  return p;
+}
+
+std::vector<std::string> backend_items(const Json& b) {
+  const std::string status = text_at(b, k::kStatus), name = text_at(b, k::kName);
+  std::vector<std::string> p{status == "not_built" ? "not built" : status};
+  if (status != "available") {
+    std::string r = text_at(b, k::kReason);
+    // "not built: not built on this platform" says it twice.
+    if (r.rfind(p.back(), 0) == 0)
+      p.back() = r;
+    else if (!r.empty())
+      p.back() += ": " + r;
+  }
+  if (const SectionRenderer* r = find_renderer(name); r && r->section_items)
+    for (auto& i : r->section_items(b)) p.push_back(i);
+  return p;
+}
+
 struct DeviceRef {
   const Json* device;
   const Json* backend;
@@ -383,11 +456,8 @@ std::vector<DeviceRef> all_devices(const Json& backends) {
 }
 
 std::vector<std::string> device_items(const DeviceRef& r, const GpuMap& gpus) {
-  const std::string backend = text_at(*r.backend, k::kName);
-  if (backend == "cuda") return cuda_device_items(*r.device, gpus);
-  if (backend == "opencl")
-    return opencl_device_items(*r.device, member_or_empty(*r.backend, k::kPlatforms), gpus);
-  if (backend == "vulkan") return vulkan_device_items(*r.device, gpus);
+  const SectionRenderer* shown = find_renderer(text_at(*r.backend, k::kName));
+  if (shown && shown->device_items) return shown->device_items(*r.device, *r.backend, gpus);
   std::vector<std::string> out;
   for (const auto& [key, v] : member_or_empty(*r.device, k::kProperties).items())
     if (!v.is_structured()) out.push_back(key + " " + human_value(key, v));
@@ -424,7 +494,9 @@ std::vector<std::string> problems(const Json& doc, const Json& backends) {
   std::vector<std::string> out;
   for (const auto& b : backends) {
     const std::string name = text_at(b, k::kName), status = text_at(b, k::kStatus);
-    const bool nvidia_absent = (name == "cuda" || name == "nvml") && absent({"nvidia"});
+    const SectionRenderer* shown = find_renderer(name);
+    const bool nvidia_absent =
+        ((shown && shown->nvidia_only) || name == "nvml") && absent({"nvidia"});
     if ((status == "failed" || status == "unavailable") && !nvidia_absent)
       out.push_back(fmt::format("{} {}: {}", name, status, text_at(b, k::kReason)));
     for (const auto& icd : member_or_empty(b, k::kIcdFiles)) {
@@ -436,9 +508,9 @@ std::vector<std::string> problems(const Json& doc, const Json& backends) {
       else if (icd.contains(k::kIcdEntryPoints) && !flag(icd, k::kIcdEntryPoints))
         out.push_back(
             fmt::format("{} ICD {} is not an ICD (no clIcdGetPlatformIDsKHR)", name, what));
-      else if (name == "vulkan" && icd.contains(k::kError))
+      else if (shown && shown->icd_manifests && icd.contains(k::kError))
         out.push_back(
-            fmt::format("vulkan manifest {} is not used: {}", what, text_at(icd, k::kError)));
+            fmt::format("{} manifest {} is not used: {}", name, what, text_at(icd, k::kError)));
       else if (const Json& init = member_or_empty(icd, k::kInit);
                init.contains(k::kResult) && text_at(init, k::kResult).rfind("VK_SUCCESS", 0) != 0)
         out.push_back(fmt::format("{} driver {} does not initialise: {} returned {}", name,
@@ -502,23 +574,14 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
   }
   for (const auto& r : devices) {
     const std::string label = text_at(*r.device, k::kDevice);
-    const std::string backend = text_at(*r.backend, k::kName);
+    const SectionRenderer* shown = find_renderer(text_at(*r.backend, k::kName));
     // The CPU line above says it all; a GPU's OpenCL device is one line under its CUDA twin's.
-    if (backend == "cpu") continue;
+    if (shown && shown->on_cpu_line) continue;
     auto same = gpus.same_as(label);
-    if (backend == "vulkan" && !same.empty()) {
-      const Json& p = member_or_empty(*r.device, k::kProperties);
+    if (shown && shown->twin_item && !same.empty()) {
       view.flow(label,
                 {text_at(*r.device, k::kDeviceName) + ": same GPU as " + join(same, ", "),
-                 "Vulkan " + text_at(p, k::kApiVersion)},
-                2, kLabel);
-      continue;
-    }
-    if (backend == "opencl" && !same.empty()) {
-      const Json& p = member_or_empty(*r.device, k::kProperties);
-      view.flow(label,
-                {text_at(*r.device, k::kDeviceName) + ": same GPU as " + join(same, ", "),
-                 std::string(text_at(p, "cl_device_version"))},
+                 shown->twin_item(member_or_empty(*r.device, k::kProperties))},
                 2, kLabel);
       continue;
     }
@@ -549,12 +612,9 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
       return std::find(seen.begin(), seen.end(), o) != seen.end();
     });
     seen.push_back(dev);
-    const std::string backend = text_at(*r.backend, k::kName);
-    if (!counted &&
-        (backend == "cuda" ||
-         (backend == "opencl" && cl_type(member_or_empty(*r.device, k::kProperties)) == "GPU") ||
-         (backend == "vulkan" &&
-          vk_type(member_or_empty(*r.device, k::kProperties)).find("GPU") != std::string::npos)))
+    const SectionRenderer* shown = find_renderer(text_at(*r.backend, k::kName));
+    if (!counted && shown && shown->counts_as_gpu &&
+        shown->counts_as_gpu(member_or_empty(*r.device, k::kProperties)))
       ++gpus_seen;
   }
   view.text(

@@ -1,6 +1,7 @@
 // Joining devices across backends by PCI bus id, else by UUID.
 #include "report/same_gpu.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
 #include "core/same_gpu_keys.h"
@@ -44,8 +45,9 @@ GpuMap GpuMap::from_backends(const nlohmann::json& backends) {
     for (const auto& d : b.value(std::string(k::kDevices), nlohmann::json::array())) {
       Entry e{string_member(d, k::kDevice), backend, string_member(d, k::kDeviceName),
               string_member(d, k::kDeviceUuid), string_member(d, k::kPciBusId)};
-      e.nvidia = backend == "cuda" || (d.contains(k::kPlatform) &&
-                                       std::find(nvidia_platforms.begin(), nvidia_platforms.end(),
+      e.nvidia =
+          backend_vendor(backend) == "nvidia" ||
+          (d.contains(k::kPlatform) && std::find(nvidia_platforms.begin(), nvidia_platforms.end(),
                                                  d[k::kPlatform].dump()) != nvidia_platforms.end());
       m.add(std::move(e));
     }
@@ -60,10 +62,10 @@ GpuMap GpuMap::from_results(const nlohmann::json& results) {
   for (int pass = 0; pass < 2; ++pass)
     for (const auto& r : results) {
       const std::string backend = string_member(r, k::kBackend);
-      if ((backend == "cuda") != (pass == 0)) continue;
+      if (backend_is_first_face(backend) != (pass == 0)) continue;
       Entry e{string_member(r, k::kDevice), backend, string_member(r, k::kDeviceName),
               string_member(r, k::kDeviceUuid), string_member(r, k::kPciBusId)};
-      e.nvidia = backend == "cuda" || ascii_lower(e.name).rfind("nvidia", 0) == 0;
+      e.nvidia = backend_vendor(backend) == "nvidia" || ascii_lower(e.name).rfind("nvidia", 0) == 0;
       m.add(std::move(e));
     }
   return m;
@@ -82,7 +84,7 @@ std::string GpuMap::uuid(const std::string& device) const {
   const Entry* self = find(device);
   if (!self) return {};
   for (const auto& e : entries_)
-    if (e.gpu == self->gpu && e.backend == "cuda" && !e.uuid.empty()) return e.uuid;
+    if (e.gpu == self->gpu && backend_is_first_face(e.backend) && !e.uuid.empty()) return e.uuid;
   if (self->uuid.empty()) return {};
   if (self->nvidia) return "GPU-" + bare_gpu_uuid(self->uuid);
   return self->uuid;

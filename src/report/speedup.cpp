@@ -1,6 +1,7 @@
 // Matching accelerator records to CPU baselines.
 #include "report/speedup.h"
 
+#include "core/backend_descriptors.h"
 #include "core/json_keys.h"
 
 namespace gpucheck::report {
@@ -20,7 +21,7 @@ nlohmann::json workload_shape(const nlohmann::json& r) {
 const nlohmann::json* find_baseline(const nlohmann::json& results, const nlohmann::json& r,
                                     const std::string& dtype) {
   for (const auto& c : results) {
-    if (c.value(std::string(k::kBackend), "") != "cpu" ||
+    if (!backend_is_host_cpu(c.value(std::string(k::kBackend), "")) ||
         c.value(std::string(k::kStatus), "") != "ok")
       continue;
     if (c.contains("framework")) continue;  // a framework on the CPU is no baseline
@@ -36,7 +37,7 @@ const nlohmann::json* find_baseline(const nlohmann::json& results, const nlohman
 
 void add_speedups(nlohmann::json& results) {
   for (auto& r : results) {
-    if (r.value(std::string(k::kBackend), "") == "cpu" ||
+    if (backend_is_host_cpu(r.value(std::string(k::kBackend), "")) ||
         r.value(std::string(k::kStatus), "") != "ok")
       continue;
     if (!r.contains(k::kDtype) || !r.contains(k::kTimeS)) continue;

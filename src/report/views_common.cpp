@@ -208,7 +208,7 @@ std::vector<std::string> machine_items(const nlohmann::json& doc) {
     for (const auto& v : stack_versions(*b))
       if (v.key == k::kNvidiaDriver && !v.version.empty()) driver = v.version;
     for (const auto& sec : *b)
-      if (text_at(sec, k::kName) == "cuda")
+      if (backend_is_first_face(text_at(sec, k::kName)))
         for (const auto& d : sec.value(std::string(k::kDevices), nlohmann::json::array()))
           names.push_back(text_at(d, k::kDeviceName));
     if (names.empty())
@@ -227,7 +227,7 @@ std::vector<std::string> machine_items(const nlohmann::json& doc) {
       const std::string dev = text_at(rec, k::kDevice);
       if (!is_gpu_record(rec) || std::find(seen.begin(), seen.end(), dev) != seen.end()) continue;
       seen.push_back(dev);
-      if (text_at(rec, k::kBackend) != "cuda" && !gpus.same_as(dev).empty()) continue;
+      if (!backend_is_first_face(text_at(rec, k::kBackend)) && !gpus.same_as(dev).empty()) continue;
       names.push_back(text_at(rec, k::kDeviceName));
     }
   }

@@ -2,6 +2,7 @@
 #include "stress/plan.h"
 
 #include "bench/ops/gemm.h"
+#include "core/backend_descriptors.h"
 #include "core/duration.h"
 #include "core/json_keys.h"
 #include "stress/test_units.h"
@@ -101,10 +102,10 @@ std::optional<std::string> gemm_refusal(const StressPlan& plan, std::uint64_t me
   std::vector<DType> dtypes = plan.dtypes;
   if (dtypes.empty()) dtypes.push_back(default_gemm_dtype(plan.backend));
   for (DType d : dtypes)
-    if (plan.backend == "cpu" && d != DType::kF32 && d != DType::kF64)
+    if (backend_is_host_cpu(plan.backend) && d != DType::kF32 && d != DType::kF64)
       return fmt::format("--dtype: the CPU runs the GEMM stress in f32 and f64 only, not {}",
                          to_string(d));
-  const bool host = plan.backend == "cpu";
+  const bool host = backend_is_host_cpu(plan.backend);
   const std::uint64_t n = plan.gemm_size != 0 ? plan.gemm_size
                           : host              ? kHostGemmSize
                                               : kGpuGemmSize;
@@ -133,7 +134,7 @@ std::optional<std::string> gemm_refusal(const StressPlan& plan, std::uint64_t me
 void assign_copy_peers(std::vector<StressPlan>& plans) {
   std::vector<StressPlan*> gpus;
   for (auto& p : plans)
-    if (p.backend == "cuda" &&
+    if (p.backend == group_ops_backend() &&
         std::find(p.tests.begin(), p.tests.end(), Test::kCopy) != p.tests.end())
       gpus.push_back(&p);
   if (gpus.size() < 2) return;

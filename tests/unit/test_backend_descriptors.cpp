@@ -52,6 +52,24 @@ TEST(BackendDescriptors, HostCpuAndGpuFromTheDeviceFacts) {
   EXPECT_FALSE(device_is_gpu("cpu", none));
 }
 
+TEST(BackendDescriptors, WhatTheCommandsAskOfABackend) {
+  EXPECT_TRUE(backend_is_host_cpu("cpu"));
+  for (const char* other : {"cuda", "opencl", "vulkan", "metal", "test_crash", ""})
+    EXPECT_FALSE(backend_is_host_cpu(other)) << other;
+  EXPECT_TRUE(backend_has_telemetry("cuda"));
+  EXPECT_FALSE(backend_has_telemetry("opencl"));
+  EXPECT_FALSE(backend_has_telemetry("test_crash"));
+  EXPECT_EQ(group_ops_backend(), "cuda");
+  EXPECT_TRUE(backend_has_framework_peers("cpu"));
+  EXPECT_TRUE(backend_has_framework_peers("cuda"));
+  EXPECT_FALSE(backend_has_framework_peers("vulkan"));
+  EXPECT_TRUE(backend_is_first_face("cuda"));
+  EXPECT_FALSE(backend_is_first_face("opencl"));
+  EXPECT_EQ(backend_vendor("cuda"), "nvidia");
+  EXPECT_EQ(backend_vendor("vulkan"), "");
+  EXPECT_EQ(backend_vendor("test_crash"), "");
+}
+
 TEST(BackendDescriptors, BuiltAndNotBuiltCoverEveryBackendOnce) {
   std::vector<std::string> all;
   for (const auto& b : backend_descriptors()) all.emplace_back(b.name);
