@@ -79,10 +79,13 @@ bool vulkan_host_cpu(const Json& props) {
   return string_property(props, "device_type") == "VK_PHYSICAL_DEVICE_TYPE_CPU";
 }
 
+// A virtual GPU is a GPU a hypervisor hands a VM (virtio-gpu's Venus): the host's GPU, reached
+// through it, and benched as one.
 bool vulkan_gpu(const Json& props) {
   const std::string type = string_property(props, "device_type");
   return type == "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" ||
-         type == "VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU";
+         type == "VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU" ||
+         type == "VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU";
 }
 
 // The largest device-local heap, as the bench device budgets by it.

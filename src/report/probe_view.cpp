@@ -1,6 +1,7 @@
 // probe's text view: a one-screen summary (host, CPU, backends with their versions, one block
 // per device, the problems found), --full (every field), --list (a line per device) and
 // --device (one device).
+#include "core/backend_descriptors.h"
 #include "core/errors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
@@ -335,18 +336,6 @@ std::vector<std::string> cpu_section_items(const Json& b) {
   return p;
 }
 
-bool always_gpu(const Json& /*props*/) {
-  return true;
-}
-
-bool opencl_counts_as_gpu(const Json& props) {
-  return cl_type(props) == "GPU";
-}
-
-bool vulkan_counts_as_gpu(const Json& props) {
-  return vk_type(props).find("GPU") != std::string::npos;
-}
-
 std::string opencl_twin_item(const Json& props) {
   return text_at(props, "cl_device_version");
 }
@@ -368,8 +357,6 @@ struct SectionRenderer {
   // The second item of the one line a device gets when it is the same GPU as another listed
   // device; nullptr: it gets its whole block all the same.
   std::string (*twin_item)(const Json& properties) = nullptr;
-  // Whether the summary's count of GPUs counts the device; nullptr: never.
-  bool (*counts_as_gpu)(const Json& properties) = nullptr;
   // Its devices are the host's cores, shown on the cpu line (its BLAS), not under "devices".
   bool on_cpu_line = false;
   // It has nothing to serve without an NVIDIA GPU on the bus: not a problem then.
@@ -383,18 +370,15 @@ const std::array kRenderers{
     SectionRenderer{.backend = "cuda",
                     .section_items = cuda_items,
                     .device_items = cuda_device_items,
-                    .counts_as_gpu = always_gpu,
                     .nvidia_only = true},
     SectionRenderer{.backend = "opencl",
                     .section_items = opencl_items,
                     .device_items = opencl_device_items,
-                    .twin_item = opencl_twin_item,
-                    .counts_as_gpu = opencl_counts_as_gpu},
+                    .twin_item = opencl_twin_item},
     SectionRenderer{.backend = "vulkan",
                     .section_items = vulkan_items,
                     .device_items = vulkan_device_items,
                     .twin_item = vulkan_twin_item,
-                    .counts_as_gpu = vulkan_counts_as_gpu,
                     .icd_manifests = true},
 };
 
@@ -612,9 +596,8 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
       return std::find(seen.begin(), seen.end(), o) != seen.end();
     });
     seen.push_back(dev);
-    const SectionRenderer* shown = find_renderer(text_at(*r.backend, k::kName));
-    if (!counted && shown && shown->counts_as_gpu &&
-        shown->counts_as_gpu(member_or_empty(*r.device, k::kProperties)))
+    if (!counted &&
+        device_is_gpu(text_at(*r.backend, k::kName), member_or_empty(*r.device, k::kProperties)))
       ++gpus_seen;
   }
   view.text(

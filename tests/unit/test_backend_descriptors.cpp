@@ -47,7 +47,7 @@ TEST(BackendDescriptors, HostCpuAndGpuFromTheDeviceFacts) {
   EXPECT_TRUE(device_is_gpu("cuda", none));
   EXPECT_TRUE(device_is_gpu("opencl", cl_gpu));
   EXPECT_TRUE(device_is_gpu("vulkan", vk_gpu));
-  EXPECT_FALSE(device_is_gpu("vulkan", vk_virtual));
+  EXPECT_TRUE(device_is_gpu("vulkan", vk_virtual));  // a VM's GPU (virtio-gpu)
   EXPECT_FALSE(device_is_gpu("opencl", pocl));
   EXPECT_FALSE(device_is_gpu("cpu", none));
 }

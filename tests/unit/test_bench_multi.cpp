@@ -83,10 +83,13 @@ TEST(GpuTargets, EachGpuOnceAndVulkanOnlyForGpusNoOtherBackendReaches) {
        "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
       {"device": "vulkan1", "pci_bus_id": "0000:c1:00.0",
        "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
-      {"device": "vulkan2", "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_CPU"}}]})"));
+      {"device": "vulkan2", "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_CPU"}},
+      {"device": "vulkan3", "pci_bus_id": "0000:00:02.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU"}}]})"));
   std::vector<std::string> names;
   for (const auto& t : gpu_targets(b)) names.push_back(t.device);
-  EXPECT_EQ(names, (std::vector<std::string>{"cuda0", "cuda1", "opencl1", "vulkan1"}));
+  // vulkan3: a VM's GPU through virtio-gpu, which only Vulkan reaches.
+  EXPECT_EQ(names, (std::vector<std::string>{"cuda0", "cuda1", "opencl1", "vulkan1", "vulkan3"}));
 }
 
 // Two OpenCL platforms on one GPU (rusticl beside the vendor's) give it once; two Vulkan drivers
