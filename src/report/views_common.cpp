@@ -201,24 +201,28 @@ std::vector<std::string> machine_items(const nlohmann::json& doc) {
   std::vector<std::string> parts;
   if (auto h = text_at(host, k::kHostname); !h.empty()) parts.push_back(h);
   if (auto os = text_at(host, k::kOs); !os.empty()) parts.push_back(os);
-  // GPU names: CUDA's devices, else OpenCL's GPUs, else the bench records' accelerators.
+  // GPU names: every backend's GPUs, each GPU once, named by its face earliest in probe order
+  // (CUDA's where CUDA reaches it: an AMD card only Vulkan reaches is named too); else the bench
+  // records' accelerators.
   std::vector<std::string> names;
   std::string driver;
   if (auto b = doc.find(k::kBackends); b != doc.end() && b->is_array()) {
     for (const auto& v : stack_versions(*b))
       if (v.key == k::kNvidiaDriver && !v.version.empty()) driver = v.version;
+    const GpuMap gpus = GpuMap::from_backends(*b);
+    std::vector<std::string> seen;
     for (const auto& sec : *b)
-      if (backend_is_first_face(text_at(sec, k::kName)))
-        for (const auto& d : sec.value(std::string(k::kDevices), nlohmann::json::array()))
-          names.push_back(text_at(d, k::kDeviceName));
-    if (names.empty())
-      for (const auto& sec : *b)
-        if (text_at(sec, k::kName) == "opencl")
-          for (const auto& d : sec.value(std::string(k::kDevices), nlohmann::json::array())) {
-            const auto& props = d.value(std::string(k::kProperties), none);
-            const std::string type = human_value("", props.value("cl_device_type", none));
-            if (type.find("GPU") != std::string::npos) names.push_back(text_at(d, k::kDeviceName));
-          }
+      for (const auto& d : sec.value(std::string(k::kDevices), nlohmann::json::array())) {
+        if (!device_is_gpu(text_at(sec, k::kName), d.value(std::string(k::kProperties), none)))
+          continue;
+        const std::string dev = text_at(d, k::kDevice);
+        const auto same = gpus.same_as(dev);
+        const bool named = std::any_of(same.begin(), same.end(), [&](const std::string& o) {
+          return std::find(seen.begin(), seen.end(), o) != seen.end();
+        });
+        seen.push_back(dev);
+        if (!named) names.push_back(text_at(d, k::kDeviceName));
+      }
   } else if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) {
     // Each GPU once: an OpenCL device that is a CUDA device's card is not counted again.
     const GpuMap gpus = GpuMap::from_results(*r);

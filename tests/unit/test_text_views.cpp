@@ -404,6 +404,36 @@ TEST(Views, DoctorDetailsShowEveryChecksEvidence) {
 
 // A saved 2-GPU probe document: its summary fits one screen and a half (45 lines at the width
 // of a pipe), names both GPUs with their UUIDs and pairs each with its OpenCL device.
+// The machine line names every backend's GPUs, each GPU once by its earliest face: an AMD card
+// only Vulkan reaches is named beside a CUDA GPU, whose OpenCL and Vulkan faces are not; CPU
+// implementations (pocl, lavapipe) are no GPU.
+TEST(Views, MachineLineNamesEveryBackendsGpusOnce) {
+  const nlohmann::json doc = nlohmann::json::parse(R"js({"backends": [
+    {"name": "cuda", "status": "available", "devices": [
+      {"device": "cuda0", "device_name": "NVIDIA H200", "pci_bus_id": "0000:19:00.0"}]},
+    {"name": "opencl", "status": "available", "devices": [
+      {"device": "opencl0", "device_name": "NVIDIA H200", "pci_bus_id": "0000:19:00.0",
+       "properties": {"cl_device_type": {"flags": ["CL_DEVICE_TYPE_GPU"]}}},
+      {"device": "opencl1", "device_name": "pthread-cpu",
+       "properties": {"cl_device_type": {"flags": ["CL_DEVICE_TYPE_CPU"]}}}]},
+    {"name": "vulkan", "status": "available", "devices": [
+      {"device": "vulkan0", "device_name": "NVIDIA H200", "pci_bus_id": "0000:19:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan1", "device_name": "AMD Radeon RX 7900 XTX", "pci_bus_id": "0000:c3:00.0",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"}},
+      {"device": "vulkan2", "device_name": "llvmpipe",
+       "properties": {"device_type": "VK_PHYSICAL_DEVICE_TYPE_CPU"}}]}]})js");
+  const std::vector<std::string> both{"NVIDIA H200", "AMD Radeon RX 7900 XTX"};
+  EXPECT_EQ(machine_items(doc), both);
+  nlohmann::json vulkan_only = doc;
+  vulkan_only["backends"].erase(0);
+  vulkan_only["backends"].erase(0);
+  EXPECT_EQ(machine_items(vulkan_only), both);
+  vulkan_only["backends"][0]["devices"].erase(0);
+  vulkan_only["backends"][0]["devices"].erase(0);
+  EXPECT_EQ(machine_items(vulkan_only), std::vector<std::string>{"no GPU found"});
+}
+
 TEST(Views, TwoGpuProbeSummaryFitsFortyFiveLines) {
   RenderOptions o;  // width 100, as when stdout is not a terminal
   const std::string text = render(load(kViews + "probe_h100x2.json"), Format::kTable, o);
