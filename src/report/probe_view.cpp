@@ -590,12 +590,7 @@ void summary(TextView& view, const Json& doc, const Json& backends, const GpuMap
   for (const auto& b : backends) available += text_at(b, k::kStatus) == "available";
   std::vector<std::string> seen;
   for (const auto& r : devices) {
-    const std::string dev = text_at(*r.device, k::kDevice);
-    auto same = gpus.same_as(dev);
-    const bool counted = std::any_of(same.begin(), same.end(), [&](const std::string& o) {
-      return std::find(seen.begin(), seen.end(), o) != seen.end();
-    });
-    seen.push_back(dev);
+    const bool counted = gpus.seen_before(text_at(*r.device, k::kDevice), seen);
     if (!counted &&
         device_is_gpu(text_at(*r.backend, k::kName), member_or_empty(*r.device, k::kProperties)))
       ++gpus_seen;

@@ -80,6 +80,15 @@ std::vector<std::string> GpuMap::same_as(const std::string& device) const {
   return out;
 }
 
+bool GpuMap::seen_before(const std::string& device, std::vector<std::string>& seen) const {
+  const auto same = same_as(device);
+  const bool before = std::any_of(same.begin(), same.end(), [&](const std::string& o) {
+    return std::find(seen.begin(), seen.end(), o) != seen.end();
+  });
+  seen.push_back(device);
+  return before;
+}
+
 std::string GpuMap::uuid(const std::string& device) const {
   const Entry* self = find(device);
   if (!self) return {};

@@ -20,6 +20,10 @@ class GpuMap {
   // The other devices (flat ids) that are the same GPU as device, in the order first seen.
   std::vector<std::string> same_as(const std::string& device) const;
 
+  // Whether a device listed in `seen` is the same GPU as device; device joins `seen`. Walking the
+  // devices in order with it names or counts each GPU once, by its first face.
+  bool seen_before(const std::string& device, std::vector<std::string>& seen) const;
+
   // The GPU's UUID in NVIDIA's "GPU-…" form wherever the GPU is NVIDIA's (a CUDA peer's UUID, or
   // OpenCL's bare UUID prefixed); other vendors' UUIDs as given; empty when unknown.
   std::string uuid(const std::string& device) const;

@@ -215,13 +215,8 @@ std::vector<std::string> machine_items(const nlohmann::json& doc) {
       for (const auto& d : sec.value(std::string(k::kDevices), nlohmann::json::array())) {
         if (!device_is_gpu(text_at(sec, k::kName), d.value(std::string(k::kProperties), none)))
           continue;
-        const std::string dev = text_at(d, k::kDevice);
-        const auto same = gpus.same_as(dev);
-        const bool named = std::any_of(same.begin(), same.end(), [&](const std::string& o) {
-          return std::find(seen.begin(), seen.end(), o) != seen.end();
-        });
-        seen.push_back(dev);
-        if (!named) names.push_back(text_at(d, k::kDeviceName));
+        if (!gpus.seen_before(text_at(d, k::kDevice), seen))
+          names.push_back(text_at(d, k::kDeviceName));
       }
   } else if (auto r = doc.find(k::kResults); r != doc.end() && r->is_array()) {
     // Each GPU once: an OpenCL device that is a CUDA device's card is not counted again.
