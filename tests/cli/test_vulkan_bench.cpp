@@ -1,9 +1,10 @@
 // `gpucheck bench` and `stress` on vulkan0 (lavapipe in CI): every op verified at tiny sizes,
 // both transfer records, every copy path, a planted error caught, f16 exp and GEMM where the
 // device has float16 and unsupported where not, conv (im2col + GEMM) verified in both layouts,
-// f32 and f16, at odd shapes and in chunks of images, the cooperative-matrix path said to be
-// absent, `--device all` taking Vulkan devices in; the stress shaders agree with the host's math
-// and find a planted memory fault. Skips, saying why, where no Vulkan device exists.
+// f32 and f16, at odd shapes and in chunks of images, NCHW also as implicit GEMM (the
+// GPUCHECK_TEST_VULKAN_CONV hook), the cooperative-matrix path said to be absent, `--device all`
+// taking Vulkan devices in; the stress shaders agree with the host's math and find a planted
+// memory fault. Skips, saying why, where no Vulkan device exists.
 #include "run_gpucheck.h"
 #include "stress_cli_util.h"
 
