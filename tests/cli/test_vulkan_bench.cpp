@@ -1,9 +1,10 @@
 // `gpucheck bench` and `stress` on vulkan0 (lavapipe in CI): every op verified at tiny sizes,
 // both transfer records, every copy path, a planted error caught, f16 exp and GEMM where the
 // device has float16 and unsupported where not, conv (im2col + GEMM) verified in both layouts,
-// f32 and f16, at odd shapes and in chunks of images, the cooperative-matrix path said to be
-// absent, `--device all` taking Vulkan devices in; the stress shaders agree with the host's math
-// and find a planted memory fault. Skips, saying why, where no Vulkan device exists.
+// f32 and f16, at odd shapes and in chunks of images, NCHW also as implicit GEMM (the
+// GPUCHECK_TEST_VULKAN_CONV hook), the cooperative-matrix path said to be absent, `--device all`
+// taking Vulkan devices in; the stress shaders agree with the host's math and find a planted
+// memory fault. Skips, saying why, where no Vulkan device exists.
 #include "run_gpucheck.h"
 #include "stress_cli_util.h"
 
@@ -472,6 +473,81 @@ TEST(VulkanBench, PlantedWrongConvValueIsAMismatch) {
     EXPECT_EQ(rec.at("status"), "mismatch");
     EXPECT_TRUE(rec.at("verification").contains("first_bad_index"));
   }
+}
+
+// NCHW conv as implicit GEMM (GPUCHECK_TEST_VULKAN_CONV=implicit): the B tiles read from x, at
+// shapes reaching each edge of that arithmetic: odd sizes with padding and 99 output positions
+// (not a multiple of 4: y stored element by element), stride 2, a 7×7 filter on 3 channels (147
+// taps, padded to 148), 1×1 filters of stride 2 or with padding (not the direct path), 70
+// filters (past one 64-row tile) over 64 positions (y stored in vectors). NHWC stays on im2col,
+// as does the direct 1×1 (last shape). The second parameter set has four B vectors an
+// invocation; the third is the general shader's, for which the defaults stand in.
+TEST(VulkanBench, ImplicitGemmConvVerifiesAtOddShapes) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const bool f16 =
+      device.at("properties").at("shader_features").value("shader_float16", false) &&
+      device.at("properties").at("shader_features").value("storage_buffer_16bit_access", false);
+  const std::string shapes =
+      "2,3,9,11,5,3,3,1,1;2,4,10,9,7,3,3,2,1;1,3,13,12,6,7,7,2,3;3,8,6,6,4,1,1,2,0;"
+      "2,5,5,7,3,1,1,1,1;2,8,8,8,70,3,3,1,1;2,8,6,6,4,1,1,1,0";
+  for (const char* params :
+       {"", "wx=8,wy=8,tm=8,tn=8,bk=16,vec4=1", "wx=8,wy=8,tm=3,tn=5,bk=7,vec4=0"}) {
+    SCOPED_TRACE(params);
+    std::map<std::string, std::optional<std::string>> env = {
+        {"GPUCHECK_TEST_VULKAN_CONV", "implicit"}};
+    if (*params) env["GPUCHECK_TEST_GEMM_PARAMS"] = params;
+    const RunResult r = run_gpucheck(
+        conv_args(shapes, {"--dtype", *params ? "f32" : "f32,f16", "--layout", "nchw,nhwc"}), env);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    std::set<std::string> implicit;  // dtype/shape
+    for (const auto& rec : vulkan_records(r.out)) {
+      SCOPED_TRACE(rec.dump());
+      if (rec.at("dtype") == "f16" && !f16) {
+        EXPECT_EQ(rec.at("status"), "unsupported");
+        continue;
+      }
+      ASSERT_EQ(rec.at("status"), "ok");
+      EXPECT_EQ(rec.at("verification").at("method"), "elementwise");
+      const std::string path = rec.at("context").at("gemm_path");
+      const Json& shape = rec.at("shape");
+      const bool direct = shape.at("r") == 1 && shape.at("s") == 1 && shape.at("stride") == 1 &&
+                          shape.at("pad") == 0;
+      if (shape.at("layout") == "nchw" && !direct) {
+        EXPECT_EQ(path, "implicit GEMM (no column matrix)");
+        implicit.insert(rec.at("dtype").get<std::string>() + "/" + shape.dump());
+      } else {
+        EXPECT_EQ(path.find("implicit"), std::string::npos);
+      }
+    }
+    EXPECT_EQ(implicit.size(), (*params || !f16 ? 1u : 2u) * 6u) << r.out;
+  }
+}
+
+TEST(VulkanBench, PlantedWrongImplicitGemmConvValueIsAMismatch) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r =
+      run_gpucheck(conv_args("2,3,9,11,5,3,3,1,1", {"--dtype", "f32", "--layout", "nchw"}),
+                   {{"GPUCHECK_TEST_PLANT", "wrong"}, {"GPUCHECK_TEST_VULKAN_CONV", "implicit"}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto recs = vulkan_records(r.out);
+  ASSERT_FALSE(recs.empty()) << r.out;
+  for (const auto& rec : recs) {
+    SCOPED_TRACE(rec.dump());
+    EXPECT_EQ(rec.at("status"), "mismatch");
+    EXPECT_TRUE(rec.at("verification").contains("first_bad_index"));
+    EXPECT_EQ(rec.at("context").value("gemm_path", ""), "implicit GEMM (no column matrix)");
+  }
+}
+
+TEST(VulkanBench, ConvPathHookRefusesAnUnknownValue) {
+  Json device;
+  if (auto why = vulkan0_or_skip(&device); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = run_gpucheck(conv_args("2,3,9,11,5,3,3,1,1", {"--dtype", "f32"}),
+                                   {{"GPUCHECK_TEST_VULKAN_CONV", "direct"}});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE((r.err + r.out).find("GPUCHECK_TEST_VULKAN_CONV"), std::string::npos) << r.err << r.out;
 }
 
 TEST(VulkanBench, AllTakesVulkanDevicesIn) {

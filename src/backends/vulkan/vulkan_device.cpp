@@ -134,6 +134,15 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
             t->describe(), shared, rt_->caps().max_shared_bytes));
       coopmat_tile_ = *t;
     }
+    // Test and experiment hook: NCHW conv as implicit GEMM or through a column matrix, so that
+    // the GPU runs both (im2col until measurements there decide otherwise).
+    if (const char* conv = std::getenv("GPUCHECK_TEST_VULKAN_CONV"); conv && *conv) {
+      const std::string_view v = conv;
+      if (v != "implicit" && v != "im2col")
+        throw std::invalid_argument(
+            fmt::format("GPUCHECK_TEST_VULKAN_CONV: '{}' is neither implicit nor im2col", v));
+      conv_implicit_ = v == "implicit";
+    }
   }
 
   const DeviceIdentity& identity() const override { return identity_; }
@@ -188,7 +197,9 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
 
   std::string impl(Op op, DType dtype) const override {
     (void)dtype;
-    if (op == Op::kConv) return "im2col + shader GEMM";
+    if (op == Op::kConv)
+      return conv_implicit_ ? "implicit GEMM shader (NCHW), im2col + shader GEMM (NHWC)"
+                            : "im2col + shader GEMM";
     if (op != Op::kCopy) return "shader";
     return copy_shader_ ? "vkCmdCopyBuffer to and from the host, a copy shader on the device"
                         : "vkCmdCopyBuffer";
@@ -301,8 +312,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const std::uint32_t taps =
         direct ? crs : to_u32((std::uint64_t{crs} + 3) / 4 * 4, "conv's taps");
     const std::uint64_t per_image = std::uint64_t{taps} * pq;  // column elements
+    // NCHW as implicit GEMM (the test hook's choice) builds no column matrix.
+    const bool implicit = !direct && !nhwc && conv_implicit_;
     std::uint64_t images = N;
-    if (!direct) {
+    if (!direct && !implicit) {
       const std::uint64_t max_alloc = rt_->caps().max_allocation;
       if (per_image * es > max_alloc)
         throw std::overflow_error(fmt::format(
@@ -332,6 +345,10 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
       const std::uint32_t push[] = {0, K};
       rt_->dispatch(im2col, {g.group, 1, crs, 1, 1, 1, 1, 1, 1, 1, 0, taps},
                     {buf(w), wt, VK_NULL_HANDLE}, push, sizeof push, {g.groups, 1, 1});
+    }
+    if (implicit) {
+      conv_implicit(dtype, {N, C, H, W, K, R, S, P, Q, stride, pad, taps}, wt, buf(x), buf(y));
+      return;
     }
     VkBuffer col = buf(x);
     Grid g{};
@@ -370,6 +387,43 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     }
     constexpr std::string_view kDirect = " (1×1, stride 1, no padding: on x itself, no im2col)";
     if (direct && !gemm_path_.ends_with(kDirect)) gemm_path_ += kDirect;
+  }
+
+  // conv2d's shape in the shaders' 32-bit terms, taps rounded up to 4.
+  struct ConvDims {
+    std::uint32_t n, c, h, w, k, r, s, p, q, stride, pad, taps;
+  };
+
+  // NCHW conv as one GEMM per image on shaders/conv_implicit.comp, which reads B's tiles from x
+  // (no column matrix): Y[n] (K × PQ) = W (K × taps) · im2col(x[n]), all images in one dispatch
+  // up to maxComputeWorkGroupCount[2]. conv2d has checked that every index fits 32 bits.
+  void conv_implicit(DType dtype, const ConvDims& d, VkBuffer wt, VkBuffer x, VkBuffer y) {
+    // The shader needs the 16-byte shader's parameters (tm, tn, bk multiples of 4); a set tuned
+    // for the general shader gives way to the defaults, as gemm_choice does.
+    const GemmConfig& tuned = gemm_config(dtype);
+    const std::uint32_t pq = d.p * d.q;
+    const GemmConfig p = fitted_to(tuned.vec4 ? tuned : default_gemm_config(limits()), d.k, pq);
+    gemm_path_ = "implicit GEMM (no column matrix)";
+    const std::uint64_t gx = (pq + p.block_n() - 1) / p.block_n();
+    const std::uint64_t gy = (d.k + p.block_m() - 1) / p.block_m();
+    if (gx > rt_->caps().max_group_count_x || gy > kGroupsYMax)
+      throw std::overflow_error(fmt::format(
+          "implicit-GEMM conv of {} filters and {} output positions needs {}x{} work groups an "
+          "image, beyond the device's maxComputeWorkGroupCount",
+          d.k, pq, gx, gy));
+    std::vector<std::uint32_t> constants = p.constants(false);
+    constants.push_back(0);  // id 6: gemm_vec4.comp's next parameter, unused here
+    for (std::uint32_t v : {d.c, d.h, d.w, d.r, d.s, d.p, d.q, d.stride, d.pad, d.taps})
+      constants.push_back(v);
+    const Shader shader =
+        dtype == DType::kF16 ? Shader::kConvImplicitF16 : Shader::kConvImplicitF32;
+    const std::uint32_t x_batch = d.c * d.h * d.w, c_batch = d.k * pq;
+    for (std::uint32_t n0 = 0; n0 < d.n; n0 += std::min(kGroupsZMax, d.n - n0)) {
+      const std::uint32_t count = std::min(kGroupsZMax, d.n - n0);
+      const std::uint32_t push[] = {d.k, n0 * x_batch, n0 * c_batch, x_batch, c_batch};
+      rt_->dispatch(shader, constants, {wt, x, y}, push, sizeof push,
+                    {static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy), count});
+    }
   }
 
   void launch_empty() override {
@@ -736,6 +790,8 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   std::unique_ptr<DeviceBuffer> partials_;  // after rt_: released before it
   std::unique_ptr<DeviceBuffer> col_;       // conv's column matrices, likewise
   std::unique_ptr<DeviceBuffer> w_padded_;  // conv's filters with their taps padded to 4
+  // NCHW conv as implicit GEMM rather than im2col (GPUCHECK_TEST_VULKAN_CONV=implicit).
+  bool conv_implicit_ = false;
 };
 
 }  // namespace

@@ -41,6 +41,12 @@ constexpr std::uint32_t kIm2colF32[] = {
 constexpr std::uint32_t kIm2colF16[] = {
 #include "im2col_f16.spv.inc"
 };
+constexpr std::uint32_t kConvImplicitF32[] = {
+#include "conv_implicit_f32.spv.inc"
+};
+constexpr std::uint32_t kConvImplicitF16[] = {
+#include "conv_implicit_f16.spv.inc"
+};
 constexpr std::uint32_t kStress[] = {
 #include "stress.spv.inc"
 };
@@ -67,6 +73,12 @@ constexpr Entry kShaders[] = {
     {Shader::kCopy, {kCopy, std::size(kCopy)}, "shaders/copy.comp"},
     {Shader::kIm2colF32, {kIm2colF32, std::size(kIm2colF32)}, "shaders/im2col.comp"},
     {Shader::kIm2colF16, {kIm2colF16, std::size(kIm2colF16)}, "shaders/im2col.comp -DGC_F16"},
+    {Shader::kConvImplicitF32,
+     {kConvImplicitF32, std::size(kConvImplicitF32)},
+     "shaders/conv_implicit.comp"},
+    {Shader::kConvImplicitF16,
+     {kConvImplicitF16, std::size(kConvImplicitF16)},
+     "shaders/conv_implicit.comp -DGC_F16"},
     {Shader::kStress, {kStress, std::size(kStress)}, "shaders/stress.comp"},
 };
 

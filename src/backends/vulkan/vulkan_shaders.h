@@ -23,6 +23,8 @@ enum class Shader {
   kGemmCoopmatNvF16,
   kIm2colF32,
   kIm2colF16,
+  kConvImplicitF32,
+  kConvImplicitF16,
   kCopy,
   kStress
 };
