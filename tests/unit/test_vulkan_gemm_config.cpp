@@ -1,5 +1,6 @@
 // The Vulkan GEMM's parameter space: every candidate the tuner may time fits the device's
-// limits, the defaults come first, and the cache's JSON form reads back only what fits.
+// limits, the defaults come first, the cache's JSON form reads back only what fits, and the
+// tuner keeps a choice only for the device, driver and shaders it was timed on.
 #if GPUCHECK_HAVE_VULKAN_BENCH
 #include "backends/vulkan/coopmat_choice.h"
 #include "backends/vulkan/gemm_config.h"
@@ -7,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -184,6 +188,37 @@ TEST(VulkanGemmTuning, EachCandidateKeepsItsFasterTrialAndLosesOnAFailedOne) {
     EXPECT_EQ(fast_trials, 2);
     EXPECT_EQ(current == fast, !fails_second) << t.parameters.dump();
   }
+}
+
+// A choice is kept for the shaders it was timed on: the same identity reads it back; changed
+// GEMM shaders (their SPIR-V's digest) search again, as a new driver does.
+TEST(VulkanGemmTuning, AChoiceTimedOnOtherShadersIsNotKept) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpucheck-vk-tuning-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  GemmTuningTarget target;
+  target.identity = {"uuid-1", "GPU", "580.1", "0.1.0", "aaaa"};
+  target.limits = kGpu;
+  target.untuned = default_gemm_config(kGpu);
+  target.shape = {128, 128, 128};
+  target.use = [](const GemmConfig&) {};
+  int trials = 0;
+  const GemmTrialFn trial = [&](const GemmShape&, int, bool corrupt) {
+    ++trials;
+    return GemmTrialResult{!corrupt, 1e-3, "", 0};
+  };
+  GemmTuningRequest request;
+  request.mode = TuningMode::kAuto;
+  request.budget_s = 0.2;
+  request.cache_dir = dir.string();
+  EXPECT_EQ(choose_gemm_config(DType::kF32, target, request, trial).state, "tuned");
+  trials = 0;
+  EXPECT_EQ(choose_gemm_config(DType::kF32, target, request, trial).state, "cached");
+  EXPECT_EQ(trials, 0);
+  target.identity.shaders = "bbbb";
+  EXPECT_EQ(choose_gemm_config(DType::kF32, target, request, trial).state, "tuned");
+  EXPECT_GT(trials, 0);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

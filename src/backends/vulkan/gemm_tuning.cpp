@@ -202,7 +202,8 @@ CacheLayout tuning_cache_layout(const TuningIdentity& id) {
           {{"device_uuid", id.device_uuid},
            {"device_name", id.device_name},
            {"driver_version", id.driver_version},
-           {"gpucheck_version", id.gpucheck_version}},
+           {"gpucheck_version", id.gpucheck_version},
+           {"shaders", id.shaders}},
           {"device_uuid", "device_name"},
           "dtypes"};
 }

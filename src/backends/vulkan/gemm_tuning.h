@@ -20,6 +20,9 @@ struct TuningIdentity {
   std::string device_name;
   std::string driver_version;  // as the probe decodes it, with driverInfo where there is one
   std::string gpucheck_version;
+  // A digest of the GEMM shaders' SPIR-V: a choice timed on other shaders is not kept (the
+  // version alone does not change between builds).
+  std::string shaders;
 };
 
 std::filesystem::path tuning_cache_path(const std::filesystem::path& dir, const TuningIdentity& id);

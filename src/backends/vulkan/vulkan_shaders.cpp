@@ -1,6 +1,8 @@
 // glslc -mfmt=num writes each module as comma-separated words: included here as initialisers.
 #include "backends/vulkan/vulkan_shaders.h"
 
+#include "core/sha256.h"
+
 #include <iterator>
 #include <stdexcept>
 
@@ -96,6 +98,16 @@ SpirV spirv(Shader shader) {
 
 const char* shader_name(Shader shader) {
   return entry(shader).name;
+}
+
+std::string gemm_shaders_digest() {
+  std::string bytes;
+  for (Shader s :
+       {Shader::kGemmF32, Shader::kGemmF16, Shader::kGemmVec4F32, Shader::kGemmVec4F16}) {
+    const SpirV code = spirv(s);
+    bytes.append(reinterpret_cast<const char*>(code.words), code.count * sizeof(std::uint32_t));
+  }
+  return digest_hex(sha256(bytes)).substr(0, 16);
 }
 
 }  // namespace gpucheck::vulkan

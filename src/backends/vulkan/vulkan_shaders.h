@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace gpucheck::vulkan {
 
@@ -31,5 +32,8 @@ enum class Shader {
 
 SpirV spirv(Shader shader);
 const char* shader_name(Shader shader);
+// The first 16 hex digits of the SHA-256 of the GEMM shaders' SPIR-V (the tiled ones, f32 and
+// f16): what the tuner's cached choice was timed on.
+std::string gemm_shaders_digest();
 
 }  // namespace gpucheck::vulkan
