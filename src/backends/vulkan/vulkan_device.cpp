@@ -1,4 +1,4 @@
-// The Vulkan bench device: exp, GEMM, conv (im2col + GEMM) and the empty launch as compute
+// The Vulkan bench device: exp, GEMM, conv (NCHW as implicit GEMM, else im2col + GEMM) and the
 // shaders (shaders/*.comp, SPIR-V embedded at build time), copies as vkCmdCopyBuffer, all on one
 // in-order stream (vulkan_runtime.h). Device buffers are device-local; pinned host memory is a
 // host-visible buffer the device copies from directly; pageable memory goes through staging.
@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace gpucheck::vulkan {
@@ -134,8 +135,8 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
             t->describe(), shared, rt_->caps().max_shared_bytes));
       coopmat_tile_ = *t;
     }
-    // Test and experiment hook: NCHW conv as implicit GEMM or through a column matrix, so that
-    // the GPU runs both (im2col until measurements there decide otherwise).
+    // Test and experiment hook: NCHW conv as implicit GEMM (the default) or through a column
+    // matrix, so that tests and the GPU runs reach both.
     if (const char* conv = std::getenv("GPUCHECK_TEST_VULKAN_CONV"); conv && *conv) {
       const std::string_view v = conv;
       if (v != "implicit" && v != "im2col")
@@ -274,9 +275,11 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     run_gemm(dtype, one_gemm(s.m, s.n, s.k, s.k, s.n, s.n, false), buf(a), buf(b), buf(c));
   }
 
-  // im2col into a scratch buffer, a chunk of images at a time, then as GEMM: NCHW a batch of one
-  // per image in one dispatch, Y[n] (K × PQ) = W (K × CRS) · col[n] (CRS × PQ); NHWC one per chunk,
-  // Y (images·PQ × K) = col (images·PQ × RSC) · Wᵀ.
+  // NCHW as implicit GEMM (conv_implicit below, no column matrix); otherwise im2col into a
+  // scratch buffer, a chunk of images at a time, then as GEMM: NCHW a batch of one per image in
+  // one dispatch, Y[n] (K × PQ) = W (K × CRS) · col[n] (CRS × PQ); NHWC one per chunk,
+  // Y (images·PQ × K) = col (images·PQ × RSC) · Wᵀ. A 1×1 filter of stride 1 without padding
+  // multiplies x itself in either layout.
   void conv2d(DType dtype, const ConvShape& s, const DeviceBuffer& x, const DeviceBuffer& w,
               DeviceBuffer& y) override {
     if (dtype != DType::kF32 && dtype != DType::kF16)
@@ -312,7 +315,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     const std::uint32_t taps =
         direct ? crs : to_u32((std::uint64_t{crs} + 3) / 4 * 4, "conv's taps");
     const std::uint64_t per_image = std::uint64_t{taps} * pq;  // column elements
-    // NCHW as implicit GEMM (the test hook's choice) builds no column matrix.
+    // NCHW as implicit GEMM (unless the test hook asks for im2col) builds no column matrix.
     const bool implicit = !direct && !nhwc && conv_implicit_;
     std::uint64_t images = N;
     if (!direct && !implicit) {
@@ -398,12 +401,18 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   // (no column matrix): Y[n] (K × PQ) = W (K × taps) · im2col(x[n]), all images in one dispatch
   // up to maxComputeWorkGroupCount[2]. conv2d has checked that every index fits 32 bits.
   void conv_implicit(DType dtype, const ConvDims& d, VkBuffer wt, VkBuffer x, VkBuffer y) {
-    // The shader needs the 16-byte shader's parameters (tm, tn, bk multiples of 4); a set tuned
-    // for the general shader gives way to the defaults, as gemm_choice does.
-    const GemmConfig& tuned = gemm_config(dtype);
+    // The defaults' 64×64 tiles of 4×4 sums, not the GEMM's tuned set: each invocation also
+    // holds its output positions' coordinates, so the tuned 128×128 tiles of 8×8 sums took 167
+    // registers an invocation on an H200 and ran NCHW 3×3 at 17.3 TFLOP/s, the defaults 25.2
+    // with 78 (7×7 stride 2 within 3 %; docs/PERFORMANCE.md). GPUCHECK_TEST_GEMM_PARAMS's set
+    // runs where it is a 16-byte one (tm, tn, bk multiples of 4), so tests reach other tilings.
+    const GemmConfig& forced = gemm_config(dtype);
     const std::uint32_t pq = d.p * d.q;
-    const GemmConfig p = fitted_to(tuned.vec4 ? tuned : default_gemm_config(limits()), d.k, pq);
-    gemm_path_ = "implicit GEMM (no column matrix)";
+    const GemmConfig p = fitted_to(
+        forced_gemm_.contains(dtype) && forced.vec4 ? forced : default_gemm_config(limits()), d.k,
+        pq);
+    // Its parameters are not the GEMM's tuned set the record's tuning lists: said here.
+    gemm_path_ = fmt::format("implicit GEMM (no column matrix; {})", p.describe());
     const std::uint64_t gx = (pq + p.block_n() - 1) / p.block_n();
     const std::uint64_t gy = (d.k + p.block_m() - 1) / p.block_m();
     if (gx > rt_->caps().max_group_count_x || gy > kGroupsYMax)
@@ -495,7 +504,8 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     GemmTuningTarget target;
     std::string driver = context_.value("driver_version", "");
     if (context_.contains("driver_info")) driver += " (" + context_["driver_info"].dump() + ")";
-    target.identity = {identity_.device_uuid, identity_.device_name, driver, kVersion};
+    target.identity = {identity_.device_uuid, identity_.device_name, driver, kVersion,
+                       gemm_shaders_digest()};
     target.limits = limits();
     target.untuned = default_gemm_config(target.limits);
     target.shape = tuning_shape(dtype);
@@ -504,6 +514,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
     target.warmup_s = min_warmup_seconds();
     target.use = [this, dtype](const GemmConfig& p) { gemm_[dtype] = p; };
     GemmTuning t = choose_gemm_config(dtype, target, request, trial);
+    if (!request.forced_parameters.empty()) forced_gemm_.insert(dtype);
     // Every GEMM record says whether the cooperative-matrix path was there to take.
     t.parameters["cooperative_matrix"] =
         cooperative_.value(std::string(k::kOffered), false) && dtype == DType::kF16
@@ -790,8 +801,11 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
   std::unique_ptr<DeviceBuffer> partials_;  // after rt_: released before it
   std::unique_ptr<DeviceBuffer> col_;       // conv's column matrices, likewise
   std::unique_ptr<DeviceBuffer> w_padded_;  // conv's filters with their taps padded to 4
-  // NCHW conv as implicit GEMM rather than im2col (GPUCHECK_TEST_VULKAN_CONV=implicit).
-  bool conv_implicit_ = false;
+  // NCHW conv as implicit GEMM rather than im2col (GPUCHECK_TEST_VULKAN_CONV=im2col: false).
+  // On an H200 it ran f32 3×3 at 1.46× and 7×7 stride 2 at 1.28× im2col's speed, f16 1.44×
+  // and 1.40×, building no column matrix (docs/PERFORMANCE.md).
+  bool conv_implicit_ = true;
+  std::set<DType> forced_gemm_;  // dtypes whose GEMM set GPUCHECK_TEST_GEMM_PARAMS gave
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 // give the shape from 7 on as im2col.comp has it, so the index arithmetic divides by constants.
 // The host keeps every index within 32 bits (x's, y's and W's element counts).
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 #ifdef GC_F16
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -67,7 +68,10 @@ layout(std430, binding = 2) writeonly buffer Y1 { ELEM y1[]; };
 shared vec4 as[2 * BK * BM4];
 shared vec4 bs[2 * BK * BN4];
 
-uint x_off, c_off;
+// This work group's image, worked out where used (in variables they cost registers, as in
+// gemm_vec4.comp).
+uint x_off() { return p.x_off + gl_WorkGroupID.z * p.x_batch; }
+uint c_off() { return p.c_off + gl_WorkGroupID.z * p.c_batch; }
 
 vec4 ra[A_PER];
 vec4 rb[B_PER];
@@ -106,7 +110,7 @@ void load_tiles(uint row0, uint k0, uint tid) {
     vec4 v = vec4(0.0f);
     if (tap < CRS) {
       const uint c = tap / (R * S), r = tap / S % R, s = tap % S;
-      const uint base = x_off + c * HW;
+      const uint base = x_off() + c * HW;
       for (uint e = 0; e < 4; ++e) {
         // Unsigned coordinates in the padded input: in x when PAD <= hh < H + PAD.
         const uint hh = pos_h[u * 4 + e] + r, ww = pos_w[u * 4 + e] + s;
@@ -140,32 +144,30 @@ void main() {
   const uint tid = ty * WX + tx;
   const uint row0 = gl_WorkGroupID.y * BM;
   const uint col0 = gl_WorkGroupID.x * BN;
-  x_off = p.x_off + gl_WorkGroupID.z * p.x_batch;
-  c_off = p.c_off + gl_WorkGroupID.z * p.c_batch;
   positions(col0, tid);
 
   vec4 acc[TM * TN4];
   for (uint i = 0; i < TM * TN4; ++i) acc[i] = vec4(0.0f);
-  vec4 av[TM4];
   vec4 bv[TN4];
 
   load_tiles(row0, 0, tid);
   store_tiles(tid, 0);
   barrier();
   uint cur = 0;
-  for (uint k0 = 0; k0 < TAPS; k0 += BK) {
+  [[dont_unroll]] for (uint k0 = 0; k0 < TAPS; k0 += BK) {
     const bool more = k0 + BK < TAPS;
     if (more) load_tiles(row0, k0 + BK, tid);
     const uint a0 = cur * BK * BM4, b0 = cur * BK * BN4;
     for (uint kk = 0; kk < BK; ++kk) {
-      for (uint i4 = 0; i4 < TM4; ++i4) av[i4] = as[a0 + kk * BM4 + ty + i4 * WY];
       for (uint j4 = 0; j4 < TN4; ++j4) bv[j4] = bs[b0 + kk * BN4 + tx + j4 * WX];
-      for (uint i4 = 0; i4 < TM4; ++i4)
+      for (uint i4 = 0; i4 < TM4; ++i4) {
+        const vec4 av = as[a0 + kk * BM4 + ty + i4 * WY];
         for (uint q = 0; q < 4; ++q)
           for (uint j4 = 0; j4 < TN4; ++j4) {
             const uint at = (i4 * 4 + q) * TN4 + j4;
-            acc[at] = fma(vec4(av[i4][q]), bv[j4], acc[at]);
+            acc[at] = fma(vec4(av[q]), bv[j4], acc[at]);
           }
+      }
     }
     // The other buffer was last read before the previous step's barrier.
     if (more) store_tiles(tid, cur ^ 1);
@@ -180,7 +182,7 @@ void main() {
         const uint cc = col0 + (tx + j4 * WX) * 4;
         if (cc >= PQ) continue;
         const vec4 v = acc[(i4 * 4 + q) * TN4 + j4];
-        const uint at = c_off + r * PQ + cc;
+        const uint at = c_off() + r * PQ + cc;
         if (PQ % 4 == 0) {
           y4[at / 4] = VEC(v);
         } else {
