@@ -12,14 +12,7 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                           \
-  do {                                                                                        \
-    cudaError_t e = (call);                                                                   \
-    if (e != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s: %d %s\n", #call, static_cast<int>(e), cudaGetErrorString(e)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "cuda_check.cuh"
 
 enum class Hint { kPlain, kStreaming };  // streaming: __ldcs / __stcs (evict first)
 
