@@ -86,8 +86,9 @@ class Runtime {
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   bool recording_ = false;
-  bool commands_ = false;  // a command is recorded since the last barrier point
-  bool staged_ = false;    // a transfer was staged through the CPU since timed() began
+  bool commands_ = false;    // a command is recorded since the last barrier point
+  bool staged_ = false;      // a transfer was staged through the CPU since timed() began
+  bool host_reads_ = false;  // a download is recorded: the batch ends with a host-read barrier
   std::vector<Slab> slabs_;
   std::vector<Deferred> deferred_;
   std::map<const void*, Allocation> host_buffers_;  // host-visible buffers by mapped address
