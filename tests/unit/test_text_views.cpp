@@ -402,8 +402,6 @@ TEST(Views, DoctorDetailsShowEveryChecksEvidence) {
     }
 }
 
-// A saved 2-GPU probe document: its summary fits one screen and a half (45 lines at the width
-// of a pipe), names both GPUs with their UUIDs and pairs each with its OpenCL device.
 // The machine line names every backend's GPUs, each GPU once by its earliest face: an AMD card
 // only Vulkan reaches is named beside a CUDA GPU, whose OpenCL and Vulkan faces are not; CPU
 // implementations (pocl, lavapipe) are no GPU.
@@ -434,6 +432,8 @@ TEST(Views, MachineLineNamesEveryBackendsGpusOnce) {
   EXPECT_EQ(machine_items(vulkan_only), std::vector<std::string>{"no GPU found"});
 }
 
+// A saved 2-GPU probe document: its summary fits one screen and a half (45 lines at the width
+// of a pipe), names both GPUs with their UUIDs and pairs each with its OpenCL device.
 TEST(Views, TwoGpuProbeSummaryFitsFortyFiveLines) {
   RenderOptions o;  // width 100, as when stdout is not a terminal
   const std::string text = render(load(kViews + "probe_h100x2.json"), Format::kTable, o);

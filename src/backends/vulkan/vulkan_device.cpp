@@ -421,7 +421,7 @@ class VulkanDevice final : public Device, public GemmTuner, public StressOps {
           "image, beyond the device's maxComputeWorkGroupCount",
           d.k, pq, gx, gy));
     std::vector<std::uint32_t> constants = p.constants(false);
-    constants.push_back(0);  // id 6: gemm_vec4.comp's next parameter, unused here
+    constants.push_back(0);  // id 6: unused by the shader
     for (std::uint32_t v : {d.c, d.h, d.w, d.r, d.s, d.p, d.q, d.stride, d.pad, d.taps})
       constants.push_back(v);
     const Shader shader =

@@ -4,8 +4,8 @@
 // have copied it from. A batch of z work groups is one image each. im2col writes and the GEMM
 // re-reads a column matrix R·S times the size of x (231 MB for N=32, C=64, 56×56 under 3×3),
 // about 30 % of the two-pass conv's time on an H200.
-// The constants keep gemm_vec4.comp's ids (0–5, BT unused), leave 6 to its next parameter, and
-// give the shape from 7 on as im2col.comp has it, so the index arithmetic divides by constants.
+// The constants keep gemm_vec4.comp's ids (0–5, BT unused), leave 6 unused, and give the shape
+// from 7 on as im2col.comp has it, so the index arithmetic divides by constants.
 // The host keeps every index within 32 bits (x's, y's and W's element counts).
 #version 450
 #extension GL_EXT_control_flow_attributes : require
@@ -24,7 +24,7 @@ layout(constant_id = 2) const uint TM = 8;
 layout(constant_id = 3) const uint TN = 8;
 layout(constant_id = 4) const uint BK = 16;
 layout(constant_id = 5) const bool BT = false;  // gemm_vec4.comp's; B is never transposed here
-// constant_id 6: reserved (gemm_vec4.comp's next parameter)
+// constant_id 6: unused
 layout(constant_id = 7) const uint C = 1;
 layout(constant_id = 8) const uint H = 1;
 layout(constant_id = 9) const uint W = 1;
