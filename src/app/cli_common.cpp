@@ -1,6 +1,7 @@
 // Output flags, destinations and logging shared by the subcommands.
 #include "app/cli_common.h"
 
+#include "core/backend_descriptors.h"
 #include "core/output_file.h"
 #include "report/text_layout.h"
 
@@ -266,23 +267,18 @@ void add_threads_option(CLI::App& cmd, int& threads, const std::string& help) {
 
 void add_tuning_options(CLI::App& cmd, TuningOptions& opts) {
   cmd.add_option("--tune-budget", opts.budget_s,
-                 "Seconds the search for an OpenCL or Vulkan device's fastest GEMM may take, per "
-                 "dtype (OpenCL: default 45, 5 on CPU implementations such as pocl, timing the "
-                 "library's defaults included, starting once the library has built its own "
-                 "kernels; Vulkan: default 10). A CPU implementation of Vulkan (lavapipe) is "
-                 "searched only when --tune-budget or --retune asks")
+                 "Seconds the search for a device's fastest GEMM may take, per dtype (" +
+                     tuning_words(&TuningWords::budget) + ")")
       ->check(CLI::Range(0.1, 3600.0))
       ->type_name("SECONDS")
       ->group("Tuning");
   cmd.add_flag("--no-tune", opts.no_tune,
-               "OpenCL GEMM and conv with the library's defaults, Vulkan GEMM and conv with the "
-               "shader's default parameters: no search, no cache; CUDA: cuDNN engines and "
-               "cuBLASLt algorithms searched in every run, none kept")
+               "Nothing read from or written to the tuning cache (" +
+                   tuning_words(&TuningWords::untuned) + ")")
       ->group("Tuning");
   cmd.add_flag("--retune", opts.retune,
-               "Search again even where the cache has this device's GEMM parameters (OpenCL, "
-               "Vulkan) or its cuDNN engines and cuBLASLt algorithms (CUDA, kept per device so "
-               "that every run times the same ones)")
+               "Search again even where the cache holds a device's choices (" +
+                   tuning_words(&TuningWords::searched) + ")")
       ->group("Tuning");
 }
 

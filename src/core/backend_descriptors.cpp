@@ -3,6 +3,8 @@
 
 #include "core/json_keys.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 
@@ -125,7 +127,10 @@ const std::array kDescriptors{
         .telemetry = true,
         .group_ops = true,
         .framework_peers = true,
-        .vendor = "nvidia"},
+        .vendor = "nvidia",
+        .tuning = {.untuned = "cuDNN engines and cuBLASLt algorithms searched in every run",
+                   .searched = "its cuDNN engines and cuBLASLt algorithms, kept per device so "
+                               "that every run times the same ones"}},
     BackendDescriptor{
         .name = "opencl",
         .built = kOpenclBuilt,
@@ -137,7 +142,12 @@ const std::array kDescriptors{
         .gpu = opencl_gpu,
         .face = GpuFace::kNewBus,
         .memory_bytes = opencl_memory,
-        .driver_version = opencl_driver},
+        .driver_version = opencl_driver,
+        .tuning = {.budget = "default 45, 5 on CPU implementations such as pocl, timing the "
+                             "library's defaults included, starting once the library has built "
+                             "its own kernels",
+                   .untuned = "GEMM and conv with the library's defaults, unsearched",
+                   .searched = "its GEMM parameters"}},
     BackendDescriptor{
         .name = "vulkan",
         .built = kVulkanBuilt,
@@ -151,7 +161,11 @@ const std::array kDescriptors{
         // AMD without ROCm, Intel without Level Zero: reached by no earlier backend.
         .face = GpuFace::kKnownNewBus,
         .memory_bytes = vulkan_memory,
-        .driver_version = vulkan_driver},
+        .driver_version = vulkan_driver,
+        .tuning = {.budget = "default 10, a CPU implementation (lavapipe) searched only when "
+                             "--tune-budget or --retune asks",
+                   .untuned = "GEMM and conv with the shader's default parameters, unsearched",
+                   .searched = "its GEMM parameters"}},
     // Named on every platform's report so a document from Linux and one from macOS compare.
     BackendDescriptor{.name = "metal",
                       .not_built_reason = "not built on this platform (Metal needs macOS)"},
@@ -166,6 +180,15 @@ std::string append_listed(const std::string& a, std::string_view b) {
 }
 
 }  // namespace
+
+std::string tuning_words(std::string_view TuningWords::*field) {
+  std::string out;
+  for (const auto& b : kDescriptors) {
+    const std::string_view words = b.tuning.*field;
+    if (!words.empty()) out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", b.name, words);
+  }
+  return out;
+}
 
 std::span<const BackendDescriptor> backend_descriptors() {
   return kDescriptors;

@@ -14,6 +14,14 @@
 
 namespace gpucheck {
 
+// What the tuning flags (--tune-budget, --no-tune, --retune) mean on a backend whose devices
+// search among GEMM or conv implementations and keep the choice; their help is made of these.
+struct TuningWords {
+  std::string_view budget{};    // what --tune-budget bounds there and its default; empty: nothing
+  std::string_view untuned{};   // what runs under --no-tune
+  std::string_view searched{};  // what --retune searches again
+};
+
 // How a backend names its devices in --device, profiles and the document.
 enum class DeviceIds {
   kNone,      // no devices on this platform
@@ -70,6 +78,8 @@ struct BackendDescriptor {
   // The maker of every one of its devices, where one maker makes them all ("nvidia"); empty
   // otherwise.
   std::string_view vendor{};
+  // Empty where its devices tune nothing.
+  TuningWords tuning{};
 };
 
 // In probe order (built_backend_names keeps it).
@@ -106,6 +116,10 @@ bool backend_has_framework_peers(std::string_view backend);
 
 // The backend that runs the group ops between its devices; empty when none is in the table.
 std::string group_ops_backend();
+
+// "name: words; name: words" over the backends whose tuning says something for that field
+// (budget, untuned or searched), in probe order.
+std::string tuning_words(std::string_view TuningWords::*field);
 
 // "cuda0, opencl0, ...": one flat id of each numbered backend, for messages.
 std::string numbered_device_examples();

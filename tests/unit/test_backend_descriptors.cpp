@@ -102,3 +102,19 @@ TEST(BackendDescriptors, MemoryAndDriverAsTheSectionsWriteThem) {
 }
 
 }  // namespace
+
+// The tuning flags' help is made of the entries: a backend that tunes nothing is not named, the
+// others are in probe order, each once.
+TEST(BackendDescriptors, TuningWordsNameOnlyTheBackendsThatTune) {
+  const std::string budget = tuning_words(&TuningWords::budget);
+  EXPECT_EQ(budget.find("cpu:"), std::string::npos) << budget;
+  EXPECT_EQ(budget.find("cuda:"), std::string::npos) << budget;  // cuDNN/cuBLASLt: no budget
+  ASSERT_NE(budget.find("opencl: "), std::string::npos) << budget;
+  ASSERT_NE(budget.find("vulkan: "), std::string::npos) << budget;
+  EXPECT_LT(budget.find("opencl: "), budget.find("vulkan: "));
+  const std::string searched = tuning_words(&TuningWords::searched);
+  EXPECT_EQ(searched.rfind("cuda: ", 0), 0u) << searched;
+  for (const char* name : {"cuda: ", "opencl: ", "vulkan: "})
+    EXPECT_EQ(searched.find(name), searched.rfind(name)) << name << " twice in " << searched;
+  EXPECT_EQ(searched.find("metal:"), std::string::npos) << searched;
+}
