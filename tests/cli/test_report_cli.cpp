@@ -45,7 +45,7 @@ Json slowed(Json doc, double factor = 3) {
 
 // The same records as a quiet machine measures them: rounds within 1 % of the median. Tests of
 // the verdict's plumbing use it, so that ctest -j's other tests loading this machine cannot widen
-// a record's round band past the planted change (tools/compare_acceptance.sh measures real runs).
+// a record's round band past the planted change (tools/perf/compare_acceptance.sh measures real runs).
 Json steadied(Json doc) {
   for (auto& rec : doc["results"])
     if (rec["status"] == "ok") {
@@ -131,7 +131,7 @@ TEST_F(ReportCli, RecordsCarryRoundsAndSamples) {
   }
 }
 
-// (The 25 % acceptance on real runs is tools/compare_acceptance.sh, docs/PERFORMANCE.md; here
+// (The 25 % acceptance on real runs is tools/perf/compare_acceptance.sh, docs/PERFORMANCE.md; here
 // the plumbing, with a slowdown no busy machine's rounds can hide.)
 TEST_F(ReportCli, SeveralBasesAndAPlantedSlowdown) {
   const Json steady = steadied(*base_);

@@ -16,7 +16,7 @@
 # clocks of a back-to-back loop (see each record's context.sm_clock_mhz and clocks_event_reasons),
 # so the fastest call is the figure at full clocks.
 # GEMM=8192,16384 (sizes), STEPS="peer1 torchlibs own peer2" (which steps), REPS=30 (the peer's),
-# BENCH_FLAGS="--reps 20 --warmup 3 --min-time 0" (gpucheck's, as tools/device-perf.sh times),
+# BENCH_FLAGS="--reps 20 --warmup 3 --min-time 0" (gpucheck's, as tools/device/device-perf.sh times),
 # BENCH_TIMEOUT=110 and PEER_TIMEOUT=50 (seconds a step may take), OUT=./fp8-out (outputs: the
 # documents, log.txt, table.md).
 set -uo pipefail
@@ -44,7 +44,7 @@ command -v nvidia-smi >/dev/null || { say "no nvidia-smi: not a GPU machine"; ex
 { echo "== nvidia-smi before"; nvidia-smi; nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE; } >>"$log" 2>&1
 say "$("$gpucheck" --version 2>&1 | head -1); $(nvidia-smi -L | head -1); GEMM=$GEMM STEPS=$STEPS"
 
-# torch's own cuBLAS and cuBLASLt, from its site-packages (as tools/device_perf.py finds them).
+# torch's own cuBLAS and cuBLASLt, from its site-packages (as tools/device/device_perf.py finds them).
 read -r cublas cublaslt < <(python3 - <<'PY'
 import importlib.util, os
 spec = importlib.util.find_spec("torch")

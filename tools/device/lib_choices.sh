@@ -4,7 +4,7 @@
 # (the first searches, the others read its picks), every ordered single-base `report compare` of
 # them (RUNS x (RUNS-1), none may exit 1), whether each record ran the same cuDNN engine /
 # cuBLASLt algorithm in every run, and each record's spread of medians between runs. The
-# documents come back as $OUT/runs.tgz (tools/compare_rules.py and a rerun of report compare
+# documents come back as $OUT/runs.tgz (tools/perf/compare_rules.py and a rerun of report compare
 # read them here). Binary: $GPUCHECK or .devrun/lib-choices/install/bin/gpucheck (staged by
 # tools/device/stage.sh lib-choices; carry .devrun/lib-choices).
 #   bash tools/device/lib_choices.sh [RUNS]

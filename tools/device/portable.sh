@@ -4,7 +4,7 @@
 #   1. what it needs at load time there (readelf NEEDED, ldd),
 #   2. gpucheck --version, probe, doctor, bench --device all --size medium (JSON under $OUT),
 #   3. its CPU GEMM through the run-time-loaded system OpenBLAS beside numpy's (peers.py, three
-#      alternating rounds, tools/cpu_perf.py): the build that links OpenBLAS cannot start on
+#      alternating rounds, tools/perf/cpu_perf.py): the build that links OpenBLAS cannot start on
 #      Ubuntu 24.04 without the bundle (libfmt9, libspdlog1.10, libtomlplusplus3 are missing
 #      there), so numpy's CPU GEMM in the same call stands in for it,
 # then prints a short table and writes $OUT/portable.json. Exit 0 when every step ran and no bench
@@ -35,7 +35,7 @@ log "doctor"
 log "bench --device all --size medium"
 "$bin" bench --device all --size medium --json -o "$out/bench.json" 2>"$out/bench.err"; bench_rc=$?
 log "CPU GEMM f32: run-time-loaded BLAS vs numpy (3 alternating rounds)"
-python3 tools/cpu_perf.py "$bin" "$peers" --ops gemm --gemm 2048,4096 --rounds 3 \
+python3 tools/perf/cpu_perf.py "$bin" "$peers" --ops gemm --gemm 2048,4096 --rounds 3 \
   2>"$out/cpu_gemm.err" | tee "$out/cpu_gemm.txt"; gemm_rc=${PIPESTATUS[0]}
 
 python3 - "$out" "$version_rc" "$probe_rc" "$doctor_rc" "$bench_rc" "$gemm_rc" <<'PY'

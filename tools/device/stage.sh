@@ -43,7 +43,7 @@ scenarios=(
   "lib-choices|build|$cuda90|gpucheck||60|bash tools/device/lib_choices.sh   (RUNS as its argument, default 10)"
   "framework-bench|build|$cuda90|gpucheck|peers|60|python3 tools/device/framework_bench.py --gpucheck .devrun/framework-bench/install/bin/gpucheck --python /opt/torch/.venv/bin/python --peers .devrun/framework-bench/peers.py"
   "vulkan|build|$cuda90|gpucheck cli_tests|vkdebs cli_tests|60|bash tools/device/vulkan.sh   (STEPS=, GEMM=, TILES= narrow it)"
-  "perf|build-perf|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers|60|tools/device-perf.sh   (OUT=... keeps perf.jsonl)"
+  "perf|build-perf|$cuda90 -DGPUCHECK_BUILD_TESTS=OFF|gpucheck|peers|60|tools/device/device-perf.sh   (OUT=... keeps perf.jsonl)"
 )
 
 list() {

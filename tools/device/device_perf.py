@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpucheck beside PyTorch/CuPy on one GPU: alternating rounds, one table of ratios.
 
-Run through tools/device-perf.sh on the GPU machine (its python3 has torch, cupy and numpy).
+Run through tools/device/device-perf.sh on the GPU machine (its python3 has torch, cupy and numpy).
 Each round runs gpucheck's benchmark child, then the peer (peers.py's own measuring code,
 imported as a module), for every workload both sides run; the ratio of a round compares the
 two figures of that round, and the table gives the median of the rounds' ratios and their spread.
@@ -9,8 +9,8 @@ two figures of that round, and the table gives the median of the rounds' ratios 
 Ratios are rates: throughput over throughput (GEMM, conv, exp, copies) or the peer's time over
 gpucheck's (latency, seed loop), so > 1 always means gpucheck is faster.
 
-  python3 tools/device_perf.py --gpucheck BIN --peers peers.py [--rounds 3] [--budget-s 420]
-  python3 tools/device_perf.py --peer-run --peers peers.py --ops gemm ...   (one peer round)
+  python3 tools/device/device_perf.py --gpucheck BIN --peers peers.py [--rounds 3] [--budget-s 420]
+  python3 tools/device/device_perf.py --peer-run --peers peers.py --ops gemm ...   (one peer round)
 
 With OUT set, every record (gpucheck's and the peer's, tagged with round, source and the
 libraries used) goes to $OUT/perf.jsonl, and the table to $OUT/perf-table.md.

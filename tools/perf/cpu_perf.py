@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpucheck's CPU bench beside numpy on this machine: exp f32 and GEMM f32, three alternating rounds.
 
-usage: /usr/bin/python3 tools/cpu_perf.py BUILD/src/gpucheck ../shared/tools/peers.py [--rounds 3]
+usage: /usr/bin/python3 tools/perf/cpu_perf.py BUILD/src/gpucheck ../shared/tools/peers.py [--rounds 3]
          [--ops exp,gemm] [--exp N,N] [--gemm N,N] [--also-env NAME=VALUE ...]
 
 Prints one table: workload, gpucheck median, numpy median, ratio (median of the rounds' ratios)

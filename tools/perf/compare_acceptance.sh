@@ -6,7 +6,7 @@
 # compared against the pair's first run (must exit 1), the same with every record's library
 # choice changed (must exit 1 too: a regression is one whatever the library chose), and a
 # planted 25 % slowdown compared against the three latest runs (must exit 1).
-#   tools/compare_acceptance.sh GPUCHECK_BINARY OUT_DIR [PAIRS]
+#   tools/perf/compare_acceptance.sh GPUCHECK_BINARY OUT_DIR [PAIRS]
 # PHASES (default "quiet loaded") picks the phases.
 set -uo pipefail
 bin=$1

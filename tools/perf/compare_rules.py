@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Replays report compare's band rule and two alternatives over the documents
-# tools/compare_acceptance.sh left in DIR (docs/PERFORMANCE.md): false regressions among
-# identical pairs, missed 3x and 25 % slowdowns.   tools/compare_rules.py DIR
+# tools/perf/compare_acceptance.sh left in DIR (docs/PERFORMANCE.md): false regressions among
+# identical pairs, missed 3x and 25 % slowdowns.   tools/perf/compare_rules.py DIR
 import json, sys, glob, statistics as st, os
 d = sys.argv[1]
 def recs(path):
