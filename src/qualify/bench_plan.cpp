@@ -41,9 +41,9 @@ std::vector<bench::BenchPlan> plan_benches(const Profile& profile,
   };
   for (const auto& r : profile.requirements) {
     if (r.kind != Kind::kBench) continue;  // a group op's: plan_group_bench
-    // Copy and latency records carry no dtype; the plan still names one.
+    // An op whose records carry no dtype (copy, latency) still names one in the plan.
     nlohmann::json cell = {{k::kOp, r.op},
-                           {k::kDtype, r.op == "copy" || r.op == "latency" ? "f32" : r.dtype},
+                           {k::kDtype, bench::records_have_dtype(r.op) ? r.dtype : "f32"},
                            {k::kShape, r.shape},
                            {"explicit", true},
                            {"explicit_size", true}};

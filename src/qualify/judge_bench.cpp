@@ -2,6 +2,7 @@
 // criterion. The record was verified in the bench child; a mismatch is unmet, loudly.
 #include "qualify/judge_bench.h"
 
+#include "bench/ops/op_unit.h"
 #include "core/backend_descriptors.h"
 #include "core/json_access.h"
 #include "core/json_keys.h"
@@ -184,14 +185,14 @@ void judge_limit_fraction(const Requirement& r, const nlohmann::json& rec, Verdi
 }
 
 std::string describe_cell(const Requirement& r) {
-  bool typed = r.op != "copy" && r.op != "latency";
+  const bool typed = bench::records_have_dtype(r.op);
   return fmt::format("{}{}{} {} (transfers {})", r.op, typed ? " " : "", typed ? r.dtype : "",
                      shape_text(r.shape), r.transfers);
 }
 
 const nlohmann::json* find_record(const Requirement& r, const std::string& device,
                                   const nlohmann::json& results) {
-  bool typed = r.op != "copy" && r.op != "latency";
+  const bool typed = bench::records_have_dtype(r.op);
   for (const auto& rec : results) {
     if (rec.value(std::string(k::kDevice), "") != device ||
         rec.value(std::string(k::kOp), "") != r.op ||

@@ -141,7 +141,7 @@ const Reference* find_reference(const Sku& sku, const std::string& source, const
                                 const std::string& transfers) {
   for (const auto& r : sku.references) {
     if (r.source != source || r.op != op || r.transfers != transfers) continue;
-    if (!r.dtype.empty() && op != "copy" && r.dtype != dtype) continue;
+    if (!r.dtype.empty() && bench::records_have_dtype(op) && r.dtype != dtype) continue;
     bool same = true;
     for (const auto& [key, v] : r.shape.items())
       same = same && shape.contains(key) && shape[key] == v;

@@ -99,4 +99,15 @@ TEST(OpUnits, PlanCellsFromSizesDtypesAndTheDevice) {
   for (const auto& c : unit_of(Op::kLatency).plan(device)) EXPECT_EQ(c.op, Op::kLatency);
 }
 
+// qualify asks by name whether a record carries a dtype; the answer is the unit's, and a name no
+// op has is judged by all its fields.
+TEST(OpUnits, RecordsHaveADtypeAsTheirUnitSays) {
+  for (const auto& unit : op_units())
+    EXPECT_EQ(records_have_dtype(to_string(unit.op)), unit.has_dtype) << to_string(unit.op);
+  EXPECT_FALSE(records_have_dtype("copy"));
+  EXPECT_FALSE(records_have_dtype("latency"));
+  EXPECT_TRUE(records_have_dtype("gemm"));
+  EXPECT_TRUE(records_have_dtype("softmax"));
+}
+
 }  // namespace

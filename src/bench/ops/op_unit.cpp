@@ -44,6 +44,11 @@ const OpUnit& unit_of(Op op) {
   return units()[i];
 }
 
+bool records_have_dtype(std::string_view op) {
+  const std::optional<Op> known = op_from_string(op);
+  return !known || unit_of(*known).has_dtype;
+}
+
 std::span<const OpUnit> op_units() {
   return units();
 }

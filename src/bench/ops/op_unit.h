@@ -210,6 +210,9 @@ struct OpUnit {
 // in the order of Op.
 const OpUnit& unit_of(Op op);
 std::span<const OpUnit> op_units();
+// Whether the records of the op so named carry a dtype (its unit's has_dtype); true for a name
+// no op has, whose records are judged by all their fields.
+bool records_have_dtype(std::string_view op);
 // The op a shape belongs to: the Shape variant lists the shapes in the order of Op.
 Op op_of(const Shape& shape);
 
