@@ -721,11 +721,12 @@ Command add_bench_command(CLI::App& root, const std::vector<std::string>& argv) 
       ->capture_default_str()
       ->type_name("SECONDS");
   cmd->add_option("--sweep", o->sweep,
-                  "Break-even sweep of one op (exp, gemm, conv) over a range of sizes on the CPU "
-                  "and each device (5 reps, 1 warm-up unless given)")
+                  "Break-even sweep of one op (" + bench::sweepable_ops() +
+                      ") over a range of sizes on the CPU and each device (5 reps, 1 warm-up "
+                      "unless given)")
       ->type_name("OP");
   cmd->add_option("--sweep-max", o->sweep_max,
-                  "Largest sweep size: exp elements, GEMM side or conv batch (N or 2^K)")
+                  "Largest sweep size (N or 2^K): " + bench::sweep_size_meanings())
       ->type_name("N");
   return {cmd, [o, cmd]() {
             o->reps_given = cmd->count("--reps") > 0;

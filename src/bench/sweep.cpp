@@ -20,12 +20,9 @@ namespace {
 
 // The op's sweep (its unit's range); UsageError naming the ops that have one.
 const SweepRange& range_of(std::string_view name) {
-  std::string valid;
-  for (const auto& unit : op_units())
-    if (unit.sweep) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", to_string(unit.op));
   auto op = op_from_string(name);
   if (!op || !unit_of(*op).sweep)
-    throw UsageError(fmt::format("--sweep: unknown op '{}' (valid: {})", name, valid));
+    throw UsageError(fmt::format("--sweep: unknown op '{}' (valid: {})", name, sweepable_ops()));
   return *unit_of(*op).sweep;
 }
 
@@ -55,6 +52,22 @@ const nlohmann::json* cpu_record(const nlohmann::json& results, std::uint64_t si
 }
 
 }  // namespace
+
+std::string sweepable_ops() {
+  std::string out;
+  for (const auto& unit : op_units())
+    if (unit.sweep) out += fmt::format("{}{}", out.empty() ? "" : ", ", to_string(unit.op));
+  return out;
+}
+
+std::string sweep_size_meanings() {
+  std::string out;
+  for (const auto& unit : op_units())
+    if (unit.sweep)
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", to_string(unit.op),
+                         unit.sweep->parameter);
+  return out;
+}
 
 SweepSpec make_sweep(std::string_view op, std::string_view max_text) {
   const SweepRange& range = range_of(op);

@@ -33,6 +33,11 @@ inline constexpr double kSweepMaxTimeS = 10;
 // unparsable maximum or one below the range's first size.
 SweepSpec make_sweep(std::string_view op, std::string_view max_text);
 
+// The ops a sweep runs ("exp, gemm, conv") and what a size of each counts ("exp elements, gemm
+// m=n=k, conv batch n"), from the units, for --sweep's help and messages.
+std::string sweepable_ops();
+std::string sweep_size_meanings();
+
 // The sizes as the op's size flag takes them: "1024,2048", "64,128", "1,64,56,…;2,64,…".
 std::string sweep_size_flag(const SweepSpec& spec);
 
