@@ -5,7 +5,7 @@
 #include "bench/inputs.h"
 #include "bench/ops/allreduce.h"
 #include "bench/ops/op_unit.h"
-#include "bench/ops/p2p.h"
+#include "bench/ops/peer_copies.h"
 #include "bench/record.h"
 #include "bench/verify.h"
 #include "core/backend_descriptors.h"
@@ -74,10 +74,21 @@ struct Split {
   }
 };
 
+std::invalid_argument not_in_group(const std::string& device) {
+  return std::invalid_argument(fmt::format("bench plan: '{}' is not in the group", device));
+}
+
 std::size_t index_of(const PeerGroup& g, const std::string& device) {
   for (std::size_t i = 0; i < g.size(); ++i)
     if (g.identity(i).device == device) return i;
-  throw std::invalid_argument(fmt::format("bench plan: '{}' is not in the group", device));
+  throw not_in_group(device);
+}
+
+// A copy cell as its unit describes it over the group's device names; nullopt for the others.
+std::optional<PeerCopies> peer_copies_of(const Cell& c, const std::vector<std::string>& group) {
+  const auto describe = unit_of(c.op).peer_copies;
+  if (describe == nullptr) return std::nullopt;
+  return describe(c, group);
 }
 
 // A cell that cannot run here: why, and whether the memory rule (rather than the device) says so.
@@ -92,6 +103,7 @@ class GroupRunner {
   GroupRunner(const BenchPlan& plan, PeerGroup& group, const EngineCallbacks& cb,
               std::optional<PlantedError> plant)
       : plan_(plan), group_(group), cb_(cb), plant_(plant) {
+    for (std::size_t i = 0; i < group_.size(); ++i) names_.push_back(group_.identity(i).device);
     host_limit_ = host::read_memory_facts("/").available_bytes.value_or(0) / 2;
     if (std::any_of(plan.cells.begin(), plan.cells.end(), collective))
       setup_refusal_ = group_.setup_allreduce(plan.collective);
@@ -138,22 +150,13 @@ class GroupRunner {
   // The record's identity part: the source device (all-reduce: the first), and the destination.
   nlohmann::json base(const Cell& cell) const {
     std::string first, second;
-    std::visit(
-        [&](const auto& s) {
-          using T = std::decay_t<decltype(s)>;
-          if constexpr (std::is_same_v<T, P2pShape>) {
-            // A fan's record is its one device's (the target, the source; all_to_all: the
-            // group's first).
-            first = s.fan == P2pFan::kAllToOne ? s.dst : s.src;
-            if (s.fan == P2pFan::kAllToAll && group_.size() > 0) first = group_.identity(0).device;
-            if (s.fan == P2pFan::kPair) second = s.dst;
-          } else if constexpr (std::is_same_v<T, LatencyShape>) {
-            first = s.src, second = s.dst;
-          } else if constexpr (std::is_same_v<T, AllreduceShape>) {
-            if (!s.devices.empty()) first = s.devices.front();
-          }
-        },
-        cell.shape);
+    bool sm = false;
+    if (const auto copies = peer_copies_of(cell, names_)) {
+      first = copies->first, second = copies->second;
+      sm = copies->sm;
+    } else if (const auto* a = std::get_if<AllreduceShape>(&cell.shape); a && !a->devices.empty()) {
+      first = a->devices.front();
+    }
     // A plan naming a device outside the group still gets a record (its failure names it).
     auto identity = [&](const std::string& name) {
       for (std::size_t i = 0; i < group_.size(); ++i)
@@ -166,7 +169,7 @@ class GroupRunner {
         {k::kDeviceName, a.device_name},
         {k::kBackend, a.backend},
         {k::kOp, to_string(cell.op)},
-        {k::kImpl, collective(cell) ? group_.allreduce_impl() : group_.copy_impl(is_sm(cell))},
+        {k::kImpl, collective(cell) ? group_.allreduce_impl() : group_.copy_impl(sm)},
         {k::kShape, shape_to_json(cell.shape)},
         {k::kTransfers, to_string(Transfers::kExcluded)}};
     if (!a.device_uuid.empty()) r[k::kDeviceUuid] = a.device_uuid;
@@ -197,65 +200,29 @@ class GroupRunner {
     return r;
   }
 
-  static bool is_sm(const Cell& c) {
-    const auto* p = std::get_if<P2pShape>(&c.shape);
-    return p != nullptr && p->engine == CopyEngine::kSm;
+  // A copy cell's description, which it must have to run: every device it names in the group.
+  PeerCopies copies_of(const Cell& c) const {
+    auto copies = peer_copies_of(c, names_);
+    if (!copies)
+      throw std::invalid_argument(
+          fmt::format("bench plan: {} runs no copies between devices", to_string(c.op)));
+    if (copies->absent) throw not_in_group(*copies->absent);
+    return std::move(*copies);
   }
 
-  // The (source, destination) of each copy of a p2p cell, in the order the record lists them.
-  std::vector<DevicePair> copy_pairs(const P2pShape& s) const {
-    std::vector<DevicePair> out;
-    const std::size_t n = group_.size();
-    switch (s.fan) {
-      case P2pFan::kAllToOne: {
-        const std::size_t to = index_of(group_, s.dst);
-        for (std::size_t d = 0; d < n; ++d)
-          if (d != to) out.emplace_back(d, to);
-        break;
-      }
-      case P2pFan::kOneToAll: {
-        const std::size_t from = index_of(group_, s.src);
-        for (std::size_t d = 0; d < n; ++d)
-          if (d != from) out.emplace_back(from, d);
-        break;
-      }
-      case P2pFan::kAllToAll:
-        for (std::size_t a = 0; a < n; ++a)
-          for (std::size_t b = 0; b < n; ++b)
-            if (a != b) out.emplace_back(a, b);
-        break;
-      case P2pFan::kPair: {
-        const std::size_t a = index_of(group_, s.src), b = index_of(group_, s.dst);
-        out.emplace_back(a, b);
-        // Bidirectional adds dst→src on the other device's engines.
-        if (s.bidirectional) out.emplace_back(b, a);
-        break;
-      }
-    }
-    return out;
-  }
-
-  std::vector<std::size_t> devices_of(const Cell& c) const {
+  std::vector<std::size_t> allreduce_devices(const Cell& c) const {
     std::vector<std::size_t> out;
-    if (const auto* a = std::get_if<AllreduceShape>(&c.shape)) {
-      for (const auto& d : a->devices) out.push_back(index_of(group_, d));
-    } else if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
-      if (p->fan == P2pFan::kPair) return {index_of(group_, p->src), index_of(group_, p->dst)};
-      std::set<std::size_t> seen;  // a fan: every device one of its copies touches
-      for (const auto& [a, b] : copy_pairs(*p)) seen.insert({a, b});
-      out.assign(seen.begin(), seen.end());
-    } else {
-      const auto& l = std::get<LatencyShape>(c.shape);
-      out = {index_of(group_, l.src), index_of(group_, l.dst)};
-    }
+    for (const auto& d : std::get<AllreduceShape>(c.shape).devices)
+      out.push_back(index_of(group_, d));
     return out;
   }
 
   // Why the cell cannot run, or nullopt; a preset size too large is halved until it fits (and
   // the cell says scaled_from), an explicit one is skipped.
   std::optional<Refusal> refuse(Cell& cell) {
-    const auto devs = devices_of(cell);
+    std::vector<std::size_t> devs;
     if (collective(cell)) {
+      devs = allreduce_devices(cell);
       if (setup_refusal_) return Refusal{"unsupported", *setup_refusal_};
       if (auto why = group_.allreduce_unavailable()) return Refusal{"unsupported", *why};
       if (ranks() < 2) return Refusal{"unsupported", "all-reduce needs at least two devices"};
@@ -264,28 +231,12 @@ class GroupRunner {
       if (std::get<AllreduceShape>(cell.shape).bytes % 4 != 0)
         return Refusal{"unsupported", "an f32 all-reduce moves whole 4-byte elements"};
     } else {
-      if (devs.size() < 2 || devs[0] == devs[1])
-        return Refusal{"unsupported", "a peer copy needs two devices"};
-      const auto* p2p = std::get_if<P2pShape>(&cell.shape);
-      const bool peer =
-          p2p != nullptr ? p2p->peer_access : std::get<LatencyShape>(cell.shape).peer_access;
-      if (is_sm(cell) && !peer)
-        return Refusal{"unsupported",
-                       "an SM copy reads and writes the peer's memory directly: it needs peer "
-                       "access (the staged path is a copy-engine path)"};
-      if (const auto* p = std::get_if<P2pShape>(&cell.shape); p && p->fan != P2pFan::kPair) {
-        if (p->copies != copy_pairs(*p).size())
-          return Refusal{"unsupported",
-                         fmt::format("{} over {} devices is {} copies, not {}", to_string(p->fan),
-                                     group_.size(), copy_pairs(*p).size(), p->copies)};
-        if (peer)
-          for (const auto& [a, b] : copy_pairs(*p))
-            if (auto why = group_.peer_access_unavailable(a, b))
-              return Refusal{"unsupported", *why};
-      } else if (peer) {
-        if (auto why = group_.peer_access_unavailable(devs[0], devs[1]))
-          return Refusal{"unsupported", *why};
-      }
+      const PeerCopies copies = copies_of(cell);
+      if (copies.refusal) return Refusal{"unsupported", *copies.refusal};
+      if (copies.peer_access)
+        for (const auto& [a, b] : copies.copies)
+          if (auto why = group_.peer_access_unavailable(a, b)) return Refusal{"unsupported", *why};
+      devs = copies.devices;
     }
     const nlohmann::json original = shape_to_json(cell.shape);
     bool scaled = false;
@@ -407,48 +358,38 @@ class GroupRunner {
 
   // ---- copies: one batch of p2p or latency cells, their pairs sharing no GPU.
 
-  // One cell's part of a batch: its copies' places in the batch's list.
+  // One cell's part of a batch: its copies, from `first` on in the batch's list.
   struct Part {
     std::size_t index = 0;
     Cell cell;
-    std::size_t first = 0, count = 0;
-    std::vector<std::vector<double>> per_direction;  // p2p: each direction's seconds
+    PeerCopies plan;
+    std::size_t first = 0;
+    std::vector<std::vector<double>> per_direction;  // summed rate: each copy's seconds
+    std::size_t count() const { return plan.copies.size(); }
   };
 
   void run_copies(std::vector<std::pair<std::size_t, Cell>>& cells, Clock::time_point t0) {
-    const bool latency = std::holds_alternative<LatencyShape>(cells.front().second.shape);
     std::vector<PeerCopy> copies;
     std::vector<Part> parts;
     bool peer_path = true;
     for (auto& [index, cell] : cells) {
-      Part part{index, cell, copies.size(), 0, {}};
-      if (latency) {
-        const auto& l = std::get<LatencyShape>(cell.shape);
-        const std::size_t src = index_of(group_, l.src), dst = index_of(group_, l.dst);
-        const std::size_t bytes = l.bytes * kLatencyCopiesPerRep;
-        group_.set_peer_access(src, dst, l.peer_access);
-        peer_path = l.peer_access;
-        // Each piece is its own small copy: the batch's time over the count is one copy's latency.
-        copies.push_back({src, dst, src, &source(src, bytes), &landing(dst, src, bytes), bytes,
-                          static_cast<std::size_t>(kLatencyCopiesPerRep), false});
-      } else {
-        const auto& s = std::get<P2pShape>(cell.shape);
-        const bool sm = s.engine == CopyEngine::kSm;
-        peer_path = s.peer_access;
-        // The source pushes (issues the copy), as torch's dst.copy_(src) does.
-        for (const auto& [src, dst] : copy_pairs(s)) {
-          group_.set_peer_access(src, dst, s.peer_access);
-          copies.push_back(
-              {src, dst, src, &source(src, s.bytes), &landing(dst, src, s.bytes), s.bytes, 1, sm});
-        }
+      Part part{index, cell, copies_of(cell), copies.size(), {}};
+      const PeerCopies& p = part.plan;
+      peer_path = p.peer_access;
+      // The source pushes (issues the copy), as torch's dst.copy_(src) does.
+      for (const auto& [src, dst] : p.copies) {
+        group_.set_peer_access(src, dst, p.peer_access);
+        copies.push_back({src, dst, src, &source(src, p.bytes), &landing(dst, src, p.bytes),
+                          p.bytes, static_cast<std::size_t>(p.pieces), p.sm});
       }
-      part.count = copies.size() - part.first;
-      part.per_direction.resize(part.count);
+      part.per_direction.resize(part.count());
       parts.push_back(std::move(part));
     }
-    // Copies staged through the host are each 10× slower than over a peer path: a few a
-    // repetition time them as well as sixteen time a peer copy.
-    const int repeats = latency ? 1 : peer_path ? kPeerCopiesPerRep : kStagedCopiesPerRep;
+    const bool summed = parts.front().plan.summed_rate;  // a batch's cells are of one kind
+    // A copy cut into pieces repeats within itself. Copies staged through the host are each 10×
+    // slower than over a peer path: a few a repetition time them as well as sixteen time a peer
+    // copy.
+    const int repeats = !summed ? 1 : peer_path ? kPeerCopiesPerRep : kStagedCopiesPerRep;
     Split split;
     split.setup = since(t0);
     const auto t1 = Clock::now();
@@ -460,18 +401,18 @@ class GroupRunner {
           spin_timed_out = spin_timed_out || t.spin_timed_out;
           std::vector<double> out;
           for (auto& part : parts) {
-            if (latency) {
-              out.push_back(t.seconds[part.first] / kLatencyCopiesPerRep);
+            if (!part.plan.summed_rate) {
+              out.push_back(t.seconds[part.first] / part.plan.pieces);
               continue;
             }
-            const auto bytes = static_cast<double>(std::get<P2pShape>(part.cell.shape).bytes);
+            const auto bytes = static_cast<double>(part.plan.bytes);
             double rate = 0;  // bytes per second, summed over the directions
-            for (std::size_t d = 0; d < part.count; ++d) {
+            for (std::size_t d = 0; d < part.count(); ++d) {
               part.per_direction[d].push_back(t.seconds[part.first + d]);
               rate += bytes / t.seconds[part.first + d];
             }
             // The time that moves the cell's work at the summed rate (uni: the copy's own time).
-            out.push_back(bytes * static_cast<double>(part.count) / rate);
+            out.push_back(bytes * static_cast<double>(part.count()) / rate);
           }
           return out;
         },
@@ -481,7 +422,7 @@ class GroupRunner {
     std::vector<Verification> verdicts;
     for (const auto& part : parts) {
       Verification v;
-      for (std::size_t d = 0; d < part.count && (d == 0 || v.ok); ++d) {
+      for (std::size_t d = 0; d < part.count() && (d == 0 || v.ok); ++d) {
         const PeerCopy& c = copies[part.first + d];
         v = check(c.dst_device, c.src_device, c.bytes);
       }
@@ -491,38 +432,29 @@ class GroupRunner {
     total_.add(split);
     std::string pairs;
     for (std::size_t p = 0; p < parts.size(); ++p) {
-      nlohmann::json r = base(parts[p].cell);
-      nlohmann::json extra = {{"copies_per_repetition", latency ? kLatencyCopiesPerRep : repeats},
+      Part& part = parts[p];
+      nlohmann::json r = base(part.cell);
+      nlohmann::json extra = {{"copies_per_repetition", repeats * part.plan.pieces},
                               {"concurrent_pairs", parts.size()}};
-      if (!latency) {
+      if (summed) {
         nlohmann::json gbps = nlohmann::json::array();
-        const auto bytes = static_cast<double>(std::get<P2pShape>(parts[p].cell.shape).bytes);
-        for (auto& d : parts[p].per_direction) {
+        const auto bytes = static_cast<double>(part.plan.bytes);
+        for (auto& d : part.per_direction) {
           std::sort(d.begin(), d.end());
           gbps.push_back(bytes / d[d.size() / 2] / 1e9);
         }
         extra[k::kDirectionGbps] = gbps;  // median of each direction: src→dst, then dst→src
-        if (std::get<P2pShape>(parts[p].cell.shape).fan != P2pFan::kPair) {
+        if (part.plan.fan) {
           nlohmann::json names = nlohmann::json::array();  // a fan's copies, in that order
-          for (std::size_t d = 0; d < parts[p].count; ++d) {
-            const PeerCopy& c = copies[parts[p].first + d];
-            names.push_back(group_.identity(c.src_device).device + "->" +
-                            group_.identity(c.dst_device).device);
-          }
+          for (const auto& [src, dst] : part.plan.copies)
+            names.push_back(names_[src] + "->" + names_[dst]);
           extra["direction_copies"] = names;
         }
       }
       note_spin(extra, spin_timed_out);
-      finish_record(r, parts[p].cell, samples[p], truncated, verdicts[p]);
-      emit(parts[p].index, r, extra);
-      const PeerCopy& c = copies[parts[p].first];
-      const auto* shape = std::get_if<P2pShape>(&parts[p].cell.shape);
-      if (shape != nullptr && shape->fan != P2pFan::kPair)
-        pairs += fmt::format("{}{} {} copies", p == 0 ? "" : ", ", to_string(shape->fan),
-                             parts[p].count);
-      else
-        pairs += fmt::format("{}{}{}{}", p == 0 ? "" : ", ", group_.identity(c.src_device).device,
-                             parts[p].count == 2 ? "↔" : "→", group_.identity(c.dst_device).device);
+      finish_record(r, part.cell, samples[p], truncated, verdicts[p]);
+      emit(part.index, r, extra);
+      pairs += fmt::format("{}{}", p == 0 ? "" : ", ", part.plan.label);
     }
     log(
         fmt::format("{} ({}): set-up {:.3f} s, timed {:.3f} s ({} repetitions{}), verification "
@@ -571,10 +503,10 @@ class GroupRunner {
   }
 
   void run_allreduce_cells(std::vector<std::pair<std::size_t, Cell>>& cells, Clock::time_point t0) {
-    const auto devs = devices_of(cells.front().second);
+    const auto devs = allreduce_devices(cells.front().second);
     std::size_t max_bytes = 0;
     for (const auto& [index, cell] : cells) {
-      if (devices_of(cell) != devs)
+      if (allreduce_devices(cell) != devs)
         throw std::logic_error("the all-reduce cells of a plan run over one device order");
       max_bytes = std::max<std::size_t>(max_bytes, std::get<AllreduceShape>(cell.shape).bytes);
     }
@@ -690,6 +622,7 @@ class GroupRunner {
  private:
   const BenchPlan& plan_;
   PeerGroup& group_;
+  std::vector<std::string> names_;  // the group's devices, in group order
   const EngineCallbacks& cb_;
   std::optional<PlantedError> plant_;
   std::uint64_t host_limit_ = 0;
@@ -706,11 +639,6 @@ class GroupRunner {
 
 std::vector<std::vector<std::size_t>> group_batches(const BenchPlan& plan) {
   const std::size_t n = plan.group.size();
-  auto place = [&](const std::string& device) -> std::optional<std::size_t> {
-    for (std::size_t i = 0; i < n; ++i)
-      if (plan.group[i] == device) return i;
-    return std::nullopt;
-  };
   // The round of each pair in the tournament: ordered pairs for one-way copies, unordered for
   // both ways at once.
   std::map<DevicePair, std::size_t> one_way, both_ways;
@@ -733,28 +661,24 @@ std::vector<std::vector<std::size_t>> group_batches(const BenchPlan& plan) {
     int phase = 2;
     std::optional<std::string> slot;
     std::set<std::size_t> devices;
-    auto pair_slot = [&](const std::string& kind, const std::string& src, const std::string& dst,
-                         bool both, bool peer) {
-      const auto s = place(src), d = place(dst);
-      if (!s || !d || *s == *d) return;  // the runner refuses it, alone
-      devices = {*s, *d};
-      const std::size_t round =
-          both ? both_ways.at({std::min(*s, *d), std::max(*s, *d)}) : one_way.at({*s, *d});
-      // Copies staged through the host share its PCIe root and memory whatever the pair: only
-      // copies over peer paths run together.
-      if (!plan.serial && peer) slot = fmt::format("{} round {}", kind, round);
-    };
-    if (const auto* p = std::get_if<P2pShape>(&c.shape); p && p->fan != P2pFan::kPair) {
-      phase = p->peer_access ? 0 : 1;  // every device at once: a batch of its own
-    } else if (const auto* p = std::get_if<P2pShape>(&c.shape)) {
-      phase = p->peer_access ? 0 : 1;
-      pair_slot(fmt::format("p2p {} {} {} {}", p->bytes, p->bidirectional, p->peer_access,
-                            to_string(p->engine)),
-                p->src, p->dst, p->bidirectional, p->peer_access);
-    } else if (const auto* l = std::get_if<LatencyShape>(&c.shape)) {
-      phase = l->peer_access ? 0 : 1;
-      pair_slot(fmt::format("latency {} {}", l->bytes, l->peer_access), l->src, l->dst, false,
-                l->peer_access);
+    if (const auto copies = peer_copies_of(c, plan.group)) {
+      phase = copies->peer_access ? 0 : 1;
+      // A fan uses every device at once: a batch of its own; so does a copy the runner refuses
+      // for its devices.
+      if (!copies->fan && !copies->copies.empty() &&
+          copies->copies[0].first != copies->copies[0].second) {
+        const auto [s, d] = copies->copies.front();
+        devices = {s, d};
+        const bool both = std::find(copies->copies.begin(), copies->copies.end(),
+                                    DevicePair{d, s}) != copies->copies.end();
+        const std::size_t round =
+            both ? both_ways.at({std::min(s, d), std::max(s, d)}) : one_way.at({s, d});
+        // Copies staged through the host share its PCIe root and memory whatever the pair: only
+        // copies over peer paths run together.
+        if (!plan.serial && copies->peer_access)
+          slot = fmt::format("{} {} {} {} {} round {}", to_string(c.op), copies->bytes,
+                             copies->pieces, copies->copies.size(), copies->sm, round);
+      }
     }
     if (slot) {
       auto it = open.find(*slot);

@@ -38,6 +38,18 @@ Footprint footprint(const Cell& cell, bool) {
   return f;
 }
 
+// Mode p2p: one small copy between a pair, cut into pieces timed as one (a batch each
+// repetition, as p2pBandwidthLatencyTest): the result is a piece's seconds, not a rate.
+PeerCopies peer_copies(const Cell& cell, const std::vector<std::string>& group) {
+  const auto& l = std::get<LatencyShape>(cell.shape);
+  PeerCopies out = pair_copies(group, l.src, l.dst, false, l.peer_access);
+  out.bytes = l.bytes * kLatencyCopiesPerRep;
+  out.pieces = kLatencyCopiesPerRep;
+  out.summed_rate = false;
+  out.refusal = peer_copy_refusal(out);
+  return out;
+}
+
 nlohmann::json to_json(const Shape& shape) {
   const auto& s = std::get<LatencyShape>(shape);
   if (s.mode == LatencyMode::kP2p)
@@ -108,6 +120,7 @@ OpUnit latency_unit() {
   u.shape_to_json = latency_op::to_json;
   u.shape_from_json = latency_op::from_json;
   u.run = latency_op::run;
+  u.peer_copies = latency_op::peer_copies;
   return u;
 }
 

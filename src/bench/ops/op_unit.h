@@ -9,6 +9,7 @@
 #include "bench/cell.h"
 #include "bench/config.h"
 #include "bench/inputs.h"
+#include "bench/ops/peer_copies.h"
 #include "bench/record.h"
 #include "bench/verify.h"
 #include "core/workload.h"
@@ -136,7 +137,7 @@ struct GroupOp {
   const char* impl = "";
   // A collective (NCCL): set up once for the plan, over every device of the group, run after the
   // copies, and it may span processes (--rendezvous; --transport steers it). Otherwise peer
-  // copies, batched into pairs that share no GPU.
+  // copies (OpUnit::peer_copies), batched into pairs that share no GPU.
   bool collective = false;
   // The shape a record names where the op cannot run: its first size (none: zero bytes) on the
   // one device there is.
@@ -191,6 +192,11 @@ struct OpUnit {
   std::optional<std::string> (*refusal)(const Cell& cell, Device& device) = nullptr;
   // One round of the cell on one device (bench/engine.cpp); nullptr for group ops.
   void (*run)(const Cell& cell, RunContext& context) = nullptr;
+  // A cell that runs as peer copies between a group's devices (p2p; latency of mode p2p, which is
+  // no group op, being a one-device op besides): its copies over the group's device names, in
+  // group order. The group engine reads nothing else of a copy's shape. Nullptr: no copies (the
+  // all-reduce is a collective).
+  PeerCopies (*peer_copies)(const Cell& cell, const std::vector<std::string>& group) = nullptr;
 
   // What a framework's script gets and must give back (bench/framework_run.cpp): the cell's
   // inputs as the engine makes them, its output, and the check of the output's bytes (exactly

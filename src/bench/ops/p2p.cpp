@@ -6,6 +6,7 @@
 #include "bench/size_text.h"
 #include "core/json_keys.h"
 
+#include <set>
 #include <stdexcept>
 
 namespace gpucheck::bench {
@@ -120,6 +121,51 @@ bool shrink(Cell& cell) {
   return true;
 }
 
+// A fan's copies: into `to`, out of `from`, or (neither given) between every ordered pair.
+std::vector<std::pair<std::size_t, std::size_t>> fan_copies(std::size_t n,
+                                                            std::optional<std::size_t> to,
+                                                            std::optional<std::size_t> from) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b)
+      if (a != b && (!to || b == *to) && (!from || a == *from)) out.emplace_back(a, b);
+  return out;
+}
+
+// A pair's copy (both ways: two), or a fan's; a fan's record is its one device's (the target,
+// the source; all_to_all: the group's first), and its copy count must be the group's.
+PeerCopies peer_copies(const Cell& cell, const std::vector<std::string>& group) {
+  const auto& s = std::get<P2pShape>(cell.shape);
+  PeerCopies out;
+  if (s.fan == P2pFan::kPair) {
+    out = pair_copies(group, s.src, s.dst, s.bidirectional, s.peer_access);
+  } else {
+    out.peer_access = s.peer_access;
+    out.fan = true;
+    out.first = s.fan == P2pFan::kAllToOne ? s.dst : s.src;
+    if (s.fan == P2pFan::kAllToAll && !group.empty()) out.first = group.front();
+    auto named = [&](const std::string& device) {
+      const auto at = place_in(group, device);
+      if (!at) out.absent = device;
+      return at;
+    };
+    const auto to = s.fan == P2pFan::kAllToOne ? named(s.dst) : std::nullopt;
+    const auto from = s.fan == P2pFan::kOneToAll ? named(s.src) : std::nullopt;
+    if (!out.absent) out.copies = fan_copies(group.size(), to, from);
+    std::set<std::size_t> touched;
+    for (const auto& [a, b] : out.copies) touched.insert({a, b});
+    out.devices.assign(touched.begin(), touched.end());
+    out.label = fmt::format("{} {} copies", to_string(s.fan), out.copies.size());
+  }
+  out.bytes = s.bytes;
+  out.sm = s.engine == CopyEngine::kSm;
+  out.refusal = peer_copy_refusal(out);
+  if (!out.refusal && out.fan && out.copies.size() != s.copies)
+    out.refusal = fmt::format("{} over {} devices is {} copies, not {}", to_string(s.fan),
+                              group.size(), out.copies.size(), s.copies);
+  return out;
+}
+
 nlohmann::json to_json(const Shape& shape) {
   const auto& s = std::get<P2pShape>(shape);
   nlohmann::json j = {{k::kBytes, s.bytes},
@@ -190,6 +236,7 @@ OpUnit p2p_unit() {
   u.shrink = p2p_op::shrink;
   u.shape_to_json = p2p_op::to_json;
   u.shape_from_json = p2p_op::from_json;
+  u.peer_copies = p2p_op::peer_copies;
   return u;
 }
 
