@@ -594,7 +594,6 @@ GroupPlanning group_planning(const CheckedOptions& checked, const GroupRequest& 
   return group;
 }
 
-// The document before its results.
 nlohmann::json document_head(const BenchOptions& o, const EnvMap& env,
                              const nlohmann::json& backends, const nlohmann::json& cpu_facts,
                              const nlohmann::json& chosen_sizes) {
