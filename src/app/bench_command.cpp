@@ -476,14 +476,30 @@ GroupRequest group_request_of(const BenchOptions& o, const std::vector<std::stri
   return request;
 }
 
-ExitCode run_bench(const BenchOptions& given) {
-  const std::optional<bench::SweepSpec> sweep = sweep_of(given);
-  const BenchOptions o = sweep ? with_sweep(given, *sweep) : given;
+// The flags checked, in the order their errors show, and what they settle before any device is
+// probed.
+struct CheckedOptions {
+  std::optional<bench::SweepSpec> sweep;
+  BenchOptions o;  // with --sweep, its op, sizes and repetitions (with_sweep)
+  Output output;
+  bench::RepPolicy policy;
+  bench::TuningPlan tuning;
+  bench::Presets presets;
+  bench::SizeSet sizes;
+  bool per_device_sizes = false;
+  int threads = 0;
+  std::vector<std::string> names;  // --device's
+};
+
+CheckedOptions checked_options(const BenchOptions& given) {
+  std::optional<bench::SweepSpec> sweep = sweep_of(given);
+  BenchOptions o = sweep ? with_sweep(given, *sweep) : given;
+  // Sets up logging: before anything that may log.
   Output output(o.out);
   apply_library_options(o.libraries);
   const bench::RepPolicy policy = policy_of(o);
   const bench::TuningPlan tuning = tuning_plan(o.tuning);
-  const bench::Presets presets = presets_of(o);
+  bench::Presets presets = presets_of(o);
   bench::SizeSet sizes = size_set(o, presets);
   // Nothing says which sizes: each device gets its own (app/device_sizes.h).
   const bool per_device_sizes = o.size.empty() && o.config.empty() && !any_size_flag(o);
@@ -492,59 +508,95 @@ ExitCode run_bench(const BenchOptions& given) {
   if (names.empty()) throw UsageError("--device: empty list");
   if (o.serial && o.host_copies_together)
     throw UsageError("--host-copies-together: no GPUs run together with --serial; drop one");
+  return {std::move(sweep),   std::move(o),     std::move(output), policy,  tuning,
+          std::move(presets), std::move(sizes), per_device_sizes,  threads, std::move(names)};
+}
 
-  EnvMap env = current_environment();
-  std::vector<std::string> frameworks_missing;
-  std::vector<FrameworkChoice> frameworks;
+// --framework's choices, and one message for each framework that cannot run (exit 3).
+struct FrameworksAsked {
+  std::vector<FrameworkChoice> chosen;
+  std::vector<std::string> missing;
+};
+
+FrameworksAsked frameworks_asked(const CheckedOptions& checked, const EnvMap& env) {
+  const BenchOptions& o = checked.o;
+  FrameworksAsked asked;
   if (!o.frameworks.empty()) {
-    if (sweep) throw UsageError("--framework: not with --sweep");
-    frameworks = choose_frameworks(o.frameworks, o.python, env, &frameworks_missing);
+    if (checked.sweep) throw UsageError("--framework: not with --sweep");
+    asked.chosen = choose_frameworks(o.frameworks, o.python, env, &asked.missing);
   } else if (!o.python.empty()) {
     throw UsageError("--python: only with --framework");
   }
-  const bool network_only = o.transport == "net";
-  const std::optional<RankSetup> ranks = resolve_ranks(o.ranks, env);
-  if (wants_net(o, ranks)) return run_bench_net_rank(o, *ranks, output, env);
-  check_collective_flags(o, ranks, network_only);
-  if (ranks) return run_bench_ranks(o, *ranks, output, policy, sizes, env);
+  return asked;
+}
+
+// The backends' probe, only when a name needs it: the CPU alone runs without one.
+nlohmann::json probed_backends(const CheckedOptions& checked, const EnvMap& env) {
   nlohmann::json backends = nlohmann::json::array();
-  if (needs_probe(names)) {
+  if (needs_probe(checked.names)) {
     ChildLimits limits;
-    limits.timeout = std::chrono::duration<double>(o.probe_timeout_s);
+    limits.timeout = std::chrono::duration<double>(checked.o.probe_timeout_s);
     backends = probe::probe_backends(env, limits);
   }
-  DeviceResolution res = resolve_devices(names, backends);
-  for (auto& m : res.missing) m += " (gpucheck doctor says why and how to fix it)";
-  if (res.targets.empty()) {
-    // Nothing to run: the reason in one line, not a document of host facts without results.
-    for (const auto& m : res.missing) spdlog::error("{}", m);
-    return ExitCode::kDeviceMissing;
-  }
-  bool any_single_op = false;
-  const GroupRequest group_request = group_request_of(o, names, sizes, &any_single_op);
-  const std::vector<BenchTarget> selected = res.targets;  // as named, before the baseline
-  bool any_accelerator = false;
-  for (const auto& t : res.targets)
-    any_accelerator = any_accelerator || !backend_is_host_cpu(t.backend);
-  if (any_accelerator && any_single_op && !o.no_baseline &&
-      std::none_of(res.targets.begin(), res.targets.end(),
-                   [](const auto& t) { return t.device == "cpu"; }))
-    res.targets.insert(res.targets.begin(), BenchTarget{"cpu", "cpu"});
-  const nlohmann::json cpu_facts = host::to_json(host::read_cpu_facts("/"));
-  const qualify::LimitFacts limit_facts{
-      backends, cpu_facts, &qualify::builtin_skus(),
-      [](const std::string& bus) { return qualify::read_pci_device_id("/", bus); }};
-  const bench::BenchPlan base{"", "", {}, policy, o.seed, threads, {}, tuning, {}, {}};
-  const DevicePlans planned =
-      plan_devices(o, res.targets, base, per_device_sizes ? &presets : nullptr, sizes, limit_facts);
-  const auto& plans = planned.plans;
-  GroupPlanning group =
-      selected.empty() ? GroupPlanning{} : plan_group(group_request, selected, policy, o.seed);
-  if (group.plan) {
-    group.plan->collective.network_only = network_only;
-    group.plan->serial = o.serial;
-  }
+  return backends;
+}
 
+DeviceResolution resolved_devices(const CheckedOptions& checked, const nlohmann::json& backends) {
+  DeviceResolution res = resolve_devices(checked.names, backends);
+  for (auto& m : res.missing) m += " (gpucheck doctor says why and how to fix it)";
+  return res;
+}
+
+// Nothing to run: the reason in one line, not a document of host facts without results.
+ExitCode no_device_to_run(const std::vector<std::string>& missing) {
+  for (const auto& m : missing) spdlog::error("{}", m);
+  return ExitCode::kDeviceMissing;
+}
+
+// The accelerators' speedups are over the CPU: it runs first unless already named, no op runs
+// on one device, or --no-baseline.
+std::vector<BenchTarget> targets_with_baseline(std::vector<BenchTarget> targets, bool any_single_op,
+                                               bool no_baseline) {
+  bool any_accelerator = false;
+  for (const auto& t : targets)
+    any_accelerator = any_accelerator || !backend_is_host_cpu(t.backend);
+  if (any_accelerator && any_single_op && !no_baseline &&
+      std::none_of(targets.begin(), targets.end(), [](const auto& t) { return t.device == "cpu"; }))
+    targets.insert(targets.begin(), BenchTarget{"cpu", "cpu"});
+  return targets;
+}
+
+// The facts the records' limits are judged by; their CPU facts are also the document's.
+qualify::LimitFacts limit_facts_of(const nlohmann::json& backends) {
+  return {backends, host::to_json(host::read_cpu_facts("/")), &qualify::builtin_skus(),
+          [](const std::string& bus) { return qualify::read_pci_device_id("/", bus); }};
+}
+
+DevicePlans device_plans(const CheckedOptions& checked, const std::vector<BenchTarget>& targets,
+                         const qualify::LimitFacts& limit_facts) {
+  const bench::BenchPlan base{
+      "", "", {}, checked.policy, checked.o.seed, checked.threads, {}, checked.tuning, {}, {}};
+  return plan_devices(checked.o, targets, base,
+                      checked.per_device_sizes ? &checked.presets : nullptr, checked.sizes,
+                      limit_facts);
+}
+
+// The ops between devices, on the devices as named (never the baseline).
+GroupPlanning group_planning(const CheckedOptions& checked, const GroupRequest& request,
+                             const std::vector<BenchTarget>& selected) {
+  GroupPlanning group = selected.empty()
+                            ? GroupPlanning{}
+                            : plan_group(request, selected, checked.policy, checked.o.seed);
+  if (group.plan) {
+    group.plan->collective.network_only = checked.o.transport == "net";
+    group.plan->serial = checked.o.serial;
+  }
+  return group;
+}
+
+nlohmann::json document_head(const BenchOptions& o, const EnvMap& env,
+                             const nlohmann::json& backends, const nlohmann::json& cpu_facts,
+                             const nlohmann::json& chosen_sizes) {
   nlohmann::json doc = make_document("bench", o.argv, env);
   // The driver and libraries the devices ran with, for whoever reads the results later.
   if (!backends.empty())
@@ -552,58 +604,130 @@ ExitCode run_bench(const BenchOptions& given) {
         report::stack_versions_json(report::stack_versions(backends));
   doc[k::kHost] = host::to_json(host::read_host_facts("/"));
   doc[k::kCpu] = cpu_facts;
-  if (!planned.chosen_sizes.empty()) doc[k::kDefaultSizes] = planned.chosen_sizes;
+  if (!chosen_sizes.empty()) doc[k::kDefaultSizes] = chosen_sizes;
+  return doc;
+}
+
+// What the run gathers as it goes: its records, the errors the document lists, the exit code.
+struct BenchOutcome {
+  nlohmann::json results = nlohmann::json::array();
   nlohmann::json errors = nlohmann::json::array();
-  for (const auto& m : res.missing) {
+  ExitCode code = ExitCode::kOk;
+};
+
+// The devices and frameworks that cannot run are logged and listed, and make the exit code 3;
+// the others still run.
+BenchOutcome outcome_with_missing(const std::vector<std::string>& devices_missing,
+                                  const std::vector<std::string>& frameworks_missing) {
+  BenchOutcome outcome;
+  for (const auto& m : devices_missing) {
     spdlog::error("{}", m);
-    errors.push_back(m);
+    outcome.errors.push_back(m);
   }
-  ExitCode code = res.missing.empty() ? ExitCode::kOk : ExitCode::kDeviceMissing;
+  outcome.code = devices_missing.empty() ? ExitCode::kOk : ExitCode::kDeviceMissing;
   for (const auto& m : frameworks_missing) {
     spdlog::error("{}", m);
-    errors.push_back(m);
-    code = worse_exit(code, ExitCode::kDeviceMissing);
+    outcome.errors.push_back(m);
+    outcome.code = worse_exit(outcome.code, ExitCode::kDeviceMissing);
   }
-  Progress progress = Progress::for_stderr("bench", o.out.quiet);
-  std::vector<bench::BenchPlan> every_plan = plans;
-  if (group.plan) every_plan.push_back(*group.plan);
-  BenchProgress bench_progress(progress, every_plan);
-  nlohmann::json results = nlohmann::json::array();
+  return outcome;
+}
+
+// Progress counts every plan the run will start, the group's too.
+std::vector<bench::BenchPlan> every_plan(const DevicePlans& planned, const GroupPlanning& group) {
+  std::vector<bench::BenchPlan> plans = planned.plans;
+  if (group.plan) plans.push_back(*group.plan);
+  return plans;
+}
+
+void run_devices_and_group(const DevicePlans& planned, GroupPlanning& group,
+                           const nlohmann::json& backends, const BenchOptions& o,
+                           BenchProgress& progress, BenchOutcome& outcome) {
   auto collect = [&](const BenchTarget& target, DeviceRun& run, const nlohmann::json& beside) {
     if (run.child_died_silently) {
-      code = worse_exit(code, ExitCode::kDeviceMissing);
-      errors.push_back(fmt::format("{}: the benchmark child wrote no record", target.device));
+      outcome.code = worse_exit(outcome.code, ExitCode::kDeviceMissing);
+      outcome.errors.push_back(
+          fmt::format("{}: the benchmark child wrote no record", target.device));
     }
     for (auto& r : run.records) {
       if (!beside.empty()) r[k::kConcurrentWith] = beside;
-      results.push_back(std::move(r));
+      outcome.results.push_back(std::move(r));
     }
   };
-  run_in_waves(planned, backends, o, bench_progress, collect);
+  run_in_waves(planned, backends, o, progress, collect);
   // The work between devices last, alone: it uses every GPU of the group.
-  for (auto& r : group.refused) results.push_back(std::move(r));
+  for (auto& r : group.refused) outcome.results.push_back(std::move(r));
   if (group.plan) {
     BenchTarget group_target{group.plan->device, group.plan->backend};
-    DeviceRun run = run_device(group_target, *group.plan, bench_progress);
+    DeviceRun run = run_device(group_target, *group.plan, progress);
     collect(group_target, run, nlohmann::json::array());
   }
-  progress.clear();
-  if (!frameworks.empty())
-    code = worse_exit(code, run_frameworks_after(frameworks, plans, selected,
-                                                 {policy, o.seed, threads, o.framework_timeout_s},
-                                                 progress, results, errors));
+}
+
+// What compares the records: speedups over the CPU, the share of each device's limit, the
+// frameworks against gpucheck's own kernels.
+void finish_results(nlohmann::json& results, const qualify::LimitFacts& limit_facts) {
   report::add_speedups(results);
   qualify::add_limits(results, limit_facts);
   add_framework_ratios(results);
-  for (const auto& r : results) {
-    std::string status = r.value(std::string(k::kStatus), "");
-    if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
-  }
-  doc[k::kResults] = results;
-  if (sweep) doc[k::kSweep] = bench::analyze_sweep(*sweep, results);
-  if (!errors.empty()) doc[k::kErrors] = errors;
+}
+
+bool any_failed_record(const nlohmann::json& results) {
+  return std::any_of(results.begin(), results.end(), [](const nlohmann::json& r) {
+    const std::string status = r.value(std::string(k::kStatus), "");
+    return status == "failed" || status == "mismatch";
+  });
+}
+
+void write_document(nlohmann::json doc, const BenchOutcome& outcome,
+                    const std::optional<bench::SweepSpec>& sweep, Output& output) {
+  doc[k::kResults] = outcome.results;
+  if (sweep) doc[k::kSweep] = bench::analyze_sweep(*sweep, outcome.results);
+  if (!outcome.errors.empty()) doc[k::kErrors] = outcome.errors;
   output.write(doc);
-  return code;
+}
+
+ExitCode run_bench(const BenchOptions& given) {
+  CheckedOptions checked = checked_options(given);
+  const BenchOptions& o = checked.o;
+  const EnvMap env = current_environment();
+  const FrameworksAsked frameworks = frameworks_asked(checked, env);
+  const std::optional<RankSetup> ranks = resolve_ranks(o.ranks, env);
+  if (wants_net(o, ranks)) return run_bench_net_rank(o, *ranks, checked.output, env);
+  check_collective_flags(o, ranks, o.transport == "net");
+  if (ranks) return run_bench_ranks(o, *ranks, checked.output, checked.policy, checked.sizes, env);
+
+  const nlohmann::json backends = probed_backends(checked, env);
+  const DeviceResolution res = resolved_devices(checked, backends);
+  if (res.targets.empty()) return no_device_to_run(res.missing);
+  bool any_single_op = false;
+  const GroupRequest group_request =
+      group_request_of(o, checked.names, checked.sizes, &any_single_op);
+  const std::vector<BenchTarget>& selected = res.targets;  // as named, before the baseline
+  const std::vector<BenchTarget> targets =
+      targets_with_baseline(selected, any_single_op, o.no_baseline);
+  const qualify::LimitFacts limit_facts = limit_facts_of(backends);
+  const DevicePlans planned = device_plans(checked, targets, limit_facts);
+  GroupPlanning group = group_planning(checked, group_request, selected);
+
+  nlohmann::json doc = document_head(o, env, backends, limit_facts.cpu, planned.chosen_sizes);
+  BenchOutcome outcome = outcome_with_missing(res.missing, frameworks.missing);
+  // Both live until the document is written: the progress trace's last event closes the run.
+  Progress progress = Progress::for_stderr("bench", o.out.quiet);
+  BenchProgress bench_progress(progress, every_plan(planned, group));
+  run_devices_and_group(planned, group, backends, o, bench_progress, outcome);
+  progress.clear();
+  if (!frameworks.chosen.empty())
+    outcome.code = worse_exit(
+        outcome.code,
+        run_frameworks_after(frameworks.chosen, planned.plans, selected,
+                             {checked.policy, o.seed, checked.threads, o.framework_timeout_s},
+                             progress, outcome.results, outcome.errors));
+  finish_results(outcome.results, limit_facts);
+  if (any_failed_record(outcome.results))
+    outcome.code = worse_exit(outcome.code, ExitCode::kFailed);
+  write_document(std::move(doc), outcome, checked.sweep, checked.output);
+  return outcome.code;
 }
 
 }  // namespace
