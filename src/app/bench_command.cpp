@@ -218,6 +218,14 @@ BenchOptions with_sweep(BenchOptions o, const bench::SweepSpec& s) {
   return o;
 }
 
+// A failed or mismatched record makes the run fail (exit 1).
+bool any_failed_record(const nlohmann::json& results) {
+  return std::any_of(results.begin(), results.end(), [](const nlohmann::json& r) {
+    const std::string status = r.value(std::string(k::kStatus), "");
+    return status == "failed" || status == "mismatch";
+  });
+}
+
 // One rank of a multi-process all-reduce: probe, meet the others, run this process's share in
 // its group child; rank 0 writes the document with every rank's host and GPUs, the others only
 // with -o.
@@ -285,11 +293,8 @@ ExitCode run_bench_ranks(const BenchOptions& o, const RankSetup& rs, Output& out
   if (rs.rank == 0) retire_rendezvous(rs.place);
   ExitCode code = run.child_died_silently ? ExitCode::kDeviceMissing : ExitCode::kOk;
   nlohmann::json results = nlohmann::json::array();
-  for (auto& r : run.records) {
-    const std::string status = r.value(std::string(k::kStatus), "");
-    if (status == "failed" || status == "mismatch") code = worse_exit(code, ExitCode::kFailed);
-    results.push_back(std::move(r));
-  }
+  for (auto& r : run.records) results.push_back(std::move(r));
+  if (any_failed_record(results)) code = worse_exit(code, ExitCode::kFailed);
   qualify::LimitFacts limit_facts{backends, doc[k::kCpu], &qualify::builtin_skus(), {}};
   limit_facts.across_processes = true;
   qualify::add_limits(results, limit_facts);
@@ -670,13 +675,6 @@ void finish_results(nlohmann::json& results, const qualify::LimitFacts& limit_fa
   report::add_speedups(results);
   qualify::add_limits(results, limit_facts);
   add_framework_ratios(results);
-}
-
-bool any_failed_record(const nlohmann::json& results) {
-  return std::any_of(results.begin(), results.end(), [](const nlohmann::json& r) {
-    const std::string status = r.value(std::string(k::kStatus), "");
-    return status == "failed" || status == "mismatch";
-  });
 }
 
 void write_document(nlohmann::json doc, const BenchOutcome& outcome,
