@@ -53,20 +53,26 @@ const nlohmann::json* cpu_record(const nlohmann::json& results, std::uint64_t si
 
 }  // namespace
 
-std::string sweepable_ops() {
+namespace {
+
+// "a, b, c" over the units that can be swept, each as `item` writes it.
+template <typename Item>
+std::string over_sweepable_units(Item item) {
   std::string out;
   for (const auto& unit : op_units())
-    if (unit.sweep) out += fmt::format("{}{}", out.empty() ? "" : ", ", to_string(unit.op));
+    if (unit.sweep) out += fmt::format("{}{}", out.empty() ? "" : ", ", item(unit));
   return out;
 }
 
+}  // namespace
+
+std::string sweepable_ops() {
+  return over_sweepable_units([](const OpUnit& u) { return std::string(to_string(u.op)); });
+}
+
 std::string sweep_size_meanings() {
-  std::string out;
-  for (const auto& unit : op_units())
-    if (unit.sweep)
-      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", to_string(unit.op),
-                         unit.sweep->parameter);
-  return out;
+  return over_sweepable_units(
+      [](const OpUnit& u) { return fmt::format("{} {}", to_string(u.op), u.sweep->parameter); });
 }
 
 SweepSpec make_sweep(std::string_view op, std::string_view max_text) {

@@ -155,7 +155,7 @@ void read_bench(TableReader& r, Requirement& q, const std::string& file) {
   for (const auto& unit : bench::op_units())
     if (!unit.group) ops.emplace_back(to_string(unit.op));
   q.op = r.one_of("op", ops);
-  bool typed = bench::unit_of(*op_from_string(q.op)).has_dtype;
+  const bool typed = bench::records_have_dtype(q.op);
   if (typed) {
     q.dtype = r.one_of("dtype", {"f32", "tf32", "f16", "bf16", "f64", "fp8"}, "f32");
     if (q.dtype == "fp8" && q.op != "gemm")

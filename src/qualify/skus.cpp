@@ -42,7 +42,7 @@ Reference read_reference(TableReader& r) {
   Reference ref;
   ref.source = r.one_of("source", {"measured", "datasheet"});
   ref.op = r.one_of("op", rated_ops());
-  const bool typed = bench::unit_of(*op_from_string(ref.op)).has_dtype;
+  const bool typed = bench::records_have_dtype(ref.op);
   ref.dtype = r.string("dtype").value_or(typed ? "f32" : "");
   ref.transfers = r.one_of("transfers", {"excluded", "included"}, "excluded");
   if (const toml::node* s = r.take("shape")) {
